@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * broker.c -- the control connection to rpmad: connecting, one request and
+ * its response at a time, descriptors in both directions
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "log_internal.h"
+
+/* How long a request may stay unanswered before the daemon counts as hung. */
+#define REPLY_TIMEOUT_MS 60000
+
+static struct {
+	pthread_mutex_t lock;
+	int sock;
+	pid_t pid;		/* the process that opened sock */
+	uint64_t next_id;
+	_Atomic uint64_t generation;
+} broker = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.sock = -1,
+};
+
+static const char *
+socket_path(void)
+{
+	const char *path = getenv("RPMAD_SOCKET");
+	return (path && *path) ? path : RPMAD_DEFAULT_SOCKET;
+}
+
+static void
+disconnect_locked(void)
+{
+	if (broker.sock >= 0)
+		(void) close(broker.sock);
+	broker.sock = -1;
+}
+
+/* One round trip; the lock is held. Returns 0 or a negative errno. */
+static int
+exchange_locked(Rpmad__Request *req, const int *fds, unsigned nfds,
+		struct broker_reply *reply)
+{
+	req->id = ++broker.next_id;
+
+	size_t len = rpmad__request__get_packed_size(req);
+	if (len > CTL_MAX_MSG)
+		return -EMSGSIZE;
+	uint8_t *buf = malloc(CTL_MAX_MSG);
+	if (buf == NULL)
+		return -ENOMEM;
+	rpmad__request__pack(req, buf);
+
+	int ret = ctl_send(broker.sock, buf, len, fds, nfds);
+	if (ret)
+		goto out;
+
+	struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
+	do {
+		ret = poll(&pfd, 1, REPLY_TIMEOUT_MS);
+	} while (ret < 0 && errno == EINTR);
+	if (ret <= 0) {
+		ret = ret == 0 ? -ETIMEDOUT : -errno;
+		goto out;
+	}
+
+	long n = ctl_recv(broker.sock, buf, CTL_MAX_MSG, reply->fds,
+			CTL_MAX_FDS, &reply->nfds);
+	if (n <= 0) {
+		ret = n == 0 ? -ECONNRESET : (int)n;
+		goto out;
+	}
+
+	reply->resp = rpmad__response__unpack(NULL, (size_t)n, buf);
+	if (reply->resp == NULL || reply->resp->id != req->id) {
+		ctl_close_fds(reply->fds, reply->nfds);
+		reply->nfds = 0;
+		if (reply->resp)
+			rpmad__response__free_unpacked(reply->resp, NULL);
+		reply->resp = NULL;
+		ret = -EBADMSG;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+/* Opens the connection and says hello; the lock is held. */
+static int
+connect_locked(void)
+{
+	const char *path = socket_path();
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		RLOG_ERROR("rpmad socket path too long: %s", path);
+		return RPMA_E_PROVIDER;
+	}
+	strcpy(sun.sun_path, path);
+
+	int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0) {
+		RLOG_ERROR("socket(AF_UNIX): %s", strerror(errno));
+		return errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+	}
+	if (connect(sock, (struct sockaddr *)&sun, sizeof(sun))) {
+		int err = errno;
+		RLOG_ERROR("cannot reach rpmad at %s: %s (is rpmad running? "
+				"RPMAD_SOCKET names another socket)", path,
+				strerror(err));
+		(void) close(sock);
+		return RPMA_E_PROVIDER;
+	}
+	broker.sock = sock;
+	broker.pid = getpid();
+
+	Rpmad__Hello hello = RPMAD__HELLO__INIT;
+	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
+	hello.client_name = program_invocation_short_name;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_HELLO;
+	req.hello = &hello;
+
+	struct broker_reply reply = { .resp = NULL };
+	int ret = exchange_locked(&req, NULL, 0, &reply);
+	if (ret) {
+		RLOG_ERROR("rpmad at %s did not answer hello: %s", path,
+				strerror(-ret));
+		disconnect_locked();
+		return RPMA_E_PROVIDER;
+	}
+	if (reply.resp->error != NULL) {
+		RLOG_ERROR("rpmad at %s refused this client: %s", path,
+				reply.resp->error->message);
+		broker_reply_fini(&reply);
+		disconnect_locked();
+		return RPMA_E_PROVIDER;
+	}
+	broker_reply_fini(&reply);
+
+	atomic_fetch_add(&broker.generation, 1);
+	return 0;
+}
+
+int
+broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
+		unsigned nfds, Rpmad__Response__BodyCase expect,
+		struct broker_reply *reply)
+{
+	memset(reply, 0, sizeof(*reply));
+	for (unsigned i = 0; i < CTL_MAX_FDS; i++)
+		reply->fds[i] = -1;
+
+	pthread_mutex_lock(&broker.lock);
+
+	/* a forked child must not talk over its parent's session */
+	if (broker.sock >= 0 && broker.pid != getpid())
+		disconnect_locked();
+
+	int ret = 0;
+	if (generation != 0 && (broker.sock < 0 ||
+			generation != atomic_load(&broker.generation))) {
+		RLOG_ERROR("this object belonged to an earlier session with "
+				"rpmad, which has ended (rpmad restarted or the "
+				"connection broke)");
+		ret = RPMA_E_PROVIDER;
+		goto unlock;
+	}
+	if (broker.sock < 0 && (ret = connect_locked()) != 0)
+		goto unlock;
+
+	reply->generation = atomic_load(&broker.generation);
+	int err = exchange_locked(req, fds, nfds, reply);
+	if (err) {
+		RLOG_ERROR("request to rpmad at %s failed: %s", socket_path(),
+				strerror(-err));
+		/* the session is gone or out of step: start afresh next time */
+		disconnect_locked();
+		ret = err == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+		goto unlock;
+	}
+
+unlock:
+	pthread_mutex_unlock(&broker.lock);
+	if (ret)
+		return ret;
+
+	Rpmad__Response *resp = reply->resp;
+	if (resp->error != NULL) {
+		int code = resp->error->code;
+		if (code > RPMA_E_UNKNOWN || code < RPMA_E_AGAIN)
+			code = RPMA_E_UNKNOWN;
+		/* "nothing pending" answers are normal, not worth a log line */
+		if (code != RPMA_E_NO_EVENT)
+			RLOG_ERROR("rpmad: %s", resp->error->message);
+		broker_reply_fini(reply);
+		return code;
+	}
+	if (resp->body_case != expect) {
+		RLOG_ERROR("rpmad sent an unexpected answer (%d, wanted %d)",
+				(int)resp->body_case, (int)expect);
+		broker_reply_fini(reply);
+		return RPMA_E_PROVIDER;
+	}
+	return 0;
+}
+
+int
+broker_call_simple(uint64_t generation, Rpmad__Request *req)
+{
+	struct broker_reply reply;
+	int ret = broker_call(generation, req, NULL, 0,
+			RPMAD__RESPONSE__BODY_OK, &reply);
+	if (ret == 0)
+		broker_reply_fini(&reply);
+	return ret;
+}
+
+void
+broker_reply_fini(struct broker_reply *reply)
+{
+	ctl_close_fds(reply->fds, reply->nfds);
+	reply->nfds = 0;
+	if (reply->resp)
+		rpmad__response__free_unpacked(reply->resp, NULL);
+	reply->resp = NULL;
+}
+
+int
+broker_take_fd(struct broker_reply *reply, unsigned i)
+{
+	if (i >= reply->nfds)
+		return -1;
+	int fd = reply->fds[i];
+	reply->fds[i] = -1;
+	return fd;
+}
+
+int
+broker_session_alive(uint64_t generation)
+{
+	pthread_mutex_lock(&broker.lock);
+	int alive = broker.sock >= 0 && broker.pid == getpid() &&
+			generation == atomic_load(&broker.generation);
+	pthread_mutex_unlock(&broker.lock);
+	return alive;
+}

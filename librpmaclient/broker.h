@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * broker.h -- the library's one control connection to rpmad
+ *
+ * Opened lazily on the first call that needs the daemon, shared by all
+ * threads (calls are serialized: the daemon answers every request at once),
+ * and reopened after the daemon went away. Objects remember the generation
+ * of the connection they were created in: the daemon forgot them when that
+ * connection ended, so using them later fails cleanly.
+ */
+
+#ifndef RPMACLIENT_BROKER_H
+#define RPMACLIENT_BROKER_H
+
+#include <stdint.h>
+
+#include "ctl_socket.h"
+#include "rpmad.pb-c.h"
+
+#define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
+
+struct broker_reply {
+	Rpmad__Response *resp;
+	int fds[CTL_MAX_FDS];
+	unsigned nfds;
+	uint64_t generation;	/* of the connection that answered */
+};
+
+/*
+ * broker_call -- send `req` (its id is filled in) with `nfds` descriptors
+ * and wait for the answer. `generation` is that of the object the request
+ * is about (0 for requests about no object): a request for an object of an
+ * ended session fails without reaching the daemon. Returns 0 with
+ * reply->resp holding a response whose body case is `expect`, or an RPMA_E_*
+ * code (the daemon's reason is logged; reply holds nothing then).
+ */
+int broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
+		unsigned nfds, Rpmad__Response__BodyCase expect,
+		struct broker_reply *reply);
+
+/* broker_reply_fini -- free the response and close fds not taken (-1). */
+void broker_reply_fini(struct broker_reply *reply);
+
+/*
+ * broker_take_fd -- take ownership of the reply's descriptor number i
+ * (-1 when there is none).
+ */
+int broker_take_fd(struct broker_reply *reply, unsigned i);
+
+/*
+ * broker_call_simple -- broker_call for requests answered by "ok" (or an
+ * error) only.
+ */
+int broker_call_simple(uint64_t generation, Rpmad__Request *req);
+
+/*
+ * broker_session_alive -- whether the daemon still holds the objects of
+ * `generation`. Deleting an object of an ended session only has to free
+ * the library's side of it.
+ */
+int broker_session_alive(uint64_t generation);
+
+#endif /* RPMACLIENT_BROKER_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn.h -- connections and connection requests, for the library's use
+ */
+
+#ifndef RPMACLIENT_CONN_H
+#define RPMACLIENT_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "librpma.h"
+#include "qp.h"
+
+/* An owned copy of private data (len 0: none). */
+struct private_data {
+	uint8_t bytes[255];
+	uint8_t len;
+};
+
+struct rpma_conn_req {
+	struct rpma_peer *peer;
+	struct qp *qp;
+	bool incoming;
+	struct private_data pdata;	/* incoming: what the client sent */
+};
+
+struct rpma_conn {
+	struct rpma_peer *peer;
+	struct qp *qp;
+	struct private_data pdata;	/* what the other side sent */
+	bool direct_write_to_pmem;	/* from the remote peer's config */
+	bool lost_reported;		/* rpmad vanished, LOST was said */
+};
+
+/* private_data_set -- copy len bytes (at most 255) */
+void private_data_set(struct private_data *pd, const void *ptr, size_t len);
+
+/* private_data_get -- expose the copy the way the API does */
+void private_data_get(struct private_data *pd,
+		struct rpma_conn_private_data *out);
+
+/*
+ * conn_new -- the connection object a request turns into; it takes over
+ * the request's queue pair and private data.
+ */
+int conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr);
+
+#endif /* RPMACLIENT_CONN_H */

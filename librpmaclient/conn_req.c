@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * conn_req.c -- connection requests: outgoing (rpma_conn_req_new) and
+ * incoming (made by rpma_ep_next_conn_req), receiving before connecting,
+ * connecting or rejecting
+ */
+
+#include <stdlib.h>
+
+#include "broker.h"
+#include "conn.h"
+#include "conn_cfg.h"
+#include "conn_req.h"
+#include "log_internal.h"
+#include "mr.h"
+#include "ops.h"
+#include "peer.h"
+
+
+void
+conn_cfg_to_msg(const struct rpma_conn_cfg *cfg, Rpmad__ConnCfg *msg)
+{
+	cfg = conn_cfg_or_default(cfg);
+	msg->timeout_ms = (uint32_t)cfg->timeout_ms;
+	msg->cq_size = cfg->cq_size;
+	msg->rcq_size = cfg->rcq_size;
+	msg->sq_size = cfg->sq_size;
+	msg->rq_size = cfg->rq_size;
+}
+
+int
+conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
+		const struct rpma_conn_cfg *cfg, bool incoming,
+		struct rpma_conn_req **req_ptr)
+{
+	struct rpma_conn_req *req = calloc(1, sizeof(*req));
+	if (req == NULL)
+		return RPMA_E_NOMEM;
+
+	struct qp_sizes sizes;
+	qp_sizes_from_cfg(cfg, &sizes);
+	int ret = qp_new(reply, &sizes, &req->qp);
+	if (ret) {
+		free(req);
+		return ret;
+	}
+	req->peer = peer;
+	req->incoming = incoming;
+	if (incoming)
+		private_data_set(&req->pdata, reply->resp->qp->private_data.data,
+				reply->resp->qp->private_data.len);
+	*req_ptr = req;
+	return 0;
+}
+
+int
+rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
+		const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr)
+{
+	if (peer == NULL || addr == NULL || port == NULL || req_ptr == NULL)
+		return RPMA_E_INVAL;
+
+	Rpmad__ConnCfg cfg_msg = RPMAD__CONN_CFG__INIT;
+	conn_cfg_to_msg(cfg, &cfg_msg);
+	Rpmad__ConnReqNew msg = RPMAD__CONN_REQ_NEW__INIT;
+	msg.peer_id = peer->peer_id;
+	msg.addr = (char *)addr;
+	msg.port = (char *)port;
+	msg.cfg = &cfg_msg;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
+	req.conn_req_new = &msg;
+
+	struct broker_reply reply;
+	int ret = broker_call(peer->generation, &req, NULL, 0,
+			RPMAD__RESPONSE__BODY_QP, &reply);
+	if (ret)
+		return ret;
+
+	ret = conn_req_from_reply(peer, &reply, cfg, false, req_ptr);
+	uint64_t conn_id = reply.resp->qp->conn_id;
+	broker_reply_fini(&reply);
+	if (ret)
+		conn_req_forget(peer->generation, conn_id);
+	return ret;
+}
+
+void
+conn_req_forget(uint64_t generation, uint64_t conn_id)
+{
+	Rpmad__ConnReqDelete msg = RPMAD__CONN_REQ_DELETE__INIT;
+	msg.conn_id = conn_id;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_DELETE;
+	req.conn_req_delete = &msg;
+	(void) broker_call_simple(generation, &req);
+}
+
+int
+rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
+{
+	if (req_ptr == NULL)
+		return RPMA_E_INVAL;
+
+	struct rpma_conn_req *req = *req_ptr;
+	if (req == NULL)
+		return 0;
+
+	int ret = 0;
+	if (broker_session_alive(req->qp->generation)) {
+		Rpmad__ConnReqDelete msg = RPMAD__CONN_REQ_DELETE__INIT;
+		msg.conn_id = req->qp->conn_id;
+		Rpmad__Request r = RPMAD__REQUEST__INIT;
+		r.body_case = RPMAD__REQUEST__BODY_CONN_REQ_DELETE;
+		r.conn_req_delete = &msg;
+		ret = broker_call_simple(req->qp->generation, &r);
+	}
+
+	qp_delete(&req->qp);
+	free(req);
+	*req_ptr = NULL;
+	return ret ? RPMA_E_PROVIDER : 0;
+}
+
+int
+rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
+		const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr)
+{
+	if (req_ptr == NULL || *req_ptr == NULL || conn_ptr == NULL)
+		return RPMA_E_INVAL;
+	if (pdata != NULL && (pdata->ptr == NULL || pdata->len == 0))
+		return RPMA_E_INVAL;
+
+	struct rpma_conn_req *req = *req_ptr;
+	struct rpma_conn *conn = NULL;
+	int ret = conn_new(req, &conn);
+	if (ret) {
+		(void) rpma_conn_req_delete(req_ptr);
+		return ret;
+	}
+
+	Rpmad__ConnReqConnect msg = RPMAD__CONN_REQ_CONNECT__INIT;
+	msg.conn_id = conn->qp->conn_id;
+	if (pdata) {
+		msg.private_data.data = pdata->ptr;
+		msg.private_data.len = pdata->len;
+	}
+	Rpmad__Request r = RPMAD__REQUEST__INIT;
+	r.body_case = RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
+	r.conn_req_connect = &msg;
+	ret = broker_call_simple(conn->qp->generation, &r);
+
+	/* the request is consumed either way */
+	free(req);
+	*req_ptr = NULL;
+	if (ret) {
+		(void) rpma_conn_delete(&conn);
+		return ret;
+	}
+
+	*conn_ptr = conn;
+	return 0;
+}
+
+int
+rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context)
+{
+	/* as librpma does: a NULL op_context is a valid wr_id of 0 */
+	if (req == NULL || dst == NULL)
+		return RPMA_E_INVAL;
+
+	return ops_post_recv(req->qp, dst, offset, len, op_context);
+}
+
+int
+rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
+		struct rpma_conn_private_data *pdata)
+{
+	if (req == NULL || pdata == NULL)
+		return RPMA_E_INVAL;
+
+	private_data_get(&((struct rpma_conn_req *)req)->pdata, pdata);
+	return 0;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * cq.c -- completion queues: rpma_cq_get_fd, rpma_cq_wait, rpma_cq_get_wc
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "log_internal.h"
+#include "qp.h"
+
+/* How often an empty poll checks that rpmad still serves the queue. */
+#define LIVENESS_CHECK_NS (10 * 1000 * 1000)
+
+static uint64_t
+now_coarse_ns(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Made-up completions of a dead queue pair that this CQ still owes. */
+static uint32_t
+flushed_left(const struct rpma_cq *cq)
+{
+	const struct qp *qp = cq->qp;
+	return cq->is_rcq ? qp->nrflushed - qp->rflushed_pos :
+		qp->nflushed - qp->flushed_pos;
+}
+
+static int
+cq_has_work(struct rpma_cq *cq)
+{
+	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
+			memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&cq->idx->head,
+			memory_order_relaxed);
+	if (tail != head)
+		return 1;
+	return qp_is_dead(cq->qp) && flushed_left(cq) > 0;
+}
+
+/*
+ * Reads what is pending on the notification socket without blocking.
+ * Returns 1 when the socket reached its end (rpmad's side is gone).
+ */
+static int
+drain_notifications(int fd)
+{
+	char buf[64];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return 1;
+		if (errno == EINTR)
+			continue;
+		return 0;
+	}
+}
+
+int
+rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
+{
+	if (cq == NULL || fd == NULL)
+		return RPMA_E_INVAL;
+
+	*fd = cq->fd;
+	return 0;
+}
+
+int
+rpma_cq_wait(struct rpma_cq *cq)
+{
+	if (cq == NULL)
+		return RPMA_E_INVAL;
+
+	for (;;) {
+		if (drain_notifications(cq->fd))
+			qp_mark_dead(cq->qp);
+		if (cq_has_work(cq))
+			return 0;
+		if (qp_is_dead(cq->qp)) {
+			RLOG_ERROR("no completion will ever come: rpmad's side "
+					"of the connection is gone");
+			return RPMA_E_PROVIDER;
+		}
+
+		/* arm, then look again: a completion may have just come */
+		atomic_store_explicit(cq->armed, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (cq_has_work(cq))
+			return 0;
+
+		char byte;
+		ssize_t n = recv(cq->fd, &byte, 1, 0);
+		if (n == 1)
+			return 0;
+		if (n == 0) {
+			qp_mark_dead(cq->qp);
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return RPMA_E_NO_COMPLETION;
+		RLOG_ERROR("waiting on the completion fd: %s", strerror(errno));
+		return RPMA_E_PROVIDER;
+	}
+}
+
+static void
+cqe_to_wc(const struct qp *qp, const struct qp_cqe *c, struct ibv_wc *wc)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = c->wr_id;
+	wc->status = (enum ibv_wc_status)c->status;
+	wc->opcode = (enum ibv_wc_opcode)c->opcode;
+	wc->vendor_err = c->vendor_err;
+	wc->byte_len = c->byte_len;
+	wc->imm_data = c->imm_data;
+	wc->wc_flags = c->wc_flags;
+	wc->qp_num = qp->qp_num;
+}
+
+/* Lets the queues reuse the slots of completed work, as a NIC would. */
+static void
+retire(struct qp *qp, const struct qp_cqe *c)
+{
+	if (c->source == QP_CQE_FROM_SQ)
+		atomic_store_explicit(&qp->sq_retired, c->sq_index + 1,
+				memory_order_release);
+	else
+		atomic_fetch_add_explicit(&qp->rq_done, 1,
+				memory_order_release);
+}
+
+/* Returns 1 when rpmad's side looked gone (checked now and then). */
+static int
+liveness_check_due(struct rpma_cq *cq)
+{
+	uint64_t now = now_coarse_ns();
+	if (now - cq->last_liveness_check_ns < LIVENESS_CHECK_NS)
+		return 0;
+	cq->last_liveness_check_ns = now;
+	char byte;
+	ssize_t n = recv(cq->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0;
+}
+
+int
+rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
+		int *num_entries_got)
+{
+	if (cq == NULL || wc == NULL || num_entries < 1)
+		return RPMA_E_INVAL;
+	if (num_entries > 1 && num_entries_got == NULL)
+		return RPMA_E_INVAL;
+
+	struct qp *qp = cq->qp;
+	int got = 0;
+	int check_dead = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
+			memory_order_acquire);
+	uint32_t avail = tail - cq->head;
+	if (avail > cq->entries) {
+		pthread_mutex_unlock(&cq->lock);
+		RLOG_ERROR("the completion queue is corrupted");
+		return RPMA_E_PROVIDER;
+	}
+	while (got < num_entries && avail > 0) {
+		struct qp_cqe c = *qp_cq_slot(qp->region, cq->offset,
+				cq->entries, cq->head);
+		cq->head++;
+		avail--;
+		retire(qp, &c);
+		cqe_to_wc(qp, &c, &wc[got++]);
+	}
+	atomic_store_explicit(&cq->idx->head, cq->head, memory_order_release);
+	if (got > 0)
+		qp_cq_space_made(qp);
+
+	if (got < num_entries && qp_is_dead(qp)) {
+		struct qp_cqe *list = cq->is_rcq ? qp->rflushed : qp->flushed;
+		uint32_t *pos = cq->is_rcq ? &qp->rflushed_pos :
+				&qp->flushed_pos;
+		while (got < num_entries && flushed_left(cq) > 0)
+			cqe_to_wc(qp, &list[(*pos)++], &wc[got++]);
+	} else if (got == 0) {
+		check_dead = liveness_check_due(cq);
+	}
+	pthread_mutex_unlock(&cq->lock);
+
+	if (check_dead) {
+		qp_mark_dead(qp);
+		return rpma_cq_get_wc(cq, num_entries, wc, num_entries_got);
+	}
+
+	if (got == 0) {
+		if (qp_is_dead(qp)) {
+			RLOG_ERROR("no completion will ever come: rpmad's side "
+					"of the connection is gone");
+			return RPMA_E_PROVIDER;
+		}
+		return RPMA_E_NO_COMPLETION;
+	}
+	if (num_entries_got)
+		*num_entries_got = got;
+	return 0;
+}

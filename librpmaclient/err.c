@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * err.c -- rpma_err_2str: a readable text for every RPMA_E_* code
+ */
+
+#include "librpma.h"
+
+const char *
+rpma_err_2str(int ret)
+{
+	switch (ret) {
+	case 0:
+		return "Success";
+	case RPMA_E_UNKNOWN:
+		return "Unknown error";
+	case RPMA_E_NOSUPP:
+		return "Not supported";
+	case RPMA_E_PROVIDER:
+		return "Provider error occurred";
+	case RPMA_E_NOMEM:
+		return "Out of memory";
+	case RPMA_E_INVAL:
+		return "Invalid argument";
+	case RPMA_E_NO_COMPLETION:
+		return "No next completion available";
+	case RPMA_E_NO_EVENT:
+		return "No next event available";
+	case RPMA_E_AGAIN:
+		return "Temporary error, try again";
+	default:
+		return "Unknown error";
+	}
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * maps.h -- reading the process's memory map (/proc/self/maps)
+ */
+
+#ifndef RPMACLIENT_MAPS_H
+#define RPMACLIENT_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MAPS_PATH_MAX 512
+
+struct maps_entry {
+	uintptr_t start, end;
+	bool read, write, exec, shared;
+	uint64_t offset;
+	unsigned dev_major, dev_minor;
+	uint64_t inode;
+	char path[MAPS_PATH_MAX];	/* "" for anonymous memory */
+};
+
+/*
+ * maps_parse_line -- parse one line of a maps file. Returns 0, or -1 when
+ * the line is not in the kernel's format.
+ */
+int maps_parse_line(const char *line, struct maps_entry *e);
+
+/*
+ * maps_read_range -- the entries of /proc/self/maps that overlap
+ * [start, end), in address order, into a malloc'ed array. Returns their
+ * number, or -1 (errno set).
+ */
+int maps_read_range(uintptr_t start, uintptr_t end, struct maps_entry **out);
+
+/*
+ * maps_inode_mapped -- whether any mapping of the process is of the file
+ * with this device and inode. Returns 1, 0, or -1 on error.
+ */
+int maps_inode_mapped(dev_t dev, uint64_t inode);
+
+#endif /* RPMACLIENT_MAPS_H */

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * mr.c -- local memory registrations: rpma_mr_reg / rpma_mr_dereg, the
+ * descriptor and the getters, rpma_mr_advise
+ */
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "log_internal.h"
+#include "memshare.h"
+#include "mr.h"
+#include "peer.h"
+
+int
+rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
+		struct rpma_mr_local **mr_ptr)
+{
+	if (peer == NULL || ptr == NULL || mr_ptr == NULL || size == 0)
+		return RPMA_E_INVAL;
+	if (usage == 0 || (usage & ~MR_USAGE_ALL)) {
+		RLOG_ERROR("usage 0x%x is not a set of RPMA_MR_USAGE_* bits",
+				usage);
+		return RPMA_E_INVAL;
+	}
+
+	struct rpma_mr_local *mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return RPMA_E_NOMEM;
+
+	struct memshare_plan plan;
+	int ret = memshare_prepare(ptr, size, &plan);
+	if (ret)
+		goto err_free;
+
+	Rpmad__Segment segs[MEMSHARE_MAX_SEGMENTS];
+	Rpmad__Segment *seg_ptrs[MEMSHARE_MAX_SEGMENTS];
+	for (unsigned i = 0; i < plan.nsegs; i++) {
+		rpmad__segment__init(&segs[i]);
+		segs[i].fd_index = plan.segs[i].fd_index;
+		segs[i].offset = plan.segs[i].offset;
+		segs[i].length = plan.segs[i].length;
+		segs[i].file_backed = plan.segs[i].file_backed;
+		seg_ptrs[i] = &segs[i];
+	}
+
+	Rpmad__MrReg msg = RPMAD__MR_REG__INIT;
+	msg.peer_id = peer->peer_id;
+	msg.addr = (uint64_t)(uintptr_t)ptr;
+	msg.length = size;
+	msg.usage = (uint32_t)usage;
+	msg.n_segments = plan.nsegs;
+	msg.segments = seg_ptrs;
+	msg.fd_count = plan.nfds;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_MR_REG;
+	req.mr_reg = &msg;
+
+	struct broker_reply reply;
+	ret = broker_call(peer->generation, &req, plan.fds, plan.nfds,
+			RPMAD__RESPONSE__BODY_MR, &reply);
+	memshare_done(&plan);
+	if (ret)
+		goto err_free;
+
+	mr->peer = peer;
+	mr->generation = reply.generation;
+	mr->mr_id = reply.resp->mr->mr_id;
+	mr->key = reply.resp->mr->key;
+	mr->ptr = ptr;
+	mr->size = size;
+	mr->usage = usage;
+	broker_reply_fini(&reply);
+
+	*mr_ptr = mr;
+	return 0;
+
+err_free:
+	free(mr);
+	return ret;
+}
+
+int
+rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
+{
+	if (mr_ptr == NULL)
+		return RPMA_E_INVAL;
+
+	struct rpma_mr_local *mr = *mr_ptr;
+	if (mr == NULL)
+		return 0;
+
+	if (broker_session_alive(mr->generation)) {
+		Rpmad__MrDereg msg = RPMAD__MR_DEREG__INIT;
+		msg.mr_id = mr->mr_id;
+		Rpmad__Request req = RPMAD__REQUEST__INIT;
+		req.body_case = RPMAD__REQUEST__BODY_MR_DEREG;
+		req.mr_dereg = &msg;
+		if (broker_call_simple(mr->generation, &req))
+			return RPMA_E_PROVIDER;
+	}
+
+	free(mr);
+	*mr_ptr = NULL;
+	return 0;
+}
+
+int
+rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
+{
+	if (mr == NULL || desc == NULL)
+		return RPMA_E_INVAL;
+
+	uint8_t *p = desc;
+	uint64_t addr = htole64((uint64_t)(uintptr_t)mr->ptr);
+	uint64_t length = htole64((uint64_t)mr->size);
+	uint32_t rkey = htole32(mr->key);
+	memcpy(p, &addr, sizeof(addr));
+	memcpy(p + 8, &length, sizeof(length));
+	memcpy(p + 16, &rkey, sizeof(rkey));
+	p[20] = (uint8_t)mr->usage;
+	return 0;
+}
+
+int
+rpma_mr_get_descriptor_size(const struct rpma_mr_local *mr, size_t *desc_size)
+{
+	if (mr == NULL || desc_size == NULL)
+		return RPMA_E_INVAL;
+
+	*desc_size = MR_DESCRIPTOR_SIZE;
+	return 0;
+}
+
+int
+rpma_mr_get_ptr(const struct rpma_mr_local *mr, void **ptr)
+{
+	if (mr == NULL || ptr == NULL)
+		return RPMA_E_INVAL;
+
+	*ptr = mr->ptr;
+	return 0;
+}
+
+int
+rpma_mr_get_size(const struct rpma_mr_local *mr, size_t *size)
+{
+	if (mr == NULL || size == NULL)
+		return RPMA_E_INVAL;
+
+	*size = mr->size;
+	return 0;
+}
+
+int
+rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
+		int advice, uint32_t flags)
+{
+	if (mr == NULL)
+		return RPMA_E_INVAL;
+	if (offset > mr->size || len > mr->size - offset) {
+		RLOG_ERROR("range [%zu, +%zu) is out of the registration's %zu "
+				"bytes", offset, len, mr->size);
+		return RPMA_E_INVAL;
+	}
+	switch (advice) {
+	case IBV_ADVISE_MR_ADVICE_PREFETCH:
+	case IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT:
+		break;
+	case IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE:
+		if (!mr_usage_has_local_write(mr->usage)) {
+			RLOG_ERROR("PREFETCH_WRITE needs a usage that allows "
+					"writing into the registration");
+			return RPMA_E_INVAL;
+		}
+		break;
+	default:
+		RLOG_ERROR("unknown advice %d", advice);
+		return RPMA_E_INVAL;
+	}
+	if (flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH) {
+		RLOG_ERROR("unknown advice flags 0x%x", flags);
+		return RPMA_E_INVAL;
+	}
+
+	Rpmad__MrAdvise msg = RPMAD__MR_ADVISE__INIT;
+	msg.mr_id = mr->mr_id;
+	msg.offset = offset;
+	msg.length = len;
+	msg.advice = advice;
+	msg.flags = flags;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_MR_ADVISE;
+	req.mr_advise = &msg;
+	return broker_call_simple(mr->generation, &req);
+}

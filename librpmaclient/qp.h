@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * qp.h -- the client side of a shared queue pair
+ *
+ * A queue pair belongs first to a connection request, then to the
+ * connection made from it. Posting writes an entry into the shared SQ or
+ * RQ and rings the doorbell only when rpmad's poller sleeps; completions
+ * are read from the shared CQ (and RCQ). No system call per operation
+ * while rpmad is awake.
+ */
+
+#ifndef RPMACLIENT_QP_H
+#define RPMACLIENT_QP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker.h"
+#include "librpma.h"
+#include "qp_region.h"
+
+struct qp;
+
+struct rpma_cq {
+	struct qp *qp;
+	bool is_rcq;
+	int fd;			/* notification socket from rpmad */
+	uint64_t offset;	/* of the entry array in the region */
+	uint32_t entries;
+	struct qp_ring_idx *idx;
+	_Atomic uint32_t *armed;
+	uint32_t head;		/* private copy of idx->head */
+	uint64_t last_liveness_check_ns;
+	pthread_mutex_t lock;
+};
+
+struct qp {
+	uint64_t generation;
+	uint64_t conn_id;
+	uint32_t qp_num;
+
+	void *region;
+	size_t region_size;
+	struct qp_region_header *hdr;
+	struct qp_layout layout;
+	struct qp_sizes sizes;
+
+	int doorbell_fd;	/* eventfd rpmad sleeps on */
+	int event_fd;		/* connection events from rpmad */
+
+	pthread_mutex_t sq_lock;
+	uint32_t sq_tail;
+	_Atomic uint32_t sq_retired;	/* SQ slots before this are free */
+
+	pthread_mutex_t rq_lock;
+	uint32_t rq_tail;
+	_Atomic uint32_t rq_done;	/* receives completed */
+
+	struct rpma_cq cq;
+	struct rpma_cq rcq;
+	bool has_rcq;
+
+	/* set once rpmad's side of this queue pair is gone */
+	_Atomic bool dead;
+	pthread_mutex_t dead_lock;
+	struct qp_cqe *flushed;		/* completions made up for the CQ */
+	uint32_t nflushed, flushed_pos;
+	struct qp_cqe *rflushed;	/* ... and for the RCQ */
+	uint32_t nrflushed, rflushed_pos;
+};
+
+/*
+ * qp_new -- build the client side from a QpReply (reply->resp->qp) and its
+ * descriptors; `sizes` are the depths asked for. Returns 0 or RPMA_E_*.
+ */
+int qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
+		struct qp **qp_ptr);
+
+/* qp_delete -- unmap the region and close every descriptor. */
+void qp_delete(struct qp **qp_ptr);
+
+/* qp_post_send / qp_post_recv -- 0, or RPMA_E_PROVIDER (queue full, broken) */
+int qp_post_send(struct qp *qp, const struct qp_sqe *sqe);
+int qp_post_recv(struct qp *qp, const struct qp_rqe *rqe);
+
+/*
+ * qp_cq_space_made -- after taking completions: wake rpmad if completions
+ * wait for room in a full queue
+ */
+void qp_cq_space_made(struct qp *qp);
+
+/*
+ * qp_mark_dead -- rpmad's side is gone (a descriptor reached its end):
+ * everything outstanding completes with IBV_WC_WR_FLUSH_ERR. Idempotent.
+ */
+void qp_mark_dead(struct qp *qp);
+
+/* qp_is_dead -- whether qp_mark_dead() happened */
+static inline bool
+qp_is_dead(struct qp *qp)
+{
+	return atomic_load_explicit(&qp->dead, memory_order_acquire);
+}
+
+/* qp_sizes_from_cfg -- depths of a queue pair for a connection config */
+struct rpma_conn_cfg;
+void qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg,
+		struct qp_sizes *sizes);
+
+#endif /* RPMACLIENT_QP_H */

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * config.c -- defaults and the "key = value" configuration file
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+
+void
+config_defaults(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	(void) snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
+			RPMAD_DEFAULT_SOCKET);
+	cfg->socket_mode = 0660;
+	cfg->transport = TRANSPORT_AUTO;
+	cfg->log_level = LOG_NOTICE;
+	cfg->poll_spin_us = 50;
+	cfg->tcp_timeout_ms = 5000;
+	cfg->rnr_timeout_ms = 7000;
+}
+
+const char *
+config_transport_name(enum transport_choice t)
+{
+	switch (t) {
+	case TRANSPORT_TCP:
+		return "tcp";
+	case TRANSPORT_VERBS:
+		return "verbs";
+	default:
+		return "auto";
+	}
+}
+
+int
+config_transport_parse(const char *name)
+{
+	if (strcmp(name, "auto") == 0)
+		return TRANSPORT_AUTO;
+	if (strcmp(name, "tcp") == 0)
+		return TRANSPORT_TCP;
+	if (strcmp(name, "verbs") == 0)
+		return TRANSPORT_VERBS;
+	return -1;
+}
+
+/* A number with an optional K, M, G or T suffix (powers of 1024). */
+static int
+parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno)
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	}
+	if (*end != '\0')
+		return -1;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -1;
+	v <<= shift;
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	if (parse_u64(s, UINT32_MAX, &v))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* A comma-separated list of user (or group) names or numbers. */
+static int
+parse_ids(const char *value, bool groups, unsigned *ids, unsigned *n,
+		const char *path, int line)
+{
+	char copy[1024];
+	(void) snprintf(copy, sizeof(copy), "%s", value);
+	*n = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ", \t", &save); tok;
+			tok = strtok_r(NULL, ", \t", &save)) {
+		if (*n == CONFIG_MAX_IDS) {
+			log_err("%s:%d: more than %d names", path, line,
+					CONFIG_MAX_IDS);
+			return -1;
+		}
+		uint64_t num;
+		if (parse_u64(tok, UINT32_MAX - 1, &num) == 0) {
+			ids[(*n)++] = (unsigned)num;
+			continue;
+		}
+		if (groups) {
+			struct group *gr = getgrnam(tok);
+			if (gr == NULL) {
+				log_err("%s:%d: unknown group '%s'", path,
+						line, tok);
+				return -1;
+			}
+			ids[(*n)++] = gr->gr_gid;
+		} else {
+			struct passwd *pw = getpwnam(tok);
+			if (pw == NULL) {
+				log_err("%s:%d: unknown user '%s'", path, line,
+						tok);
+				return -1;
+			}
+			ids[(*n)++] = pw->pw_uid;
+		}
+	}
+	return 0;
+}
+
+static char *
+trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Applies one "key = value"; logs and returns -1 when it is wrong. */
+static int
+apply(struct config *c, const char *key, const char *value, const char *path,
+		int line)
+{
+	uint64_t u64;
+	int v;
+
+	if (strcmp(key, "socket") == 0) {
+		if (value[0] != '/' || strlen(value) >= sizeof(c->socket_path))
+			goto bad;
+		(void) snprintf(c->socket_path, sizeof(c->socket_path), "%s",
+				value);
+	} else if (strcmp(key, "socket_group") == 0) {
+		if (strlen(value) >= sizeof(c->socket_group))
+			goto bad;
+		(void) snprintf(c->socket_group, sizeof(c->socket_group), "%s",
+				value);
+	} else if (strcmp(key, "socket_mode") == 0) {
+		char *end;
+		unsigned long mode = strtoul(value, &end, 8);
+		if (*value == '\0' || *end != '\0' || mode > 0777)
+			goto bad;
+		c->socket_mode = (unsigned)mode;
+	} else if (strcmp(key, "transport") == 0) {
+		if ((v = config_transport_parse(value)) < 0)
+			goto bad;
+		c->transport = (enum transport_choice)v;
+	} else if (strcmp(key, "log_level") == 0) {
+		if ((v = log_level_parse(value)) < 0)
+			goto bad;
+		c->log_level = v;
+	} else if (strcmp(key, "poll_spin_us") == 0) {
+		if (parse_u64(value, 1000000, &u64))
+			goto bad;
+		c->poll_spin_us = u64;
+	} else if (strcmp(key, "tcp_timeout_ms") == 0) {
+		if (parse_u32(value, &c->tcp_timeout_ms) ||
+				c->tcp_timeout_ms < 100)
+			goto bad;
+	} else if (strcmp(key, "rnr_timeout_ms") == 0) {
+		if (parse_u32(value, &c->rnr_timeout_ms))
+			goto bad;
+	} else if (strcmp(key, "max_connections") == 0) {
+		if (parse_u32(value, &c->max_connections))
+			goto bad;
+	} else if (strcmp(key, "max_endpoints") == 0) {
+		if (parse_u32(value, &c->max_endpoints))
+			goto bad;
+	} else if (strcmp(key, "max_registered_bytes") == 0) {
+		if (parse_u64(value, UINT64_MAX, &c->max_registered_bytes))
+			goto bad;
+	} else if (strcmp(key, "allow_users") == 0) {
+		return parse_ids(value, false, c->allow_users,
+				&c->n_allow_users, path, line);
+	} else if (strcmp(key, "allow_groups") == 0) {
+		return parse_ids(value, true, c->allow_groups,
+				&c->n_allow_groups, path, line);
+	} else if (strcmp(key, "admin_groups") == 0) {
+		return parse_ids(value, true, c->admin_groups,
+				&c->n_admin_groups, path, line);
+	} else {
+		log_err("%s:%d: unknown key '%s'", path, line, key);
+		return -1;
+	}
+	return 0;
+bad:
+	log_err("%s:%d: bad value '%s' for %s", path, line, value, key);
+	return -1;
+}
+
+int
+config_load(struct config *cfg, const char *path, bool missing_ok)
+{
+	FILE *f = fopen(path, "re");
+	if (f == NULL) {
+		if (errno == ENOENT && missing_ok)
+			return 0;
+		log_err("cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+
+	struct config next = *cfg;
+	char buf[2048];
+	int line = 0, errors = 0;
+	while (fgets(buf, sizeof(buf), f)) {
+		line++;
+		if (strchr(buf, '\n') == NULL && !feof(f)) {
+			log_err("%s:%d: line too long", path, line);
+			errors++;
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+			continue;
+		}
+		char *hash = strchr(buf, '#');
+		if (hash)
+			*hash = '\0';
+		char *s = trim(buf);
+		if (*s == '\0')
+			continue;
+		char *eq = strchr(s, '=');
+		if (eq == NULL) {
+			log_err("%s:%d: expected 'key = value'", path, line);
+			errors++;
+			continue;
+		}
+		*eq = '\0';
+		char *key = trim(s);
+		char *value = trim(eq + 1);
+		if (apply(&next, key, value, path, line))
+			errors++;
+	}
+	(void) fclose(f);
+
+	if (errors) {
+		log_err("%s: %d error%s", path, errors, errors > 1 ? "s" : "");
+		return -1;
+	}
+	*cfg = next;
+	return 0;
+}

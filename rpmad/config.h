@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * config.h -- rpmad's settings: defaults, the configuration file
+ * (/etc/rpmad/rpmad.conf, see rpmad.conf(5)) and the command line
+ */
+
+#ifndef RPMAD_CONFIG_H
+#define RPMAD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
+#define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
+#define CONFIG_MAX_IDS 32
+
+enum transport_choice {
+	TRANSPORT_AUTO,
+	TRANSPORT_TCP,
+	TRANSPORT_VERBS,
+};
+
+struct config {
+	char socket_path[108];
+	char socket_group[64];		/* "" = leave the group alone */
+	unsigned socket_mode;
+	enum transport_choice transport;
+	int log_level;			/* syslog priority */
+	uint64_t poll_spin_us;		/* keep polling this long after work */
+	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
+	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
+
+	/* per-client limits; 0 = unlimited */
+	uint32_t max_connections;
+	uint32_t max_endpoints;
+	uint64_t max_registered_bytes;
+
+	/* who may connect: empty lists = everyone */
+	uid_t allow_users[CONFIG_MAX_IDS];
+	unsigned n_allow_users;
+	gid_t allow_groups[CONFIG_MAX_IDS];
+	unsigned n_allow_groups;
+	/* who may run admin commands besides root */
+	gid_t admin_groups[CONFIG_MAX_IDS];
+	unsigned n_admin_groups;
+};
+
+/* config_defaults -- the settings without any file or option */
+void config_defaults(struct config *cfg);
+
+/*
+ * config_load -- read a configuration file over `cfg`. A missing file is
+ * fine when `missing_ok`. Every problem is logged with file and line;
+ * returns 0, or -1 (cfg is then unchanged).
+ */
+int config_load(struct config *cfg, const char *path, bool missing_ok);
+
+/* config_transport_name -- "auto", "tcp" or "verbs" */
+const char *config_transport_name(enum transport_choice t);
+
+/* config_transport_parse -- the choice for a name, or -1 */
+int config_transport_parse(const char *name);
+
+#endif /* RPMAD_CONFIG_H */

@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * conn.c -- connections: their control requests, their events, and the
+ * data path between the shared rings and the transport
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "device.h"
+#include "ep.h"
+#include "log.h"
+#include "peer.h"
+#include "session.h"
+#include "transport.h"
+
+static struct conn *all_conns;
+static uint32_t next_qp_num;
+
+struct conn *
+conn_all(void)
+{
+	return all_conns;
+}
+
+const char *
+conn_state_name(enum conn_state state)
+{
+	switch (state) {
+	case CONN_REQ_OUT:
+		return "request-out";
+	case CONN_REQ_IN:
+		return "request-in";
+	case CONN_CONNECTING:
+		return "connecting";
+	case CONN_ESTABLISHED:
+		return "established";
+	case CONN_DISCONNECTING:
+		return "disconnecting";
+	case CONN_ENDED:
+		return "ended";
+	}
+	return "?";
+}
+
+/* ---------------------------------------------------------------- events */
+
+static const char *
+event_name(enum rpma_conn_event event)
+{
+	switch (event) {
+	case RPMA_CONN_ESTABLISHED:
+		return "established";
+	case RPMA_CONN_CLOSED:
+		return "closed";
+	case RPMA_CONN_LOST:
+		return "lost";
+	case RPMA_CONN_REJECTED:
+		return "rejected";
+	case RPMA_CONN_UNREACHABLE:
+		return "unreachable";
+	default:
+		return "undefined";
+	}
+}
+
+static void
+push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
+		uint8_t len, bool has_pdata)
+{
+	if (conn->ev_count == CONN_MAX_EVENTS) {
+		log_warning("connection qp %u: event queue full, dropping %s",
+				conn->qp_num,
+				event_name(event));
+		return;
+	}
+	struct conn_event_entry *e = &conn->events[(conn->ev_head +
+			conn->ev_count) % CONN_MAX_EVENTS];
+	e->event = event;
+	e->has_pdata = has_pdata;
+	e->pdata_len = has_pdata ? len : 0;
+	if (has_pdata && len)
+		memcpy(e->pdata, pdata, len);
+	conn->ev_count++;
+	qp_notify_event(&conn->qp);
+}
+
+/* ------------------------------------------------------------ completions */
+
+static uint32_t
+wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case QP_OP_READ:
+	case QP_OP_FLUSH:
+		return IBV_WC_RDMA_READ;
+	case QP_OP_SEND:
+	case QP_OP_SEND_IMM:
+		return IBV_WC_SEND;
+	default:
+		return IBV_WC_RDMA_WRITE;
+	}
+}
+
+static void
+count_op(struct conn *conn, const struct work *w, enum ibv_wc_status status)
+{
+	struct op_counters *c[2] = { &conn->ops, &rpmad.stats.ops };
+	for (int i = 0; i < 2; i++) {
+		if (status != IBV_WC_SUCCESS) {
+			c[i]->errors++;
+			continue;
+		}
+		switch (w->opcode) {
+		case QP_OP_READ:
+			c[i]->reads++;
+			c[i]->bytes_read += w->length;
+			break;
+		case QP_OP_WRITE:
+		case QP_OP_WRITE_IMM:
+			c[i]->writes++;
+			c[i]->bytes_written += w->length;
+			break;
+		case QP_OP_ATOMIC_WRITE:
+			c[i]->atomic_writes++;
+			c[i]->bytes_written += w->length;
+			break;
+		case QP_OP_FLUSH:
+			c[i]->flushes++;
+			break;
+		default:
+			c[i]->sends++;
+			c[i]->bytes_sent += w->length;
+			break;
+		}
+	}
+	if (w->opcode == QP_OP_FLUSH && status == IBV_WC_SUCCESS)
+		stats_flush_latency(&rpmad.stats,
+				loop_now_ns() - w->posted_ns);
+}
+
+/* Completes one SQ entry: a CQE when asked for or when it failed. */
+static void
+complete_sqe(struct conn *conn, uint32_t sq_index, uint64_t wr_id,
+		uint8_t opcode, bool signaled, uint32_t length,
+		enum ibv_wc_status status)
+{
+	if (!signaled && status == IBV_WC_SUCCESS)
+		return;
+	struct qp_cqe cqe = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = wc_opcode(opcode),
+		.byte_len = opcode == QP_OP_READ ? length : 0,
+		.sq_index = sq_index,
+		.source = QP_CQE_FROM_SQ,
+	};
+	qp_complete(&conn->qp, &cqe, false);
+}
+
+static void
+set_qp_error(struct conn *conn)
+{
+	if (conn->qp_error)
+		return;
+	conn->qp_error = true;
+	qp_set_state(&conn->qp, QP_STATE_ERROR);
+}
+
+void
+conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
+{
+	if (w->sq_index != conn->sq_done)
+		log_err("connection qp %u: work %u completed out of order "
+				"(expected %u)", conn->qp_num, w->sq_index,
+				conn->sq_done);
+	count_op(conn, w, status);
+	complete_sqe(conn, w->sq_index, w->wr_id, w->opcode, w->signaled,
+			w->length, status);
+	if (w->lmr) {
+		mr_put(w->lmr);
+		w->lmr = NULL;
+	}
+	conn->sq_done = w->sq_index + 1;
+	/* the transport flushes what it holds after this; the poller the rest */
+	if (status != IBV_WC_SUCCESS && status != IBV_WC_WR_FLUSH_ERR)
+		set_qp_error(conn);
+}
+
+/* Flushes work taken from the SQ that nobody will complete any more. */
+static void
+flush_taken(struct conn *conn)
+{
+	while (conn->sq_done != conn->sq_taken) {
+		struct work *w = &conn->works[conn->sq_done &
+				(conn->qp.layout.sq_entries - 1)];
+		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
+	}
+	conn->deferred = false;
+}
+
+/* Flushes everything still in the rings (the queue pair is in error). */
+static int
+flush_rings(struct conn *conn)
+{
+	int n = 0;
+	struct qp_sqe sqe;
+	uint32_t index;
+	while (qp_sq_next(&conn->qp, &sqe, &index) == 1) {
+		complete_sqe(conn, index, sqe.wr_id, sqe.opcode, true, 0,
+				IBV_WC_WR_FLUSH_ERR);
+		conn->sq_taken = conn->sq_done = index + 1;
+		n++;
+	}
+	struct qp_rqe rqe;
+	while (qp_rq_next(&conn->qp, &rqe) == 1) {
+		struct qp_cqe cqe = {
+			.wr_id = rqe.wr_id,
+			.status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV,
+			.source = QP_CQE_FROM_RQ,
+		};
+		qp_complete(&conn->qp, &cqe, true);
+		n++;
+	}
+	return n;
+}
+
+/* Flushes the work the transport refused for now (it holds none of it). */
+static int
+flush_deferred(struct conn *conn)
+{
+	if (!conn->deferred || conn->sq_done + 1 != conn->sq_taken)
+		return 0;
+	flush_taken(conn);
+	return 1;
+}
+
+void
+conn_qp_error(struct conn *conn)
+{
+	set_qp_error(conn);
+	(void) flush_deferred(conn);
+	(void) flush_rings(conn);
+}
+
+/* --------------------------------------------------------- work requests */
+
+/* The client's own buffer for a work request; 0 or an ibv_wc_status. */
+static int
+resolve_local(struct conn *conn, uint32_t lkey, uint64_t laddr, uint32_t len,
+		enum mr_access access, struct mr **mrp, void **ptr)
+{
+	*mrp = NULL;
+	*ptr = NULL;
+	if (len == 0)
+		return 0;
+	struct mr *mr = mr_by_key(lkey);
+	if (mr == NULL || mr->obj.owner != conn->obj.owner ||
+			mr->peer != conn->peer || mr->broken)
+		return IBV_WC_LOC_PROT_ERR;
+	void *p = mr_translate(mr, laddr, len);
+	if (p == NULL || !mr_allows(mr, access))
+		return IBV_WC_LOC_PROT_ERR;
+	mr_get(mr);
+	*mrp = mr;
+	*ptr = p;
+	return 0;
+}
+
+/* Checks a copied SQ entry and turns it into work; 0 or an ibv_wc_status. */
+static int
+work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
+		struct work *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->sq_index = index;
+	w->opcode = sqe->opcode;
+	w->wr_id = sqe->wr_id;
+	w->signaled = sqe->flags & QP_SQE_SIGNALED;
+	w->persistent = sqe->flags & QP_SQE_PERSISTENT;
+	w->imm = sqe->imm;
+	w->length = sqe->length;
+	w->rkey = sqe->rkey;
+	w->raddr = sqe->raddr;
+	w->posted_ns = loop_now_ns();
+
+	if (sqe->opcode == 0 || sqe->opcode >= QP_OP_MAX ||
+			(sqe->flags & ~QP_SQE_FLAGS_ALL) ||
+			(w->persistent && sqe->opcode != QP_OP_FLUSH))
+		return IBV_WC_LOC_QP_OP_ERR;
+
+	switch (sqe->opcode) {
+	case QP_OP_ATOMIC_WRITE:
+		if (sqe->length != 8 || (sqe->raddr & 7))
+			return IBV_WC_LOC_QP_OP_ERR;
+		/* fall through */
+	case QP_OP_WRITE:
+	case QP_OP_WRITE_IMM:
+	case QP_OP_SEND:
+	case QP_OP_SEND_IMM:
+		return resolve_local(conn, sqe->lkey, sqe->laddr, sqe->length,
+				MR_LOCAL_READ, &w->lmr, &w->local);
+	case QP_OP_READ:
+		return resolve_local(conn, sqe->lkey, sqe->laddr, sqe->length,
+				MR_LOCAL_WRITE, &w->lmr, &w->local);
+	default:
+		return 0;	/* flush: nothing local */
+	}
+}
+
+/* Takes work from the SQ into the transport; returns how much. */
+static int
+take_work(struct conn *conn)
+{
+	int n = 0;
+	uint32_t entries = conn->qp.layout.sq_entries;
+
+	if (conn->deferred) {
+		struct work *w = &conn->works[(conn->sq_taken - 1) &
+				(entries - 1)];
+		if (conn->tp->post(conn, w) == -EAGAIN)
+			return 0;
+		conn->deferred = false;
+		n++;
+	}
+	while (!conn->qp_error && conn->state == CONN_ESTABLISHED &&
+			conn->sq_taken - conn->sq_done < entries) {
+		struct qp_sqe sqe;
+		uint32_t index;
+		int got = qp_sq_next(&conn->qp, &sqe, &index);
+		if (got <= 0)
+			break;
+		struct work *w = &conn->works[index & (entries - 1)];
+		conn->sq_taken = index + 1;
+		n++;
+		int status = work_from_sqe(conn, &sqe, index, w);
+		if (status) {
+			log_info("connection qp %u: work request %u rejected "
+					"(%s)", conn->qp_num, index,
+					ibv_wc_status_str(status));
+			conn_work_done(conn, w, status);
+			break;
+		}
+		if (conn->tp->post(conn, w) == -EAGAIN) {
+			conn->deferred = true;
+			break;
+		}
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------- receives */
+
+int
+conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
+{
+	struct qp_rqe rqe;
+	int got = qp_rq_next(&conn->qp, &rqe);
+	if (got == 0) {
+		conn->rnr_waiting = true;
+		return -EAGAIN;
+	}
+	if (got < 0)
+		return -EPROTO;	/* corrupted: the poller ends the connection */
+
+	conn->rnr_waiting = false;
+	memset(rs, 0, sizeof(*rs));
+	rs->wr_id = rqe.wr_id;
+	rs->length = rqe.length;
+	int status = resolve_local(conn, rqe.lkey, rqe.laddr, rqe.length,
+			MR_LOCAL_WRITE, &rs->mr, &rs->buf);
+	if (status == 0 && len > rqe.length)
+		status = IBV_WC_LOC_LEN_ERR;
+	if (status) {
+		conn_recv_done(conn, rs, status, 0, IBV_WC_RECV, false, 0);
+		conn_qp_error(conn);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void
+conn_recv_done(struct conn *conn, struct recv_slot *rs,
+		enum ibv_wc_status status, uint32_t byte_len,
+		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm)
+{
+	struct qp_cqe cqe = {
+		.wr_id = rs->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.imm_data = with_imm ? imm : 0,
+		.wc_flags = with_imm ? IBV_WC_WITH_IMM : 0,
+		.source = QP_CQE_FROM_RQ,
+	};
+	qp_complete(&conn->qp, &cqe, true);
+	if (rs->mr) {
+		mr_put(rs->mr);
+		rs->mr = NULL;
+	}
+	if (status == IBV_WC_SUCCESS) {
+		conn->ops.recvs++;
+		conn->ops.bytes_received += byte_len;
+		rpmad.stats.ops.recvs++;
+		rpmad.stats.ops.bytes_received += byte_len;
+	}
+}
+
+int
+conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
+		uint64_t len, enum mr_access access, struct mr **mrp,
+		void **ptr)
+{
+	*mrp = NULL;
+	*ptr = NULL;
+	if (len == 0)
+		return 0;
+	struct mr *mr = mr_by_key(rkey);
+	if (mr == NULL || mr->peer != conn->peer || mr->broken ||
+			!mr_allows(mr, access))
+		return -EACCES;
+	void *p = mr_translate(mr, raddr, len);
+	if (p == NULL)
+		return -EACCES;
+	*mrp = mr;
+	*ptr = p;
+	return 0;
+}
+
+/* -------------------------------------------------------- state changes */
+
+void
+conn_established(struct conn *conn, const void *pdata, uint8_t len,
+		bool has_pdata)
+{
+	if (conn->state != CONN_CONNECTING)
+		return;
+	conn->state = CONN_ESTABLISHED;
+	qp_set_state(&conn->qp, QP_STATE_READY);
+	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
+	log_info("connection qp %u: established (%s <-> %s)", conn->qp_num,
+			conn->local_name, conn->remote_name);
+	loop_kick(rpmad.loop);
+}
+
+void
+conn_ended(struct conn *conn, enum rpma_conn_event event)
+{
+	if (conn->state == CONN_ENDED)
+		return;
+	log_info("connection qp %u: %s", conn->qp_num,
+			event_name(event));
+	conn->state = CONN_ENDED;
+	conn->release_pending = true;
+	set_qp_error(conn);
+	push_event(conn, event, NULL, 0, false);
+	loop_kick(rpmad.loop);
+}
+
+/* Lets go of the transport and flushes what it had. */
+static void
+release_transport(struct conn *conn, bool abort)
+{
+	if (conn->tp_conn)
+		conn->tp->release(conn, abort);
+	conn->tp_conn = NULL;
+	conn->release_pending = false;
+	flush_taken(conn);
+}
+
+/* ----------------------------------------------------------- the poller */
+
+static void
+conn_fail_corrupted(struct conn *conn)
+{
+	log_warning("connection qp %u: the client corrupted its queue pair "
+			"region; ending the connection", conn->qp_num);
+	conn->qp.corrupted = false;
+	if (conn->state != CONN_ENDED) {
+		conn->state = CONN_ENDED;
+		push_event(conn, RPMA_CONN_LOST, NULL, 0, false);
+	}
+	set_qp_error(conn);
+	release_transport(conn, true);
+}
+
+static int
+conn_poll(struct conn *conn)
+{
+	int work = qp_backlog_drain(&conn->qp);
+
+	if (conn->release_pending)
+		release_transport(conn, false);
+
+	if (conn->qp_error)
+		work += flush_deferred(conn) + flush_rings(conn);
+	else if (conn->state == CONN_ESTABLISHED)
+		work += take_work(conn);
+
+	if (conn->rnr_waiting && qp_rq_pending(&conn->qp) && conn->tp_conn) {
+		conn->rnr_waiting = false;
+		conn->tp->recv_posted(conn);
+		work++;
+	}
+	if (conn->qp.corrupted)
+		conn_fail_corrupted(conn);
+	return work;
+}
+
+static int
+poll_all(void *arg)
+{
+	int work = 0;
+	struct conn *conn, *tmp;
+	DL_FOREACH_SAFE2(all_conns, conn, tmp, all_next)
+		work += conn_poll(conn);
+	return work;
+}
+
+static int
+prepare_sleep_all(void *arg)
+{
+	int work = 0;
+	struct conn *conn;
+	DL_FOREACH2(all_conns, conn, all_next)
+		work += qp_prepare_sleep(&conn->qp, conn->rnr_waiting);
+	return work;
+}
+
+static void
+wake_all(void *arg)
+{
+	struct conn *conn;
+	DL_FOREACH2(all_conns, conn, all_next)
+		qp_wake(&conn->qp);
+}
+
+static struct loop_poller conn_poller = {
+	.poll = poll_all,
+	.prepare_sleep = prepare_sleep_all,
+	.wake = wake_all,
+};
+
+void
+conn_init(void)
+{
+	next_qp_num = (registry_random32() & 0xffff) << 8;
+	loop_poller_add(rpmad.loop, &conn_poller);
+}
+
+static void
+doorbell_ready(struct loop_watch *w, uint32_t events)
+{
+	struct conn *conn = w->arg;
+	qp_doorbell_drain(&conn->qp);
+	loop_kick(rpmad.loop);
+}
+
+/* ------------------------------------------------------ create, destroy */
+
+static void
+name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[64] = "?", serv[16] = "?";
+	(void) getnameinfo((const struct sockaddr *)ss, sizeof(*ss), host,
+			sizeof(host), serv, sizeof(serv),
+			NI_NUMERICHOST | NI_NUMERICSERV);
+	(void) snprintf(buf, len, ss->ss_family == AF_INET6 ? "[%s]:%s" :
+			"%s:%s", host, serv);
+}
+
+void
+conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
+		const struct sockaddr_storage *remote)
+{
+	if (local)
+		name_addr(local, conn->local_name, sizeof(conn->local_name));
+	if (remote)
+		name_addr(remote, conn->remote_name, sizeof(conn->remote_name));
+}
+
+static int
+sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
+		struct qp_sizes *sizes, uint32_t *timeout_ms)
+{
+	if (cfg == NULL) {
+		req_fail(rc, RPMA_E_INVAL, 0, "no connection configuration");
+		return -1;
+	}
+	sizes->sq = cfg->sq_size;
+	sizes->rq = cfg->rq_size;
+	sizes->cq = cfg->cq_size;
+	sizes->rcq = cfg->rcq_size;
+	*timeout_ms = cfg->timeout_ms;
+	return 0;
+}
+
+static struct conn *
+conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
+{
+	uint32_t limit = rpmad.cfg.max_connections;
+	if (limit && rc->s->counts.conns >= limit) {
+		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u connections, "
+				"the limit (max_connections)",
+				rc->s->counts.conns);
+		return NULL;
+	}
+	struct qp_sizes sizes;
+	uint32_t timeout_ms;
+	if (sizes_from_cfg(rc, cfg, &sizes, &timeout_ms))
+		return NULL;
+
+	struct conn *conn = calloc(1, sizeof(*conn));
+	if (conn == NULL) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		return NULL;
+	}
+	char err[256];
+	conn->qp_num = ++next_qp_num & 0xffffff;
+	if (conn->qp_num == 0)
+		conn->qp_num = ++next_qp_num & 0xffffff;
+	int ret = qp_create(&conn->qp, &sizes, conn->qp_num, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+				0, "%s", err);
+		free(conn);
+		return NULL;
+	}
+	conn->works = calloc(conn->qp.layout.sq_entries, sizeof(*conn->works));
+	if (conn->works == NULL) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		qp_destroy(&conn->qp);
+		free(conn);
+		return NULL;
+	}
+	conn->qp.doorbell_watch.fd = conn->qp.doorbell_fd;
+	conn->qp.doorbell_watch.fn = doorbell_ready;
+	conn->qp.doorbell_watch.arg = conn;
+	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
+		free(conn->works);
+		qp_destroy(&conn->qp);
+		free(conn);
+		return NULL;
+	}
+
+	conn->peer = peer;
+	conn->tp = peer->dev->tp;
+	conn->timeout_ms = timeout_ms;
+	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
+	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
+	registry_add(&conn->obj, OBJ_CONN, rc->s);
+	DL_APPEND(rc->s->conns, conn);
+	DL_APPEND2(all_conns, conn, all_prev, all_next);
+	peer->users++;
+	rc->s->counts.conns++;
+	return conn;
+}
+
+void
+conn_reply_qp(struct req_ctx *rc, struct conn *conn)
+{
+	rpmad__qp_reply__init(&rc->qp);
+	rc->qp.conn_id = conn->obj.id;
+	rc->qp.qp_num = conn->qp_num;
+	rc->qp.region_size = conn->qp.layout.size;
+	rc->qp.private_data.data = conn->pdata_in;
+	rc->qp.private_data.len = conn->pdata_in_len;
+	rc->qp.fd_count = conn->qp.n_client_fds;
+	/* the client's ends go with the answer and are closed after it */
+	for (unsigned i = 0; i < conn->qp.n_client_fds; i++) {
+		req_pass_fd(rc, conn->qp.client_fds[i]);
+		conn->qp.client_fds[i] = -1;
+	}
+	conn->qp.n_client_fds = 0;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_QP;
+	rc->resp.qp = &rc->qp;
+}
+
+struct conn *
+conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
+		const Rpmad__ConnCfg *cfg)
+{
+	struct conn *conn = conn_new(rc, peer, cfg);
+	if (conn == NULL)
+		return NULL;
+	conn->passive = true;
+	conn->state = CONN_REQ_IN;
+	conn->remote = inc->remote;
+	conn->remote_len = inc->remote_len;
+	memcpy(conn->pdata_in, inc->pdata, inc->pdata_len);
+	conn->pdata_in_len = inc->pdata_len;
+	conn_set_names(conn, &inc->local, &inc->remote);
+
+	char err[256];
+	if (conn->tp->adopt(conn, inc, err, sizeof(err))) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "%s", err);
+		conn_destroy(conn, CONN_DESTROY_ABORT);
+		return NULL;
+	}
+	return conn;
+}
+
+void
+conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
+{
+	struct session *s = conn->obj.owner;
+
+	if (conn->state == CONN_REQ_IN && conn->tp_conn &&
+			mode == CONN_DESTROY_ORDERLY)
+		conn->tp->reject(conn);
+	if (conn->state == CONN_ESTABLISHED && mode == CONN_DESTROY_ORDERLY)
+		(void) take_work(conn);
+	release_transport(conn, mode == CONN_DESTROY_ABORT);
+
+	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
+	qp_destroy(&conn->qp);
+	free(conn->works);
+	registry_remove(&conn->obj);
+	DL_DELETE(s->conns, conn);
+	DL_DELETE2(all_conns, conn, all_prev, all_next);
+	conn->peer->users--;
+	s->counts.conns--;
+	free(conn);
+}
+
+/* ------------------------------------------------------------- requests */
+
+static struct conn *
+conn_find(struct req_ctx *rc, uint64_t id)
+{
+	struct obj *o = registry_find(id, OBJ_CONN, rc->s);
+	if (o == NULL)
+		req_fail(rc, RPMA_E_INVAL, 0, "no connection %llx in this "
+				"session", (unsigned long long)id);
+	return (struct conn *)o;
+}
+
+void
+conn_handle_req_new(struct req_ctx *rc)
+{
+	const Rpmad__ConnReqNew *m = rc->req->conn_req_new;
+	struct peer *peer = peer_find(rc, m->peer_id);
+	if (peer == NULL)
+		return;
+	if (m->addr == NULL || m->port == NULL) {
+		req_fail(rc, RPMA_E_INVAL, 0, "no address or port");
+		return;
+	}
+
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[256];
+	int ret = resolve_addr(m->addr, m->port, &ss, &len, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
+				"%s", err);
+		return;
+	}
+
+	struct conn *conn = conn_new(rc, peer, m->cfg);
+	if (conn == NULL)
+		return;
+	conn->state = CONN_REQ_OUT;
+	conn->remote = ss;
+	conn->remote_len = len;
+	conn_set_names(conn, NULL, &ss);
+	conn_reply_qp(rc, conn);
+}
+
+void
+conn_handle_req_delete(struct req_ctx *rc)
+{
+	struct conn *conn = conn_find(rc, rc->req->conn_req_delete->conn_id);
+	if (conn == NULL)
+		return;
+	conn_destroy(conn, CONN_DESTROY_ORDERLY);
+	req_ok(rc);
+}
+
+void
+conn_handle_req_connect(struct req_ctx *rc)
+{
+	const Rpmad__ConnReqConnect *m = rc->req->conn_req_connect;
+	struct conn *conn = conn_find(rc, m->conn_id);
+	if (conn == NULL)
+		return;
+	if (conn->state != CONN_REQ_OUT && conn->state != CONN_REQ_IN) {
+		req_fail(rc, RPMA_E_INVAL, 0, "the request is %s already",
+				conn_state_name(conn->state));
+		return;
+	}
+	if (m->private_data.len > 255) {
+		req_fail(rc, RPMA_E_INVAL, 0, "private data of %zu bytes (at "
+				"most 255)", m->private_data.len);
+		return;
+	}
+
+	char err[256] = "";
+	bool passive = conn->state == CONN_REQ_IN;
+	conn->state = CONN_CONNECTING;
+	int ret = passive ?
+		conn->tp->accept(conn, m->private_data.data,
+				(uint8_t)m->private_data.len, err, sizeof(err)) :
+		conn->tp->connect(conn, m->private_data.data,
+				(uint8_t)m->private_data.len, err, sizeof(err));
+	if (ret) {
+		/* the library deletes the connection after this answer */
+		conn->state = CONN_ENDED;
+		set_qp_error(conn);
+		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+				-ret, "%s", err);
+		return;
+	}
+	req_ok(rc);
+}
+
+void
+conn_handle_next_event(struct req_ctx *rc)
+{
+	struct conn *conn = conn_find(rc, rc->req->conn_next_event->conn_id);
+	if (conn == NULL)
+		return;
+	if (conn->ev_count == 0) {
+		req_fail(rc, RPMA_E_NO_EVENT, 0, "no event pending");
+		return;
+	}
+	struct conn_event_entry *e = &conn->events[conn->ev_head];
+	conn->ev_head = (conn->ev_head + 1) % CONN_MAX_EVENTS;
+	conn->ev_count--;
+
+	rpmad__conn_event__init(&rc->event);
+	rc->event.event = e->event;
+	rc->event.has_private_data = e->has_pdata;
+	rc->event.private_data.data = e->pdata;
+	rc->event.private_data.len = e->pdata_len;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_EVENT;
+	rc->resp.event = &rc->event;
+}
+
+void
+conn_handle_disconnect(struct req_ctx *rc)
+{
+	struct conn *conn = conn_find(rc, rc->req->conn_disconnect->conn_id);
+	if (conn == NULL)
+		return;
+	switch (conn->state) {
+	case CONN_ESTABLISHED:
+		/* what was posted before goes out before the goodbye */
+		(void) take_work(conn);
+		conn->state = CONN_DISCONNECTING;
+		set_qp_error(conn);
+		conn->tp->disconnect(conn);
+		break;
+	case CONN_CONNECTING:
+		conn->tp->disconnect(conn);
+		conn_ended(conn, RPMA_CONN_CLOSED);
+		break;
+	case CONN_REQ_OUT:
+	case CONN_REQ_IN:
+		req_fail(rc, RPMA_E_INVAL, 0, "not connected");
+		return;
+	default:
+		break;	/* disconnecting or over already: nothing to do */
+	}
+	req_ok(rc);
+}
+
+void
+conn_handle_delete(struct req_ctx *rc)
+{
+	struct conn *conn = conn_find(rc, rc->req->conn_delete->conn_id);
+	if (conn == NULL)
+		return;
+	conn_destroy(conn, CONN_DESTROY_ORDERLY);
+	req_ok(rc);
+}

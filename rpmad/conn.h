@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * conn.h -- connections (and the requests they start as) inside rpmad
+ *
+ * One object carries a connection through its life: an outgoing request
+ * (rpma_conn_req_new) or an incoming one (rpma_ep_next_conn_req), then
+ * connecting, established, and ended. It owns the shared queue pair and
+ * every work request taken from it: work is validated here, handed to the
+ * transport, and completed here, in order, into the client's CQ.
+ */
+
+#ifndef RPMAD_CONN_H
+#define RPMAD_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+
+#include "librpma.h"
+#include "mr.h"
+#include "qp.h"
+#include "registry.h"
+#include "request.h"
+#include "stats.h"
+
+struct ep;
+struct incoming;
+struct peer;
+struct session;
+struct transport_ops;
+
+enum conn_state {
+	CONN_REQ_OUT,		/* outgoing request, not connecting yet */
+	CONN_REQ_IN,		/* incoming request, not accepted yet */
+	CONN_CONNECTING,	/* connect or accept under way */
+	CONN_ESTABLISHED,
+	CONN_DISCONNECTING,	/* we said goodbye, waiting for theirs */
+	CONN_ENDED,		/* closed, lost, rejected or unreachable */
+};
+
+/* A validated work request from the SQ. */
+struct work {
+	uint32_t sq_index;
+	uint8_t opcode;		/* enum qp_sq_opcode */
+	bool signaled;
+	bool persistent;
+	uint32_t imm;		/* network byte order */
+	uint32_t length;
+	uint64_t wr_id;
+	void *local;		/* rpmad's address of the local buffer */
+	struct mr *lmr;		/* referenced while the work is in flight */
+	uint32_t rkey;
+	uint64_t raddr;
+	uint64_t posted_ns;
+	struct work *next;	/* the transport's queue */
+	uint64_t tp_seq;	/* the transport's number for it */
+};
+
+/* A posted receive taken for an incoming message. */
+struct recv_slot {
+	uint64_t wr_id;
+	void *buf;
+	uint32_t length;
+	struct mr *mr;		/* referenced until conn_recv_done() */
+};
+
+#define CONN_MAX_EVENTS 8
+
+struct conn_event_entry {
+	int event;
+	bool has_pdata;
+	uint8_t pdata_len;
+	uint8_t pdata[255];
+};
+
+enum conn_destroy_mode {
+	CONN_DESTROY_ORDERLY,	/* the client deleted it: say goodbye */
+	CONN_DESTROY_ABORT,	/* the client vanished: just close */
+};
+
+struct conn {
+	struct obj obj;
+	struct peer *peer;
+	const struct transport_ops *tp;
+	void *tp_conn;
+	enum conn_state state;
+	bool passive;
+	bool qp_error;		/* every further work request is flushed */
+	bool release_pending;	/* ended: the transport is to be released */
+	uint32_t qp_num;
+	uint32_t timeout_ms;
+	struct qp qp;
+
+	struct sockaddr_storage remote;
+	socklen_t remote_len;
+	char local_name[80], remote_name[80];
+	uint8_t pdata_in[255];	/* passive: what the client sent */
+	uint8_t pdata_in_len;
+
+	struct work *works;	/* by SQ index & (entries - 1) */
+	uint32_t sq_done;	/* next SQ index to complete */
+	uint32_t sq_taken;	/* next SQ index to take */
+	bool deferred;		/* works[sq_taken - 1] waits for post() */
+	bool rnr_waiting;	/* a message waits for a receive */
+
+	struct conn_event_entry events[CONN_MAX_EVENTS];
+	unsigned ev_head, ev_count;
+
+	struct op_counters ops;
+	struct conn *prev, *next;	/* the session's connections */
+	struct conn *all_prev, *all_next;	/* every connection */
+};
+
+/* ---- for the transports ---- */
+
+/* conn_established -- the connection is up; the active side gets pdata */
+void conn_established(struct conn *conn, const void *pdata, uint8_t len,
+		bool has_pdata);
+
+/*
+ * conn_ended -- the connection is over (CLOSED, LOST, REJECTED or
+ * UNREACHABLE). The transport must not touch the connection's work after
+ * this; release() follows from the poller.
+ */
+void conn_ended(struct conn *conn, enum rpma_conn_event event);
+
+/*
+ * conn_work_done -- complete the oldest work in flight. After completing
+ * one with an error, the transport completes every later work it holds
+ * with IBV_WC_WR_FLUSH_ERR.
+ */
+void conn_work_done(struct conn *conn, struct work *w,
+		enum ibv_wc_status status);
+
+/*
+ * conn_qp_error -- the queue pair failed but the connection stays up
+ * (the transport has completed its own work already): flush the rest.
+ */
+void conn_qp_error(struct conn *conn);
+
+/*
+ * conn_take_recv -- the next posted receive for a message of `len` bytes.
+ * Returns 0; -EAGAIN when none is posted (the transport hears
+ * recv_posted() when one is); -EPROTO when the receive is invalid or too
+ * small (it was completed with an error and the queue pair failed).
+ */
+int conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs);
+
+/* conn_recv_done -- complete a receive taken with conn_take_recv() */
+void conn_recv_done(struct conn *conn, struct recv_slot *rs,
+		enum ibv_wc_status status, uint32_t byte_len,
+		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm);
+
+/*
+ * conn_target_access -- check a remote access to this connection's peer
+ * and find rpmad's address for it. 0, or -EACCES (bad key, bounds, usage).
+ */
+int conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
+		uint64_t len, enum mr_access access, struct mr **mr,
+		void **ptr);
+
+/* conn_set_names -- the addresses shown by rpmactl (NULL: unchanged) */
+void conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
+		const struct sockaddr_storage *remote);
+
+/* conn_new_passive -- a connection for an incoming request (ep.c) */
+struct conn *conn_new_passive(struct req_ctx *rc, struct peer *peer,
+		struct incoming *inc, const Rpmad__ConnCfg *cfg);
+
+/* conn_reply_qp -- the QpReply for a new queue pair */
+void conn_reply_qp(struct req_ctx *rc, struct conn *conn);
+
+/* conn_destroy -- release everything the connection holds */
+void conn_destroy(struct conn *conn, enum conn_destroy_mode mode);
+
+/* conn_init -- register the poller of every connection's queue pair */
+void conn_init(void);
+
+/* conn_all -- every connection, for rpmactl */
+struct conn *conn_all(void);
+
+const char *conn_state_name(enum conn_state state);
+
+void conn_handle_req_new(struct req_ctx *rc);
+void conn_handle_req_delete(struct req_ctx *rc);
+void conn_handle_req_connect(struct req_ctx *rc);
+void conn_handle_next_event(struct req_ctx *rc);
+void conn_handle_disconnect(struct req_ctx *rc);
+void conn_handle_delete(struct req_ctx *rc);
+
+#endif /* RPMAD_CONN_H */

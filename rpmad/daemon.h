@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * daemon.h -- rpmad's process-wide state
+ */
+
+#ifndef RPMAD_DAEMON_H
+#define RPMAD_DAEMON_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "loop.h"
+#include "stats.h"
+
+struct session;
+
+struct daemon_state {
+	struct config cfg;
+	const char *config_path;
+	struct loop *loop;
+	uint64_t start_ns;
+	struct session *sessions;
+	struct stats stats;
+};
+
+extern struct daemon_state rpmad;
+
+#endif /* RPMAD_DAEMON_H */

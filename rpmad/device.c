@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * device.c -- looking up the device that serves an address
+ *
+ * LOCAL: the address must be one of this host's (it can be bound);
+ * REMOTE: a route to it must exist. Which device answers depends on the
+ * transport setting: verbs when an RDMA device serves the address (auto,
+ * verbs), else rpmad's software device.
+ */
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "device.h"
+#include "librpma.h"
+#include "log.h"
+#include "transport.h"
+
+static struct device *devices;
+static uint32_t next_device_id = 1;
+
+struct device *
+device_add(const char *name, const struct transport_ops *tp,
+		bool odp_capable, void *tp_dev)
+{
+	struct device *d = calloc(1, sizeof(*d));
+	if (d == NULL)
+		return NULL;
+	d->id = next_device_id++;
+	(void) snprintf(d->name, sizeof(d->name), "%s", name);
+	d->tp = tp;
+	d->odp_capable = odp_capable;
+	d->tp_dev = tp_dev;
+	struct device **pp = &devices;
+	while (*pp)
+		pp = &(*pp)->next;
+	*pp = d;
+	return d;
+}
+
+int
+device_init(void)
+{
+	return device_add(SOFTWARE_DEVICE_NAME, &transport_tcp, false,
+			NULL) ? 0 : -1;
+}
+
+void
+device_fini(void)
+{
+	while (devices) {
+		struct device *d = devices;
+		devices = d->next;
+		free(d);
+	}
+}
+
+struct device *
+device_by_id(uint32_t id)
+{
+	for (struct device *d = devices; d; d = d->next) {
+		if (d->id == id)
+			return d;
+	}
+	return NULL;
+}
+
+struct device *
+device_list(void)
+{
+	return devices;
+}
+
+int
+resolve_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
+		socklen_t *len, char *err, size_t errlen)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res = NULL;
+	int ret = getaddrinfo(addr, port, &hints, &res);
+	if (ret) {
+		(void) snprintf(err, errlen, "cannot resolve %s%s%s: %s", addr,
+				port ? ":" : "", port ? port : "",
+				gai_strerror(ret));
+		return ret == EAI_MEMORY ? ENOMEM : EINVAL;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* 0 when the address is this host's: it can be bound. */
+static int
+check_local(const struct sockaddr_storage *ss, socklen_t len)
+{
+	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int ret = bind(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	(void) close(fd);
+	return ret;
+}
+
+/* 0 when a route to the address exists. */
+static int
+check_route(const struct sockaddr_storage *ss, socklen_t len)
+{
+	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	int ret = connect(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	(void) close(fd);
+	return ret;
+}
+
+static void
+reply_device(struct req_ctx *rc, const struct device *d)
+{
+	rpmad__device_info__init(&rc->device);
+	rc->device.device_id = d->id;
+	rc->device.name = (char *)d->name;
+	rc->device.transport = (char *)d->tp->name;
+	rc->device.odp_capable = d->odp_capable;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_DEVICE;
+	rc->resp.device = &rc->device;
+}
+
+void
+device_handle_get(struct req_ctx *rc)
+{
+	const Rpmad__DeviceGet *m = rc->req->device_get;
+	char err[256];
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (m->addr == NULL || m->addr[0] == '\0') {
+		req_fail(rc, RPMA_E_INVAL, 0, "no address");
+		return;
+	}
+	int ret = resolve_addr(m->addr, "9", &ss, &len, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
+				"%s", err);
+		return;
+	}
+
+	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
+	ret = local ? check_local(&ss, len) : check_route(&ss, len);
+	if (ret) {
+		req_fail(rc, RPMA_E_PROVIDER, ret, local ?
+				"%s is not an address of this host" :
+				"no route to %s", m->addr);
+		return;
+	}
+
+	/* an RDMA device serving the address wins unless tcp is forced */
+	struct device *d = NULL;
+	if (rpmad.cfg.transport != TRANSPORT_TCP)
+		d = transport_verbs_device_for(&ss, len, local);
+	if (d == NULL && rpmad.cfg.transport == TRANSPORT_VERBS) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "no RDMA device serves %s "
+				"and rpmad runs with --transport verbs",
+				m->addr);
+		return;
+	}
+	if (d == NULL)
+		d = device_by_id(1);
+	reply_device(rc, d);
+}
+
+void
+device_handle_query(struct req_ctx *rc)
+{
+	struct device *d = device_by_id(rc->req->device_query->device_id);
+	if (d == NULL) {
+		req_fail(rc, RPMA_E_INVAL, 0, "no device %u",
+				rc->req->device_query->device_id);
+		return;
+	}
+	reply_device(rc, d);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * device.h -- the devices rpmad serves: RDMA devices through the verbs
+ * transport and its own software device (TCP) for everything else
+ */
+
+#ifndef RPMAD_DEVICE_H
+#define RPMAD_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "request.h"
+
+struct transport_ops;
+
+#define SOFTWARE_DEVICE_NAME "rpmad_tcp"
+
+struct device {
+	uint32_t id;
+	char name[64];
+	const struct transport_ops *tp;
+	bool odp_capable;
+	void *tp_dev;		/* the transport's own state */
+	struct device *next;
+};
+
+/* device_init -- make the software device */
+int device_init(void);
+void device_fini(void);
+
+/* device_add -- a device found by a transport (verbs), owned by the list */
+struct device *device_add(const char *name, const struct transport_ops *tp,
+		bool odp_capable, void *tp_dev);
+
+struct device *device_by_id(uint32_t id);
+
+/* device_list -- every device, for status */
+struct device *device_list(void);
+
+/*
+ * resolve_addr -- addr (numeric or a name) and port (number or service,
+ * NULL for 0) as a socket address; 0 or an errno-like code, with the
+ * reason in err.
+ */
+int resolve_addr(const char *addr, const char *port,
+		struct sockaddr_storage *ss, socklen_t *len, char *err,
+		size_t errlen);
+
+void device_handle_get(struct req_ctx *rc);
+void device_handle_query(struct req_ctx *rc);
+
+#endif /* RPMAD_DEVICE_H */

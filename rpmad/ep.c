@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * ep.c -- endpoints: listening, queueing incoming requests, handing them
+ * to the application, shutting down
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "device.h"
+#include "ep.h"
+#include "librpma.h"
+#include "log.h"
+#include "peer.h"
+#include "session.h"
+#include "transport.h"
+
+static void
+notify(struct ep *ep)
+{
+	char byte = 1;
+	(void) send(ep->notify_sock, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+int
+ep_incoming(struct ep *ep, struct incoming *inc)
+{
+	if (ep->pending >= EP_BACKLOG) {
+		log_warning("endpoint %s:%s: %u requests wait already; "
+				"rejecting another", ep->addr, ep->port,
+				ep->pending);
+		return -1;
+	}
+	inc->ep = ep;
+	inc->next = NULL;
+	if (ep->tail)
+		ep->tail->next = inc;
+	else
+		ep->head = inc;
+	ep->tail = inc;
+	ep->pending++;
+	notify(ep);
+	return 0;
+}
+
+static struct incoming *
+ep_pop(struct ep *ep)
+{
+	struct incoming *inc = ep->head;
+	if (inc == NULL)
+		return NULL;
+	ep->head = inc->next;
+	if (ep->head == NULL)
+		ep->tail = NULL;
+	ep->pending--;
+	return inc;
+}
+
+void
+ep_destroy(struct ep *ep)
+{
+	struct session *s = ep->obj.owner;
+	struct incoming *inc;
+	while ((inc = ep_pop(ep)) != NULL)
+		ep->tp->incoming_drop(inc, true);
+	ep->tp->unlisten(ep);
+	(void) close(ep->notify_sock);
+	registry_remove(&ep->obj);
+	DL_DELETE(s->eps, ep);
+	ep->peer->users--;
+	s->counts.eps--;
+	log_info("session %s: endpoint %s:%s closed", session_name(s),
+			ep->addr, ep->port);
+	free(ep);
+}
+
+void
+ep_handle_listen(struct req_ctx *rc)
+{
+	const Rpmad__EpListen *m = rc->req->ep_listen;
+	struct peer *peer = peer_find(rc, m->peer_id);
+	if (peer == NULL)
+		return;
+	if (m->addr == NULL || m->port == NULL) {
+		req_fail(rc, RPMA_E_INVAL, 0, "no address or port");
+		return;
+	}
+	uint32_t limit = rpmad.cfg.max_endpoints;
+	if (limit && rc->s->counts.eps >= limit) {
+		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u endpoints, "
+				"the limit (max_endpoints)", rc->s->counts.eps);
+		return;
+	}
+
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[256];
+	int ret = resolve_addr(m->addr, m->port, &ss, &len, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
+				"%s", err);
+		return;
+	}
+
+	struct ep *ep = calloc(1, sizeof(*ep));
+	if (ep == NULL) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "endpoint");
+		return;
+	}
+	ep->peer = peer;
+	ep->tp = peer->dev->tp;
+	(void) snprintf(ep->addr, sizeof(ep->addr), "%s", m->addr);
+	(void) snprintf(ep->port, sizeof(ep->port), "%s", m->port);
+
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		req_fail(rc, RPMA_E_PROVIDER, errno, "socketpair");
+		free(ep);
+		return;
+	}
+	(void) fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+	(void) shutdown(sv[0], SHUT_RD);
+	(void) shutdown(sv[1], SHUT_WR);
+	ep->notify_sock = sv[0];
+
+	ret = ep->tp->listen(ep, &ss, len, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+				-ret, "%s", err);
+		(void) close(sv[0]);
+		(void) close(sv[1]);
+		free(ep);
+		return;
+	}
+
+	registry_add(&ep->obj, OBJ_EP, rc->s);
+	DL_APPEND(rc->s->eps, ep);
+	peer->users++;
+	rc->s->counts.eps++;
+	log_info("session %s: listening at %s:%s", session_name(rc->s),
+			ep->addr, ep->port);
+
+	rpmad__ep_reply__init(&rc->ep);
+	rc->ep.ep_id = ep->obj.id;
+	rc->ep.fd_count = 1;
+	req_pass_fd(rc, sv[1]);
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_EP;
+	rc->resp.ep = &rc->ep;
+}
+
+static struct ep *
+ep_find(struct req_ctx *rc, uint64_t id)
+{
+	struct obj *o = registry_find(id, OBJ_EP, rc->s);
+	if (o == NULL)
+		req_fail(rc, RPMA_E_INVAL, 0, "no endpoint %llx in this "
+				"session", (unsigned long long)id);
+	return (struct ep *)o;
+}
+
+void
+ep_handle_shutdown(struct req_ctx *rc)
+{
+	struct ep *ep = ep_find(rc, rc->req->ep_shutdown->ep_id);
+	if (ep == NULL)
+		return;
+	ep_destroy(ep);
+	req_ok(rc);
+}
+
+void
+ep_handle_next_conn_req(struct req_ctx *rc)
+{
+	const Rpmad__EpNextConnReq *m = rc->req->ep_next_conn_req;
+	struct ep *ep = ep_find(rc, m->ep_id);
+	if (ep == NULL)
+		return;
+	struct incoming *inc = ep_pop(ep);
+	if (inc == NULL) {
+		req_fail(rc, RPMA_E_NO_EVENT, 0, "no connection request waits");
+		return;
+	}
+
+	struct conn *conn = conn_new_passive(rc, ep->peer, inc, m->cfg);
+	if (conn == NULL) {
+		/* the request stays for a later try; keep the count right */
+		inc->next = ep->head;
+		ep->head = inc;
+		if (ep->tail == NULL)
+			ep->tail = inc;
+		ep->pending++;
+		notify(ep);
+		return;
+	}
+	free(inc);
+	conn_reply_qp(rc, conn);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * listener.h -- the control socket clients connect to
+ */
+
+#ifndef RPMAD_LISTENER_H
+#define RPMAD_LISTENER_H
+
+#include <stdbool.h>
+
+/*
+ * listener_open -- take the socket from systemd (socket activation) or
+ * create it at the configured path with the configured group and mode.
+ * Returns the descriptor or -1.
+ */
+int listener_open(bool *from_systemd);
+
+/* listener_close -- close it; remove the path if rpmad created it */
+void listener_close(int fd, bool from_systemd);
+
+#endif /* RPMAD_LISTENER_H */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * loop.c -- epoll, a sorted timer list and adaptive polling
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "loop.h"
+
+#define MAX_EVENTS 64
+
+struct loop {
+	int epfd;
+	/* the batch being dispatched: loop_del() erases its watch from it */
+	struct epoll_event *batch;
+	int batch_len, batch_pos;
+	bool stop;
+	bool kicked;
+	uint64_t spin_ns;
+	struct loop_timer *timers;	/* sorted by deadline */
+	struct loop_poller *pollers;
+};
+
+uint64_t
+loop_now_ns(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct loop *
+loop_new(void)
+{
+	struct loop *loop = calloc(1, sizeof(*loop));
+	if (loop == NULL)
+		return NULL;
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop->epfd < 0) {
+		free(loop);
+		return NULL;
+	}
+	loop->spin_ns = 50 * 1000;
+	return loop;
+}
+
+void
+loop_delete(struct loop *loop)
+{
+	if (loop == NULL)
+		return;
+	(void) close(loop->epfd);
+	free(loop);
+}
+
+static int
+watch_ctl(struct loop *loop, int op, struct loop_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+	if (epoll_ctl(loop->epfd, op, w->fd, &ev)) {
+		log_err("epoll_ctl(%d, fd %d): %s", op, w->fd,
+				strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+loop_add(struct loop *loop, struct loop_watch *w, uint32_t events)
+{
+	if (watch_ctl(loop, EPOLL_CTL_ADD, w, events))
+		return -1;
+	w->added = true;
+	return 0;
+}
+
+int
+loop_mod(struct loop *loop, struct loop_watch *w, uint32_t events)
+{
+	return watch_ctl(loop, EPOLL_CTL_MOD, w, events);
+}
+
+void
+loop_del(struct loop *loop, struct loop_watch *w)
+{
+	if (!w->added)
+		return;
+	(void) epoll_ctl(loop->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->added = false;
+	/* the watch may be freed next: forget its events still to come */
+	for (int i = loop->batch_pos; i < loop->batch_len; i++) {
+		if (loop->batch[i].data.ptr == w)
+			loop->batch[i].data.ptr = NULL;
+	}
+}
+
+void
+loop_timer_cancel(struct loop *loop, struct loop_timer *t)
+{
+	if (!t->armed)
+		return;
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		loop->timers = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->prev = t->next = NULL;
+	t->armed = false;
+}
+
+void
+loop_timer_arm(struct loop *loop, struct loop_timer *t, uint64_t in_ns)
+{
+	loop_timer_cancel(loop, t);
+	t->deadline_ns = loop_now_ns() + in_ns;
+	struct loop_timer **pp = &loop->timers;
+	struct loop_timer *prev = NULL;
+	while (*pp && (*pp)->deadline_ns <= t->deadline_ns) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	t->next = *pp;
+	t->prev = prev;
+	if (*pp)
+		(*pp)->prev = t;
+	*pp = t;
+	t->armed = true;
+}
+
+void
+loop_poller_add(struct loop *loop, struct loop_poller *p)
+{
+	p->next = loop->pollers;
+	loop->pollers = p;
+}
+
+void
+loop_set_spin(struct loop *loop, uint64_t spin_ns)
+{
+	loop->spin_ns = spin_ns;
+}
+
+void
+loop_stop(struct loop *loop)
+{
+	loop->stop = true;
+}
+
+void
+loop_kick(struct loop *loop)
+{
+	loop->kicked = true;
+}
+
+static void
+run_timers(struct loop *loop, uint64_t now)
+{
+	while (loop->timers && loop->timers->deadline_ns <= now) {
+		struct loop_timer *t = loop->timers;
+		loop_timer_cancel(loop, t);
+		t->fn(t);
+	}
+}
+
+static int
+run_pollers(struct loop *loop)
+{
+	int work = 0;
+	for (struct loop_poller *p = loop->pollers; p; p = p->next)
+		work += p->poll(p->arg);
+	return work;
+}
+
+/* Arms every poller's wake-up; non-zero when one found work meanwhile. */
+static int
+prepare_sleep(struct loop *loop)
+{
+	int work = 0;
+	for (struct loop_poller *p = loop->pollers; p; p = p->next)
+		work += p->prepare_sleep(p->arg);
+	return work;
+}
+
+static void
+wake_pollers(struct loop *loop)
+{
+	for (struct loop_poller *p = loop->pollers; p; p = p->next)
+		p->wake(p->arg);
+}
+
+static int
+timeout_ms(struct loop *loop, uint64_t now)
+{
+	if (loop->timers == NULL)
+		return -1;
+	uint64_t deadline = loop->timers->deadline_ns;
+	if (deadline <= now)
+		return 0;
+	uint64_t ms = (deadline - now + 999999) / 1000000;
+	return ms > 60000 ? 60000 : (int)ms;
+}
+
+static int
+dispatch(struct loop *loop, int timeout)
+{
+	struct epoll_event events[MAX_EVENTS];
+	int n = epoll_wait(loop->epfd, events, MAX_EVENTS, timeout);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		log_err("epoll_wait: %s", strerror(errno));
+		return -1;
+	}
+	loop->batch = events;
+	loop->batch_len = n;
+	for (loop->batch_pos = 0; loop->batch_pos < n;) {
+		struct epoll_event *ev = &events[loop->batch_pos++];
+		struct loop_watch *w = ev->data.ptr;
+		if (w != NULL)
+			w->fn(w, ev->events);
+	}
+	loop->batch = NULL;
+	loop->batch_len = loop->batch_pos = 0;
+	return n;
+}
+
+int
+loop_run_once(struct loop *loop, int timeout)
+{
+	(void) run_pollers(loop);
+	run_timers(loop, loop_now_ns());
+	return dispatch(loop, timeout) < 0 ? -1 : 0;
+}
+
+int
+loop_run(struct loop *loop)
+{
+	uint64_t last_work = loop_now_ns();
+
+	while (!loop->stop) {
+		loop->kicked = false;
+		int work = run_pollers(loop);
+		uint64_t now = loop_now_ns();
+		run_timers(loop, now);
+		if (work || loop->kicked)
+			last_work = now;
+
+		if (now - last_work < loop->spin_ns) {
+			/* awake: pick up descriptor events without blocking */
+			if (dispatch(loop, 0) < 0)
+				return -1;
+			continue;
+		}
+
+		if (prepare_sleep(loop) || loop->kicked) {
+			wake_pollers(loop);
+			last_work = loop_now_ns();
+			continue;
+		}
+		int ret = dispatch(loop, timeout_ms(loop, loop_now_ns()));
+		wake_pollers(loop);
+		if (ret < 0)
+			return -1;
+		last_work = loop_now_ns();
+	}
+	return 0;
+}

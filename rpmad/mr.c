@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * mr.c -- registering client memory: checking the segments a client sent,
+ * mapping them, looking registrations up by key, persisting ranges
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "daemon.h"
+#include "device.h"
+#include "guard.h"
+#include "librpma.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "session.h"
+#include "transport.h"
+
+#define MAX_SEGMENTS 64
+#define USAGE_ALL 0xffu
+
+static struct mr *mrs_by_key;
+
+struct mr *
+mr_by_key(uint32_t key)
+{
+	struct mr *mr = NULL;
+	HASH_FIND(hh_key, mrs_by_key, &key, sizeof(key), mr);
+	return mr;
+}
+
+bool
+mr_allows(const struct mr *mr, enum mr_access access)
+{
+	uint32_t u = mr->usage;
+	switch (access) {
+	case MR_LOCAL_READ:
+		return true;
+	case MR_LOCAL_WRITE:
+		/* librpma's usage-to-access mapping grants WRITE_SRC too */
+		return mr->writable && (u & (RPMA_MR_USAGE_READ_DST |
+				RPMA_MR_USAGE_WRITE_SRC |
+				RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV));
+	case MR_REMOTE_READ:
+		return u & (RPMA_MR_USAGE_READ_SRC |
+				RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+				RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	case MR_REMOTE_WRITE:
+		return u & RPMA_MR_USAGE_WRITE_DST;
+	case MR_REMOTE_PERSIST:
+		return u & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	}
+	return false;
+}
+
+void *
+mr_translate(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	if (addr < mr->addr || addr - mr->addr > mr->length ||
+			len > mr->length - (addr - mr->addr))
+		return NULL;
+	return mr->base + (addr - mr->span_start);
+}
+
+struct persist_args {
+	void (*fn)(const void *ptr, size_t size);
+	const void *ptr;
+	size_t len;
+};
+
+static void
+do_persist(void *arg)
+{
+	struct persist_args *a = arg;
+	a->fn(a->ptr, a->len);
+}
+
+int
+mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	uint64_t from = addr - mr->span_start;
+	uint64_t to = from + len;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		struct mr_segment *seg = &mr->segs[i];
+		uint64_t s = seg->span_offset, e = s + seg->length;
+		if (!seg->persist || e <= from || s >= to)
+			continue;
+		uint64_t a = from > s ? from : s;
+		uint64_t b = to < e ? to : e;
+		struct persist_args args = { seg->persist, mr->base + a,
+				(size_t)(b - a) };
+		if (guarded_call(do_persist, &args)) {
+			mr->broken = true;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Unmaps and closes everything; the registration is not findable then. */
+static void
+mr_unmap(struct mr *mr)
+{
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		if (mr->segs[i].map)
+			(void) pmem2_map_delete(&mr->segs[i].map);
+		if (mr->segs[i].fd >= 0)
+			(void) close(mr->segs[i].fd);
+	}
+	if (mr->rsv)
+		(void) pmem2_vm_reservation_delete(&mr->rsv);
+	else if (mr->base)
+		(void) munmap(mr->base, mr->span_len);
+	free(mr->segs);
+	mr->segs = NULL;
+	mr->nsegs = 0;
+	mr->base = NULL;
+}
+
+void
+mr_get(struct mr *mr)
+{
+	mr->refs++;
+}
+
+void
+mr_put(struct mr *mr)
+{
+	if (--mr->refs > 0)
+		return;
+	mr_unmap(mr);
+	free(mr);
+}
+
+/*
+ * A client may pass regular files (memfds included) and DAX devices.
+ * *writable is cleared for a file opened read-only; that is an error when
+ * the usage needs rpmad to write (`needs_write`).
+ */
+static int
+check_fd(int fd, const struct mr_segment *seg, bool needs_write,
+		bool *writable, char *err, size_t errlen)
+{
+	struct stat st;
+	if (fstat(fd, &st)) {
+		(void) snprintf(err, errlen, "fstat: %s", strerror(errno));
+		return -1;
+	}
+	int mode = fcntl(fd, F_GETFL);
+	if ((mode & O_ACCMODE) != O_RDWR) {
+		if (needs_write) {
+			(void) snprintf(err, errlen, "the usage needs write "
+					"access but the file was opened "
+					"read-only");
+			return -1;
+		}
+		*writable = false;
+	}
+	if (S_ISCHR(st.st_mode)) {
+		char link[128], target[256];
+		(void) snprintf(link, sizeof(link),
+				"/sys/dev/char/%u:%u/subsystem",
+				major(st.st_rdev), minor(st.st_rdev));
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		if (n <= 0 || strcmp(strrchr(target, '/') ?
+				strrchr(target, '/') + 1 : target, "dax")) {
+			(void) snprintf(err, errlen, "a character device that "
+					"is not a DAX device");
+			return -1;
+		}
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		(void) snprintf(err, errlen, "not a regular file or DAX device");
+		return -1;
+	}
+	if (seg->offset > (uint64_t)st.st_size ||
+			seg->length > (uint64_t)st.st_size - seg->offset) {
+		(void) snprintf(err, errlen, "the file is smaller (%lld bytes) "
+				"than the segment [%llu, +%llu)",
+				(long long)st.st_size,
+				(unsigned long long)seg->offset,
+				(unsigned long long)seg->length);
+		return -1;
+	}
+	if (!seg->file_backed) {
+		/* the library's memfds come sealed: they cannot shrink */
+		int seals = fcntl(fd, F_GET_SEALS);
+		if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+			(void) snprintf(err, errlen, "shared memory that is "
+					"not sealed against shrinking");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+map_plain(struct mr *mr, char *err, size_t errlen)
+{
+	int prot = PROT_READ | (mr->writable ? PROT_WRITE : 0);
+	void *base = mmap(NULL, mr->span_len, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
+				(unsigned long long)mr->span_len,
+				strerror(errno));
+		return -errno;
+	}
+	mr->base = base;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		struct mr_segment *seg = &mr->segs[i];
+		if (mmap(mr->base + seg->span_offset, seg->length, prot,
+				MAP_SHARED | MAP_FIXED, seg->fd,
+				(off_t)seg->offset) == MAP_FAILED) {
+			(void) snprintf(err, errlen, "cannot map segment %u: "
+					"%s", i, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* File-backed registrations go through libpmem2 (persist method). */
+static int
+map_pmem2(struct mr *mr, char *err, size_t errlen)
+{
+	int ret = pmem2_vm_reservation_new(&mr->rsv, NULL, mr->span_len);
+	if (ret) {
+		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
+				(unsigned long long)mr->span_len,
+				pmem2_errormsg());
+		return -ENOMEM;
+	}
+	mr->base = pmem2_vm_reservation_get_address(mr->rsv);
+
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		struct mr_segment *seg = &mr->segs[i];
+		struct pmem2_source *src = NULL;
+		struct pmem2_config *cfg = NULL;
+		ret = pmem2_source_from_fd(&src, seg->fd);
+		if (ret == 0)
+			ret = pmem2_config_new(&cfg);
+		if (ret == 0)
+			ret = pmem2_config_set_required_store_granularity(cfg,
+					PMEM2_GRANULARITY_PAGE);
+		if (ret == 0)
+			ret = pmem2_config_set_offset(cfg, seg->offset);
+		if (ret == 0)
+			ret = pmem2_config_set_length(cfg, seg->length);
+		if (ret == 0)
+			ret = pmem2_config_set_sharing(cfg, PMEM2_SHARED);
+		if (ret == 0)
+			ret = pmem2_config_set_protection(cfg, PMEM2_PROT_READ |
+					(mr->writable ? PMEM2_PROT_WRITE : 0));
+		if (ret == 0)
+			ret = pmem2_config_set_vm_reservation(cfg, mr->rsv,
+					seg->span_offset);
+		if (ret == 0)
+			ret = pmem2_map_new(&seg->map, cfg, src);
+		if (ret)
+			(void) snprintf(err, errlen, "cannot map segment %u: "
+					"%s", i, pmem2_errormsg());
+		if (cfg)
+			(void) pmem2_config_delete(&cfg);
+		if (src)
+			(void) pmem2_source_delete(&src);
+		if (ret)
+			return -EINVAL;
+		if (seg->file_backed)
+			seg->persist = pmem2_get_persist_fn(seg->map);
+	}
+	return 0;
+}
+
+/* Names the backing of a registration for rpmactl. */
+static void
+describe_backing(struct mr *mr)
+{
+	(void) snprintf(mr->backing, sizeof(mr->backing), "anonymous");
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		if (!mr->segs[i].file_backed)
+			continue;
+		char link[64];
+		(void) snprintf(link, sizeof(link), "/proc/self/fd/%d",
+				mr->segs[i].fd);
+		ssize_t n = readlink(link, mr->backing,
+				sizeof(mr->backing) - 1);
+		mr->backing[n > 0 ? n : 0] = '\0';
+		return;
+	}
+}
+
+static uint32_t
+new_key(void)
+{
+	uint32_t key;
+	do {
+		key = registry_random32();
+	} while (key == 0 || mr_by_key(key) != NULL);
+	return key;
+}
+
+/* Checks the message and the segments' shape; fills mr. 0 or -1. */
+static int
+take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (m->addr == 0 || m->length == 0 || m->addr + m->length < m->addr ||
+			m->addr + m->length > UINT64_MAX - page) {
+		req_fail(rc, RPMA_E_INVAL, 0, "bad range");
+		return -1;
+	}
+	if (m->usage == 0 || (m->usage & ~USAGE_ALL)) {
+		req_fail(rc, RPMA_E_INVAL, 0, "bad usage 0x%x", m->usage);
+		return -1;
+	}
+	if (m->n_segments == 0 || m->n_segments > MAX_SEGMENTS) {
+		req_fail(rc, RPMA_E_INVAL, 0, "%zu segments", m->n_segments);
+		return -1;
+	}
+
+	mr->addr = m->addr;
+	mr->length = m->length;
+	mr->usage = m->usage;
+	mr->span_start = m->addr & ~(page - 1);
+	mr->span_len = ((m->addr + m->length + page - 1) & ~(page - 1)) -
+		mr->span_start;
+	/* where data lands; WRITE_SRC may land data too, where possible */
+	bool needs_write = mr->usage & (RPMA_MR_USAGE_READ_DST |
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV);
+	mr->writable = needs_write || (mr->usage & RPMA_MR_USAGE_WRITE_SRC);
+
+	mr->segs = calloc(m->n_segments, sizeof(*mr->segs));
+	if (mr->segs == NULL) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "segments");
+		return -1;
+	}
+	for (size_t i = 0; i < m->n_segments; i++)
+		mr->segs[i].fd = -1;
+	mr->nsegs = (unsigned)m->n_segments;
+
+	uint64_t covered = 0;
+	for (size_t i = 0; i < m->n_segments; i++) {
+		const Rpmad__Segment *in = m->segments[i];
+		struct mr_segment *seg = &mr->segs[i];
+		char err[256];
+		if (in->fd_index >= rc->nfds || in->length == 0 ||
+				in->length % page || in->offset % page ||
+				in->length > mr->span_len - covered) {
+			req_fail(rc, RPMA_E_INVAL, 0, "segment %zu is not "
+					"well-formed", i);
+			return -1;
+		}
+		seg->offset = in->offset;
+		seg->length = in->length;
+		seg->span_offset = covered;
+		seg->file_backed = in->file_backed;
+		covered += in->length;
+		/* the same fd may serve several segments: map a dup each */
+		seg->fd = fcntl(rc->fds[in->fd_index], F_DUPFD_CLOEXEC, 0);
+		if (seg->fd < 0) {
+			req_fail(rc, RPMA_E_PROVIDER, errno, "dup");
+			return -1;
+		}
+		if (check_fd(seg->fd, seg, needs_write, &mr->writable, err,
+				sizeof(err))) {
+			req_fail(rc, RPMA_E_PROVIDER, 0, "segment %zu: %s", i,
+					err);
+			return -1;
+		}
+	}
+	if (covered != mr->span_len) {
+		req_fail(rc, RPMA_E_INVAL, 0, "the segments cover %llu of %llu "
+				"bytes", (unsigned long long)covered,
+				(unsigned long long)mr->span_len);
+		return -1;
+	}
+	return 0;
+}
+
+void
+mr_handle_reg(struct req_ctx *rc)
+{
+	const Rpmad__MrReg *m = rc->req->mr_reg;
+	struct peer *peer = peer_find(rc, m->peer_id);
+	if (peer == NULL)
+		return;
+
+	struct mr *mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "registration");
+		return;
+	}
+	mr->refs = 1;
+	if (take_segments(rc, m, mr))
+		goto err;
+
+	uint64_t limit = rpmad.cfg.max_registered_bytes;
+	uint64_t pinned = rc->s->counts.pinned_bytes;
+	if (limit && (pinned > limit || mr->span_len > limit - pinned)) {
+		req_fail(rc, RPMA_E_NOMEM, 0, "registering %llu more bytes "
+				"would exceed this client's limit of %llu "
+				"(max_registered_bytes)",
+				(unsigned long long)mr->span_len,
+				(unsigned long long)limit);
+		goto err;
+	}
+
+	bool any_file = false;
+	for (unsigned i = 0; i < mr->nsegs; i++)
+		any_file |= mr->segs[i].file_backed;
+	char err[256];
+	int ret = any_file ? map_pmem2(mr, err, sizeof(err)) :
+		map_plain(mr, err, sizeof(err));
+	if (ret) {
+		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+				0, "%s", err);
+		goto err;
+	}
+	mr->peer = peer;
+	mr->key = new_key();
+	if (peer->dev->tp->mr_register &&
+			(ret = peer->dev->tp->mr_register(mr, err,
+					sizeof(err)))) {
+		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+				-ret, "%s", err);
+		goto err;
+	}
+	describe_backing(mr);
+
+	registry_add(&mr->obj, OBJ_MR, rc->s);
+	HASH_ADD(hh_key, mrs_by_key, key, sizeof(mr->key), mr);
+	DL_APPEND(rc->s->mrs, mr);
+	peer->users++;
+	rc->s->counts.mrs++;
+	rc->s->counts.pinned_bytes += mr->span_len;
+	log_debug("session %s: registered %llu bytes at 0x%llx (%s), key %08x",
+			session_name(rc->s), (unsigned long long)mr->length,
+			(unsigned long long)mr->addr, mr->backing, mr->key);
+
+	rpmad__mr_reg_reply__init(&rc->mr);
+	rc->mr.mr_id = mr->obj.id;
+	rc->mr.key = mr->key;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_MR;
+	rc->resp.mr = &rc->mr;
+	return;
+
+err:
+	mr_put(mr);
+}
+
+void
+mr_destroy(struct mr *mr)
+{
+	struct session *s = mr->obj.owner;
+	if (mr->peer->dev->tp->mr_deregister)
+		mr->peer->dev->tp->mr_deregister(mr);
+	registry_remove(&mr->obj);
+	HASH_DELETE(hh_key, mrs_by_key, mr);
+	DL_DELETE(s->mrs, mr);
+	mr->peer->users--;
+	s->counts.mrs--;
+	s->counts.pinned_bytes -= mr->span_len;
+	mr->deregistered = true;
+	mr_put(mr);
+}
+
+static struct mr *
+mr_find(struct req_ctx *rc, uint64_t id)
+{
+	struct obj *o = registry_find(id, OBJ_MR, rc->s);
+	if (o == NULL)
+		req_fail(rc, RPMA_E_INVAL, 0, "no registration %llx in this "
+				"session", (unsigned long long)id);
+	return (struct mr *)o;
+}
+
+void
+mr_handle_dereg(struct req_ctx *rc)
+{
+	struct mr *mr = mr_find(rc, rc->req->mr_dereg->mr_id);
+	if (mr == NULL)
+		return;
+	mr_destroy(mr);
+	req_ok(rc);
+}
+
+void
+mr_handle_advise(struct req_ctx *rc)
+{
+	const Rpmad__MrAdvise *m = rc->req->mr_advise;
+	struct mr *mr = mr_find(rc, m->mr_id);
+	if (mr == NULL)
+		return;
+	if (m->offset > mr->length || m->length > mr->length - m->offset) {
+		req_fail(rc, RPMA_E_INVAL, 0, "range out of the registration");
+		return;
+	}
+	if (m->advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+			!mr_allows(mr, MR_LOCAL_WRITE)) {
+		req_fail(rc, RPMA_E_INVAL, 0, "the usage does not allow writes");
+		return;
+	}
+	if (mr->peer->dev->tp->mr_advise) {
+		char err[256];
+		int ret = mr->peer->dev->tp->mr_advise(mr, m->offset,
+				m->length, m->advice, m->flags, err,
+				sizeof(err));
+		if (ret) {
+			req_fail(rc, ret == -EOPNOTSUPP ? RPMA_E_NOSUPP :
+					ret == -EINVAL ? RPMA_E_INVAL :
+					RPMA_E_PROVIDER, -ret, "%s", err);
+			return;
+		}
+		req_ok(rc);
+		return;
+	}
+
+	/* nothing to pin or fault in for a NIC: read the pages in early */
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = (mr->addr + m->offset) & ~(page - 1);
+	uint64_t end = mr->addr + m->offset + m->length;
+	if (end > start)
+		(void) madvise(mr->base + (start - mr->span_start), end - start,
+				MADV_WILLNEED);
+	req_ok(rc);
+}

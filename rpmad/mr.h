@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mr.h -- memory registrations: rpmad's mapping of a client's pages
+ *
+ * A registration arrives as a list of file segments (memfds the library
+ * made, or the application's own files such as pmem) which rpmad maps back
+ * to back, so that the client's range [addr, addr + length) corresponds to
+ * one contiguous range of rpmad's. File-backed segments are mapped with
+ * libpmem2 so that persisting a range reaches the persistence domain the
+ * right way (cache flush on real pmem, msync on page-cache files).
+ */
+
+#ifndef RPMAD_MR_H
+#define RPMAD_MR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include "registry.h"
+#include "request.h"
+
+struct peer;
+struct pmem2_map;
+struct pmem2_vm_reservation;
+
+/* What an access needs from a registration's usage. */
+enum mr_access {
+	MR_LOCAL_READ,		/* source of a write or send */
+	MR_LOCAL_WRITE,		/* destination of a read or receive */
+	MR_REMOTE_READ,		/* a peer reads it (read, flush) */
+	MR_REMOTE_WRITE,	/* a peer writes it (write, atomic write) */
+	MR_REMOTE_PERSIST,	/* a peer flushes it to persistence */
+};
+
+struct mr_segment {
+	int fd;
+	uint64_t offset;	/* in the file */
+	uint64_t length;
+	uint64_t span_offset;	/* where it starts in the registration's span */
+	bool file_backed;
+	struct pmem2_map *map;	/* file-backed segments: libpmem2's mapping */
+	void (*persist)(const void *ptr, size_t size);
+};
+
+struct mr {
+	struct obj obj;
+	struct peer *peer;
+	uint32_t key;
+	uint64_t addr, length;		/* the client's registration */
+	uint64_t span_start, span_len;	/* page-aligned cover of it */
+	uint8_t *base;			/* rpmad's address of span_start */
+	uint32_t usage;
+	bool writable;			/* mapped with PROT_WRITE */
+	struct mr_segment *segs;
+	unsigned nsegs;
+	struct pmem2_vm_reservation *rsv;
+	unsigned refs;			/* 1 for the registration + work */
+	bool deregistered;
+	bool broken;			/* a page was lost (file truncated) */
+	char backing[256];		/* "anonymous" or the file's path */
+	void *tp_mr;			/* the transport's registration */
+	UT_hash_handle hh_key;
+	struct mr *prev, *next;		/* the session's registrations */
+};
+
+/* mr_by_key -- the live registration with this key, or NULL */
+struct mr *mr_by_key(uint32_t key);
+
+/* mr_allows -- whether the usage grants the access */
+bool mr_allows(const struct mr *mr, enum mr_access access);
+
+/*
+ * mr_translate -- rpmad's address of the client's [addr, addr + len), or
+ * NULL when it is not inside the registration.
+ */
+void *mr_translate(const struct mr *mr, uint64_t addr, uint64_t len);
+
+/* mr_persist -- persist the client's [addr, addr + len); 0 or -1 */
+int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
+
+void mr_get(struct mr *mr);
+void mr_put(struct mr *mr);
+
+/* mr_destroy -- deregister (the mapping goes with the last reference) */
+void mr_destroy(struct mr *mr);
+
+void mr_handle_reg(struct req_ctx *rc);
+void mr_handle_dereg(struct req_ctx *rc);
+void mr_handle_advise(struct req_ctx *rc);
+
+#endif /* RPMAD_MR_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * qp.h -- rpmad's side of a shared queue pair (see common/qp_region.h)
+ *
+ * The region is a sealed memfd the client maps too. Everything rpmad reads
+ * from it is hostile: entries are copied out before they are looked at and
+ * an index the client moved beyond what is possible marks the queue pair
+ * corrupted (the connection then fails; nothing else does). rpmad keeps its
+ * own copy of the layout and of every index it owns.
+ */
+
+#ifndef RPMAD_QP_H
+#define RPMAD_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "qp_region.h"
+
+/* completions that did not fit a full CQ yet, in order */
+struct cqe_backlog {
+	struct qp_cqe *entries;
+	uint32_t cap, head, count;
+};
+
+struct qp {
+	int memfd;
+	void *region;
+	struct qp_region_header *hdr;
+	struct qp_layout layout;
+	struct qp_sizes sizes;
+
+	int doorbell_fd;		/* eventfd the client writes */
+	struct loop_watch doorbell_watch;
+	int event_sock;			/* rpmad's ends of the notification */
+	int cq_sock;			/* socket pairs */
+	int rcq_sock;
+
+	/* the client's ends, passed once and then closed */
+	int client_fds[5];
+	unsigned n_client_fds;
+
+	uint32_t sq_head;		/* next SQ entry to take */
+	uint32_t rq_head;		/* next RQ entry to take */
+	uint32_t cq_tail, rcq_tail;	/* next CQ/RCQ slot to fill */
+	struct cqe_backlog cq_backlog, rcq_backlog;
+	bool corrupted;
+	bool sleeping;			/* need_wakeup is set */
+};
+
+/*
+ * qp_create -- a region for these depths, its doorbell and notification
+ * sockets. Returns 0 or a negative errno (reason in err).
+ */
+int qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
+		char *err, size_t errlen);
+
+/* qp_destroy -- unmap and close everything (the client's ends included) */
+void qp_destroy(struct qp *qp);
+
+/* qp_set_state -- publish enum qp_state to the client */
+void qp_set_state(struct qp *qp, enum qp_state state);
+
+/*
+ * qp_sq_next -- copy the next posted send entry into *out.
+ * Returns 1 (got one; its SQ index in *index), 0 (none) or -1 (the client
+ * moved the tail impossibly: corrupted).
+ */
+int qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index);
+
+/* qp_rq_next -- likewise for the receive queue */
+int qp_rq_next(struct qp *qp, struct qp_rqe *out);
+
+/* qp_sq_pending / qp_rq_pending -- whether entries wait (no copy) */
+bool qp_sq_pending(struct qp *qp);
+bool qp_rq_pending(struct qp *qp);
+
+/*
+ * qp_complete -- hand one completion to the client: to the RCQ when `recv`
+ * and the queue pair has one, else to the CQ; into the backlog when that is
+ * full. Notifies the client when it armed the queue.
+ */
+void qp_complete(struct qp *qp, const struct qp_cqe *cqe, bool recv);
+
+/* qp_backlog_drain -- move backlog entries that now fit; work done */
+int qp_backlog_drain(struct qp *qp);
+
+/* qp_backlog_waiting -- whether completions wait for room */
+bool qp_backlog_waiting(struct qp *qp);
+
+/* qp_notify_event -- one byte on the connection event socket */
+void qp_notify_event(struct qp *qp);
+
+/*
+ * qp_prepare_sleep -- set need_wakeup and look again: returns true when
+ * work arrived meanwhile (new receives count only when `want_rq`: a
+ * message waits for one). qp_wake -- clear need_wakeup.
+ */
+bool qp_prepare_sleep(struct qp *qp, bool want_rq);
+void qp_wake(struct qp *qp);
+
+/* qp_doorbell_drain -- consume the doorbell's count */
+void qp_doorbell_drain(struct qp *qp);
+
+#endif /* RPMAD_QP_H */

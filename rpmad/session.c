@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * session.c -- client sessions: accepting, identifying (SO_PEERCRED),
+ * reading requests, and releasing everything a client owned when it goes
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "ep.h"
+#include "librpma.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "session.h"
+
+/* Requests handled per wake-up of one session before others get a turn. */
+#define REQUESTS_PER_TURN 16
+
+static uint64_t next_session_id = 1;
+
+const char *
+session_name(const struct session *s)
+{
+	return s->name;
+}
+
+int
+session_fd(const struct session *s)
+{
+	return s->fd;
+}
+
+bool
+session_said_hello(const struct session *s)
+{
+	return s->hello;
+}
+
+bool
+session_is_admin(const struct session *s)
+{
+	return s->admin;
+}
+
+struct session *
+session_find_pid(pid_t pid)
+{
+	struct session *s;
+	DL_FOREACH(rpmad.sessions, s) {
+		if (s->pid == pid && !s->closing)
+			return s;
+	}
+	return NULL;
+}
+
+static bool
+id_in(unsigned id, const unsigned *list, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (list[i] == id)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the user, or one of its groups, is in `groups`. */
+static bool
+member_of_any(uid_t uid, gid_t gid, const gid_t *groups, unsigned n)
+{
+	if (id_in(gid, groups, n))
+		return true;
+	struct passwd *pw = getpwuid(uid);
+	if (pw == NULL)
+		return false;
+	gid_t list[256];
+	int count = 256;
+	if (getgrouplist(pw->pw_name, gid, list, &count) < 0)
+		return false;
+	for (int i = 0; i < count; i++) {
+		if (id_in(list[i], groups, n))
+			return true;
+	}
+	return false;
+}
+
+static void
+identify(struct session *s)
+{
+	const struct config *c = &rpmad.cfg;
+	s->admin = s->uid == 0 || member_of_any(s->uid, s->gid,
+			c->admin_groups, c->n_admin_groups);
+	s->allowed = s->admin ||
+		(c->n_allow_users == 0 && c->n_allow_groups == 0) ||
+		id_in(s->uid, c->allow_users, c->n_allow_users) ||
+		member_of_any(s->uid, s->gid, c->allow_groups,
+				c->n_allow_groups);
+
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, s->comm, sizeof(s->comm) - 1);
+		if (n > 0) {
+			s->comm[n] = '\0';
+			s->comm[strcspn(s->comm, "\n")] = '\0';
+		}
+		(void) close(fd);
+	}
+	(void) snprintf(s->name, sizeof(s->name), "pid %d (%s)", (int)s->pid,
+			s->comm[0] ? s->comm : "?");
+}
+
+static void session_ready(struct loop_watch *w, uint32_t events);
+
+static void
+session_new(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+		log_warning("SO_PEERCRED: %s", strerror(errno));
+		(void) close(fd);
+		return;
+	}
+	struct session *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		log_err("out of memory for a new session");
+		(void) close(fd);
+		return;
+	}
+	s->id = next_session_id++;
+	s->fd = fd;
+	s->pid = cred.pid;
+	s->uid = cred.uid;
+	s->gid = cred.gid;
+	identify(s);
+
+	s->watch.fd = fd;
+	s->watch.fn = session_ready;
+	s->watch.arg = s;
+	if (loop_add(rpmad.loop, &s->watch, EPOLLIN | EPOLLRDHUP)) {
+		(void) close(fd);
+		free(s);
+		return;
+	}
+	DL_APPEND(rpmad.sessions, s);
+	rpmad.stats.sessions_total++;
+	log_info("session %s: connected (uid %u, gid %u)%s", s->name,
+			(unsigned)s->uid, (unsigned)s->gid,
+			s->allowed ? "" : ", not allowed by the configuration");
+}
+
+void
+session_accept_all(int listen_fd)
+{
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL,
+				SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warning("accept: %s", strerror(errno));
+			return;
+		}
+		session_new(fd);
+	}
+}
+
+void
+session_close_later(struct session *s)
+{
+	s->closing = true;
+}
+
+void
+session_destroy(struct session *s)
+{
+	if (s->dispatching) {
+		s->closing = true;
+		return;
+	}
+	log_info("session %s: ended; releasing %u connection(s), %u "
+			"endpoint(s), %u registration(s) (%llu bytes), %u "
+			"peer(s)", s->name, s->counts.conns, s->counts.eps,
+			s->counts.mrs,
+			(unsigned long long)s->counts.pinned_bytes,
+			s->counts.peers);
+
+	/* users before what they use: connections, endpoints, memory, peers */
+	while (s->conns)
+		conn_destroy(s->conns, CONN_DESTROY_ABORT);
+	while (s->eps)
+		ep_destroy(s->eps);
+	while (s->mrs)
+		mr_destroy(s->mrs);
+	while (s->peers)
+		peer_destroy(s->peers);
+
+	loop_del(rpmad.loop, &s->watch);
+	(void) close(s->fd);
+	DL_DELETE(rpmad.sessions, s);
+	free(s);
+}
+
+void
+session_destroy_all(void)
+{
+	while (rpmad.sessions)
+		session_destroy(rpmad.sessions);
+}
+
+static void
+session_ready(struct loop_watch *w, uint32_t events)
+{
+	struct session *s = w->arg;
+	uint8_t *buf = malloc(CTL_MAX_MSG);
+	if (buf == NULL) {
+		log_err("out of memory reading a request");
+		return;
+	}
+
+	s->dispatching = true;
+	for (int i = 0; i < REQUESTS_PER_TURN && !s->closing; i++) {
+		int fds[CTL_MAX_FDS];
+		unsigned nfds = 0;
+		long n = ctl_recv(s->fd, buf, CTL_MAX_MSG, fds, CTL_MAX_FDS,
+				&nfds);
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
+			break;
+		if (n == 0) {
+			s->closing = true;
+			break;
+		}
+		if (n < 0) {
+			log_warning("session %s: bad packet (%s); ending the "
+					"session", s->name, strerror((int)-n));
+			s->closing = true;
+			break;
+		}
+		if (request_handle(s, buf, (size_t)n, fds, nfds))
+			s->closing = true;
+	}
+	s->dispatching = false;
+	free(buf);
+
+	if (!s->closing && (events & (EPOLLHUP | EPOLLERR)) &&
+			!(events & EPOLLIN))
+		s->closing = true;
+	if (s->closing)
+		session_destroy(s);
+}
+
+void
+session_handle_hello(struct req_ctx *rc)
+{
+	struct session *s = rc->s;
+	const Rpmad__Hello *h = rc->req->hello;
+
+	if (!s->allowed) {
+		req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not use this "
+				"rpmad (allow_users/allow_groups)",
+				(unsigned)s->uid);
+		session_close_later(s);
+		return;
+	}
+	if (h->version != RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT) {
+		req_fail(rc, RPMA_E_NOSUPP, 0, "protocol version %u is not "
+				"spoken here (this rpmad speaks %u)",
+				h->version,
+				RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT);
+		session_close_later(s);
+		return;
+	}
+	if (s->comm[0] == '\0' && h->client_name) {
+		(void) snprintf(s->comm, sizeof(s->comm), "%s",
+				h->client_name);
+		(void) snprintf(s->name, sizeof(s->name), "pid %d (%s)",
+				(int)s->pid, s->comm);
+	}
+	s->hello = true;
+
+	rpmad__hello_reply__init(&rc->hello);
+	rc->hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
+	rc->hello.daemon_version = PACKAGE_VERSION;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_HELLO;
+	rc->resp.hello = &rc->hello;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * stats.h -- counters per operation kind and a flush latency histogram
+ */
+
+#ifndef RPMAD_STATS_H
+#define RPMAD_STATS_H
+
+#include <stdint.h>
+
+#define STATS_LATENCY_BUCKETS 24	/* bucket i: < 2^i microseconds */
+
+struct op_counters {
+	uint64_t reads, writes, atomic_writes, flushes, sends, recvs;
+	uint64_t bytes_read, bytes_written, bytes_sent, bytes_received;
+	uint64_t errors;
+};
+
+struct stats {
+	struct op_counters ops;
+	uint64_t flush_latency[STATS_LATENCY_BUCKETS];
+	uint64_t requests, request_errors, sessions_total;
+};
+
+/* stats_flush_latency -- account one flush that took `ns` */
+void stats_flush_latency(struct stats *s, uint64_t ns);
+
+#endif /* RPMAD_STATS_H */

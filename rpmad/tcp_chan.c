@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_chan.c -- one TCP socket of the software transport: its options,
+ * its queue of frames to send (gathered into writev), its staging buffer
+ */
+
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "mr.h"
+#include "tcp_internal.h"
+
+#define IOV_BATCH 64
+
+int
+tcp_chan_setup_socket(int fd)
+{
+	int one = 1;
+	(void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+
+	/*
+	 * A peer that vanishes without a FIN (cut network, dead host) is
+	 * found by keepalives within tcp_timeout_ms; unacknowledged data
+	 * times out after the same time.
+	 */
+	unsigned timeout_ms = rpmad.cfg.tcp_timeout_ms;
+	int idle = (int)(timeout_ms / 3000);
+	if (idle < 1)
+		idle = 1;
+	int intvl = 1;
+	int cnt = (int)((timeout_ms / 1000 - (unsigned)idle) / (unsigned)intvl);
+	if (cnt < 1)
+		cnt = 1;
+	(void) setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	(void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	(void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+			sizeof(intvl));
+	(void) setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	(void) setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout_ms,
+			sizeof(timeout_ms));
+	return 0;
+}
+
+void
+tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
+		loop_fd_fn *fn)
+{
+	ch->fd = fd;
+	ch->tc = tc;
+	ch->watch.fd = fd;
+	ch->watch.fn = fn;
+	ch->watch.arg = ch;
+	ch->events = 0;
+}
+
+static void
+set_events(struct tcp_chan *ch, uint32_t events)
+{
+	if (ch->fd < 0 || ch->events == events)
+		return;
+	if (!ch->watch.added)
+		(void) loop_add(rpmad.loop, &ch->watch, events);
+	else
+		(void) loop_mod(rpmad.loop, &ch->watch, events);
+	ch->events = events;
+}
+
+static uint32_t
+wanted_events(const struct tcp_chan *ch)
+{
+	uint32_t ev = EPOLLRDHUP;
+	if (!ch->paused)
+		ev |= EPOLLIN;
+	if (ch->tx_head)
+		ev |= EPOLLOUT;
+	return ev;
+}
+
+void
+tcp_chan_pause(struct tcp_chan *ch, bool paused)
+{
+	ch->paused = paused;
+	set_events(ch, wanted_events(ch));
+}
+
+static struct tx_item *
+item_get(struct tcp_conn *tc)
+{
+	struct tx_item *it = tc->free_items;
+	if (it) {
+		tc->free_items = it->next;
+	} else {
+		it = malloc(sizeof(*it));
+		if (it == NULL)
+			return NULL;
+	}
+	it->next = NULL;
+	it->head_len = 0;
+	it->payload = NULL;
+	it->payload_len = 0;
+	it->mr_ref = NULL;
+	it->sent = 0;
+	return it;
+}
+
+static void
+item_put(struct tcp_conn *tc, struct tx_item *it)
+{
+	if (it->mr_ref)
+		mr_put(it->mr_ref);
+	it->mr_ref = NULL;
+	it->next = tc->free_items;
+	tc->free_items = it;
+}
+
+int
+tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *inline_data, size_t inline_len,
+		const void *payload, struct mr *mr_ref)
+{
+	if (ch->fd < 0)
+		return -1;
+	struct tx_item *it = item_get(ch->tc);
+	if (it == NULL)
+		return -1;
+	tcp_frame_encode(f, it->head);
+	it->head_len = TCP_FRAME_SIZE;
+	if (inline_len) {
+		memcpy(it->head + TCP_FRAME_SIZE, inline_data, inline_len);
+		it->head_len += inline_len;
+	}
+	if (payload) {
+		it->payload = payload;
+		it->payload_len = f->length - inline_len;
+		it->mr_ref = mr_ref;
+		if (mr_ref)
+			mr_get(mr_ref);
+	}
+	if (ch->tx_tail)
+		ch->tx_tail->next = it;
+	else
+		ch->tx_head = it;
+	ch->tx_tail = it;
+	return 0;
+}
+
+bool
+tcp_chan_pending(const struct tcp_chan *ch)
+{
+	return ch->fd >= 0 && ch->tx_head != NULL;
+}
+
+int
+tcp_chan_flush(struct tcp_chan *ch)
+{
+	while (ch->fd >= 0 && ch->tx_head) {
+		struct iovec iov[IOV_BATCH];
+		int n = 0;
+		for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1;
+				it = it->next) {
+			size_t off = it->sent;
+			if (off < it->head_len) {
+				iov[n].iov_base = it->head + off;
+				iov[n].iov_len = it->head_len - off;
+				n++;
+				off = it->head_len;
+			}
+			if (it->payload_len) {
+				iov[n].iov_base = (void *)(it->payload +
+						(off - it->head_len));
+				iov[n].iov_len = it->payload_len -
+						(off - it->head_len);
+				n++;
+			}
+		}
+		ssize_t w = writev(ch->fd, iov, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			log_info("tcp: send: %s", strerror(errno));
+			set_events(ch, wanted_events(ch));
+			return -1;
+		}
+		size_t left = (size_t)w;
+		while (left > 0 && ch->tx_head) {
+			struct tx_item *it = ch->tx_head;
+			size_t total = it->head_len + it->payload_len;
+			size_t take = total - it->sent;
+			if (take > left)
+				take = left;
+			it->sent += take;
+			left -= take;
+			if (it->sent == total) {
+				ch->tx_head = it->next;
+				if (ch->tx_head == NULL)
+					ch->tx_tail = NULL;
+				item_put(ch->tc, it);
+			}
+		}
+	}
+	set_events(ch, wanted_events(ch));
+	return 0;
+}
+
+long
+tcp_chan_fill(struct tcp_chan *ch)
+{
+	if (ch->rbuf == NULL) {
+		ch->rbuf = malloc(TCP_RBUF_SIZE);
+		if (ch->rbuf == NULL)
+			return -ENOMEM;
+	}
+	if (ch->rpos > 0) {
+		memmove(ch->rbuf, ch->rbuf + ch->rpos, ch->rlen - ch->rpos);
+		ch->rlen -= ch->rpos;
+		ch->rpos = 0;
+	}
+	if (ch->rlen == TCP_RBUF_SIZE)
+		return -ENOBUFS;
+	ssize_t n;
+	do {
+		n = recv(ch->fd, ch->rbuf + ch->rlen, TCP_RBUF_SIZE - ch->rlen,
+				0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	ch->rlen += (size_t)n;
+	return n;
+}
+
+void
+tcp_chan_close(struct tcp_chan *ch, bool abort)
+{
+	if (ch->fd >= 0) {
+		loop_del(rpmad.loop, &ch->watch);
+		if (abort) {
+			/* a reset tells the peer at once that we are gone */
+			struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+			(void) setsockopt(ch->fd, SOL_SOCKET, SO_LINGER, &lg,
+					sizeof(lg));
+		}
+		(void) close(ch->fd);
+		ch->fd = -1;
+	}
+	while (ch->tx_head) {
+		struct tx_item *it = ch->tx_head;
+		ch->tx_head = it->next;
+		item_put(ch->tc, it);
+	}
+	ch->tx_tail = NULL;
+	free(ch->rbuf);
+	ch->rbuf = NULL;
+	ch->rpos = ch->rlen = 0;
+}

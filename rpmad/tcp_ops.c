@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_ops.c -- operations over the software transport
+ *
+ * Initiator: every work request becomes one frame on our operations
+ * socket and waits, in order, for its answer. Target: every operation
+ * frame is checked (key, bounds, usage) before a byte of it lands, then
+ * executed in order and answered; a bad one is refused with NAK and the
+ * rest of that direction discarded, as a verbs responder does.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "guard.h"
+#include "log.h"
+#include "mr.h"
+#include "tcp_internal.h"
+
+/* ------------------------------------------------------------ initiator */
+
+static void
+out_push(struct tcp_conn *tc, struct work *w)
+{
+	w->next = NULL;
+	if (tc->out_tail)
+		tc->out_tail->next = w;
+	else
+		tc->out_head = w;
+	tc->out_tail = w;
+}
+
+static struct work *
+out_pop(struct tcp_conn *tc)
+{
+	struct work *w = tc->out_head;
+	if (w) {
+		tc->out_head = w->next;
+		if (tc->out_head == NULL)
+			tc->out_tail = NULL;
+		w->next = NULL;
+	}
+	return w;
+}
+
+int
+tcp_ops_post(struct tcp_conn *tc, struct work *w)
+{
+	struct tcp_frame f = {
+		.length = w->length,
+		.raddr = w->raddr,
+		.rkey = w->rkey,
+		.imm = w->imm,
+	};
+	const void *payload = NULL;
+	uint8_t atomic_value[8];
+	const void *inline_data = NULL;
+	size_t inline_len = 0;
+
+	switch (w->opcode) {
+	case QP_OP_READ:
+		f.type = TF_READ;
+		break;
+	case QP_OP_WRITE:
+	case QP_OP_WRITE_IMM:
+		f.type = TF_WRITE;
+		f.flags = w->opcode == QP_OP_WRITE_IMM ? TF_F_IMM : 0;
+		payload = w->local;
+		break;
+	case QP_OP_ATOMIC_WRITE:
+		/* the 8 bytes as they are now, as a NIC would read them */
+		if (guarded_memcpy(atomic_value, w->local, 8)) {
+			conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
+			return 0;
+		}
+		f.type = TF_ATOMIC;
+		inline_data = atomic_value;
+		inline_len = 8;
+		break;
+	case QP_OP_FLUSH:
+		f.type = TF_FLUSH;
+		f.flags = w->persistent ? TF_F_PERSIST : 0;
+		break;
+	default:
+		f.type = TF_SEND;
+		f.flags = w->opcode == QP_OP_SEND_IMM ? TF_F_IMM : 0;
+		payload = w->local;
+		break;
+	}
+	f.seq = tc->next_seq;
+	if (tcp_chan_send(tc->ini, &f, inline_data, inline_len,
+			payload && f.length ? payload : NULL, w->lmr))
+		return -EAGAIN;
+	w->tp_seq = tc->next_seq++;
+	out_push(tc, w);
+	tcp_chan_mark_dirty(tc->ini);
+	return 0;
+}
+
+void
+tcp_ops_fail_outstanding(struct tcp_conn *tc, enum ibv_wc_status status)
+{
+	struct work *w;
+	while ((w = out_pop(tc)) != NULL)
+		conn_work_done(tc->conn, w, status);
+}
+
+/* Everything before `seq` was done by the target: complete it. */
+static int
+complete_before(struct tcp_conn *tc, uint64_t seq)
+{
+	while (tc->out_head && tc->out_head->tp_seq < seq) {
+		struct work *w = out_pop(tc);
+		if (w->opcode == QP_OP_READ)
+			return -1;	/* a read is answered by its data only */
+		conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+	}
+	return 0;
+}
+
+/* The statuses a target may report; anything else is a remote error. */
+static enum ibv_wc_status
+nak_status(uint32_t v)
+{
+	switch (v) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+	case IBV_WC_REM_OP_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return (enum ibv_wc_status)v;
+	default:
+		return IBV_WC_REM_OP_ERR;
+	}
+}
+
+int
+tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	const struct tcp_frame *f = &ch->cur;
+	if (f->seq >= tc->next_seq || complete_before(tc, f->seq)) {
+		tcp_conn_violation(tc, "answer out of sequence");
+		return -1;
+	}
+	ch->sink = SINK_DISCARD;
+
+	switch (f->type) {
+	case TF_ACK:
+		if (complete_before(tc, f->seq + 1)) {
+			tcp_conn_violation(tc, "read acknowledged without data");
+			return -1;
+		}
+		return 0;
+	case TF_READ_RESP: {
+		struct work *w = tc->out_head;
+		if (w == NULL || w->tp_seq != f->seq ||
+				w->opcode != QP_OP_READ || w->length != f->length) {
+			tcp_conn_violation(tc, "data for no read");
+			return -1;
+		}
+		ch->sink = SINK_MEM;
+		ch->dst = w->local;
+		return 0;
+	}
+	case TF_NAK: {
+		struct work *w = tc->out_head;
+		if (w == NULL || w->tp_seq != f->seq) {
+			tcp_conn_violation(tc, "refusal of no operation");
+			return -1;
+		}
+		w = out_pop(tc);
+		enum ibv_wc_status st = nak_status(f->imm);
+		log_info("tcp: connection qp %u: the target refused work %u: "
+				"%s", tc->conn->qp_num, w->sq_index,
+				ibv_wc_status_str(st));
+		conn_work_done(tc->conn, w, st);
+		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_qp_error(tc->conn);
+		return 0;
+	}
+	default:
+		tcp_conn_violation(tc, "unknown answer");
+		return -1;
+	}
+}
+
+void
+tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	if (ch->cur.type != TF_READ_RESP)
+		return;
+	struct work *w = out_pop(tc);
+	if (ch->copy_failed) {
+		conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
+		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_qp_error(tc->conn);
+		return;
+	}
+	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+}
+
+void
+tcp_ops_forget(struct tcp_conn *tc)
+{
+	tc->out_head = tc->out_tail = NULL;
+	if (tc->rs_active) {
+		conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR, 0,
+				IBV_WC_RECV, false, 0);
+		tc->rs_active = false;
+	}
+	if (tc->tgt_mr) {
+		mr_put(tc->tgt_mr);
+		tc->tgt_mr = NULL;
+	}
+}
+
+/* --------------------------------------------------------------- target */
+
+static void
+send_answer(struct tcp_conn *tc, const struct tcp_frame *f,
+		const void *payload, struct mr *mr)
+{
+	if (tcp_chan_send(tc->tgt, f, NULL, 0, payload, mr))
+		tcp_conn_over(tc, RPMA_CONN_LOST);
+	else
+		tcp_chan_mark_dirty(tc->tgt);
+}
+
+void
+tcp_target_ack(struct tcp_conn *tc)
+{
+	if (!tc->ack_due)
+		return;
+	tc->ack_due = false;
+	struct tcp_frame f = { .type = TF_ACK, .seq = tc->last_done };
+	send_answer(tc, &f, NULL, NULL);
+}
+
+/*
+ * Refuses operation `seq`: NAK to the initiator, and this direction
+ * discards everything after it. An error of our own queue pair (bad
+ * access, bad receive) also fails our work, as a verbs responder's does.
+ */
+static void
+refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
+		bool qp_fails)
+{
+	tcp_target_ack(tc);
+	struct tcp_frame f = { .type = TF_NAK, .seq = ch->cur.seq,
+			.imm = status };
+	send_answer(tc, &f, NULL, NULL);
+	tc->tgt_error = true;
+	ch->sink = SINK_DISCARD;
+	log_info("tcp: connection qp %u: refused operation %llu of the peer: "
+			"%s", tc->conn->qp_num,
+			(unsigned long long)ch->cur.seq,
+			ibv_wc_status_str(status));
+	if (qp_fails && tc->state == TC_ESTABLISHED) {
+		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_qp_error(tc->conn);
+	}
+}
+
+/* The target's side of a message: a receive to land in, or RNR. */
+static int
+take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
+{
+	int ret = conn_take_recv(tc->conn, len, &tc->rs);
+	if (ret == -EAGAIN) {
+		if (!tc->rnr) {
+			tc->rnr = true;
+			loop_timer_arm(rpmad.loop, &tc->rnr_timer,
+					(uint64_t)rpmad.cfg.rnr_timeout_ms *
+					1000000);
+		}
+		tcp_chan_pause(ch, true);
+		return 1;
+	}
+	if (ret) {
+		refuse(tc, ch, ch->cur.type == TF_SEND ?
+				IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR,
+				true);
+		return -1;
+	}
+	if (tc->rnr) {
+		tc->rnr = false;
+		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	}
+	tc->rs_active = true;
+	return 0;
+}
+
+/* Finds the memory of a remote access or refuses the operation. */
+static int
+access_or_refuse(struct tcp_conn *tc, struct tcp_chan *ch, uint64_t len,
+		enum mr_access access, struct mr **mr, void **ptr)
+{
+	if (conn_target_access(tc->conn, ch->cur.rkey, ch->cur.raddr, len,
+			access, mr, ptr) == 0)
+		return 0;
+	refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+	return -1;
+}
+
+int
+tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	const struct tcp_frame *f = &ch->cur;
+	if (f->seq != tc->expect_seq) {
+		tcp_conn_violation(tc, "operation out of sequence");
+		return -1;
+	}
+	ch->sink = SINK_DISCARD;
+	if (tc->tgt_error)
+		return 0;
+
+	struct mr *mr = NULL;
+	void *ptr = NULL;
+	switch (f->type) {
+	case TF_WRITE:
+		if (f->flags & TF_F_IMM) {
+			int r = take_recv(tc, ch, 0);
+			if (r)
+				return r > 0 ? 1 : 0;
+		}
+		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_WRITE, &mr,
+				&ptr))
+			return 0;
+		break;
+	case TF_READ:
+		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_READ, &mr,
+				&ptr))
+			return 0;
+		struct tcp_frame resp = { .type = TF_READ_RESP, .seq = f->seq,
+				.length = f->length };
+		send_answer(tc, &resp, f->length ? ptr : NULL, mr);
+		tc->ack_due = false;	/* the data acknowledges all before */
+		return 0;
+	case TF_ATOMIC:
+		if ((f->raddr & 7) || access_or_refuse(tc, ch, 8,
+				MR_REMOTE_WRITE, &mr, &ptr)) {
+			if (!tc->tgt_error)
+				refuse(tc, ch, IBV_WC_REM_INV_REQ_ERR, true);
+			return 0;
+		}
+		ch->sink = SINK_SCRATCH;
+		return 0;
+	case TF_FLUSH:
+		if (access_or_refuse(tc, ch, f->length,
+				(f->flags & TF_F_PERSIST) ? MR_REMOTE_PERSIST :
+				MR_REMOTE_READ, &mr, &ptr))
+			return 0;
+		/* everything before it was applied: that is visibility */
+		if ((f->flags & TF_F_PERSIST) && mr &&
+				mr_persist(mr, f->raddr, f->length)) {
+			refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
+			return 0;
+		}
+		return 0;
+	case TF_SEND: {
+		int r = take_recv(tc, ch, f->length);
+		if (r)
+			return r > 0 ? 1 : 0;
+		ch->sink = SINK_MEM;
+		ch->dst = tc->rs.buf;
+		return 0;
+	}
+	default:
+		tcp_conn_violation(tc, "unknown operation");
+		return -1;
+	}
+	/* a write: the payload lands in registered memory */
+	if (mr) {
+		mr_get(mr);
+		tc->tgt_mr = mr;
+	}
+	ch->sink = SINK_MEM;
+	ch->dst = ptr;
+	return 0;
+}
+
+void
+tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	const struct tcp_frame *f = &ch->cur;
+	tc->expect_seq = f->seq + 1;
+	if (tc->tgt_mr) {
+		mr_put(tc->tgt_mr);
+		tc->tgt_mr = NULL;
+	}
+	/* a write that hit a lost page of a truncated file */
+	if (!tc->tgt_error && f->type == TF_WRITE && ch->copy_failed)
+		refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+	if (tc->tgt_error) {
+		if (tc->rs_active) {
+			conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR,
+					0, IBV_WC_RECV, false, 0);
+			tc->rs_active = false;
+		}
+		return;
+	}
+
+	switch (f->type) {
+	case TF_WRITE:
+		if (tc->rs_active) {
+			conn_recv_done(tc->conn, &tc->rs, IBV_WC_SUCCESS,
+					f->length, IBV_WC_RECV_RDMA_WITH_IMM,
+					true, f->imm);
+			tc->rs_active = false;
+		}
+		break;
+	case TF_ATOMIC: {
+		struct mr *mr;
+		void *ptr;
+		uint64_t value;
+		memcpy(&value, ch->scratch, sizeof(value));
+		if (conn_target_access(tc->conn, f->rkey, f->raddr, 8,
+				MR_REMOTE_WRITE, &mr, &ptr) ||
+				guarded_store64(ptr, value)) {
+			if (mr)
+				mr->broken = true;
+			refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+			return;
+		}
+		break;
+	}
+	case TF_SEND:
+		conn_recv_done(tc->conn, &tc->rs, ch->copy_failed ?
+				IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
+				f->length, IBV_WC_RECV,
+				(f->flags & TF_F_IMM) != 0, f->imm);
+		tc->rs_active = false;
+		break;
+	default:
+		break;
+	}
+	tc->last_done = f->seq;
+	tc->ack_due = true;
+	/* a flush is waited for: answer it now, not at the end of the batch */
+	if (f->type == TF_FLUSH)
+		tcp_target_ack(tc);
+}
+
+void
+tcp_target_resume(struct tcp_conn *tc)
+{
+	if (!tc->rnr || tc->tgt == NULL || tc->tgt->fd < 0)
+		return;
+	tcp_chan_pause(tc->tgt, false);
+	(void) tcp_chan_rx(tc->tgt);
+}
+
+void
+tcp_target_rnr_expired(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	if (!tc->rnr || tc->state != TC_ESTABLISHED)
+		return;
+	tc->rnr = false;
+	struct tcp_chan *ch = tc->tgt;
+	log_info("tcp: connection qp %u: no receive was posted within %u ms",
+			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
+	/* the sender's problem: its queue pair fails, ours goes on */
+	refuse(tc, ch, IBV_WC_RNR_RETRY_EXC_ERR, false);
+	ch->begun = true;
+	tcp_chan_pause(ch, false);
+	(void) tcp_chan_rx(ch);
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_wire.c -- encoding and checking frames of the software transport
+ */
+
+#include <endian.h>
+#include <string.h>
+
+#include "tcp_wire.h"
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+/*
+ * Layout: type(1) flags(1) reserved(2) length(4) seq(8) raddr(8)
+ * rkey(4) imm(4). imm travels as the application gave it.
+ */
+void
+tcp_frame_encode(const struct tcp_frame *f, uint8_t out[TCP_FRAME_SIZE])
+{
+	memset(out, 0, TCP_FRAME_SIZE);
+	out[0] = f->type;
+	out[1] = f->flags;
+	put32(out + 4, f->length);
+	put64(out + 8, f->seq);
+	put64(out + 16, f->raddr);
+	put32(out + 24, f->rkey);
+	memcpy(out + 28, &f->imm, sizeof(f->imm));
+}
+
+/* Flags each type may carry. */
+static uint8_t
+allowed_flags(uint8_t type)
+{
+	switch (type) {
+	case TF_WRITE:
+	case TF_SEND:
+		return TF_F_IMM;
+	case TF_FLUSH:
+		return TF_F_PERSIST;
+	default:
+		return 0;
+	}
+}
+
+int
+tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->type = in[0];
+	f->flags = in[1];
+	if (get16(in + 2) != 0)
+		return -1;
+	f->length = get32(in + 4);
+	f->seq = get64(in + 8);
+	f->raddr = get64(in + 16);
+	f->rkey = get32(in + 24);
+	memcpy(&f->imm, in + 28, sizeof(f->imm));
+
+	if (f->flags & ~allowed_flags(f->type))
+		return -1;
+
+	switch (f->type) {
+	case TF_HELLO:
+		return f->length >= TCP_HELLO_SIZE &&
+			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 : -1;
+	case TF_ACCEPT:
+		return f->length <= TCP_PDATA_MAX ? 0 : -1;
+	case TF_REJECT:
+	case TF_READY:
+	case TF_DISCONNECT:
+	case TF_ACK:
+	case TF_NAK:
+		return f->length == 0 ? 0 : -1;
+	case TF_ATOMIC:
+		return f->length == 8 ? 0 : -1;
+	case TF_WRITE:
+	case TF_READ:
+	case TF_FLUSH:
+	case TF_SEND:
+	case TF_READ_RESP:
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+void
+tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE])
+{
+	memset(out, 0, TCP_HELLO_SIZE);
+	put32(out, h->magic);
+	put16(out + 4, h->version);
+	out[6] = h->role;
+	out[7] = h->pdata_len;
+	memcpy(out + 8, h->token, TCP_TOKEN_SIZE);
+	put32(out + 24, h->qp_num);
+}
+
+int
+tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
+{
+	if (len < TCP_HELLO_SIZE)
+		return -1;
+	h->magic = get32(in);
+	h->version = get16(in + 4);
+	h->role = in[6];
+	h->pdata_len = in[7];
+	memcpy(h->token, in + 8, TCP_TOKEN_SIZE);
+	h->qp_num = get32(in + 24);
+	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
+		return -1;
+	if (h->role == HELLO_PRIMARY)
+		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 : -1;
+	if (h->role == HELLO_SECONDARY)
+		return len == TCP_HELLO_SIZE && h->pdata_len == 0 ? 0 : -1;
+	return -1;
+}

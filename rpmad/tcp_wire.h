@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcp_wire.h -- the software transport's wire protocol (daemon to daemon)
+ *
+ * Every frame is a 32-byte header, little-endian, followed by `length`
+ * bytes of payload. One rpma connection uses two TCP connections, both
+ * opened by the active side:
+ *   primary    set-up and tear-down frames; the active side's operations
+ *              and the passive side's answers to them
+ *   secondary  the passive side's operations and the active side's answers
+ * so that a target that waits for a receive buffer (RNR) stops reading one
+ * direction only. On each connection, operations carry consecutive
+ * sequence numbers; the target executes them in order and answers in
+ * order: ACK(n) completes everything up to n, READ_RESP(n) carries the
+ * data of read n (and completes what came before it), NAK(n) fails n --
+ * the target then discards every further operation, as a verbs responder
+ * in the error state does.
+ */
+
+#ifndef RPMAD_TCP_WIRE_H
+#define RPMAD_TCP_WIRE_H
+
+#include <stdint.h>
+
+#define TCP_WIRE_MAGIC		0x414d5052u	/* "RPMA" */
+#define TCP_WIRE_VERSION	1
+#define TCP_FRAME_SIZE		32
+#define TCP_TOKEN_SIZE		16
+#define TCP_PDATA_MAX		255
+
+enum tcp_frame_type {
+	/* set-up and tear-down */
+	TF_HELLO = 1,		/* active -> passive, first on each socket */
+	TF_ACCEPT = 2,		/* passive -> active, payload: private data */
+	TF_REJECT = 3,		/* passive -> active */
+	TF_READY = 4,		/* active -> passive: established */
+	TF_DISCONNECT = 5,	/* either way, answered in kind */
+	/* operations, initiator -> target */
+	TF_WRITE = 16,		/* payload: the data */
+	TF_READ = 17,		/* length: bytes wanted */
+	TF_ATOMIC = 18,		/* payload: 8 bytes */
+	TF_FLUSH = 19,		/* length: bytes to flush */
+	TF_SEND = 20,		/* payload: the message */
+	/* answers, target -> initiator */
+	TF_ACK = 32,
+	TF_READ_RESP = 33,	/* payload: the data read */
+	TF_NAK = 34,		/* imm: enum ibv_wc_status of the failure */
+};
+
+/* frame flags */
+#define TF_F_IMM	(1u << 0)	/* write or send with immediate data */
+#define TF_F_PERSIST	(1u << 1)	/* flush to persistence */
+
+struct tcp_frame {
+	uint8_t type;
+	uint8_t flags;
+	uint32_t length;
+	uint64_t seq;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t imm;		/* network byte order, as the API has it */
+};
+
+/* The payload of HELLO (then private data on the primary socket). */
+#define TCP_HELLO_SIZE 32
+enum tcp_hello_role {
+	HELLO_PRIMARY = 1,
+	HELLO_SECONDARY = 2,
+};
+
+struct tcp_hello {
+	uint32_t magic;
+	uint16_t version;
+	uint8_t role;
+	uint8_t pdata_len;
+	uint8_t token[TCP_TOKEN_SIZE];
+	uint32_t qp_num;
+};
+
+/* tcp_frame_encode -- the 32 bytes of a header */
+void tcp_frame_encode(const struct tcp_frame *f, uint8_t out[TCP_FRAME_SIZE]);
+
+/*
+ * tcp_frame_decode -- parse and check a header received from a peer:
+ * known type, flags that type allows, a length that type allows.
+ * Returns 0 or -1 (a protocol violation).
+ */
+int tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f);
+
+/* tcp_frame_payload_len -- bytes after the header (READ, FLUSH: none) */
+static inline uint32_t
+tcp_frame_payload_len(const struct tcp_frame *f)
+{
+	return (f->type == TF_READ || f->type == TF_FLUSH) ? 0 : f->length;
+}
+
+void tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE]);
+
+/*
+ * tcp_hello_decode -- parse the HELLO payload of `len` bytes; 0 or -1 (bad
+ * magic, version, role, or a private data length that does not match)
+ */
+int tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h);
+
+#endif /* RPMAD_TCP_WIRE_H */

@@ -1,0 +1,31 @@
+#!/bin/sh
+# install-deps.sh -- install every Debian package rpmad needs to build, test
+# and run its conformance suite. Idempotent: installed packages are skipped.
+set -eu
+
+PACKAGES="
+	autoconf automake libtool pkg-config make gcc
+	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
+	libsystemd-dev libprotobuf-c-dev protobuf-c-compiler
+	check uthash-dev
+	iproute2 python3 procps groff-base systemd
+"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	echo "install-deps: everything is installed"
+	exit 0
+fi
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "install-deps: installing$missing"
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing
