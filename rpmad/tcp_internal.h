@@ -119,6 +119,13 @@ struct tcp_conn {
 	bool rs_active;
 	struct mr *tgt_mr;	/* registration a payload is landing in */
 
+	/*
+	 * Both ends in this rpmad: operations go memory to memory, the
+	 * sockets carry set-up and tear-down only (see tcp_local.c).
+	 */
+	struct tcp_conn *local_peer;
+	struct work *local_wait_head, *local_wait_tail;	/* RNR, in order */
+
 	struct tx_item *free_items;
 	struct tcp_conn *all_prev, *all_next;
 };
@@ -183,7 +190,23 @@ void tcp_ops_forget(struct tcp_conn *tc);
 /* complete every work still unanswered with `status` */
 void tcp_ops_fail_outstanding(struct tcp_conn *tc, enum ibv_wc_status status);
 
+/* ---- tcp_local.c ---- */
+/* link a passive connection with its active end in this rpmad, if there */
+void tcp_local_pair(struct tcp_conn *passive);
+/* undo the link (either side going away) */
+void tcp_local_unpair(struct tcp_conn *tc);
+/* execute work at the local peer; 0 */
+int tcp_local_post(struct tcp_conn *tc, struct work *w);
+/* the peer posted receives: run work waiting for them */
+void tcp_local_resume(struct tcp_conn *target);
+/* a send waited too long for a receive at the local peer */
+void tcp_local_rnr_expired(struct tcp_conn *tc);
+/* forget waiting work (the core flushes it) */
+void tcp_local_forget(struct tcp_conn *tc);
+
 /* ---- transport_tcp.c ---- */
+/* the active connection with this token, or NULL */
+struct tcp_conn *tcp_conn_find_active(const uint8_t *token);
 /* the connection is over: tell the core (once), stop reading */
 void tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event);
 /* a peer broke the protocol: log, abort, report the connection lost */

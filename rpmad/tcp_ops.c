@@ -456,6 +456,10 @@ void
 tcp_target_rnr_expired(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
+	if (tc->local_wait_head) {
+		tcp_local_rnr_expired(tc);
+		return;
+	}
 	if (!tc->rnr || tc->state != TC_ESTABLISHED)
 		return;
 	tc->rnr = false;

@@ -145,6 +145,8 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 	if (h.role == HELLO_PRIMARY) {
 		memcpy(tc->pdata, payload + TCP_HELLO_SIZE, h.pdata_len);
 		tc->pdata_len = h.pdata_len;
+		/* a client of this very rpmad: no need for the sockets' data */
+		tcp_local_pair(tc);
 		struct tcp_conn *sec = find_partner(tep, tc, HELLO_SECONDARY);
 		if (sec) {
 			adopt_socket(tc, sec);

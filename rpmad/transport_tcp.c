@@ -78,9 +78,21 @@ dirty_forget(struct tcp_chan *ch)
 	ch->dirty = false;
 }
 
+struct tcp_conn *
+tcp_conn_find_active(const uint8_t *token)
+{
+	for (struct tcp_conn *tc = all_tcs; tc; tc = tc->all_next) {
+		if (!tc->passive && tc->conn &&
+				memcmp(tc->token, token, TCP_TOKEN_SIZE) == 0)
+			return tc;
+	}
+	return NULL;
+}
+
 void
 tcp_conn_free(struct tcp_conn *tc)
 {
+	tcp_local_unpair(tc);
 	for (int i = 0; i < 2; i++) {
 		dirty_forget(&tc->chan[i]);
 		tcp_chan_close(&tc->chan[i], false);
@@ -527,6 +539,7 @@ tp_release(struct conn *conn, bool abort)
 	if (tc == NULL)
 		return;
 	tcp_ops_forget(tc);
+	tcp_local_forget(tc);
 	if (!abort) {
 		if (tc->state == TC_ESTABLISHED)
 			send_goodbye(tc);
@@ -549,6 +562,8 @@ tp_post(struct conn *conn, struct work *w)
 	struct tcp_conn *tc = conn->tp_conn;
 	if (tc == NULL || tc->state != TC_ESTABLISHED)
 		return -EAGAIN;
+	if (tc->local_peer)
+		return tcp_local_post(tc, w);
 	return tcp_ops_post(tc, w);
 }
 
@@ -556,8 +571,10 @@ static void
 tp_recv_posted(struct conn *conn)
 {
 	struct tcp_conn *tc = conn->tp_conn;
-	if (tc)
-		tcp_target_resume(tc);
+	if (tc == NULL)
+		return;
+	tcp_target_resume(tc);
+	tcp_local_resume(tc);
 }
 
 static int

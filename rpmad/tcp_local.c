@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_local.c -- the memory-to-memory shortcut of the software transport
+ *
+ * When both ends of a connection live in this rpmad (the passive side
+ * recognises the active side's HELLO token), operations skip the sockets:
+ * each is checked against the other end's registrations exactly as a
+ * remote target checks it, then copied, and completes at once -- in order,
+ * since every operation completes before the next one starts. A send that
+ * finds no receive waits (with the later work behind it) until one is
+ * posted or the RNR time runs out. Set-up and tear-down still go through
+ * the sockets, so events behave the same either way.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "guard.h"
+#include "log.h"
+#include "mr.h"
+#include "tcp_internal.h"
+
+void
+tcp_local_pair(struct tcp_conn *passive)
+{
+	struct tcp_conn *active = tcp_conn_find_active(passive->token);
+	if (active == NULL || active->local_peer)
+		return;
+	passive->local_peer = active;
+	active->local_peer = passive;
+}
+
+void
+tcp_local_unpair(struct tcp_conn *tc)
+{
+	if (tc->local_peer)
+		tc->local_peer->local_peer = NULL;
+	tc->local_peer = NULL;
+}
+
+static void
+wait_push(struct tcp_conn *tc, struct work *w)
+{
+	w->next = NULL;
+	if (tc->local_wait_tail)
+		tc->local_wait_tail->next = w;
+	else
+		tc->local_wait_head = w;
+	tc->local_wait_tail = w;
+}
+
+static void
+wait_push_front(struct tcp_conn *tc, struct work *w)
+{
+	w->next = tc->local_wait_head;
+	tc->local_wait_head = w;
+	if (tc->local_wait_tail == NULL)
+		tc->local_wait_tail = w;
+}
+
+static struct work *
+wait_pop(struct tcp_conn *tc)
+{
+	struct work *w = tc->local_wait_head;
+	if (w) {
+		tc->local_wait_head = w->next;
+		if (tc->local_wait_head == NULL)
+			tc->local_wait_tail = NULL;
+		w->next = NULL;
+	}
+	return w;
+}
+
+void
+tcp_local_forget(struct tcp_conn *tc)
+{
+	tc->local_wait_head = tc->local_wait_tail = NULL;
+	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+}
+
+/* The initiator's work failed: it and everything after it end. */
+static void
+fail(struct tcp_conn *tc, struct work *w, enum ibv_wc_status status)
+{
+	conn_work_done(tc->conn, w, status);
+	struct work *rest;
+	while ((rest = wait_pop(tc)) != NULL)
+		conn_work_done(tc->conn, rest, IBV_WC_WR_FLUSH_ERR);
+	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	conn_qp_error(tc->conn);
+}
+
+/* The target refused: its queue pair fails too, as a verbs responder's. */
+static void
+fail_at_target(struct tcp_conn *tc, struct work *w,
+		enum ibv_wc_status status)
+{
+	struct tcp_conn *peer = tc->local_peer;
+	fail(tc, w, status);
+	if (peer && peer->conn && !peer->conn->qp_error) {
+		struct work *rest;
+		while ((rest = wait_pop(peer)) != NULL)
+			conn_work_done(peer->conn, rest, IBV_WC_WR_FLUSH_ERR);
+		loop_timer_cancel(rpmad.loop, &peer->rnr_timer);
+		conn_qp_error(peer->conn);
+	}
+}
+
+/*
+ * Executes one work at the peer. Returns 1 when it must wait for a
+ * receive buffer (nothing happened), 0 otherwise (it completed).
+ */
+static int
+execute(struct tcp_conn *tc, struct work *w)
+{
+	struct tcp_conn *peer = tc->local_peer;
+	struct conn *target = peer ? peer->conn : NULL;
+	if (target == NULL || target->qp_error) {
+		fail(tc, w, target ? IBV_WC_REM_OP_ERR : IBV_WC_WR_FLUSH_ERR);
+		return 0;
+	}
+
+	struct mr *mr = NULL;
+	void *ptr = NULL;
+	struct recv_slot rs;
+	bool imm = false;
+	int ret;
+
+	switch (w->opcode) {
+	case QP_OP_WRITE_IMM:
+		imm = true;
+		ret = conn_take_recv(target, 0, &rs);
+		if (ret == -EAGAIN)
+			return 1;
+		if (ret) {
+			fail_at_target(tc, w, IBV_WC_REM_OP_ERR);
+			return 0;
+		}
+		/* fall through */
+	case QP_OP_WRITE:
+		if (conn_target_access(target, w->rkey, w->raddr, w->length,
+				MR_REMOTE_WRITE, &mr, &ptr) ||
+				(w->length && guarded_memcpy(ptr, w->local,
+				w->length))) {
+			if (imm)
+				conn_recv_done(target, &rs, IBV_WC_WR_FLUSH_ERR,
+						0, IBV_WC_RECV, false, 0);
+			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
+			return 0;
+		}
+		if (imm)
+			conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+					IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
+		break;
+	case QP_OP_READ:
+		if (conn_target_access(target, w->rkey, w->raddr, w->length,
+				MR_REMOTE_READ, &mr, &ptr)) {
+			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
+			return 0;
+		}
+		if (w->length && guarded_memcpy(w->local, ptr, w->length)) {
+			fail(tc, w, IBV_WC_LOC_PROT_ERR);
+			return 0;
+		}
+		break;
+	case QP_OP_ATOMIC_WRITE: {
+		uint64_t value;
+		if ((w->raddr & 7) || conn_target_access(target, w->rkey,
+				w->raddr, 8, MR_REMOTE_WRITE, &mr, &ptr)) {
+			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
+			return 0;
+		}
+		if (guarded_memcpy(&value, w->local, 8)) {
+			fail(tc, w, IBV_WC_LOC_PROT_ERR);
+			return 0;
+		}
+		if (guarded_store64(ptr, value)) {
+			mr->broken = true;
+			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
+			return 0;
+		}
+		break;
+	}
+	case QP_OP_FLUSH:
+		if (conn_target_access(target, w->rkey, w->raddr, w->length,
+				w->persistent ? MR_REMOTE_PERSIST :
+				MR_REMOTE_READ, &mr, &ptr)) {
+			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
+			return 0;
+		}
+		if (w->persistent && mr && mr_persist(mr, w->raddr, w->length)) {
+			fail_at_target(tc, w, IBV_WC_REM_OP_ERR);
+			return 0;
+		}
+		break;
+	default:	/* send, send with imm */
+		ret = conn_take_recv(target, w->length, &rs);
+		if (ret == -EAGAIN)
+			return 1;
+		if (ret) {
+			fail_at_target(tc, w, IBV_WC_REM_INV_REQ_ERR);
+			return 0;
+		}
+		if (w->length && guarded_memcpy(rs.buf, w->local, w->length)) {
+			conn_recv_done(target, &rs, IBV_WC_LOC_PROT_ERR, 0,
+					IBV_WC_RECV, false, 0);
+			fail(tc, w, IBV_WC_LOC_PROT_ERR);
+			return 0;
+		}
+		conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
+		break;
+	}
+	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+	return 0;
+}
+
+/* Runs waiting work in order until one must wait again. */
+static void
+run_waiting(struct tcp_conn *tc)
+{
+	struct work *w;
+	while (!tc->conn->qp_error && (w = wait_pop(tc)) != NULL) {
+		if (execute(tc, w) > 0) {
+			wait_push_front(tc, w);
+			return;
+		}
+	}
+	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+}
+
+int
+tcp_local_post(struct tcp_conn *tc, struct work *w)
+{
+	if (tc->local_wait_head == NULL && execute(tc, w) == 0)
+		return 0;
+	/* behind a send that waits for a receive: keep the order */
+	wait_push(tc, w);
+	if (!tc->rnr_timer.armed)
+		loop_timer_arm(rpmad.loop, &tc->rnr_timer,
+				(uint64_t)rpmad.cfg.rnr_timeout_ms * 1000000);
+	return 0;
+}
+
+void
+tcp_local_resume(struct tcp_conn *target)
+{
+	struct tcp_conn *tc = target->local_peer;
+	if (tc && tc->conn && tc->local_wait_head)
+		run_waiting(tc);
+}
+
+void
+tcp_local_rnr_expired(struct tcp_conn *tc)
+{
+	struct work *w = wait_pop(tc);
+	if (w == NULL)
+		return;
+	log_info("tcp: connection qp %u: no receive was posted within %u ms",
+			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
+	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
+}
