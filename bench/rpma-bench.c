@@ -373,7 +373,7 @@ lat_write_flush(struct client *c, struct result *r)
 }
 
 static void
-lat_read(struct client *c, struct result *r)
+lat_read(struct client *c, size_t size, struct result *r)
 {
 	double *lat = malloc(MAX_SAMPLES * sizeof(*lat));
 	size_t n = 0;
@@ -381,7 +381,7 @@ lat_read(struct client *c, struct result *r)
 	double end = now_s() + opt.seconds;
 	while (n < MAX_SAMPLES && now_s() < end) {
 		double t0 = now_s();
-		CHECK(rpma_read(c->conn, c->mr, 0, c->remote, 0, 4 * KIB,
+		CHECK(rpma_read(c->conn, c->mr, 0, c->remote, 0, size,
 				RPMA_F_COMPLETION_ALWAYS, NULL));
 		get_wc_wait(c->cq, &wc);
 		lat[n++] = now_s() - t0;
@@ -592,7 +592,7 @@ do_lat_wf(struct client *c, struct result *r, size_t s, unsigned d)
 static void
 do_lat_read(struct client *c, struct result *r, size_t s, unsigned d)
 {
-	lat_read(c, r);
+	lat_read(c, s, r);
 }
 
 static void

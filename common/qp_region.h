@@ -29,7 +29,7 @@
 #define QP_REGION_VERSION	1u
 #define QP_CACHELINE		64
 
-/* Largest ring the daemon creates; bigger requests are clamped (see docs). */
+/* Largest queue the daemon creates; a bigger request is refused. */
 #define QP_MAX_QUEUE_SIZE	(1u << 15)
 
 /* ---- send queue entries ---- */

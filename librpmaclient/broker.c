@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,11 +47,15 @@ disconnect_locked(void)
 	broker.sock = -1;
 }
 
-/* One round trip; the lock is held. Returns 0 or a negative errno. */
+/*
+ * One round trip; the lock is held. Returns 0 or a negative errno; *sent
+ * says whether the request left (a SEQPACKET send is all or nothing).
+ */
 static int
 exchange_locked(Rpmad__Request *req, const int *fds, unsigned nfds,
-		struct broker_reply *reply)
+		struct broker_reply *reply, bool *sent)
 {
+	*sent = false;
 	req->id = ++broker.next_id;
 
 	size_t len = rpmad__request__get_packed_size(req);
@@ -64,6 +69,7 @@ exchange_locked(Rpmad__Request *req, const int *fds, unsigned nfds,
 	int ret = ctl_send(broker.sock, buf, len, fds, nfds);
 	if (ret)
 		goto out;
+	*sent = true;
 
 	struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
 	do {
@@ -133,7 +139,8 @@ connect_locked(void)
 	req.hello = &hello;
 
 	struct broker_reply reply = { .resp = NULL };
-	int ret = exchange_locked(&req, NULL, 0, &reply);
+	bool sent;
+	int ret = exchange_locked(&req, NULL, 0, &reply, &sent);
 	if (ret) {
 		RLOG_ERROR("rpmad at %s did not answer hello: %s", path,
 				strerror(-ret));
@@ -181,12 +188,17 @@ broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 		goto unlock;
 
 	reply->generation = atomic_load(&broker.generation);
-	int err = exchange_locked(req, fds, nfds, reply);
+	bool sent;
+	int err = exchange_locked(req, fds, nfds, reply, &sent);
 	if (err) {
 		RLOG_ERROR("request to rpmad at %s failed: %s", socket_path(),
 				strerror(-err));
-		/* the session is gone or out of step: start afresh next time */
-		disconnect_locked();
+		/*
+		 * the session is gone or out of step: start afresh next time;
+		 * a request that never left for want of memory changed nothing
+		 */
+		if (sent || (err != -ENOMEM && err != -EMSGSIZE))
+			disconnect_locked();
 		ret = err == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 		goto unlock;
 	}

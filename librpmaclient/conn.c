@@ -228,6 +228,9 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 	int ret = 0;
 	if (broker_session_alive(conn->qp->generation))
 		ret = conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE);
+	/* a session that ended just now took the object with it */
+	if (ret && !broker_session_alive(conn->qp->generation))
+		ret = 0;
 
 	qp_delete(&conn->qp);
 	free(conn);

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 
+#include "addr.h"
 #include "broker.h"
 #include "conn.h"
 #include "conn_cfg.h"
@@ -60,19 +61,24 @@ rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
 	if (peer == NULL || addr == NULL || port == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
 
+	char host[ADDR_HOST_MAX], serv[ADDR_SERV_MAX];
+	int ret = addr_numeric(addr, port, host, serv);
+	if (ret)
+		return ret == RPMA_E_INVAL ? RPMA_E_PROVIDER : ret;
+
 	Rpmad__ConnCfg cfg_msg = RPMAD__CONN_CFG__INIT;
 	conn_cfg_to_msg(cfg, &cfg_msg);
 	Rpmad__ConnReqNew msg = RPMAD__CONN_REQ_NEW__INIT;
 	msg.peer_id = peer->peer_id;
-	msg.addr = (char *)addr;
-	msg.port = (char *)port;
+	msg.addr = host;
+	msg.port = serv;
 	msg.cfg = &cfg_msg;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
 	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
 	req.conn_req_new = &msg;
 
 	struct broker_reply reply;
-	int ret = broker_call(peer->generation, &req, NULL, 0,
+	ret = broker_call(peer->generation, &req, NULL, 0,
 			RPMAD__RESPONSE__BODY_QP, &reply);
 	if (ret)
 		return ret;
@@ -114,6 +120,9 @@ rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 		r.body_case = RPMAD__REQUEST__BODY_CONN_REQ_DELETE;
 		r.conn_req_delete = &msg;
 		ret = broker_call_simple(req->qp->generation, &r);
+		/* a session that ended just now took the object with it */
+		if (ret && !broker_session_alive(req->qp->generation))
+			ret = 0;
 	}
 
 	qp_delete(&req->qp);

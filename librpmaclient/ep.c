@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "addr.h"
 #include "broker.h"
 #include "conn_req.h"
 #include "log_internal.h"
@@ -29,20 +30,25 @@ rpma_ep_listen(struct rpma_peer *peer, const char *addr, const char *port,
 	if (peer == NULL || addr == NULL || port == NULL || ep_ptr == NULL)
 		return RPMA_E_INVAL;
 
+	char host[ADDR_HOST_MAX], serv[ADDR_SERV_MAX];
+	int ret = addr_numeric(addr, port, host, serv);
+	if (ret)
+		return ret == RPMA_E_INVAL ? RPMA_E_PROVIDER : ret;
+
 	struct rpma_ep *ep = calloc(1, sizeof(*ep));
 	if (ep == NULL)
 		return RPMA_E_NOMEM;
 
 	Rpmad__EpListen msg = RPMAD__EP_LISTEN__INIT;
 	msg.peer_id = peer->peer_id;
-	msg.addr = (char *)addr;
-	msg.port = (char *)port;
+	msg.addr = host;
+	msg.port = serv;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
 	req.body_case = RPMAD__REQUEST__BODY_EP_LISTEN;
 	req.ep_listen = &msg;
 
 	struct broker_reply reply;
-	int ret = broker_call(peer->generation, &req, NULL, 0,
+	ret = broker_call(peer->generation, &req, NULL, 0,
 			RPMAD__RESPONSE__BODY_EP, &reply);
 	if (ret) {
 		free(ep);
@@ -82,7 +88,9 @@ rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 		Rpmad__Request req = RPMAD__REQUEST__INIT;
 		req.body_case = RPMAD__REQUEST__BODY_EP_SHUTDOWN;
 		req.ep_shutdown = &msg;
-		if (broker_call_simple(ep->generation, &req))
+		/* a session that ended just now took the object with it */
+		if (broker_call_simple(ep->generation, &req) &&
+				broker_session_alive(ep->generation))
 			return RPMA_E_PROVIDER;
 	}
 

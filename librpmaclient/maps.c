@@ -47,87 +47,48 @@ maps_parse_line(const char *line, struct maps_entry *e)
 	return 0;
 }
 
-/* Calls fn on every entry of /proc/self/maps until it returns non-zero. */
-static int
-maps_foreach(int (*fn)(const struct maps_entry *e, void *arg), void *arg)
+int
+maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
+		void (*seen)(const struct maps_entry *e, void *arg), void *arg)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	if (f == NULL)
 		return -1;
 
+	struct maps_entry *entries = NULL;
+	int count = 0, cap = 0;
 	char *line = NULL;
-	size_t cap = 0;
-	int ret = 0;
+	size_t linecap = 0;
 	struct maps_entry e;
-	while (getline(&line, &cap, f) > 0) {
+	int ret = 0;
+	while (getline(&line, &linecap, f) > 0) {
 		if (maps_parse_line(line, &e))
 			continue;
-		ret = fn(&e, arg);
-		if (ret)
-			break;
+		if (seen)
+			seen(&e, arg);
+		if (e.end <= start || e.start >= end)
+			continue;
+		if (count == cap) {
+			cap = cap ? cap * 2 : 8;
+			struct maps_entry *n = realloc(entries,
+					(size_t)cap * sizeof(*n));
+			if (n == NULL) {
+				errno = ENOMEM;
+				ret = -1;
+				break;
+			}
+			entries = n;
+		}
+		entries[count++] = e;
 	}
+	int err = errno;
 	free(line);
 	(void) fclose(f);
-	return ret < 0 ? -1 : ret;
-}
-
-struct range_collect {
-	uintptr_t start, end;
-	struct maps_entry *entries;
-	int count, cap;
-};
-
-static int
-collect_in_range(const struct maps_entry *e, void *arg)
-{
-	struct range_collect *rc = arg;
-	if (e->end <= rc->start)
-		return 0;
-	if (e->start >= rc->end)
-		return 1;	/* entries come in address order: done */
-	if (rc->count == rc->cap) {
-		int cap = rc->cap ? rc->cap * 2 : 8;
-		struct maps_entry *n = realloc(rc->entries,
-				(size_t)cap * sizeof(*n));
-		if (n == NULL)
-			return -1;
-		rc->entries = n;
-		rc->cap = cap;
-	}
-	rc->entries[rc->count++] = *e;
-	return 0;
-}
-
-int
-maps_read_range(uintptr_t start, uintptr_t end, struct maps_entry **out)
-{
-	struct range_collect rc = { .start = start, .end = end };
-	if (maps_foreach(collect_in_range, &rc) < 0) {
-		int err = errno;
-		free(rc.entries);
-		errno = err ? err : ENOMEM;
+	if (ret) {
+		free(entries);
+		errno = err;
 		return -1;
 	}
-	*out = rc.entries;
-	return rc.count;
-}
-
-struct inode_find {
-	dev_t dev;
-	uint64_t inode;
-};
-
-static int
-match_inode(const struct maps_entry *e, void *arg)
-{
-	const struct inode_find *f = arg;
-	return e->inode == f->inode &&
-		makedev(e->dev_major, e->dev_minor) == f->dev;
-}
-
-int
-maps_inode_mapped(dev_t dev, uint64_t inode)
-{
-	struct inode_find f = { .dev = dev, .inode = inode };
-	return maps_foreach(match_inode, &f);
+	*out = entries;
+	return count;
 }

@@ -29,16 +29,12 @@ struct maps_entry {
 int maps_parse_line(const char *line, struct maps_entry *e);
 
 /*
- * maps_read_range -- the entries of /proc/self/maps that overlap
- * [start, end), in address order, into a malloc'ed array. Returns their
- * number, or -1 (errno set).
+ * maps_scan -- one pass over /proc/self/maps: the entries that overlap
+ * [start, end), in address order, into a malloc'ed array (*out), and every
+ * entry of the process shown to `seen` (may be NULL). Returns how many
+ * entries overlap, or -1 (errno set).
  */
-int maps_read_range(uintptr_t start, uintptr_t end, struct maps_entry **out);
-
-/*
- * maps_inode_mapped -- whether any mapping of the process is of the file
- * with this device and inode. Returns 1, 0, or -1 on error.
- */
-int maps_inode_mapped(dev_t dev, uint64_t inode);
+int maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
+		void (*seen)(const struct maps_entry *e, void *arg), void *arg);
 
 #endif /* RPMACLIENT_MAPS_H */

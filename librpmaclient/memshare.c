@@ -13,8 +13,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <uthash.h>
 
 #include "librpma.h"
 #include "log_internal.h"
@@ -29,7 +32,8 @@ struct memfd_entry {
 	int fd;
 	dev_t dev;
 	uint64_t inode;
-	struct memfd_entry *next;
+	bool seen;	/* mapped somewhere, in the last scan of maps */
+	UT_hash_handle hh;
 };
 
 static pthread_mutex_t memshare_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,28 +53,42 @@ memfd_find(const struct maps_entry *e)
 {
 	if (strncmp(e->path, MEMFD_MAPS_PREFIX, strlen(MEMFD_MAPS_PREFIX)))
 		return NULL;
-	dev_t dev = makedev(e->dev_major, e->dev_minor);
-	for (struct memfd_entry *m = memfds; m != NULL; m = m->next) {
-		if (m->inode == e->inode && m->dev == dev)
-			return m;
-	}
-	return NULL;
+	struct memfd_entry *m = NULL;
+	HASH_FIND(hh, memfds, &e->inode, sizeof(e->inode), m);
+	if (m == NULL || m->dev != makedev(e->dev_major, e->dev_minor))
+		return NULL;
+	return m;
+}
+
+/* During the scan of maps: this memfd is still mapped. */
+static void
+memfd_mark(const struct maps_entry *e, void *arg)
+{
+	(void) arg;
+	struct memfd_entry *m = memfd_find(e);
+	if (m)
+		m->seen = true;
+}
+
+static void
+memfd_unmark_all(void)
+{
+	struct memfd_entry *m, *tmp;
+	HASH_ITER(hh, memfds, m, tmp)
+		m->seen = false;
 }
 
 /* Closes memfds no page maps any more (their registrations hold dups). */
 static void
-memfd_collect_garbage(void)
+memfd_sweep(void)
 {
-	struct memfd_entry **pp = &memfds;
-	while (*pp != NULL) {
-		struct memfd_entry *m = *pp;
-		if (maps_inode_mapped(m->dev, m->inode) == 0) {
-			*pp = m->next;
-			(void) close(m->fd);
-			free(m);
-		} else {
-			pp = &m->next;
-		}
+	struct memfd_entry *m, *tmp;
+	HASH_ITER(hh, memfds, m, tmp) {
+		if (m->seen)
+			continue;
+		HASH_DEL(memfds, m);
+		(void) close(m->fd);
+		free(m);
 	}
 }
 
@@ -169,7 +187,28 @@ open_mapped_file(const struct maps_entry *e)
 }
 
 /*
- * Moves [start, end) -- private anonymous pages, possibly of several
+ * Copies [src, src + len) into the memfd at offset 0, by the kernel: the
+ * pages also hold bytes the application does not own (malloc's neighbours,
+ * a sanitizer's redzones), which an instrumented memcpy would report.
+ */
+static int
+copy_into_memfd(int fd, const void *src, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		long n = syscall(SYS_pwrite64, fd, (const char *)src + done,
+				len - done, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Moves [start, end) -- private pages, possibly of several
  * mappings with different protections -- into a new memfd at the same
  * address. The copy is made in a staging mapping which then replaces the
  * original in one mremap, so the range is never left unmapped.
@@ -200,6 +239,14 @@ move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
 		RLOG_ERROR("cannot seal a memfd: %s", strerror(errno));
 		goto err;
 	}
+	if (copy_into_memfd(fd, (const void *)start, len)) {
+		int err = errno;
+		RLOG_ERROR("cannot copy %zu bytes into a memfd: %s", len,
+				strerror(err));
+		ret = err == ENOMEM || err == ENOSPC ? RPMA_E_NOMEM :
+			RPMA_E_PROVIDER;
+		goto err;
+	}
 	void *stage = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	if (stage == MAP_FAILED) {
@@ -207,7 +254,6 @@ move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
 		ret = errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 		goto err;
 	}
-	memcpy(stage, (void *)start, len);
 	if (mremap(stage, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			(void *)start) == MAP_FAILED) {
 		RLOG_ERROR("cannot move the pages at 0x%jx into shared memory: "
@@ -232,8 +278,8 @@ move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
 		m->fd = fd;
 		m->dev = st.st_dev;
 		m->inode = st.st_ino;
-		m->next = memfds;
-		memfds = m;
+		m->seen = true;
+		HASH_ADD(hh, memfds, inode, sizeof(m->inode), m);
 	} else {
 		free(m);
 		m = NULL;
@@ -247,13 +293,38 @@ err:
 	return ret;
 }
 
+/*
+ * Private mappings -- anonymous memory, the heap, and copy-on-write file
+ * mappings such as a program's data -- are moved into a memfd: their
+ * stores never reached a file, so from the application's side nothing
+ * changes (except that pages it has not written yet stop showing later
+ * changes of the file, which is why that case is logged).
+ */
 static bool
-is_private_anonymous(const struct maps_entry *e)
+is_movable(const struct maps_entry *e)
 {
 	if (e->shared)
 		return false;
-	return e->path[0] == '\0' || strcmp(e->path, "[heap]") == 0 ||
+	return e->path[0] == '\0' || e->path[0] == '/' ||
+		strcmp(e->path, "[heap]") == 0 ||
 		strncmp(e->path, "[anon:", 6) == 0;
+}
+
+/* Whether [start, end) overlaps the calling thread's own stack. */
+static bool
+overlaps_own_stack(uintptr_t start, uintptr_t end)
+{
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+	bool overlap = false;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return false;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		overlap = start < (uintptr_t)addr + size &&
+			(uintptr_t)addr < end;
+	(void) pthread_attr_destroy(&attr);
+	return overlap;
 }
 
 /* Why a mapping cannot be shared, or NULL when it can. */
@@ -263,12 +334,11 @@ refusal(const struct maps_entry *e)
 	if (!e->read)
 		return "it cannot be read";
 	if (strncmp(e->path, "[stack", 6) == 0)
-		return "it is a thread stack";
-	if (e->path[0] == '[' && !is_private_anonymous(e))
+		return "it is the main thread's stack";
+	if (!e->shared && !is_movable(e))
 		return "it is a special kernel mapping";
-	if (!e->shared && !is_private_anonymous(e))
-		return "it is a private (copy-on-write) file mapping: stores "
-			"would not reach the file; map it MAP_SHARED";
+	if (e->shared && e->path[0] == '[')
+		return "it is a special kernel mapping";
 	return NULL;
 }
 
@@ -289,11 +359,21 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 	plan->start = start;
 	plan->length = end - start;
 
-	pthread_mutex_lock(&memshare_lock);
-	memfd_collect_garbage();
+	/* our own frames would change between the copy and the move */
+	if (overlaps_own_stack(start, end)) {
+		RLOG_ERROR("memory at %p cannot be shared with rpmad: it is on "
+				"the calling thread's stack", ptr);
+		return RPMA_E_PROVIDER;
+	}
 
+	pthread_mutex_lock(&memshare_lock);
+
+	/* one pass: the range's mappings, and which memfds are still used */
 	struct maps_entry *e = NULL;
-	int count = maps_read_range(start, end, &e);
+	memfd_unmark_all();
+	int count = maps_scan(start, end, &e, memfd_mark, NULL);
+	if (count >= 0)
+		memfd_sweep();
 	if (count < 0) {
 		RLOG_ERROR("cannot read /proc/self/maps: %s", strerror(errno));
 		pthread_mutex_unlock(&memshare_lock);
@@ -325,15 +405,25 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 		uint64_t delta = cursor - e[i].start;
 		struct memfd_entry *m;
 
-		if (is_private_anonymous(&e[i])) {
-			/* gather the run of private anonymous mappings */
+		if (is_movable(&e[i])) {
+			/* gather the run of private mappings */
 			int j = i;
 			while (j + 1 < count && e[j + 1].start == e[j].end &&
 					e[j + 1].start < end &&
-					is_private_anonymous(&e[j + 1]) &&
+					is_movable(&e[j + 1]) &&
 					refusal(&e[j + 1]) == NULL)
 				j++;
 			piece_end = e[j].end < end ? e[j].end : end;
+			for (int k = i; k <= j; k++) {
+				if (e[k].path[0] == '/')
+					RLOG_INFO("the private mapping of %s at "
+							"0x%jx is copied into "
+							"shared memory: later "
+							"changes of the file do "
+							"not show through it",
+							e[k].path,
+							(uintmax_t)e[k].start);
+			}
 			ret = move_to_memfd(cursor, piece_end, &e[i], j - i + 1,
 					plan);
 			i = j;

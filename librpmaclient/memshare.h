@@ -4,13 +4,15 @@
  *
  * rpmad must see the very pages the application uses, without the
  * application changing its pointer or losing its data:
- *  - private anonymous memory (heap, posix_memalign, anonymous mmap) is
- *    moved into a memfd mapped at the same address, contents included;
+ *  - private memory (heap, posix_memalign, anonymous mmap, a program's
+ *    data and bss, MAP_PRIVATE files) is moved into a memfd mapped at the
+ *    same address, contents included;
  *  - shared file mappings (pmem files, DAX devices) are passed by fd and
  *    offset and never remapped, so stores keep reaching the file;
  *  - pages moved by an earlier registration are found and reused.
- * Anything else (private file mappings, the stack, special mappings,
- * memory without read access) cannot be shared safely and is refused.
+ * Anything else (the calling thread's or the main thread's stack, special
+ * mappings, memory without read access, holes) cannot be shared safely and
+ * is refused.
  */
 
 #ifndef RPMACLIENT_MEMSHARE_H

@@ -98,7 +98,9 @@ rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 		Rpmad__Request req = RPMAD__REQUEST__INIT;
 		req.body_case = RPMAD__REQUEST__BODY_MR_DEREG;
 		req.mr_dereg = &msg;
-		if (broker_call_simple(mr->generation, &req))
+		/* a session that ended just now took the object with it */
+		if (broker_call_simple(mr->generation, &req) &&
+				broker_session_alive(mr->generation))
 			return RPMA_E_PROVIDER;
 	}
 

@@ -68,7 +68,8 @@ rpma_peer_delete(struct rpma_peer **peer_ptr)
 	req.peer_delete = &msg;
 
 	int ret = broker_call_simple(peer->generation, &req);
-	if (ret)
+	/* a session that ended just now took the object with it */
+	if (ret && broker_session_alive(peer->generation))
 		return RPMA_E_PROVIDER;
 
 free_peer:

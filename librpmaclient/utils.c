@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "broker.h"
 #include "device.h"
 #include "log_internal.h"
@@ -72,8 +73,13 @@ rpma_utils_get_ibv_context(const char *addr,
 			type != RPMA_UTIL_IBV_CONTEXT_REMOTE)
 		return RPMA_E_INVAL;
 
+	char host[ADDR_HOST_MAX], serv[ADDR_SERV_MAX];
+	int ret = addr_numeric(addr, NULL, host, serv);
+	if (ret)
+		return ret;
+
 	Rpmad__DeviceGet get = RPMAD__DEVICE_GET__INIT;
-	get.addr = (char *)addr;
+	get.addr = host;
 	get.type = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ?
 			RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL :
 			RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE;
@@ -82,7 +88,7 @@ rpma_utils_get_ibv_context(const char *addr,
 	req.device_get = &get;
 
 	struct broker_reply reply;
-	int ret = broker_call(0, &req, NULL, 0, RPMAD__RESPONSE__BODY_DEVICE,
+	ret = broker_call(0, &req, NULL, 0, RPMAD__RESPONSE__BODY_DEVICE,
 			&reply);
 	if (ret)
 		return ret;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * admin.c -- answering rpmactl: the daemon's status, every client,
- * connection, registration and endpoint, the statistics; evicting a client
+ * connection, registration and endpoint (page by page), the statistics;
+ * evicting a client
  */
 
 #include <errno.h>
@@ -23,26 +24,64 @@
 #include "session.h"
 #include "transport.h"
 
+/*
+ * Room a page leaves for the envelope around its items (response id, the
+ * body's tag and length, cursor, total): far more than they take.
+ */
+#define PAGE_HEADROOM 1024
+/* An item's tag and length prefix inside the page, at most. */
+#define ITEM_OVERHEAD 6
+
+static struct {
+	bool socket_activated;
+	uint64_t reloads;
+	bool last_reload_failed;
+	uint64_t evictions;
+} history;
+
+void
+admin_note_socket(bool activated)
+{
+	history.socket_activated = activated;
+}
+
+void
+admin_note_reload(bool ok)
+{
+	if (ok)
+		history.reloads++;
+	history.last_reload_failed = !ok;
+}
+
 /* Everything an answer points to, freed after it is sent. */
 struct arena {
 	void **blocks;
 	size_t n, cap;
 };
 
-static void *
-arena_alloc(struct arena *a, size_t size)
+static int
+arena_adopt(struct arena *a, void *p)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 64;
 		void **b = realloc(a->blocks, cap * sizeof(*b));
 		if (b == NULL)
-			return NULL;
+			return -1;
 		a->blocks = b;
 		a->cap = cap;
 	}
+	a->blocks[a->n++] = p;
+	return 0;
+}
+
+static void *
+arena_alloc(struct arena *a, size_t size)
+{
 	void *p = calloc(1, size ? size : 1);
-	if (p)
-		a->blocks[a->n++] = p;
+	if (p && arena_adopt(a, p)) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -54,19 +93,6 @@ arena_free(void *arg)
 		free(a->blocks[i]);
 	free(a->blocks);
 	free(a);
-}
-
-/* Pointers to n zeroed messages of `size` bytes, or NULL. */
-static void **
-arena_array(struct arena *a, size_t n, size_t size)
-{
-	void **arr = arena_alloc(a, n * sizeof(void *));
-	for (size_t i = 0; arr && i < n; i++) {
-		arr[i] = arena_alloc(a, size);
-		if (arr[i] == NULL)
-			return NULL;
-	}
-	return arr;
 }
 
 static Rpmad__ResourceCounts *
@@ -121,31 +147,47 @@ ops_msg(struct arena *a, const struct op_counters *o)
 	return m;
 }
 
+/* ------------------------------------------------------------ status */
+
 static int
 fill_status(struct arena *a, Rpmad__AdminReply *r)
 {
+	const struct config *cfg = &rpmad.cfg;
 	Rpmad__StatusReply *st = arena_alloc(a, sizeof(*st));
 	if (st == NULL)
 		return -1;
 	rpmad__status_reply__init(st);
 	st->version = PACKAGE_VERSION;
 	st->uptime_ms = (loop_now_ns() - rpmad.start_ns) / 1000000;
-	st->transport = (char *)config_transport_name(rpmad.cfg.transport);
+	st->transport = (char *)config_transport_name(cfg->transport);
 	st->pid = (uint32_t)getpid();
+	st->socket = (char *)cfg->socket_path;
+	st->socket_activated = history.socket_activated;
+	st->config_path = (char *)(rpmad.config_path ? rpmad.config_path : "");
+	st->reloads = history.reloads;
+	st->last_reload_failed = history.last_reload_failed;
+	st->log_level = (char *)log_level_name(cfg->log_level);
+	st->max_connections = cfg->max_connections;
+	st->max_endpoints = cfg->max_endpoints;
+	st->max_registered_bytes = cfg->max_registered_bytes;
+	st->evictions = history.evictions;
 
 	size_t ndev = 0;
 	for (struct device *d = device_list(); d; d = d->next)
 		ndev++;
-	st->devices = (Rpmad__DeviceStatus **)arena_array(a, ndev,
-			sizeof(Rpmad__DeviceStatus));
+	st->devices = arena_alloc(a, ndev * sizeof(*st->devices));
 	if (st->devices == NULL)
 		return -1;
 	size_t i = 0;
 	for (struct device *d = device_list(); d; d = d->next, i++) {
-		rpmad__device_status__init(st->devices[i]);
-		st->devices[i]->name = (char *)d->name;
-		st->devices[i]->transport = (char *)d->tp->name;
-		st->devices[i]->odp_capable = d->odp_capable;
+		Rpmad__DeviceStatus *ds = arena_alloc(a, sizeof(*ds));
+		if (ds == NULL)
+			return -1;
+		rpmad__device_status__init(ds);
+		ds->name = d->name;
+		ds->transport = (char *)d->tp->name;
+		ds->odp_capable = d->odp_capable;
+		st->devices[i] = ds;
 	}
 	st->n_devices = ndev;
 
@@ -168,125 +210,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	return st->counts ? 0 : -1;
 }
 
-static int
-fill_clients(struct arena *a, Rpmad__AdminReply *r)
-{
-	size_t n = 0;
-	struct session *s;
-	DL_COUNT(rpmad.sessions, s, n);
-	r->clients = (Rpmad__ClientInfo **)arena_array(a, n,
-			sizeof(Rpmad__ClientInfo));
-	if (r->clients == NULL)
-		return -1;
-	size_t i = 0;
-	DL_FOREACH(rpmad.sessions, s) {
-		Rpmad__ClientInfo *c = r->clients[i++];
-		rpmad__client_info__init(c);
-		c->session_id = s->id;
-		c->pid = (uint32_t)s->pid;
-		c->uid = s->uid;
-		c->gid = s->gid;
-		c->comm = s->comm;
-		c->admin = s->admin;
-		struct session_counts counts;
-		session_counts_now(s, &counts);
-		if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
-			return -1;
-	}
-	r->n_clients = n;
-	return 0;
-}
-
-static int
-fill_connections(struct arena *a, Rpmad__AdminReply *r)
-{
-	size_t n = 0;
-	struct conn *conn;
-	DL_FOREACH2(conn_all(), conn, all_next)
-		n++;
-	r->connections = (Rpmad__ConnectionInfo **)arena_array(a, n,
-			sizeof(Rpmad__ConnectionInfo));
-	if (r->connections == NULL)
-		return -1;
-	size_t i = 0;
-	DL_FOREACH2(conn_all(), conn, all_next) {
-		Rpmad__ConnectionInfo *c = r->connections[i++];
-		rpmad__connection_info__init(c);
-		c->conn_id = conn->obj.id;
-		c->pid = (uint32_t)conn->obj.owner->pid;
-		c->local_addr = conn->local_name;
-		c->remote_addr = conn->remote_name;
-		c->state = (char *)conn_state_name(conn->state);
-		c->qp_num = conn->qp_num;
-		c->role = conn->passive ? "passive" : "active";
-		if ((c->ops = ops_msg(a, &conn->ops)) == NULL)
-			return -1;
-	}
-	r->n_connections = n;
-	return 0;
-}
-
-static int
-fill_mrs(struct arena *a, Rpmad__AdminReply *r)
-{
-	size_t n = 0;
-	struct session *s;
-	struct mr *mr;
-	DL_FOREACH(rpmad.sessions, s) {
-		DL_FOREACH(s->mrs, mr)
-			n++;
-	}
-	r->mrs = (Rpmad__MrInfo **)arena_array(a, n, sizeof(Rpmad__MrInfo));
-	if (r->mrs == NULL)
-		return -1;
-	size_t i = 0;
-	DL_FOREACH(rpmad.sessions, s) {
-		DL_FOREACH(s->mrs, mr) {
-			Rpmad__MrInfo *m = r->mrs[i++];
-			rpmad__mr_info__init(m);
-			m->mr_id = mr->obj.id;
-			m->pid = (uint32_t)s->pid;
-			m->addr = mr->addr;
-			m->length = mr->length;
-			m->usage = mr->usage;
-			m->backing = mr->backing;
-			m->pinned_bytes = mr->span_len;
-			m->key = mr->key;
-		}
-	}
-	r->n_mrs = n;
-	return 0;
-}
-
-static int
-fill_endpoints(struct arena *a, Rpmad__AdminReply *r)
-{
-	size_t n = 0;
-	struct session *s;
-	struct ep *ep;
-	DL_FOREACH(rpmad.sessions, s) {
-		DL_FOREACH(s->eps, ep)
-			n++;
-	}
-	r->endpoints = (Rpmad__EndpointInfo **)arena_array(a, n,
-			sizeof(Rpmad__EndpointInfo));
-	if (r->endpoints == NULL)
-		return -1;
-	size_t i = 0;
-	DL_FOREACH(rpmad.sessions, s) {
-		DL_FOREACH(s->eps, ep) {
-			Rpmad__EndpointInfo *e = r->endpoints[i++];
-			rpmad__endpoint_info__init(e);
-			e->ep_id = ep->obj.id;
-			e->pid = (uint32_t)s->pid;
-			e->addr = ep->addr;
-			e->port = ep->port;
-			e->pending_requests = ep->pending;
-		}
-	}
-	r->n_endpoints = n;
-	return 0;
-}
+/* ------------------------------------------------------------ stats */
 
 static int
 fill_stats(struct arena *a, Rpmad__AdminReply *r)
@@ -305,9 +229,246 @@ fill_stats(struct arena *a, Rpmad__AdminReply *r)
 	return st->totals ? 0 : -1;
 }
 
+/* ------------------------------------------------------------ listings */
+
+/*
+ * One page of a listing. Every item of the kind passes through
+ * page_offer() in (session, object) order; those after the cursor are
+ * taken while they fit, and the first that does not fit ends the page.
+ */
+struct page {
+	struct arena *a;
+	uint64_t after_session, after_object;
+	uint32_t limit;
+	size_t room;		/* bytes left for items */
+	ProtobufCMessage **items;
+	size_t n, cap;
+	bool more;
+	uint64_t last_session, last_object;
+	uint32_t total;
+	bool failed;		/* out of memory */
+};
+
+typedef ProtobufCMessage *item_fn(struct arena *a, void *obj);
+
+static void
+page_offer(struct page *p, uint64_t session_id, uint64_t object_id,
+		item_fn *make, void *obj)
+{
+	p->total++;
+	if (p->failed || p->more)
+		return;
+	if (session_id < p->after_session || (session_id == p->after_session &&
+			object_id <= p->after_object))
+		return;
+	if (p->limit && p->n == p->limit) {
+		p->more = true;
+		return;
+	}
+	ProtobufCMessage *m = make(p->a, obj);
+	if (m == NULL) {
+		p->failed = true;
+		return;
+	}
+	size_t size = protobuf_c_message_get_packed_size(m) + ITEM_OVERHEAD;
+	if (size > p->room) {
+		/* never an empty page: one item always fits in a packet */
+		p->more = p->n > 0;
+		p->failed = p->n == 0;
+		return;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+		ProtobufCMessage **items = realloc(p->items,
+				cap * sizeof(*items));
+		if (items == NULL) {
+			p->failed = true;
+			return;
+		}
+		p->items = items;
+		p->cap = cap;
+	}
+	p->items[p->n++] = m;
+	p->room -= size;
+	p->last_session = session_id;
+	p->last_object = object_id;
+}
+
+/*
+ * The page's cursor and total into the reply; its items stay in p->items
+ * (owned by the arena now) for the caller to hang on the right field.
+ */
+static int
+page_finish(struct page *p, Rpmad__AdminReply *r)
+{
+	if (p->failed || arena_adopt(p->a, p->items)) {
+		free(p->items);
+		p->items = NULL;
+		return -1;
+	}
+	r->total = p->total;
+	if (p->more) {
+		Rpmad__AdminCursor *c = arena_alloc(p->a, sizeof(*c));
+		if (c == NULL)
+			return -1;
+		rpmad__admin_cursor__init(c);
+		c->session_id = p->last_session;
+		c->object_id = p->last_object;
+		r->next = c;
+	}
+	return 0;
+}
+
+static ProtobufCMessage *
+client_item(struct arena *a, void *obj)
+{
+	struct session *s = obj;
+	Rpmad__ClientInfo *c = arena_alloc(a, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	rpmad__client_info__init(c);
+	c->session_id = s->id;
+	c->pid = (uint32_t)s->pid;
+	c->uid = s->uid;
+	c->gid = s->gid;
+	c->comm = s->comm;
+	c->admin = s->admin;
+	struct session_counts counts;
+	session_counts_now(s, &counts);
+	if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
+		return NULL;
+	return &c->base;
+}
+
+static ProtobufCMessage *
+connection_item(struct arena *a, void *obj)
+{
+	struct conn *conn = obj;
+	Rpmad__ConnectionInfo *c = arena_alloc(a, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	rpmad__connection_info__init(c);
+	c->conn_id = conn->obj.id;
+	c->session_id = conn->obj.owner->id;
+	c->pid = (uint32_t)conn->obj.owner->pid;
+	c->local_addr = conn->local_name;
+	c->remote_addr = conn->remote_name;
+	c->state = (char *)conn_state_name(conn->state);
+	c->qp_num = conn->qp_num;
+	c->role = conn->passive ? "passive" : "active";
+	c->transport = (char *)conn->tp->name;
+	if ((c->ops = ops_msg(a, &conn->ops)) == NULL)
+		return NULL;
+	return &c->base;
+}
+
+static ProtobufCMessage *
+mr_item(struct arena *a, void *obj)
+{
+	struct mr *mr = obj;
+	Rpmad__MrInfo *m = arena_alloc(a, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	rpmad__mr_info__init(m);
+	m->mr_id = mr->obj.id;
+	m->session_id = mr->obj.owner->id;
+	m->pid = (uint32_t)mr->obj.owner->pid;
+	m->addr = mr->addr;
+	m->length = mr->length;
+	m->usage = mr->usage;
+	m->backing = mr->backing;
+	m->pinned_bytes = mr->span_len;
+	m->key = mr->key;
+	return &m->base;
+}
+
+static ProtobufCMessage *
+endpoint_item(struct arena *a, void *obj)
+{
+	struct ep *ep = obj;
+	Rpmad__EndpointInfo *e = arena_alloc(a, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	rpmad__endpoint_info__init(e);
+	e->ep_id = ep->obj.id;
+	e->session_id = ep->obj.owner->id;
+	e->pid = (uint32_t)ep->obj.owner->pid;
+	e->addr = ep->addr;
+	e->port = ep->port;
+	e->pending_requests = ep->pending;
+	e->transport = (char *)ep->tp->name;
+	return &e->base;
+}
+
+/*
+ * Sessions are kept in the order they came, with ascending ids, and every
+ * session's objects in the order they were made, with ascending ids (ids
+ * only grow): walking them gives the (session, object) order pages need.
+ */
+static int
+fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
+		Rpmad__AdminReply *r)
+{
+	struct session *s;
+	DL_FOREACH(rpmad.sessions, s) {
+		switch (kind) {
+		case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
+			page_offer(p, s->id, 0, client_item, s);
+			break;
+		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS: {
+			struct conn *conn;
+			DL_FOREACH(s->conns, conn)
+				page_offer(p, s->id, conn->obj.id,
+						connection_item, conn);
+			break;
+		}
+		case RPMAD__ADMIN_QUERY__KIND__MRS: {
+			struct mr *mr;
+			DL_FOREACH(s->mrs, mr)
+				page_offer(p, s->id, mr->obj.id, mr_item, mr);
+			break;
+		}
+		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS: {
+			struct ep *ep;
+			DL_FOREACH(s->eps, ep)
+				page_offer(p, s->id, ep->obj.id,
+						endpoint_item, ep);
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	if (page_finish(p, r))
+		return -1;
+	/* repeated message fields are arrays of message pointers */
+	switch (kind) {
+	case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
+		r->clients = (Rpmad__ClientInfo **)p->items;
+		r->n_clients = p->n;
+		break;
+	case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS:
+		r->connections = (Rpmad__ConnectionInfo **)p->items;
+		r->n_connections = p->n;
+		break;
+	case RPMAD__ADMIN_QUERY__KIND__MRS:
+		r->mrs = (Rpmad__MrInfo **)p->items;
+		r->n_mrs = p->n;
+		break;
+	default:
+		r->endpoints = (Rpmad__EndpointInfo **)p->items;
+		r->n_endpoints = p->n;
+		break;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
 void
 admin_handle_query(struct req_ctx *rc)
 {
+	const Rpmad__AdminQuery *q = rc->req->admin_query;
 	struct arena *a = calloc(1, sizeof(*a));
 	Rpmad__AdminReply *r = a ? arena_alloc(a, sizeof(*r)) : NULL;
 	if (r == NULL) {
@@ -318,29 +479,33 @@ admin_handle_query(struct req_ctx *rc)
 	rpmad__admin_reply__init(r);
 
 	int ret;
-	switch (rc->req->admin_query->kind) {
+	switch (q->kind) {
 	case RPMAD__ADMIN_QUERY__KIND__STATUS:
 		ret = fill_status(a, r);
-		break;
-	case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
-		ret = fill_clients(a, r);
-		break;
-	case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS:
-		ret = fill_connections(a, r);
-		break;
-	case RPMAD__ADMIN_QUERY__KIND__MRS:
-		ret = fill_mrs(a, r);
-		break;
-	case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS:
-		ret = fill_endpoints(a, r);
 		break;
 	case RPMAD__ADMIN_QUERY__KIND__STATS:
 		ret = fill_stats(a, r);
 		break;
+	case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
+	case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS:
+	case RPMAD__ADMIN_QUERY__KIND__MRS:
+	case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS: {
+		struct page p = {
+			.a = a,
+			.limit = q->limit,
+			.room = CTL_MAX_MSG - PAGE_HEADROOM,
+		};
+		if (q->after) {
+			p.after_session = q->after->session_id;
+			p.after_object = q->after->object_id;
+		}
+		ret = fill_listing(&p, q->kind, r);
+		break;
+	}
 	default:
 		arena_free(a);
 		req_fail(rc, RPMA_E_NOSUPP, 0, "unknown query %d",
-				(int)rc->req->admin_query->kind);
+				(int)q->kind);
 		return;
 	}
 	if (ret) {
@@ -370,8 +535,10 @@ admin_handle_evict(struct req_ctx *rc)
 	}
 	/* a process normally has one session; evict every one it has */
 	do {
-		log_notice("session %s: evicted by %s", session_name(s),
-				session_name(rc->s));
+		log_notice("session %s: evicted by %s (uid %u)",
+				session_name(s), session_name(rc->s),
+				(unsigned)rc->s->uid);
+		history.evictions++;
 		session_destroy(s);
 	} while ((s = session_find_pid(pid)) != NULL);
 	req_ok(rc);

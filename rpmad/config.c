@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,8 @@ parse_u64(const char *s, uint64_t max, uint64_t *out)
 	errno = 0;
 	if (!isdigit((unsigned char)*s))
 		return -1;
-	unsigned long long v = strtoull(s, &end, 0);
+	/* decimal only: a leading 0 must not turn "010" into eight */
+	unsigned long long v = strtoull(s, &end, 10);
 	if (errno)
 		return -1;
 	unsigned shift = 0;
@@ -161,12 +163,19 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 	} else if (strcmp(key, "socket_group") == 0) {
 		if (strlen(value) >= sizeof(c->socket_group))
 			goto bad;
+		uint64_t gid;
+		if (value[0] && parse_u64(value, UINT32_MAX - 1, &gid) &&
+				getgrnam(value) == NULL) {
+			log_err("%s:%d: unknown group '%s'", path, line, value);
+			return -1;
+		}
 		(void) snprintf(c->socket_group, sizeof(c->socket_group), "%s",
 				value);
 	} else if (strcmp(key, "socket_mode") == 0) {
 		char *end;
 		unsigned long mode = strtoul(value, &end, 8);
-		if (*value == '\0' || *end != '\0' || mode > 0777)
+		if (!isdigit((unsigned char)*value) || *end != '\0' ||
+				mode > 0777)
 			goto bad;
 		c->socket_mode = (unsigned)mode;
 	} else if (strcmp(key, "transport") == 0) {
@@ -266,4 +275,86 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 	}
 	*cfg = next;
 	return 0;
+}
+
+/* Appends ", what" to buf (the first without the comma). */
+static void
+note(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+note(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	if (used + 3 >= len)
+		return;
+	if (used) {
+		(void) snprintf(buf + used, len - used, ", ");
+		used += 2;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+static bool
+ids_differ(const unsigned *a, unsigned na, const unsigned *b, unsigned nb)
+{
+	return na != nb || (na && memcmp(a, b, na * sizeof(*a)) != 0);
+}
+
+void
+config_describe_changes(const struct config *o, const struct config *n,
+		char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (strcmp(o->socket_path, n->socket_path))
+		note(buf, len, "socket %s -> %s", o->socket_path,
+				n->socket_path);
+	if (strcmp(o->socket_group, n->socket_group))
+		note(buf, len, "socket_group '%s' -> '%s'", o->socket_group,
+				n->socket_group);
+	if (o->socket_mode != n->socket_mode)
+		note(buf, len, "socket_mode %04o -> %04o", o->socket_mode,
+				n->socket_mode);
+	if (o->transport != n->transport)
+		note(buf, len, "transport %s -> %s",
+				config_transport_name(o->transport),
+				config_transport_name(n->transport));
+	if (o->log_level != n->log_level)
+		note(buf, len, "log_level %s -> %s",
+				log_level_name(o->log_level),
+				log_level_name(n->log_level));
+	if (o->poll_spin_us != n->poll_spin_us)
+		note(buf, len, "poll_spin_us %llu -> %llu",
+				(unsigned long long)o->poll_spin_us,
+				(unsigned long long)n->poll_spin_us);
+	if (o->tcp_timeout_ms != n->tcp_timeout_ms)
+		note(buf, len, "tcp_timeout_ms %u -> %u", o->tcp_timeout_ms,
+				n->tcp_timeout_ms);
+	if (o->rnr_timeout_ms != n->rnr_timeout_ms)
+		note(buf, len, "rnr_timeout_ms %u -> %u", o->rnr_timeout_ms,
+				n->rnr_timeout_ms);
+	if (o->max_connections != n->max_connections)
+		note(buf, len, "max_connections %u -> %u", o->max_connections,
+				n->max_connections);
+	if (o->max_endpoints != n->max_endpoints)
+		note(buf, len, "max_endpoints %u -> %u", o->max_endpoints,
+				n->max_endpoints);
+	if (o->max_registered_bytes != n->max_registered_bytes)
+		note(buf, len, "max_registered_bytes %llu -> %llu",
+				(unsigned long long)o->max_registered_bytes,
+				(unsigned long long)n->max_registered_bytes);
+	if (ids_differ(o->allow_users, o->n_allow_users, n->allow_users,
+			n->n_allow_users))
+		note(buf, len, "allow_users");
+	if (ids_differ(o->allow_groups, o->n_allow_groups, n->allow_groups,
+			n->n_allow_groups))
+		note(buf, len, "allow_groups");
+	if (ids_differ(o->admin_groups, o->n_admin_groups, n->admin_groups,
+			n->n_admin_groups))
+		note(buf, len, "admin_groups");
+	if (buf[0] == '\0')
+		(void) snprintf(buf, len, "nothing changed");
 }

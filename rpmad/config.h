@@ -8,6 +8,7 @@
 #define RPMAD_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +56,14 @@ void config_defaults(struct config *cfg);
  * returns 0, or -1 (cfg is then unchanged).
  */
 int config_load(struct config *cfg, const char *path, bool missing_ok);
+
+/*
+ * config_describe_changes -- what differs between two configurations, for
+ * the reload log line ("log_level notice -> debug, allow_users", or
+ * "nothing changed")
+ */
+void config_describe_changes(const struct config *old,
+		const struct config *next, char *buf, size_t len);
 
 /* config_transport_name -- "auto", "tcp" or "verbs" */
 const char *config_transport_name(enum transport_choice t);

@@ -511,6 +511,10 @@ conn_poll(struct conn *conn)
 		conn->rnr_waiting = false;
 		conn->tp->recv_posted(conn);
 		work++;
+	} else if (conn->tp->eager_recv && conn->tp_conn && !conn->qp_error &&
+			qp_rq_pending(&conn->qp)) {
+		/* not counted as work: the transport may not take them yet */
+		conn->tp->recv_posted(conn);
 	}
 	if (conn->qp.corrupted)
 		conn_fail_corrupted(conn);
@@ -527,13 +531,28 @@ poll_all(void *arg)
 	return work;
 }
 
+/*
+ * Whether posted SQ entries are work now: not while the connection is not
+ * up (nor while all its work is in flight), or a client that posts early
+ * would keep the loop from ever sleeping.
+ */
+static bool
+sq_wanted(const struct conn *conn)
+{
+	if (conn->qp_error || conn->deferred)
+		return true;
+	return conn->state == CONN_ESTABLISHED &&
+		conn->sq_taken - conn->sq_done < conn->qp.layout.sq_entries;
+}
+
 static int
 prepare_sleep_all(void *arg)
 {
 	int work = 0;
 	struct conn *conn;
 	DL_FOREACH2(all_conns, conn, all_next)
-		work += qp_prepare_sleep(&conn->qp, conn->rnr_waiting);
+		work += qp_prepare_sleep(&conn->qp, sq_wanted(conn),
+				conn->rnr_waiting);
 	return work;
 }
 
@@ -768,6 +787,12 @@ conn_handle_req_new(struct req_ctx *rc)
 		return;
 	}
 
+	/* as librpma resolves the route here: no route, no request */
+	if ((ret = route_exists(&ss, len)) != 0) {
+		req_fail(rc, RPMA_E_PROVIDER, ret, "no route to %s", m->addr);
+		return;
+	}
+
 	struct conn *conn = conn_new(rc, peer, m->cfg);
 	if (conn == NULL)
 		return;
@@ -796,7 +821,9 @@ conn_handle_req_connect(struct req_ctx *rc)
 	if (conn == NULL)
 		return;
 	if (conn->state != CONN_REQ_OUT && conn->state != CONN_REQ_IN) {
-		req_fail(rc, RPMA_E_INVAL, 0, "the request is %s already",
+		/* an incoming request whose client gave up: nothing to accept */
+		req_fail(rc, conn->state == CONN_ENDED ? RPMA_E_PROVIDER :
+				RPMA_E_INVAL, 0, "the request is %s already",
 				conn_state_name(conn->state));
 		return;
 	}

@@ -80,9 +80,11 @@ int
 resolve_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
 		socklen_t *len, char *err, size_t errlen)
 {
+	/* numbers only: the library resolves names on the client's side */
 	struct addrinfo hints = {
 		.ai_family = AF_UNSPEC,
 		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
 	};
 	struct addrinfo *res = NULL;
 	int ret = getaddrinfo(addr, port, &hints, &res);
@@ -102,17 +104,22 @@ resolve_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
 static int
 check_local(const struct sockaddr_storage *ss, socklen_t len)
 {
+	/* any port: only the address is in question (port 9 may be taken) */
+	struct sockaddr_storage any = *ss;
+	if (any.ss_family == AF_INET)
+		((struct sockaddr_in *)&any)->sin_port = 0;
+	else if (any.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&any)->sin6_port = 0;
 	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
-	int ret = bind(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+	int ret = bind(fd, (const struct sockaddr *)&any, len) ? errno : 0;
 	(void) close(fd);
 	return ret;
 }
 
-/* 0 when a route to the address exists. */
-static int
-check_route(const struct sockaddr_storage *ss, socklen_t len)
+int
+route_exists(const struct sockaddr_storage *ss, socklen_t len)
 {
 	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -154,7 +161,7 @@ device_handle_get(struct req_ctx *rc)
 	}
 
 	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	ret = local ? check_local(&ss, len) : check_route(&ss, len);
+	ret = local ? check_local(&ss, len) : route_exists(&ss, len);
 	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, ret, local ?
 				"%s is not an address of this host" :

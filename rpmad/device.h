@@ -40,13 +40,15 @@ struct device *device_by_id(uint32_t id);
 struct device *device_list(void);
 
 /*
- * resolve_addr -- addr (numeric or a name) and port (number or service,
- * NULL for 0) as a socket address; 0 or an errno-like code, with the
- * reason in err.
+ * resolve_addr -- addr and port (numbers; port NULL for 0) as a socket
+ * address; 0 or an errno-like code, with the reason in err.
  */
 int resolve_addr(const char *addr, const char *port,
 		struct sockaddr_storage *ss, socklen_t *len, char *err,
 		size_t errlen);
+
+/* route_exists -- 0 when a route to the address exists, else an errno */
+int route_exists(const struct sockaddr_storage *ss, socklen_t len);
 
 void device_handle_get(struct req_ctx *rc);
 void device_handle_query(struct req_ctx *rc);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,30 @@
 #include "peer.h"
 #include "session.h"
 #include "transport.h"
+
+/* The first port an unprivileged process may bind, as the kernel says. */
+static unsigned
+unprivileged_port_start(void)
+{
+	unsigned start = 1024;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+	if (f) {
+		if (fscanf(f, "%u", &start) != 1)
+			start = 1024;
+		(void) fclose(f);
+	}
+	return start;
+}
+
+static unsigned
+port_of(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
+}
 
 static void
 notify(struct ep *ep)
@@ -108,6 +133,13 @@ ep_handle_listen(struct req_ctx *rc)
 	if (ret) {
 		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
 				"%s", err);
+		return;
+	}
+
+	/* rpmad's privileges are not the client's: no privileged ports */
+	if (rc->s->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
+		req_fail(rc, RPMA_E_PROVIDER, EACCES, "port %u is privileged "
+				"and the client is not root", port_of(&ss));
 		return;
 	}
 

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -19,22 +21,52 @@
 #include "listener.h"
 #include "log.h"
 
+/* whether rpmad made (and so owns) the socket file */
+static bool made_here;
+
+/* The path a passed socket is bound to, into cfg.socket_path. */
+static void
+learn_path(int fd)
+{
+	struct sockaddr_un sun;
+	socklen_t len = sizeof(sun);
+	memset(&sun, 0, sizeof(sun));
+	if (getsockname(fd, (struct sockaddr *)&sun, &len) ||
+			len <= offsetof(struct sockaddr_un, sun_path) ||
+			sun.sun_path[0] == '\0')
+		return;	/* unnamed or abstract: keep the configured name */
+	size_t n = len - offsetof(struct sockaddr_un, sun_path);
+	if (n >= sizeof(rpmad.cfg.socket_path))
+		n = sizeof(rpmad.cfg.socket_path) - 1;
+	memcpy(rpmad.cfg.socket_path, sun.sun_path, n);
+	rpmad.cfg.socket_path[n] = '\0';
+}
+
 static int
 from_systemd(void)
 {
 	int n = sd_listen_fds(1);
+	if (n < 0)
+		log_warning("cannot take the passed sockets: %s",
+				strerror(-n));
 	if (n <= 0)
 		return -1;
+	int found = -1;
 	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
-		if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) > 0) {
+		if (found < 0 && sd_is_socket_unix(fd, SOCK_SEQPACKET, 1,
+				NULL, 0) > 0) {
 			(void) fcntl(fd, F_SETFL,
 					fcntl(fd, F_GETFL) | O_NONBLOCK);
-			return fd;
+			(void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+			found = fd;
+			continue;
 		}
-		log_warning("ignoring passed descriptor %d: not a listening "
-				"AF_UNIX SOCK_SEQPACKET socket", fd);
+		log_warning("closing passed descriptor %d: not a listening "
+				"AF_UNIX SOCK_SEQPACKET socket (rpmad.socket "
+				"must use ListenSequentialPacket=)", fd);
+		(void) close(fd);
 	}
-	return -1;
+	return found;
 }
 
 /* Removes a stale socket file, but never a socket something serves. */
@@ -60,19 +92,40 @@ clear_stale(const char *path, const struct sockaddr_un *sun)
 	return 0;
 }
 
+/*
+ * The socket's directory, when it is missing: made like systemd's
+ * RuntimeDirectory (root's, world-searchable; the socket's own group and
+ * mode decide who gets in). Only the last level: a missing /run is not
+ * ours to fix.
+ */
+static void
+make_parent(const char *path)
+{
+	char dir[sizeof(rpmad.cfg.socket_path)];
+	(void) snprintf(dir, sizeof(dir), "%s", path);
+	char *d = dirname(dir);
+	if (mkdir(d, 0755) == 0)
+		log_info("made the directory %s", d);
+}
+
 static int
 apply_owner_and_mode(const char *path)
 {
 	const struct config *c = &rpmad.cfg;
 	if (c->socket_group[0]) {
+		/* a name, or a number (that need not have a name) */
 		struct group *gr = getgrnam(c->socket_group);
-		if (gr == NULL) {
+		char *end;
+		unsigned long num = strtoul(c->socket_group, &end, 10);
+		gid_t gid = gr ? gr->gr_gid : (gid_t)num;
+		if (gr == NULL && (*end != '\0' || end == c->socket_group)) {
 			log_err("socket_group '%s' does not exist",
 					c->socket_group);
 			return -1;
 		}
-		if (chown(path, (uid_t)-1, gr->gr_gid)) {
-			log_err("chown %s: %s", path, strerror(errno));
+		if (chown(path, (uid_t)-1, gid)) {
+			log_err("chown %s to group %s: %s", path,
+					c->socket_group, strerror(errno));
 			return -1;
 		}
 	}
@@ -84,17 +137,32 @@ apply_owner_and_mode(const char *path)
 }
 
 int
+listener_apply_access(void)
+{
+	if (!made_here)
+		return 0;
+	return apply_owner_and_mode(rpmad.cfg.socket_path);
+}
+
+int
 listener_open(bool *systemd)
 {
+	const struct config *c = &rpmad.cfg;
 	int fd = from_systemd();
 	if (fd >= 0) {
 		*systemd = true;
-		log_info("using the control socket passed by systemd");
+		learn_path(fd);
+		log_notice("using the control socket %s passed by the service "
+				"manager (socket activation)", c->socket_path);
+		if (c->socket_group[0] || c->socket_mode != 0660)
+			log_notice("socket_group and socket_mode do not apply "
+					"to a passed socket: the socket unit's "
+					"SocketGroup= and SocketMode= do");
 		return fd;
 	}
 	*systemd = false;
 
-	const char *path = rpmad.cfg.socket_path;
+	const char *path = c->socket_path;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_err("socket path too long: %s", path);
@@ -109,6 +177,7 @@ listener_open(bool *systemd)
 	}
 	if (clear_stale(path, &sun))
 		goto err;
+	make_parent(path);
 	/* nobody may connect before the mode is right */
 	mode_t old = umask(0177);
 	int ret = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
@@ -123,6 +192,9 @@ listener_open(bool *systemd)
 		log_err("listen %s: %s", path, strerror(errno));
 		goto err_unlink;
 	}
+	made_here = true;
+	log_info("listening on %s (mode %04o%s%s)", path, c->socket_mode,
+			c->socket_group[0] ? ", group " : "", c->socket_group);
 	return fd;
 
 err_unlink:
@@ -138,6 +210,7 @@ listener_close(int fd, bool systemd)
 	if (fd < 0)
 		return;
 	(void) close(fd);
-	if (!systemd)
+	if (!systemd && made_here)
 		(void) unlink(rpmad.cfg.socket_path);
+	made_here = false;
 }

@@ -15,6 +15,12 @@
  */
 int listener_open(bool *from_systemd);
 
+/*
+ * listener_apply_access -- give a socket rpmad created the configured group
+ * and mode again (after a reload). 0, or -1 (logged).
+ */
+int listener_apply_access(void);
+
 /* listener_close -- close it; remove the path if rpmad created it */
 void listener_close(int fd, bool from_systemd);
 

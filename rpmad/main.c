@@ -5,17 +5,21 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 #include <utlist.h>
 
+#include "admin.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -28,6 +32,12 @@
 
 struct daemon_state rpmad;
 
+/*
+ * The exit status for a bad configuration (sysexits' EX_CONFIG): the
+ * service does not restart on it (RestartPreventExitStatus=).
+ */
+#define EXIT_BAD_CONFIG 78
+
 /* How long SIGTERM waits for goodbyes to reach remote peers. */
 #define SHUTDOWN_GRACE_NS (300 * 1000 * 1000ull)
 
@@ -38,6 +48,7 @@ struct options {
 	int transport;
 	int log_level;
 	bool foreground;
+	bool check_config;
 };
 
 static void
@@ -47,16 +58,22 @@ usage(FILE *f)
 "usage: rpmad [--foreground] [--config FILE] [--socket PATH]\n"
 "             [--transport auto|tcp|verbs]\n"
 "             [--log-level err|warning|notice|info|debug]\n"
+"       rpmad --check-config [--config FILE]\n"
 "\n"
 "The remote persistent memory access broker: applications linked with\n"
 "librpmaclient (-lrpma) reach RDMA devices and remote memory through it.\n"
 "\n"
-"  --foreground   stay attached to the terminal (the default under systemd)\n"
-"  --config FILE  configuration file (default %s)\n"
-"  --socket PATH  control socket (default %s)\n"
-"  --transport    auto: RDMA where a device serves the address, else TCP\n"
-"  --log-level    what to log on stderr (default notice)\n"
-"  --version, --help\n", RPMAD_DEFAULT_CONFIG, RPMAD_DEFAULT_SOCKET);
+"  --foreground    stay attached: do not detach once ready (the default\n"
+"                  under systemd)\n"
+"  --config FILE   configuration file (default %s)\n"
+"  --socket PATH   control socket (default %s)\n"
+"  --transport     auto: RDMA where a device serves the address, else TCP\n"
+"  --log-level     what to log on stderr (default notice)\n"
+"  --check-config  read the configuration, report problems and exit\n"
+"  --version, --help\n"
+"\n"
+"See rpmad(8) and rpmad.conf(5).\n", RPMAD_DEFAULT_CONFIG,
+			RPMAD_DEFAULT_SOCKET);
 }
 
 static int
@@ -68,6 +85,7 @@ parse_options(int argc, char *argv[], struct options *o)
 		{ "socket", required_argument, NULL, 's' },
 		{ "transport", required_argument, NULL, 't' },
 		{ "log-level", required_argument, NULL, 'l' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -83,6 +101,9 @@ parse_options(int argc, char *argv[], struct options *o)
 		switch (c) {
 		case 'f':
 			o->foreground = true;
+			break;
+		case 'C':
+			o->check_config = true;
 			break;
 		case 'c':
 			o->config = optarg;
@@ -147,31 +168,171 @@ apply_runtime_settings(void)
 }
 
 static struct options opts;
+/* the socket path as configured (a passed socket may be elsewhere) */
+static char configured_socket[sizeof(rpmad.cfg.socket_path)];
+static bool socket_from_systemd;
+
+/* ------------------------------------------------ service manager status */
+
+static bool
+env_set(const char *name)
+{
+	const char *v = getenv(name);
+	return v && *v;
+}
+
+/* STATUS= goes out at most this often, and only when it changed. */
+#define STATUS_PERIOD_NS (1000 * 1000 * 1000ull)
+
+static bool notify_enabled;		/* NOTIFY_SOCKET is set */
+static bool reload_failed;		/* the last reload found a bad file */
+static struct loop_timer status_timer;
+static struct loop_timer watchdog_timer;
+static uint64_t watchdog_ns;
+static char status_sent[192];
+
+static void
+human_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB",
+		"TiB", "PiB" };
+	unsigned u = 0;
+	double d = (double)v;
+	while (d >= 1024 && u < sizeof(units) / sizeof(units[0]) - 1) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		(void) snprintf(buf, len, "%llu B", (unsigned long long)v);
+	else
+		(void) snprintf(buf, len, "%.1f %s", d, units[u]);
+}
+
+/* The one-line summary systemctl status shows. */
+static void
+status_line(char *buf, size_t len)
+{
+	uint32_t sessions = 0, conns = 0, mrs = 0, eps = 0;
+	uint64_t pinned = 0;
+	struct session *s;
+	DL_FOREACH(rpmad.sessions, s) {
+		sessions++;
+		conns += s->counts.conns;
+		mrs += s->counts.mrs;
+		eps += s->counts.eps;
+		pinned += s->counts.pinned_bytes;
+	}
+	char bytes[32];
+	human_bytes(pinned, bytes, sizeof(bytes));
+	(void) snprintf(buf, len, "%u client%s, %u connection%s, %u "
+			"endpoint%s, %u registration%s (%s pinned); "
+			"transport %s%s", sessions, sessions == 1 ? "" : "s",
+			conns, conns == 1 ? "" : "s", eps, eps == 1 ? "" : "s",
+			mrs, mrs == 1 ? "" : "s", bytes,
+			config_transport_name(rpmad.cfg.transport),
+			reload_failed ? "; the last reload failed, the "
+			"configuration before it is in use" : "");
+}
+
+/* Sends `what` plus STATUS= when the status changed (or `force`). */
+static void
+notify_with_status(const char *what, bool force)
+{
+	if (!notify_enabled)
+		return;
+	char now[sizeof(status_sent)];
+	status_line(now, sizeof(now));
+	bool changed = strcmp(now, status_sent) != 0;
+	if (changed || force) {
+		(void) sd_notifyf(0, "%s%sSTATUS=%s", what ? what : "",
+				what ? "\n" : "", now);
+		memcpy(status_sent, now, sizeof(status_sent));
+	} else if (what) {
+		(void) sd_notify(0, what);
+	}
+}
+
+static void
+status_fire(struct loop_timer *t)
+{
+	notify_with_status(NULL, false);
+	loop_timer_arm(rpmad.loop, t, STATUS_PERIOD_NS);
+}
+
+static void
+watchdog_fire(struct loop_timer *t)
+{
+	notify_with_status("WATCHDOG=1", false);
+	loop_timer_arm(rpmad.loop, t, watchdog_ns);
+}
+
+static void
+notify_start(void)
+{
+	notify_enabled = env_set("NOTIFY_SOCKET");
+	if (!notify_enabled)
+		return;
+	uint64_t usec;
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+		/* ping at half the period, as sd_watchdog_enabled(3) says */
+		watchdog_ns = usec * 1000 / 2;
+		watchdog_timer.fn = watchdog_fire;
+		loop_timer_arm(rpmad.loop, &watchdog_timer, watchdog_ns);
+		log_info("watchdog: pinging the service manager every %llu ms",
+				(unsigned long long)(watchdog_ns / 1000000));
+	}
+	status_timer.fn = status_fire;
+	loop_timer_arm(rpmad.loop, &status_timer, STATUS_PERIOD_NS);
+}
+
+/* ------------------------------------------------------------ reload */
 
 static void
 reload(void)
 {
+	uint64_t now_us = loop_now_ns() / 1000;
+	char what[64];
+	(void) snprintf(what, sizeof(what), "RELOADING=1\nMONOTONIC_USEC=%llu",
+			(unsigned long long)now_us);
+	if (notify_enabled)
+		(void) sd_notify(0, what);
+
 	struct config next;
 	config_defaults(&next);
 	if (config_load(&next, opts.config, !opts.config_given)) {
 		log_err("reload: %s has errors; keeping the old configuration",
 				opts.config);
-		(void) sd_notify(0, "STATUS=configuration reload failed, "
-				"running with the old one");
+		admin_note_reload(false);
+		reload_failed = true;
+		notify_with_status("READY=1", true);
 		return;
 	}
 	apply_options(&next, &opts);
-	if (strcmp(next.socket_path, rpmad.cfg.socket_path) ||
+	if (strcmp(next.socket_path, configured_socket) ||
 			next.transport != rpmad.cfg.transport)
 		log_notice("reload: socket and transport changes take effect "
 				"after a restart");
 	(void) snprintf(next.socket_path, sizeof(next.socket_path), "%s",
 			rpmad.cfg.socket_path);
 	next.transport = rpmad.cfg.transport;
+
+	char changes[512];
+	config_describe_changes(&rpmad.cfg, &next, changes, sizeof(changes));
+	bool access_changed = strcmp(next.socket_group,
+			rpmad.cfg.socket_group) ||
+		next.socket_mode != rpmad.cfg.socket_mode;
 	rpmad.cfg = next;
 	apply_runtime_settings();
-	log_notice("reload: configuration from %s applied", opts.config);
+	if (access_changed && !socket_from_systemd)
+		(void) listener_apply_access();
+	admin_note_reload(true);
+	reload_failed = false;
+	log_notice("reload: configuration from %s applied: %s", opts.config,
+			changes);
+	notify_with_status("READY=1", true);
 }
+
+/* ------------------------------------------------------------ loop */
 
 struct signal_watch {
 	struct loop_watch watch;
@@ -202,35 +363,6 @@ listener_ready(struct loop_watch *w, uint32_t events)
 	session_accept_all(w->fd);
 }
 
-static struct loop_timer watchdog_timer;
-static uint64_t watchdog_ns;
-
-static void
-status_line(char *buf, size_t len)
-{
-	uint32_t sessions = 0, conns = 0;
-	uint64_t pinned = 0;
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		sessions++;
-		conns += s->counts.conns;
-		pinned += s->counts.pinned_bytes;
-	}
-	(void) snprintf(buf, len, "STATUS=%u clients, %u connections, %llu "
-			"bytes registered, transport %s", sessions, conns,
-			(unsigned long long)pinned,
-			config_transport_name(rpmad.cfg.transport));
-}
-
-static void
-watchdog_fire(struct loop_timer *t)
-{
-	char status[160];
-	status_line(status, sizeof(status));
-	(void) sd_notifyf(0, "WATCHDOG=1\n%s", status);
-	loop_timer_arm(rpmad.loop, t, watchdog_ns);
-}
-
 /* Says goodbye on every connection and lets the frames go out. */
 static void
 shutdown_connections(void)
@@ -250,6 +382,90 @@ shutdown_connections(void)
 		(void) loop_run_once(rpmad.loop, 10);
 }
 
+/* ------------------------------------------------------------ start-up */
+
+/*
+ * Every registration and connection holds descriptors (segments, shared
+ * regions, doorbells, notification sockets): the soft limit of 1024 that
+ * services usually get would cap a busy daemon, so take the hard limit.
+ */
+static void
+raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rlim_t old = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_debug("descriptor limit raised from %llu to %llu",
+				(unsigned long long)old,
+				(unsigned long long)rl.rlim_max);
+}
+
+/* Whether a service manager runs us (then we never detach). */
+static bool
+under_service_manager(void)
+{
+	return env_set("NOTIFY_SOCKET") || env_set("LISTEN_FDS") ||
+		env_set("INVOCATION_ID");
+}
+
+/*
+ * Detaching: the parent stays until the child is ready (or failed), so
+ * that `rpmad && use-it` works and a failed start gives a failed status.
+ * Returns the descriptor the child reports readiness on, or -1 when not
+ * detaching. Only returns in the child.
+ */
+static int
+detach(void)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC)) {
+		log_err("pipe: %s", strerror(errno));
+		exit(1);
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		log_err("fork: %s", strerror(errno));
+		exit(1);
+	}
+	if (pid > 0) {
+		(void) close(p[1]);
+		char c;
+		ssize_t n;
+		do {
+			n = read(p[0], &c, 1);
+		} while (n < 0 && errno == EINTR);
+		if (n == 1)
+			exit(0);
+		int status;
+		if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+			exit(WEXITSTATUS(status) ? WEXITSTATUS(status) : 1);
+		exit(1);
+	}
+	(void) close(p[0]);
+	(void) setsid();
+	if (chdir("/"))
+		log_warning("chdir /: %s", strerror(errno));
+	return p[1];
+}
+
+static void
+detach_done(int ready_fd)
+{
+	if (ready_fd < 0)
+		return;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		(void) dup2(null, STDIN_FILENO);
+		(void) dup2(null, STDOUT_FILENO);
+		(void) close(null);
+	}
+	(void) write(ready_fd, "r", 1);
+	(void) close(ready_fd);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -259,10 +475,25 @@ main(int argc, char *argv[])
 
 	log_init();
 	config_defaults(&rpmad.cfg);
-	if (config_load(&rpmad.cfg, opts.config, !opts.config_given))
-		return 1;
+	if (config_load(&rpmad.cfg, opts.config, !opts.config_given)) {
+		log_err("%s: not %s: the configuration has errors",
+				opts.config, opts.check_config ?
+				"valid" : "starting");
+		return EXIT_BAD_CONFIG;
+	}
 	apply_options(&rpmad.cfg, &opts);
+	if (opts.check_config) {
+		(void) printf("%s: configuration is valid\n", opts.config);
+		return 0;
+	}
+	rpmad.config_path = opts.config;
+	(void) snprintf(configured_socket, sizeof(configured_socket), "%s",
+			rpmad.cfg.socket_path);
 	log_max_level = rpmad.cfg.log_level;
+
+	int ready_fd = -1;
+	if (!opts.foreground && !under_service_manager())
+		ready_fd = detach();
 
 	/* a vanished client must not kill rpmad with SIGPIPE */
 	(void) signal(SIGPIPE, SIG_IGN);
@@ -271,6 +502,7 @@ main(int argc, char *argv[])
 				strerror(errno));
 		return 1;
 	}
+	raise_fd_limit();
 
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -292,10 +524,10 @@ main(int argc, char *argv[])
 	if (device_init() || transport_tcp_init())
 		return 1;
 
-	bool systemd = false;
-	int lfd = listener_open(&systemd);
+	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)
 		return 1;
+	admin_note_socket(socket_from_systemd);
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;
@@ -304,24 +536,22 @@ main(int argc, char *argv[])
 			loop_add(rpmad.loop, &lw, EPOLLIN))
 		return 1;
 
-	if (sd_watchdog_enabled(0, &watchdog_ns) > 0) {
-		watchdog_ns = watchdog_ns * 1000 / 2;
-		watchdog_timer.fn = watchdog_fire;
-		loop_timer_arm(rpmad.loop, &watchdog_timer, watchdog_ns);
-	}
-
+	notify_start();
 	log_notice("rpmad %s ready on %s (transport %s)", PACKAGE_VERSION,
 			rpmad.cfg.socket_path,
 			config_transport_name(rpmad.cfg.transport));
-	char status[160];
-	status_line(status, sizeof(status));
-	(void) sd_notifyf(0, "READY=1\n%s\nMAINPID=%d", status, (int)getpid());
+	char ready[32];
+	(void) snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d",
+			(int)getpid());
+	notify_with_status(ready, true);
+	detach_done(ready_fd);
 
 	ret = loop_run(rpmad.loop);
 
-	(void) sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
+	if (notify_enabled)
+		(void) sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 	loop_del(rpmad.loop, &lw);
-	listener_close(lfd, systemd);
+	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();
 	transport_tcp_fini();

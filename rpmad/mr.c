@@ -119,9 +119,8 @@ mr_unmap(struct mr *mr)
 		if (mr->segs[i].fd >= 0)
 			(void) close(mr->segs[i].fd);
 	}
-	if (mr->rsv)
-		(void) pmem2_vm_reservation_delete(&mr->rsv);
-	else if (mr->base)
+	/* libpmem2 only describes the file mappings: unmap them here */
+	if (mr->base)
 		(void) munmap(mr->base, mr->span_len);
 	free(mr->segs);
 	mr->segs = NULL;
@@ -208,8 +207,70 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 	return 0;
 }
 
+/*
+ * Persisting a page-cache file: msync of the pages, as libpmem2 does for
+ * PMEM2_GRANULARITY_PAGE (whose own persist function loops forever on a
+ * pmem2_map_from_existing map in libpmem2 1.12).
+ */
+static void
+persist_msync(const void *ptr, size_t len)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)ptr & ~(page - 1);
+	uintptr_t end = ((uintptr_t)ptr + len + page - 1) & ~(page - 1);
+	if (msync((void *)start, end - start, MS_SYNC))
+		log_warning("msync of %zu bytes: %s", len, strerror(errno));
+}
+
+/*
+ * Maps a file segment the way libpmem2 would: a DAX file that takes
+ * MAP_SYNC, or a DAX device, is persisted by flushing CPU caches (libpmem2's
+ * persist function); any other file lives in the page cache and is
+ * persisted with msync.
+ */
 static int
-map_plain(struct mr *mr, char *err, size_t errlen)
+map_file_segment(struct mr_segment *seg, uint8_t *at, int prot,
+		char *err, size_t errlen)
+{
+	struct stat st;
+	bool dax_device = fstat(seg->fd, &st) == 0 && S_ISCHR(st.st_mode);
+	void *p = MAP_FAILED;
+	if (!dax_device)
+		p = mmap(at, seg->length, prot, MAP_SHARED_VALIDATE | MAP_SYNC |
+				MAP_FIXED, seg->fd, (off_t)seg->offset);
+	bool dax = dax_device || p != MAP_FAILED;
+	if (p == MAP_FAILED)
+		p = mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
+				seg->fd, (off_t)seg->offset);
+	if (p == MAP_FAILED) {
+		(void) snprintf(err, errlen, "cannot map a file: %s",
+				strerror(errno));
+		return -errno;
+	}
+	if (!dax) {
+		seg->persist = persist_msync;
+		return 0;
+	}
+
+	struct pmem2_source *src = NULL;
+	int ret = pmem2_source_from_fd(&src, seg->fd);
+	if (ret == 0)
+		ret = pmem2_map_from_existing(&seg->map, src, at, seg->length,
+				PMEM2_GRANULARITY_CACHE_LINE);
+	if (src)
+		(void) pmem2_source_delete(&src);
+	if (ret) {
+		(void) snprintf(err, errlen, "libpmem2 cannot use a file: %s",
+				pmem2_errormsg());
+		return -EINVAL;
+	}
+	seg->persist = pmem2_get_persist_fn(seg->map);
+	return 0;
+}
+
+/* Maps the segments back to back into one reserved span. */
+static int
+map_segments(struct mr *mr, char *err, size_t errlen)
 {
 	int prot = PROT_READ | (mr->writable ? PROT_WRITE : 0);
 	void *base = mmap(NULL, mr->span_len, PROT_NONE,
@@ -223,65 +284,17 @@ map_plain(struct mr *mr, char *err, size_t errlen)
 	mr->base = base;
 	for (unsigned i = 0; i < mr->nsegs; i++) {
 		struct mr_segment *seg = &mr->segs[i];
-		if (mmap(mr->base + seg->span_offset, seg->length, prot,
-				MAP_SHARED | MAP_FIXED, seg->fd,
-				(off_t)seg->offset) == MAP_FAILED) {
+		uint8_t *at = mr->base + seg->span_offset;
+		if (seg->file_backed) {
+			int ret = map_file_segment(seg, at, prot, err, errlen);
+			if (ret)
+				return ret;
+		} else if (mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
+				seg->fd, (off_t)seg->offset) == MAP_FAILED) {
 			(void) snprintf(err, errlen, "cannot map segment %u: "
 					"%s", i, strerror(errno));
 			return -errno;
 		}
-	}
-	return 0;
-}
-
-/* File-backed registrations go through libpmem2 (persist method). */
-static int
-map_pmem2(struct mr *mr, char *err, size_t errlen)
-{
-	int ret = pmem2_vm_reservation_new(&mr->rsv, NULL, mr->span_len);
-	if (ret) {
-		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
-				(unsigned long long)mr->span_len,
-				pmem2_errormsg());
-		return -ENOMEM;
-	}
-	mr->base = pmem2_vm_reservation_get_address(mr->rsv);
-
-	for (unsigned i = 0; i < mr->nsegs; i++) {
-		struct mr_segment *seg = &mr->segs[i];
-		struct pmem2_source *src = NULL;
-		struct pmem2_config *cfg = NULL;
-		ret = pmem2_source_from_fd(&src, seg->fd);
-		if (ret == 0)
-			ret = pmem2_config_new(&cfg);
-		if (ret == 0)
-			ret = pmem2_config_set_required_store_granularity(cfg,
-					PMEM2_GRANULARITY_PAGE);
-		if (ret == 0)
-			ret = pmem2_config_set_offset(cfg, seg->offset);
-		if (ret == 0)
-			ret = pmem2_config_set_length(cfg, seg->length);
-		if (ret == 0)
-			ret = pmem2_config_set_sharing(cfg, PMEM2_SHARED);
-		if (ret == 0)
-			ret = pmem2_config_set_protection(cfg, PMEM2_PROT_READ |
-					(mr->writable ? PMEM2_PROT_WRITE : 0));
-		if (ret == 0)
-			ret = pmem2_config_set_vm_reservation(cfg, mr->rsv,
-					seg->span_offset);
-		if (ret == 0)
-			ret = pmem2_map_new(&seg->map, cfg, src);
-		if (ret)
-			(void) snprintf(err, errlen, "cannot map segment %u: "
-					"%s", i, pmem2_errormsg());
-		if (cfg)
-			(void) pmem2_config_delete(&cfg);
-		if (src)
-			(void) pmem2_source_delete(&src);
-		if (ret)
-			return -EINVAL;
-		if (seg->file_backed)
-			seg->persist = pmem2_get_persist_fn(seg->map);
 	}
 	return 0;
 }
@@ -421,12 +434,8 @@ mr_handle_reg(struct req_ctx *rc)
 		goto err;
 	}
 
-	bool any_file = false;
-	for (unsigned i = 0; i < mr->nsegs; i++)
-		any_file |= mr->segs[i].file_backed;
 	char err[256];
-	int ret = any_file ? map_pmem2(mr, err, sizeof(err)) :
-		map_plain(mr, err, sizeof(err));
+	int ret = map_segments(mr, err, sizeof(err));
 	if (ret) {
 		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);
@@ -441,7 +450,20 @@ mr_handle_reg(struct req_ctx *rc)
 				-ret, "%s", err);
 		goto err;
 	}
+	/* a device names its own key (its rkey); keys must stay unique */
+	if (mr->key == 0 || mr_by_key(mr->key) != NULL) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "the device's key %08x is in "
+				"use already", mr->key);
+		if (peer->dev->tp->mr_deregister)
+			peer->dev->tp->mr_deregister(mr);
+		goto err;
+	}
 	describe_backing(mr);
+	/* the mappings hold the files: do not spend a descriptor on each */
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		(void) close(mr->segs[i].fd);
+		mr->segs[i].fd = -1;
+	}
 
 	registry_add(&mr->obj, OBJ_MR, rc->s);
 	HASH_ADD(hh_key, mrs_by_key, key, sizeof(mr->key), mr);

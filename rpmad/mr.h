@@ -5,9 +5,10 @@
  * A registration arrives as a list of file segments (memfds the library
  * made, or the application's own files such as pmem) which rpmad maps back
  * to back, so that the client's range [addr, addr + length) corresponds to
- * one contiguous range of rpmad's. File-backed segments are mapped with
- * libpmem2 so that persisting a range reaches the persistence domain the
- * right way (cache flush on real pmem, msync on page-cache files).
+ * one contiguous range of rpmad's. File-backed segments are described to
+ * libpmem2 (pmem2_map_from_existing) so that persisting a range reaches the
+ * persistence domain the right way (cache flush on real pmem, msync on
+ * page-cache files).
  */
 
 #ifndef RPMAD_MR_H
@@ -22,7 +23,6 @@
 
 struct peer;
 struct pmem2_map;
-struct pmem2_vm_reservation;
 
 /* What an access needs from a registration's usage. */
 enum mr_access {
@@ -39,7 +39,7 @@ struct mr_segment {
 	uint64_t length;
 	uint64_t span_offset;	/* where it starts in the registration's span */
 	bool file_backed;
-	struct pmem2_map *map;	/* file-backed segments: libpmem2's mapping */
+	struct pmem2_map *map;	/* file-backed segments: libpmem2's view */
 	void (*persist)(const void *ptr, size_t size);
 };
 
@@ -54,7 +54,6 @@ struct mr {
 	bool writable;			/* mapped with PROT_WRITE */
 	struct mr_segment *segs;
 	unsigned nsegs;
-	struct pmem2_vm_reservation *rsv;
 	unsigned refs;			/* 1 for the registration + work */
 	bool deregistered;
 	bool broken;			/* a page was lost (file truncated) */

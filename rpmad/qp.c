@@ -95,7 +95,9 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 		goto err_errno;
 
 	/* passed to the client in the order of proto/rpmad.proto (QpReply) */
-	qp->client_fds[qp->n_client_fds++] = dup(qp->memfd);
+	/* the mapping holds the region; the client's copy is the only fd */
+	qp->client_fds[qp->n_client_fds++] = qp->memfd;
+	qp->memfd = -1;
 	qp->client_fds[qp->n_client_fds++] = dup(qp->doorbell_fd);
 	int client_end;
 	if ((ret = notify_pair(&qp->event_sock, &client_end)))
@@ -158,16 +160,27 @@ qp_set_state(struct qp *qp, enum qp_state state)
 	atomic_store_explicit(&qp->hdr->state, state, memory_order_release);
 }
 
+/* The client corrupted the region: from now on its rings are ignored. */
+static void
+mark_corrupted(struct qp *qp)
+{
+	qp->corrupted = true;
+	qp->broken = true;
+	qp->cq_backlog.count = qp->rcq_backlog.count = 0;
+}
+
 int
 qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index)
 {
+	if (qp->broken)
+		return -1;
 	uint32_t tail = atomic_load_explicit(&qp->hdr->sq.tail,
 			memory_order_acquire);
 	uint32_t avail = tail - qp->sq_head;
 	if (avail == 0)
 		return 0;
 	if (avail > qp->layout.sq_entries) {
-		qp->corrupted = true;
+		mark_corrupted(qp);
 		return -1;
 	}
 	*out = *qp_sq_slot(qp->region, &qp->layout, qp->sq_head);
@@ -180,13 +193,15 @@ qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index)
 int
 qp_rq_next(struct qp *qp, struct qp_rqe *out)
 {
+	if (qp->broken)
+		return -1;
 	uint32_t tail = atomic_load_explicit(&qp->hdr->rq.tail,
 			memory_order_acquire);
 	uint32_t avail = tail - qp->rq_head;
 	if (avail == 0)
 		return 0;
 	if (avail > qp->layout.rq_entries) {
-		qp->corrupted = true;
+		mark_corrupted(qp);
 		return -1;
 	}
 	*out = *qp_rq_slot(qp->region, &qp->layout, qp->rq_head);
@@ -199,15 +214,15 @@ qp_rq_next(struct qp *qp, struct qp_rqe *out)
 bool
 qp_sq_pending(struct qp *qp)
 {
-	return atomic_load_explicit(&qp->hdr->sq.tail, memory_order_acquire) !=
-		qp->sq_head;
+	return !qp->broken && atomic_load_explicit(&qp->hdr->sq.tail,
+			memory_order_acquire) != qp->sq_head;
 }
 
 bool
 qp_rq_pending(struct qp *qp)
 {
-	return atomic_load_explicit(&qp->hdr->rq.tail, memory_order_acquire) !=
-		qp->rq_head;
+	return !qp->broken && atomic_load_explicit(&qp->hdr->rq.tail,
+			memory_order_acquire) != qp->rq_head;
 }
 
 /* Sends one notification byte; a full socket already says "look". */
@@ -243,10 +258,12 @@ ring_put(struct qp *qp, bool rcq, const struct qp_cqe *cqe)
 	uint32_t depth = rcq ? qp->sizes.rcq : qp->sizes.cq;
 	uint64_t offset = rcq ? qp->layout.rcq_offset : qp->layout.cq_offset;
 
+	if (qp->broken)
+		return false;
 	uint32_t head = atomic_load_explicit(&idx->head, memory_order_acquire);
 	uint32_t used = *tail - head;
 	if (used > entries) {
-		qp->corrupted = true;
+		mark_corrupted(qp);
 		return false;
 	}
 	if (used >= depth)
@@ -288,6 +305,8 @@ qp_complete(struct qp *qp, const struct qp_cqe *cqe, bool recv)
 		notify_cq(qp, rcq);
 		return;
 	}
+	if (qp->broken)
+		return;	/* nobody can take it from a corrupted ring */
 	atomic_store_explicit(&qp->hdr->cq_space_wanted, 1,
 			memory_order_relaxed);
 	if (!backlog_push(b, cqe)) {
@@ -333,13 +352,13 @@ qp_backlog_waiting(struct qp *qp)
 }
 
 bool
-qp_prepare_sleep(struct qp *qp, bool want_rq)
+qp_prepare_sleep(struct qp *qp, bool want_sq, bool want_rq)
 {
 	atomic_store_explicit(&qp->hdr->need_wakeup, 1, memory_order_relaxed);
 	qp->sleeping = true;
 	/* pairs with the client's fence between publishing and its check */
 	atomic_thread_fence(memory_order_seq_cst);
-	if (qp_sq_pending(qp) || (want_rq && qp_rq_pending(qp)))
+	if ((want_sq && qp_sq_pending(qp)) || (want_rq && qp_rq_pending(qp)))
 		return true;
 	/* a backlog that fits now is work too */
 	return qp_backlog_drain(qp) > 0;

@@ -45,7 +45,8 @@ struct qp {
 	uint32_t rq_head;		/* next RQ entry to take */
 	uint32_t cq_tail, rcq_tail;	/* next CQ/RCQ slot to fill */
 	struct cqe_backlog cq_backlog, rcq_backlog;
-	bool corrupted;
+	bool corrupted;			/* found corrupted; not reported yet */
+	bool broken;			/* was corrupted: rings never read again */
 	bool sleeping;			/* need_wakeup is set */
 };
 
@@ -65,7 +66,7 @@ void qp_set_state(struct qp *qp, enum qp_state state);
 /*
  * qp_sq_next -- copy the next posted send entry into *out.
  * Returns 1 (got one; its SQ index in *index), 0 (none) or -1 (the client
- * moved the tail impossibly: corrupted).
+ * moved the tail impossibly: corrupted, now or before).
  */
 int qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index);
 
@@ -94,10 +95,11 @@ void qp_notify_event(struct qp *qp);
 
 /*
  * qp_prepare_sleep -- set need_wakeup and look again: returns true when
- * work arrived meanwhile (new receives count only when `want_rq`: a
+ * work arrived meanwhile (new SQ entries count only when `want_sq`: the
+ * connection can take them now; new receives only when `want_rq`: a
  * message waits for one). qp_wake -- clear need_wakeup.
  */
-bool qp_prepare_sleep(struct qp *qp, bool want_rq);
+bool qp_prepare_sleep(struct qp *qp, bool want_sq, bool want_rq);
 void qp_wake(struct qp *qp);
 
 /* qp_doorbell_drain -- consume the doorbell's count */

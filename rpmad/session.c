@@ -75,37 +75,108 @@ id_in(unsigned id, const unsigned *list, unsigned n)
 	return false;
 }
 
-/* Whether the user, or one of its groups, is in `groups`. */
-static bool
-member_of_any(uid_t uid, gid_t gid, const gid_t *groups, unsigned n)
+/*
+ * The groups of the client: its primary group plus the supplementary groups
+ * the kernel recorded when it connected (SO_PEERGROUPS). Those are what the
+ * process really had, also for users without a passwd entry here (as in
+ * containers); only kernels without SO_PEERGROUPS fall back to the group
+ * database.
+ */
+struct peer_groups {
+	gid_t *list;
+	unsigned n;
+	gid_t small[64];
+};
+
+static void
+peer_groups_get(int fd, uid_t uid, gid_t gid, struct peer_groups *g)
 {
-	if (id_in(gid, groups, n))
-		return true;
-	struct passwd *pw = getpwuid(uid);
-	if (pw == NULL)
-		return false;
-	gid_t list[256];
-	int count = 256;
-	if (getgrouplist(pw->pw_name, gid, list, &count) < 0)
-		return false;
-	for (int i = 0; i < count; i++) {
-		if (id_in(list[i], groups, n))
-			return true;
+	g->list = g->small;
+	g->small[0] = gid;
+	g->n = 1;
+
+	socklen_t len = sizeof(g->small) - sizeof(gid_t);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g->small + 1,
+			&len) == 0) {
+		g->n += len / sizeof(gid_t);
+		return;
 	}
-	return false;
+	if (errno == ERANGE) {
+		gid_t *list = malloc(len + sizeof(gid_t));
+		if (list && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, list + 1,
+				&len) == 0) {
+			list[0] = gid;
+			g->list = list;
+			g->n = 1 + len / sizeof(gid_t);
+			return;
+		}
+		free(list);
+		log_warning("the groups of uid %u are not known: %s",
+				(unsigned)uid, strerror(errno));
+		return;
+	}
+	struct passwd *pw = getpwuid(uid);
+	int count = (int)(sizeof(g->small) / sizeof(gid_t));
+	if (pw && getgrouplist(pw->pw_name, gid, g->small, &count) >= 0)
+		g->n = (unsigned)count;
 }
 
 static void
-identify(struct session *s)
+peer_groups_free(struct peer_groups *g)
+{
+	if (g->list != g->small)
+		free(g->list);
+}
+
+/* The first of the client's groups that is in `groups`, or -1. */
+static long
+member_of_any(const struct peer_groups *g, const gid_t *groups, unsigned n)
+{
+	for (unsigned i = 0; i < g->n; i++) {
+		if (id_in(g->list[i], groups, n))
+			return (long)g->list[i];
+	}
+	return -1;
+}
+
+/*
+ * Who the client is allowed to be: root and admin_groups may do anything
+ * (and run rpmactl); others may use rpmad when both allow lists are empty,
+ * or their uid or one of their groups is listed. Decided once, when the
+ * client connects; `why` says how, for the log.
+ */
+static void
+identify(struct session *s, char *why, size_t len)
 {
 	const struct config *c = &rpmad.cfg;
-	s->admin = s->uid == 0 || member_of_any(s->uid, s->gid,
-			c->admin_groups, c->n_admin_groups);
-	s->allowed = s->admin ||
-		(c->n_allow_users == 0 && c->n_allow_groups == 0) ||
-		id_in(s->uid, c->allow_users, c->n_allow_users) ||
-		member_of_any(s->uid, s->gid, c->allow_groups,
-				c->n_allow_groups);
+	struct peer_groups g;
+	peer_groups_get(s->fd, s->uid, s->gid, &g);
+
+	long gid;
+	s->allowed = true;
+	if (s->uid == 0) {
+		s->admin = true;
+		(void) snprintf(why, len, "admin: root");
+	} else if ((gid = member_of_any(&g, c->admin_groups,
+			c->n_admin_groups)) >= 0) {
+		s->admin = true;
+		(void) snprintf(why, len, "admin: group %ld in admin_groups",
+				gid);
+	} else if (c->n_allow_users == 0 && c->n_allow_groups == 0) {
+		(void) snprintf(why, len, "allowed: no allow_users or "
+				"allow_groups");
+	} else if (id_in(s->uid, c->allow_users, c->n_allow_users)) {
+		(void) snprintf(why, len, "allowed: in allow_users");
+	} else if ((gid = member_of_any(&g, c->allow_groups,
+			c->n_allow_groups)) >= 0) {
+		(void) snprintf(why, len, "allowed: group %ld in allow_groups",
+				gid);
+	} else {
+		s->allowed = false;
+		(void) snprintf(why, len, "NOT allowed: neither the uid nor a "
+				"group is in allow_users/allow_groups");
+	}
+	peer_groups_free(&g);
 
 	char path[64];
 	(void) snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
@@ -145,7 +216,8 @@ session_new(int fd)
 	s->pid = cred.pid;
 	s->uid = cred.uid;
 	s->gid = cred.gid;
-	identify(s);
+	char why[128];
+	identify(s, why, sizeof(why));
 
 	s->watch.fd = fd;
 	s->watch.fn = session_ready;
@@ -157,9 +229,8 @@ session_new(int fd)
 	}
 	DL_APPEND(rpmad.sessions, s);
 	rpmad.stats.sessions_total++;
-	log_info("session %s: connected (uid %u, gid %u)%s", s->name,
-			(unsigned)s->uid, (unsigned)s->gid,
-			s->allowed ? "" : ", not allowed by the configuration");
+	log_info("session %s: connected (uid %u, gid %u; %s)", s->name,
+			(unsigned)s->uid, (unsigned)s->gid, why);
 }
 
 void
@@ -270,6 +341,9 @@ session_handle_hello(struct req_ctx *rc)
 	const Rpmad__Hello *h = rc->req->hello;
 
 	if (!s->allowed) {
+		log_warning("session %s: refused: uid %u (gid %u) is not in "
+				"allow_users and has no group of allow_groups",
+				s->name, (unsigned)s->uid, (unsigned)s->gid);
 		req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not use this "
 				"rpmad (allow_users/allow_groups)",
 				(unsigned)s->uid);

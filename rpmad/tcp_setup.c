@@ -348,7 +348,8 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 	tc->ini = &tc->chan[0];
 	tc->tgt = &tc->chan[1];
 	registry_random_bytes(tc->token, sizeof(tc->token));
-	memcpy(tc->pdata, pdata, pdata_len);
+	if (pdata_len)	/* no private data may come as a NULL pointer */
+		memcpy(tc->pdata, pdata, pdata_len);
 	tc->pdata_len = pdata_len;
 
 	for (int i = 0; i < 2; i++) {

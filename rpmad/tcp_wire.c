@@ -152,6 +152,9 @@ tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 	h->qp_num = get32(in + 24);
 	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
 		return -1;
+	/* reserved, as in the frame header: zero until a version uses them */
+	if (get32(in + 28) != 0)
+		return -1;
 	if (h->role == HELLO_PRIMARY)
 		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 : -1;
 	if (h->role == HELLO_SECONDARY)

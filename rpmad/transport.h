@@ -31,8 +31,19 @@ struct work;
 
 struct transport_ops {
 	const char *name;
+	/*
+	 * receives go to the transport as soon as the client posts them
+	 * (recv_posted() whenever the RQ has entries), not only when a
+	 * message waits for one (verbs: the device holds them)
+	 */
+	bool eager_recv;
 
-	/* optional: protection domains and memory registration (verbs) */
+	/*
+	 * optional: protection domains and memory registration (verbs).
+	 * mr_register may name the registration's key itself (mr->key: the
+	 * device's rkey, which remote peers use); it must be non-zero and
+	 * not the key of another registration (mr_by_key()).
+	 */
 	int (*pd_alloc)(struct peer *peer, char *err, size_t errlen);
 	void (*pd_free)(struct peer *peer);
 	int (*mr_register)(struct mr *mr, char *err, size_t errlen);

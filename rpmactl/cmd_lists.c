@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * cmd_lists.c -- rpmactl clients, connections, mrs, endpoints: one row
+ * (or JSON object) per item, fetched page by page
+ */
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "commands.h"
+#include "format.h"
+#include "json.h"
+#include "table.h"
+
+/* What a page callback needs: the output and who owns what. */
+struct listing {
+	struct cmd_ctx *x;
+	struct json j;
+	struct table *t;
+	struct owners owners;
+	size_t count;
+};
+
+static const char *
+owner_comm(const struct listing *l, uint64_t session_id)
+{
+	const struct owner *o = owners_find(&l->owners, session_id);
+	return o ? o->comm : NULL;
+}
+
+static void
+json_counts(struct json *j, const Rpmad__ResourceCounts *c)
+{
+	json_key(j, "resources");
+	json_object_begin(j);
+	json_kv_u64(j, "peers", c ? c->peers : 0);
+	json_kv_u64(j, "mrs", c ? c->mrs : 0);
+	json_kv_u64(j, "pinned_bytes", c ? c->pinned_bytes : 0);
+	json_kv_u64(j, "endpoints", c ? c->endpoints : 0);
+	json_kv_u64(j, "conn_requests", c ? c->conn_reqs : 0);
+	json_kv_u64(j, "connections", c ? c->connections : 0);
+	json_object_end(j);
+}
+
+/*
+ * Runs one listing: `page` gets every page; the table (columns `cols`;
+ * `none` when it has no rows) or the JSON array named `key` is printed
+ * when all went well.
+ */
+static int
+run_listing(struct cmd_ctx *x, Rpmad__AdminQuery__Kind kind, const char *key,
+		const char *none, const struct table_column *cols,
+		unsigned ncols, bool want_owners, client_page_fn *page)
+{
+	struct listing l = { .x = x };
+	int ret = EXIT_OK;
+	if (want_owners && (ret = owners_fetch(x, &l.owners)))
+		goto out;
+	if (x->json) {
+		json_init(&l.j, x->out);
+		json_object_begin(&l.j);
+		json_key(&l.j, key);
+		json_array_begin(&l.j);
+	} else if ((l.t = table_new(cols, ncols)) == NULL) {
+		(void) fprintf(stderr, "rpmactl: out of memory\n");
+		ret = EXIT_REFUSED;
+		goto out;
+	}
+	ret = client_list(x->client, kind, x->page_limit, page, &l);
+	if (ret)
+		goto out;
+	if (x->json) {
+		json_array_end(&l.j);
+		json_object_end(&l.j);
+		json_end(&l.j);
+	} else if (l.count == 0) {
+		(void) fprintf(x->out, "%s\n", none);
+	} else {
+		table_print(l.t, x->out);
+	}
+out:
+	table_free(l.t);
+	owners_free(&l.owners);
+	return ret;
+}
+
+/* ------------------------------------------------------------ clients */
+
+static const struct table_column client_cols[] = {
+	{ "PID", true }, { "UID", true }, { "USER", false },
+	{ "COMMAND", false }, { "PEERS", true }, { "MRS", true },
+	{ "PINNED", true }, { "ENDPOINTS", true }, { "REQUESTS", true },
+	{ "CONNECTIONS", true }, { "ADMIN", false },
+};
+
+static int
+client_page(const Rpmad__AdminReply *r, void *arg)
+{
+	struct listing *l = arg;
+	for (size_t i = 0; i < r->n_clients; i++, l->count++) {
+		const Rpmad__ClientInfo *c = r->clients[i];
+		const Rpmad__ResourceCounts *n = c->counts;
+		char user[64], bytes[32];
+		const char *name = user_name(c->uid, user, sizeof(user));
+		if (l->x->json) {
+			struct json *j = &l->j;
+			json_object_begin(j);
+			json_kv_u64(j, "session_id", c->session_id);
+			json_kv_u64(j, "pid", c->pid);
+			json_kv_u64(j, "uid", c->uid);
+			json_kv_string(j, "user", name);
+			json_kv_u64(j, "gid", c->gid);
+			json_kv_string(j, "command", c->comm);
+			json_kv_bool(j, "admin", c->admin);
+			json_counts(j, n);
+			json_object_end(j);
+			continue;
+		}
+		struct table *t = l->t;
+		int bad = 0;
+		bad |= table_cell(t, "%u", c->pid);
+		bad |= table_cell(t, "%u", c->uid);
+		bad |= table_cell(t, "%s", name ? name : "-");
+		bad |= table_cell(t, "%s", c->comm && *c->comm ? c->comm :
+					"-");
+		bad |= table_cell(t, "%u", n ? n->peers : 0);
+		bad |= table_cell(t, "%u", n ? n->mrs : 0);
+		bad |= table_cell(t, "%s", format_bytes(n ? n->pinned_bytes :
+					0, bytes, sizeof(bytes)));
+		bad |= table_cell(t, "%u", n ? n->endpoints : 0);
+		bad |= table_cell(t, "%u", n ? n->conn_reqs : 0);
+		bad |= table_cell(t, "%u", n ? n->connections : 0);
+		bad |= table_cell(t, "%s", c->admin ? "yes" : "no");
+		if (bad)
+			return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+int
+cmd_clients(struct cmd_ctx *x)
+{
+	return run_listing(x, RPMAD__ADMIN_QUERY__KIND__CLIENTS, "clients",
+			"no clients", client_cols, sizeof(client_cols) /
+			sizeof(client_cols[0]), false, client_page);
+}
+
+/* ------------------------------------------------------------ connections */
+
+static const struct table_column conn_cols[] = {
+	{ "PID", true }, { "COMMAND", false }, { "ROLE", false },
+	{ "STATE", false }, { "QPN", true }, { "LOCAL", false },
+	{ "REMOTE", false }, { "READS", true }, { "WRITES", true },
+	{ "ATOMICS", true }, { "FLUSHES", true }, { "SENDS", true },
+	{ "RECVS", true }, { "ERRORS", true },
+};
+
+/* "3 (12.0 KiB)": operations of a kind and their bytes */
+static const char *
+ops_bytes(uint64_t ops, uint64_t bytes, char *buf, size_t len)
+{
+	char b[32];
+	if (ops == 0)
+		(void) snprintf(buf, len, "0");
+	else
+		(void) snprintf(buf, len, "%" PRIu64 " (%s)", ops,
+				format_bytes(bytes, b, sizeof(b)));
+	return buf;
+}
+
+static void
+json_ops(struct json *j, const Rpmad__OpCounters *o)
+{
+	static const Rpmad__OpCounters none = RPMAD__OP_COUNTERS__INIT;
+	if (o == NULL)
+		o = &none;
+	json_key(j, "operations");
+	json_object_begin(j);
+	json_kv_u64(j, "reads", o->reads);
+	json_kv_u64(j, "bytes_read", o->bytes_read);
+	json_kv_u64(j, "writes", o->writes);
+	json_kv_u64(j, "bytes_written", o->bytes_written);
+	json_kv_u64(j, "atomic_writes", o->atomic_writes);
+	json_kv_u64(j, "flushes", o->flushes);
+	json_kv_u64(j, "sends", o->sends);
+	json_kv_u64(j, "bytes_sent", o->bytes_sent);
+	json_kv_u64(j, "recvs", o->recvs);
+	json_kv_u64(j, "bytes_received", o->bytes_received);
+	json_kv_u64(j, "errors", o->errors);
+	json_object_end(j);
+}
+
+static int
+conn_page(const Rpmad__AdminReply *r, void *arg)
+{
+	struct listing *l = arg;
+	static const Rpmad__OpCounters none = RPMAD__OP_COUNTERS__INIT;
+	for (size_t i = 0; i < r->n_connections; i++, l->count++) {
+		const Rpmad__ConnectionInfo *c = r->connections[i];
+		const char *comm = owner_comm(l, c->session_id);
+		if (l->x->json) {
+			struct json *j = &l->j;
+			json_object_begin(j);
+			json_kv_u64(j, "id", c->conn_id);
+			json_kv_u64(j, "session_id", c->session_id);
+			json_kv_u64(j, "pid", c->pid);
+			json_kv_string(j, "command", comm);
+			json_kv_string(j, "role", c->role);
+			json_kv_string(j, "state", c->state);
+			json_kv_u64(j, "qp_num", c->qp_num);
+			json_kv_string(j, "transport", c->transport);
+			json_kv_string(j, "local_address", c->local_addr);
+			json_kv_string(j, "remote_address", c->remote_addr);
+			json_ops(j, c->ops);
+			json_object_end(j);
+			continue;
+		}
+		const Rpmad__OpCounters *o = c->ops ? c->ops : &none;
+		char rd[48], wr[48], sd[48], rv[48];
+		struct table *t = l->t;
+		int bad = 0;
+		bad |= table_cell(t, "%u", c->pid);
+		bad |= table_cell(t, "%s", comm && *comm ? comm : "-");
+		bad |= table_cell(t, "%s", c->role);
+		bad |= table_cell(t, "%s", c->state);
+		bad |= table_cell(t, "%u", c->qp_num);
+		bad |= table_cell(t, "%s", c->local_addr);
+		bad |= table_cell(t, "%s", c->remote_addr);
+		bad |= table_cell(t, "%s", ops_bytes(o->reads, o->bytes_read,
+					rd, sizeof(rd)));
+		bad |= table_cell(t, "%s", ops_bytes(o->writes,
+					o->bytes_written, wr, sizeof(wr)));
+		bad |= table_cell(t, "%" PRIu64, o->atomic_writes);
+		bad |= table_cell(t, "%" PRIu64, o->flushes);
+		bad |= table_cell(t, "%s", ops_bytes(o->sends, o->bytes_sent,
+					sd, sizeof(sd)));
+		bad |= table_cell(t, "%s", ops_bytes(o->recvs,
+					o->bytes_received, rv, sizeof(rv)));
+		bad |= table_cell(t, "%" PRIu64, o->errors);
+		if (bad)
+			return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+int
+cmd_connections(struct cmd_ctx *x)
+{
+	return run_listing(x, RPMAD__ADMIN_QUERY__KIND__CONNECTIONS,
+			"connections", "no connections", conn_cols,
+			sizeof(conn_cols) / sizeof(conn_cols[0]), true,
+			conn_page);
+}
+
+/* ------------------------------------------------------------ mrs */
+
+static const struct table_column mr_cols[] = {
+	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
+	{ "SIZE", true }, { "PINNED", true }, { "KEY", true },
+	{ "USAGE", false }, { "BACKING", false },
+};
+
+static int
+mr_page(const Rpmad__AdminReply *r, void *arg)
+{
+	struct listing *l = arg;
+	for (size_t i = 0; i < r->n_mrs; i++, l->count++) {
+		const Rpmad__MrInfo *m = r->mrs[i];
+		const char *comm = owner_comm(l, m->session_id);
+		if (l->x->json) {
+			struct json *j = &l->j;
+			json_object_begin(j);
+			json_kv_u64(j, "id", m->mr_id);
+			json_kv_u64(j, "session_id", m->session_id);
+			json_kv_u64(j, "pid", m->pid);
+			json_kv_string(j, "command", comm);
+			json_kv_u64(j, "addr", m->addr);
+			json_kv_u64(j, "length", m->length);
+			json_kv_u64(j, "pinned_bytes", m->pinned_bytes);
+			json_kv_u64(j, "key", m->key);
+			json_key(j, "usage");
+			json_array_begin(j);
+			for (unsigned bit = 0; bit < 32; bit++) {
+				if (!(m->usage & (1u << bit)))
+					continue;
+				const char *n = format_usage_name(bit);
+				if (n) {
+					json_string(j, n);
+				} else {
+					char hex[16];
+					(void) snprintf(hex, sizeof(hex),
+							"0x%x", 1u << bit);
+					json_string(j, hex);
+				}
+			}
+			json_array_end(j);
+			json_kv_u64(j, "usage_bits", m->usage);
+			json_kv_string(j, "backing", m->backing);
+			json_object_end(j);
+			continue;
+		}
+		char size[32], pinned[32], usage[160];
+		struct table *t = l->t;
+		int bad = 0;
+		bad |= table_cell(t, "%u", m->pid);
+		bad |= table_cell(t, "%s", comm && *comm ? comm : "-");
+		bad |= table_cell(t, "0x%" PRIx64, m->addr);
+		bad |= table_cell(t, "%s", format_bytes(m->length, size,
+					sizeof(size)));
+		bad |= table_cell(t, "%s", format_bytes(m->pinned_bytes,
+					pinned, sizeof(pinned)));
+		bad |= table_cell(t, "0x%08x", m->key);
+		bad |= table_cell(t, "%s", format_usage(m->usage, usage,
+					sizeof(usage)));
+		bad |= table_cell(t, "%s", m->backing && *m->backing ?
+					m->backing : "-");
+		if (bad)
+			return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+int
+cmd_mrs(struct cmd_ctx *x)
+{
+	return run_listing(x, RPMAD__ADMIN_QUERY__KIND__MRS, "mrs",
+			"no memory registrations", mr_cols,
+			sizeof(mr_cols) / sizeof(mr_cols[0]), true, mr_page);
+}
+
+/* ------------------------------------------------------------ endpoints */
+
+static const struct table_column ep_cols[] = {
+	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
+	{ "PORT", false }, { "TRANSPORT", false }, { "PENDING", true },
+};
+
+static int
+ep_page(const Rpmad__AdminReply *r, void *arg)
+{
+	struct listing *l = arg;
+	for (size_t i = 0; i < r->n_endpoints; i++, l->count++) {
+		const Rpmad__EndpointInfo *e = r->endpoints[i];
+		const char *comm = owner_comm(l, e->session_id);
+		if (l->x->json) {
+			struct json *j = &l->j;
+			json_object_begin(j);
+			json_kv_u64(j, "id", e->ep_id);
+			json_kv_u64(j, "session_id", e->session_id);
+			json_kv_u64(j, "pid", e->pid);
+			json_kv_string(j, "command", comm);
+			json_kv_string(j, "address", e->addr);
+			json_kv_string(j, "port", e->port);
+			json_kv_string(j, "transport", e->transport);
+			json_kv_u64(j, "pending_requests",
+					e->pending_requests);
+			json_object_end(j);
+			continue;
+		}
+		struct table *t = l->t;
+		int bad = 0;
+		bad |= table_cell(t, "%u", e->pid);
+		bad |= table_cell(t, "%s", comm && *comm ? comm : "-");
+		bad |= table_cell(t, "%s", e->addr);
+		bad |= table_cell(t, "%s", e->port);
+		bad |= table_cell(t, "%s", e->transport && *e->transport ?
+					e->transport : "-");
+		bad |= table_cell(t, "%u", e->pending_requests);
+		if (bad)
+			return EXIT_REFUSED;
+	}
+	return 0;
+}
+
+int
+cmd_endpoints(struct cmd_ctx *x)
+{
+	return run_listing(x, RPMAD__ADMIN_QUERY__KIND__ENDPOINTS,
+			"endpoints", "no endpoints", ep_cols,
+			sizeof(ep_cols) / sizeof(ep_cols[0]), true, ep_page);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * verbs_mr.c -- protection domains (one per client peer), registrations
+ * of rpmad's mapping of a client's pages, and advice about them
+ *
+ * A registration's iova is the client's own address of the memory, so
+ * that the (address, rkey) pair in an MR descriptor means the same to the
+ * device as to a plain librpma peer; the key the client gets is the rkey.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device.h"
+#include "librpma.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "verbs_internal.h"
+
+/* Registrations tried before giving up on a key nobody uses. */
+#define KEY_TRIES 4
+
+/* ibv_advise_mr takes 32-bit lengths: longer ranges go in pieces. */
+#define ADVISE_CHUNK (1u << 30)
+
+int
+verbs_pd_alloc(struct peer *peer, char *err, size_t errlen)
+{
+	struct verbs_dev *vd = peer->dev->tp_dev;
+	if (vd->dead) {
+		(void) snprintf(err, errlen, "the RDMA device %s is gone",
+				peer->dev->name);
+		return -ENODEV;
+	}
+	struct ibv_pd *pd = ibv_alloc_pd(vd->ctx);
+	if (pd == NULL) {
+		/* the core adds the errno's text */
+		int e = errno ? errno : ENOMEM;
+		(void) snprintf(err, errlen, "ibv_alloc_pd on %s",
+				peer->dev->name);
+		return -e;
+	}
+	peer->tp_pd = pd;
+	return 0;
+}
+
+void
+verbs_pd_free(struct peer *peer)
+{
+	if (peer->tp_pd == NULL)
+		return;
+	int ret = ibv_dealloc_pd(peer->tp_pd);
+	if (ret)
+		log_warning("verbs: ibv_dealloc_pd on %s: %s", peer->dev->name,
+				strerror(ret));
+	peer->tp_pd = NULL;
+}
+
+/* librpma's usage-to-access mapping. */
+static unsigned
+usage_access(uint32_t usage, bool writable)
+{
+	unsigned access = 0;
+	if (usage & RPMA_MR_USAGE_READ_SRC)
+		access |= IBV_ACCESS_REMOTE_READ;
+	if (usage & (RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
+			RPMA_MR_USAGE_RECV))
+		access |= IBV_ACCESS_LOCAL_WRITE;
+	if (usage & RPMA_MR_USAGE_WRITE_DST)
+		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+	if (usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
+		access |= IBV_ACCESS_REMOTE_READ;
+	/* a source in a read-only file (only WRITE_SRC gets here) */
+	if (!writable)
+		access &= ~(unsigned)IBV_ACCESS_LOCAL_WRITE;
+	return access;
+}
+
+/* One registration; on-demand paging where pinning is not possible. */
+static struct ibv_mr *
+reg_once(struct mr *mr, unsigned access)
+{
+	struct ibv_pd *pd = mr->peer->tp_pd;
+	void *addr = mr->base + (mr->addr - mr->span_start);
+	struct ibv_mr *hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
+			access);
+	/* e.g. fsdax pages cannot be pinned; librpma retries the same way */
+	if (hw == NULL && errno == EOPNOTSUPP && mr->peer->dev->odp_capable)
+		hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
+				access | IBV_ACCESS_ON_DEMAND);
+	return hw;
+}
+
+int
+verbs_mr_register(struct mr *mr, char *err, size_t errlen)
+{
+	unsigned access = usage_access(mr->usage, mr->writable);
+	struct ibv_mr *tried[KEY_TRIES];
+	unsigned ntried = 0;
+	struct ibv_mr *hw = NULL;
+	int ret = 0;
+
+	/* the rkey becomes the key: it must not be one rpmad uses already */
+	while (ntried < KEY_TRIES) {
+		struct ibv_mr *m = reg_once(mr, access);
+		if (m == NULL) {
+			int e = errno ? errno : EIO;
+			(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu "
+					"bytes on %s",
+					(unsigned long long)mr->length,
+					mr->peer->dev->name);
+			ret = -e;
+			break;
+		}
+		if (m->rkey != 0 && mr_by_key(m->rkey) == NULL) {
+			hw = m;
+			break;
+		}
+		tried[ntried++] = m;
+	}
+	for (unsigned i = 0; i < ntried; i++)
+		(void) ibv_dereg_mr(tried[i]);
+	if (hw == NULL) {
+		if (ret == 0) {
+			(void) snprintf(err, errlen, "the device %s gave keys "
+					"that are in use already",
+					mr->peer->dev->name);
+			ret = -EEXIST;
+		}
+		return ret;
+	}
+	mr->tp_mr = hw;
+	mr->key = hw->rkey;
+	return 0;
+}
+
+void
+verbs_mr_deregister(struct mr *mr)
+{
+	if (mr->tp_mr == NULL)
+		return;
+	int ret = ibv_dereg_mr(mr->tp_mr);
+	if (ret)
+		log_warning("verbs: ibv_dereg_mr (key %08x): %s", mr->key,
+				strerror(ret));
+	mr->tp_mr = NULL;
+}
+
+int
+verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
+		uint32_t flags, char *err, size_t errlen)
+{
+	struct ibv_mr *hw = mr->tp_mr;
+	uint64_t addr = mr->addr + offset;
+	do {
+		uint32_t piece = len > ADVISE_CHUNK ? ADVISE_CHUNK :
+			(uint32_t)len;
+		struct ibv_sge sge = {
+			.addr = addr,
+			.length = piece,
+			.lkey = hw->lkey,
+		};
+		int ret = ibv_advise_mr(mr->peer->tp_pd,
+				(enum ibv_advise_mr_advice)advice, flags,
+				&sge, 1);
+		if (ret) {
+			(void) snprintf(err, errlen, "ibv_advise_mr on %s",
+					mr->peer->dev->name);
+			return ret == EOPNOTSUPP ? -EOPNOTSUPP :
+				ret == EFAULT ? -EINVAL : -ret;
+		}
+		addr += piece;
+		len -= piece;
+	} while (len > 0);
+	return 0;
+}
+
+uint64_t
+verbs_mr_iova(const struct mr *mr, const void *ptr)
+{
+	return mr->span_start + (uint64_t)((const uint8_t *)ptr - mr->base);
+}
+
+uint32_t
+verbs_mr_lkey(const struct mr *mr)
+{
+	return ((const struct ibv_mr *)mr->tp_mr)->lkey;
+}

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_cleanup.c -- a client that goes away in the middle of its work: rpmad
+ * releases everything it owned (peers, registrations, endpoints, requests,
+ * connections, pinned bytes; its descriptors and mappings in the daemon)
+ * while another client of the same rpmad keeps working, and the victim's
+ * partner on the other host sees its connection lost.
+ *
+ * Daemon A (inspected) serves the victim V and the survivor W; daemon B
+ * serves their partners P and S. The parent asks A over the admin
+ * protocol what it holds and looks at /proc/<rpmad>/fd and maps.
+ */
+
+#include <check.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+enum { TAG_BUSY = 100, TAG_SURVIVOR_UP, TAG_SURVIVOR_DONE, TAG_EXIT,
+	TAG_PARTNER_UP };
+
+enum victim_end {
+	KILL_ACTIVE,	/* V connected to P, SIGKILLed */
+	KILL_PASSIVE,	/* P connected to V, SIGKILLed */
+	EXIT_ACTIVE,	/* V connected to P, exits without releasing */
+	VICTIM_ENDS
+};
+
+struct cleanup_opts {
+	enum victim_end end;
+	char port_s[16];	/* S listens here for W */
+	char port_v[16];	/* V's own endpoint */
+};
+
+#define VICTIM_MRS 3
+#define BIG (1 << 20)
+#define PM_SIZE 65536
+/* How long rpmad gets to release what a vanished client held. */
+#define RELEASE_MS IT_WAIT_MS
+
+/* ------------------------------------------------ survivor W and S */
+
+static void
+round_trip(struct rpma_conn *conn, struct rpma_cq *cq, struct rpma_mr_local *mr,
+		uint8_t *buf, struct rpma_mr_remote *rmr, uint32_t seed)
+{
+	struct ibv_wc wc;
+	it_fill(buf, 2048, seed);
+	IT_OK(rpma_write(conn, rmr, 0, mr, 0, 2048, RPMA_F_COMPLETION_ALWAYS,
+			(void *)1));
+	it_wc_ok(conn, cq, 1, IBV_WC_RDMA_WRITE, &wc);
+	memset(buf + 2048, 0, 2048);
+	IT_OK(rpma_read(conn, mr, 2048, rmr, 0, 2048, RPMA_F_COMPLETION_ALWAYS,
+			(void *)2));
+	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_READ, &wc);
+	IT_EQ(it_check(buf + 2048, 2048, seed), -1);
+}
+
+static int
+survivor(const struct it_env *env, void *arg)
+{
+	const struct cleanup_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(4096);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_SRC |
+			RPMA_MR_USAGE_READ_DST, &mr));
+	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+	struct rpma_conn *conn = it_connect_to(peer, o->port_s, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+
+	round_trip(conn, cq, mr, buf, rmr, 1);
+	IT_EQ(it_tell(IT_PARENT, TAG_SURVIVOR_UP, NULL, 0), 0);
+	/* the victim comes and goes meanwhile */
+	IT_ASSERT(it_hear(IT_TAG_GO, NULL, 0, IT_ROLE_MS) == 0);
+	round_trip(conn, cq, mr, buf, rmr, 2);
+	IT_EQ(it_tell(IT_PARENT, TAG_SURVIVOR_DONE, NULL, 0), 0);
+
+	it_close(&conn);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+static int
+survivor_partner(const struct it_env *env, void *arg)
+{
+	const struct cleanup_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(4096);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_ep *ep = NULL;
+	IT_OK(rpma_ep_listen(peer, IT_ADDR, o->port_s, &ep));
+	IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	it_send_desc(IT_THIRD, mr, NULL);
+
+	/* W closes once the parent saw everything */
+	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);
+	IT_EQ(ev, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_disconnect(conn));
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+/* ------------------------------------------------ victim V and P */
+
+static int
+victim(const struct it_env *env, void *arg)
+{
+	const struct cleanup_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+
+	/* registrations of every kind of memory */
+	uint8_t *heap = malloc(65536);
+	IT_ASSERT(heap != NULL);
+	uint8_t *big = it_alloc(BIG);
+	char path[300];
+	(void) snprintf(path, sizeof(path), "%s/victim.pmem", env->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	IT_ASSERT(fd >= 0);
+	IT_EQ(ftruncate(fd, PM_SIZE), 0);
+	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
+	IT_ASSERT(pm != MAP_FAILED);
+	struct rpma_mr_local *mrs[VICTIM_MRS] = { NULL };
+	IT_OK(rpma_mr_reg(peer, heap, 65536, RPMA_MR_USAGE_SEND, &mrs[0]));
+	IT_OK(rpma_mr_reg(peer, big, BIG, RPMA_MR_USAGE_WRITE_SRC |
+			RPMA_MR_USAGE_READ_DST, &mrs[1]));
+	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mrs[2]));
+
+	/* an endpoint, a connection, a request never connected */
+	struct rpma_ep *ep = NULL;
+	IT_OK(rpma_ep_listen(peer, IT_ADDR, o->port_v, &ep));
+	struct rpma_conn *conn;
+	if (o->end == KILL_PASSIVE) {
+		IT_EQ(it_tell(IT_SERVER, IT_TAG_LISTENING, NULL, 0), 0);
+		struct rpma_conn_req *in = it_next_req(ep, NULL);
+		conn = it_accept(&in, NULL);
+	} else {
+		conn = it_connect(peer, env, NULL, NULL);
+	}
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, IT_ADDR, o->port_v, NULL, &req));
+
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+
+	/* busy until the end comes */
+	uint64_t end = it_now_ms() + IT_ROLE_MS;
+	for (uint32_t n = 1; it_now_ms() < end; n++) {
+		struct ibv_wc wc;
+		IT_OK(rpma_write(conn, rmr, 0, mrs[1], 0, 4096,
+				RPMA_F_COMPLETION_ON_ERROR, NULL));
+		IT_OK(rpma_read(conn, mrs[1], 8192, rmr, 0, 4096,
+				RPMA_F_COMPLETION_ALWAYS, (void *)1));
+		it_wc_ok(conn, cq, 1, IBV_WC_RDMA_READ, &wc);
+		if (n == 20)
+			IT_EQ(it_tell(IT_PARENT, TAG_BUSY, NULL, 0), 0);
+		if (o->end == EXIT_ACTIVE && n > 20 &&
+				it_hear(TAG_EXIT, NULL, 0, 0) == 0)
+			_exit(0);	/* releasing nothing */
+	}
+	IT_ASSERT_MSG(0, "the victim was not stopped");
+	return 1;
+}
+
+static int
+victim_partner(const struct it_env *env, void *arg)
+{
+	const struct cleanup_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(65536);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 65536, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn *conn;
+	if (o->end == KILL_PASSIVE) {
+		(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+		conn = it_connect_to(peer, o->port_v, NULL, NULL);
+	} else {
+		ep = it_listen(peer, env);
+		struct rpma_conn_req *req = it_next_req(ep, NULL);
+		conn = it_accept(&req, NULL);
+	}
+	it_send_desc(IT_CLIENT, mr, NULL);
+	IT_EQ(it_tell(IT_PARENT, TAG_PARTNER_UP, NULL, 0), 0);
+
+	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);
+	IT_ASSERT_MSG(ev == RPMA_CONN_LOST, "the victim's partner got %s",
+			rpma_utils_conn_event_2str(ev));
+	(void) rpma_conn_disconnect(conn);
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_mr_dereg(&mr));
+	if (ep)
+		IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+/* ------------------------------------------------ the daemon's view */
+
+/*
+ * What the inspected daemon holds. Its shared mappings are what clients
+ * made it map (registrations, queue-pair regions). The count of all its
+ * mappings is compared in plain builds only (see IT_ASAN).
+ */
+struct footprint {
+	struct it_counts counts;
+	int fds, shared_maps, maps;
+};
+
+static void
+footprint_now(struct it_admin *adm, const struct test_daemon *d,
+		struct footprint *f)
+{
+	memset(f, 0, sizeof(*f));
+	ck_assert_int_eq(it_admin_status(adm, &f->counts), 0);
+	f->fds = it_proc_fds(d->pid);
+	f->shared_maps = it_proc_maps(d->pid, IT_MAPS_SHARED);
+	f->maps = IT_ASAN ? 0 : it_proc_maps(d->pid, IT_MAPS_ALL);
+	ck_assert(f->fds > 0 && f->shared_maps >= 0 && f->maps >= 0);
+}
+
+static int
+same_footprint(const struct footprint *a, const struct footprint *b)
+{
+	return memcmp(&a->counts, &b->counts, sizeof(a->counts)) == 0 &&
+		a->fds == b->fds && a->shared_maps == b->shared_maps &&
+		a->maps == b->maps;
+}
+
+static const char *
+footprint_str(const struct footprint *f, char *buf, size_t len)
+{
+	const struct it_counts *c = &f->counts;
+	(void) snprintf(buf, len, "clients %u peers %u mrs %u endpoints %u "
+			"requests %u connections %u pinned %llu fds %d shared "
+			"maps %d maps %d", c->sessions, c->peers, c->mrs,
+			c->endpoints, c->conn_reqs, c->connections,
+			(unsigned long long)c->pinned_bytes, f->fds,
+			f->shared_maps, f->maps);
+	return buf;
+}
+
+/*
+ * Waits until the daemon is back to `want` (it releases a vanished
+ * client's things as soon as it notices the socket's end; the bound only
+ * stops a test that would otherwise wait forever).
+ */
+static void
+expect_footprint(struct it_admin *adm, const struct test_daemon *d,
+		const struct footprint *want, const char *when)
+{
+	struct footprint now;
+	uint64_t end = it_now_ms() + RELEASE_MS;
+	for (;;) {
+		footprint_now(adm, d, &now);
+		if (same_footprint(&now, want) || it_now_ms() >= end)
+			break;
+		it_sleep_ms(10);
+	}
+	char a[256], b[256];
+	ck_assert_msg(same_footprint(&now, want), "%s: rpmad holds {%s}, "
+			"wanted {%s}", when, footprint_str(&now, a, sizeof(a)),
+			footprint_str(want, b, sizeof(b)));
+}
+
+/* _i: enum victim_end */
+START_TEST(test_client_vanishes)
+{
+	struct cleanup_opts o = { .end = (enum victim_end)_i };
+	struct it_env env;
+	/* admin queries need root or an admin group: ours */
+	char config[64];
+	(void) snprintf(config, sizeof(config), "admin_groups = %u\n",
+			(unsigned)getgid());
+	ck_assert_int_eq(it_env_start_cfg(&env, 2, config), 0);
+	ck_assert_int_eq(it_free_port(o.port_s, sizeof(o.port_s)), 0);
+	ck_assert_int_eq(it_free_port(o.port_v, sizeof(o.port_v)), 0);
+	struct test_daemon *a = &env.d[0], *b = &env.d[1];
+
+	struct it_admin adm;
+	ck_assert_int_eq(it_admin_open(&adm, a), 0);
+	struct footprint empty, with_w, now;
+	footprint_now(&adm, a, &empty);
+	ck_assert_int_eq(empty.counts.sessions, 0);
+
+	/* the survivor first */
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_FOURTH, &env, b,
+			survivor_partner, &o), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_THIRD, &env, a, survivor, &o),
+			0);
+	ck_assert_msg(it_group_hear(&g, TAG_SURVIVOR_UP, 1) == 0, "%s",
+			it_report());
+	footprint_now(&adm, a, &with_w);
+	ck_assert_int_eq(with_w.counts.sessions, 1);
+	ck_assert_int_eq(with_w.counts.connections, 1);
+
+	/* the victim at work */
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, b,
+			victim_partner, &o), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, a, victim, &o),
+			0);
+	ck_assert_msg(it_group_hear(&g, TAG_PARTNER_UP, 1) == 0, "%s",
+			it_report());
+	ck_assert_msg(it_group_hear(&g, TAG_BUSY, 1) == 0, "%s", it_report());
+	struct it_counts v;
+	pid_t vpid = it_group_pid(&g, IT_CLIENT);
+	ck_assert_int_eq(it_admin_client(&adm, vpid, &v), 1);
+	ck_assert_int_eq(v.peers, 1);
+	ck_assert_int_eq(v.mrs, VICTIM_MRS);
+	ck_assert_int_eq(v.endpoints, 1);
+	ck_assert_int_eq(v.connections, 1);
+	ck_assert_uint_ge(v.conn_reqs, 1);
+	ck_assert_uint_ge(v.pinned_bytes, BIG + PM_SIZE + 65536);
+	footprint_now(&adm, a, &now);
+	ck_assert_int_eq(now.counts.sessions, 2);
+	ck_assert_int_eq(now.counts.mrs, with_w.counts.mrs + VICTIM_MRS);
+	ck_assert_int_gt(now.shared_maps, with_w.shared_maps);
+	ck_assert_int_gt(now.fds, with_w.fds);
+
+	/* it goes away mid-work */
+	if (o.end == EXIT_ACTIVE) {
+		ck_assert_int_eq(it_tell(IT_CLIENT, TAG_EXIT, NULL, 0), 0);
+	} else {
+		it_group_kill(&g, IT_CLIENT);
+	}
+	expect_footprint(&adm, a, &with_w, "after the victim ended");
+	ck_assert_int_eq(it_admin_client(&adm, vpid, &v), 0);
+
+	/* the survivor still works; then everyone ends */
+	ck_assert_int_eq(it_tell(IT_THIRD, IT_TAG_GO, NULL, 0), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_SURVIVOR_DONE, 1) == 0, "%s",
+			it_report());
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	expect_footprint(&adm, a, &empty, "after every client ended");
+	it_admin_close(&adm);
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ------------------------------------ file-backed registrations */
+
+#define FILE_ROUNDS 3
+
+static int
+file_mr_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	char path[300];
+	(void) snprintf(path, sizeof(path), "%s/file-mr.pmem", env->dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	IT_ASSERT(fd >= 0);
+	IT_EQ(ftruncate(fd, PM_SIZE), 0);
+	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
+	IT_ASSERT(pm != MAP_FAILED);
+	for (int i = 0; i < FILE_ROUNDS; i++) {
+		struct rpma_mr_local *mr = NULL;
+		IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
+				RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+		IT_OK(rpma_mr_dereg(&mr));
+	}
+	IT_OK(rpma_peer_delete(&peer));
+	IT_EQ(munmap(pm, PM_SIZE), 0);
+	IT_EQ(close(fd), 0);
+	return 0;
+}
+
+/*
+ * Registering and deregistering a file mapping must leave rpmad's address
+ * space as it was (a libpmem2 vm reservation used to leave its alignment
+ * slack behind).
+ */
+START_TEST(test_file_registration_unmapped)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 1), 0);
+	pid_t daemon = env.d[0].pid;
+	int before = it_proc_maps(daemon, IT_MAPS_ALL);
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			file_mr_client, NULL), 0);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	int after = it_proc_maps(daemon, IT_MAPS_ALL);
+	uint64_t end = it_now_ms() + RELEASE_MS;
+	while (after != before && it_now_ms() < end) {
+		it_sleep_ms(10);
+		after = it_proc_maps(daemon, IT_MAPS_ALL);
+	}
+	ck_assert_msg(after == before, "rpmad has %d map entries after %d "
+			"file registrations came and went, %d before", after,
+			FILE_ROUNDS, before);
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+static Suite *
+cleanup_suite(void)
+{
+	Suite *s = suite_create("integration: cleanup");
+	TCase *tc = it_tcase_create("cleanup");
+	tcase_add_loop_test(tc, test_client_vanishes, 0, VICTIM_ENDS);
+	if (!IT_ASAN)	/* the sanitizer's allocator maps as it likes */
+		tcase_add_test(tc, test_file_registration_unmapped);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(cleanup_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

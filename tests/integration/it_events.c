@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_events.c -- every connection event between applications on two
+ * rpmads: ESTABLISHED with private data both ways, CLOSED on both sides
+ * whichever side disconnects, REJECTED, UNREACHABLE (nothing listening;
+ * no answer within the configured timeout), LOST (the other application
+ * killed; the other host's rpmad killed) with the outstanding work
+ * flushed
+ */
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+enum { TAG_READY = 100, TAG_KILLED };
+
+/* ============================================ established, private data */
+
+#define CLI_PDATA_LEN 255
+#define SRV_PDATA_LEN 200
+enum { SEED_CLI_PDATA = 5, SEED_SRV_PDATA = 6 };
+
+static int
+pdata_server(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+
+	/* what the client sent, before accepting */
+	struct rpma_conn_private_data pd = { NULL, 0 };
+	IT_OK(rpma_conn_req_get_private_data(req, &pd));
+	IT_EQ(pd.len, CLI_PDATA_LEN);
+	IT_ASSERT(pd.ptr != NULL);
+	IT_EQ(it_check(pd.ptr, pd.len, SEED_CLI_PDATA), -1);
+
+	/* the server's answer is copied: the buffer may go right away */
+	uint8_t *mine = malloc(SRV_PDATA_LEN);
+	IT_ASSERT(mine != NULL);
+	it_fill(mine, SRV_PDATA_LEN, SEED_SRV_PDATA);
+	struct rpma_conn_private_data answer = { mine, SRV_PDATA_LEN };
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, &answer, &conn));
+	memset(mine, 0, SRV_PDATA_LEN);
+	free(mine);
+	it_expect_event(conn, RPMA_CONN_ESTABLISHED);
+
+	/* the passive side's connection keeps the request's data */
+	IT_OK(rpma_conn_get_private_data(conn, &pd));
+	IT_EQ(pd.len, CLI_PDATA_LEN);
+	IT_EQ(it_check(pd.ptr, pd.len, SEED_CLI_PDATA), -1);
+
+	it_await_close(&conn);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+pdata_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+	uint8_t *mine = malloc(CLI_PDATA_LEN);
+	IT_ASSERT(mine != NULL);
+	it_fill(mine, CLI_PDATA_LEN, SEED_CLI_PDATA);
+	struct rpma_conn_private_data pd = { mine, CLI_PDATA_LEN };
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, &pd, &conn));
+	IT_ASSERT(req == NULL);
+	memset(mine, 0, CLI_PDATA_LEN);
+	free(mine);
+	it_expect_event(conn, RPMA_CONN_ESTABLISHED);
+
+	IT_OK(rpma_conn_get_private_data(conn, &pd));
+	IT_EQ(pd.len, SRV_PDATA_LEN);
+	IT_ASSERT(pd.ptr != NULL);
+	IT_EQ(it_check(pd.ptr, pd.len, SEED_SRV_PDATA), -1);
+
+	it_close(&conn);
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+START_TEST(test_established_private_data)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	ck_assert_msg(it_run_pair(&env, pdata_server, pdata_client, NULL) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ============================================================ closed */
+
+struct close_opts {
+	int server_first;	/* which side calls rpma_conn_disconnect */
+};
+
+static int
+close_server(const struct it_env *env, void *arg)
+{
+	const struct close_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	/* no private data sent: none to see */
+	struct rpma_conn_private_data pd = { (void *)1, 1 };
+	IT_OK(rpma_conn_req_get_private_data(req, &pd));
+	IT_EQ(pd.len, 0);
+	IT_ASSERT(pd.ptr == NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	if (o->server_first)
+		it_close(&conn);
+	else
+		it_await_close(&conn);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+close_client(const struct it_env *env, void *arg)
+{
+	const struct close_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	struct rpma_conn_private_data pd = { (void *)1, 1 };
+	IT_OK(rpma_conn_get_private_data(conn, &pd));
+	IT_EQ(pd.len, 0);
+	if (o->server_first)
+		it_await_close(&conn);
+	else
+		it_close(&conn);
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+/* _i: 0 the client disconnects, 1 the server does; 2, 3 on one rpmad */
+START_TEST(test_closed)
+{
+	struct close_opts o = { .server_first = _i % 2 };
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, _i < 2 ? 2 : 1), 0);
+	ck_assert_msg(it_run_pair(&env, close_server, close_client, &o) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ========================================================== rejected */
+
+static int
+reject_server(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	IT_OK(rpma_conn_req_delete(&req));
+	IT_ASSERT(req == NULL);
+	/* the endpoint takes the next request as usual */
+	req = it_next_req(ep, NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	it_await_close(&conn);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+reject_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+	it_expect_event(conn, RPMA_CONN_REJECTED);
+	IT_OK(rpma_conn_delete(&conn));
+
+	/* again: this time the server accepts (it still listens) */
+	IT_EQ(it_tell(IT_CLIENT, IT_TAG_LISTENING, NULL, 0), 0);
+	conn = it_connect(peer, env, NULL, NULL);
+	it_close(&conn);
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+START_TEST(test_rejected)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	ck_assert_msg(it_run_pair(&env, reject_server, reject_client, NULL) ==
+			0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ======================================================= unreachable */
+
+/* Nothing listens at env->port: the connection attempt is refused. */
+static int
+refused_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+	it_expect_event(conn, RPMA_CONN_UNREACHABLE);
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+/*
+ * Nothing answers: with a 300 ms connection timeout the attempt must end
+ * as UNREACHABLE well before the default 1 s would (a 700 ms margin for
+ * a slow host). Two ways to get there:
+ * - a non-routable address (10.255.255.1): where the network drops the
+ *   packets this is the timeout; where it has no route at all the
+ *   failure comes at once, which is as good;
+ * - a listener on 127.0.0.1 whose accept queue is full: the kernel drops
+ *   further SYNs, so a connect hangs for sure and the timeout must end
+ *   it (and not much before its time).
+ */
+#define BLACKHOLE_ADDR "10.255.255.1"
+#define SILENT_TIMEOUT_MS 300
+#define SILENT_MARGIN_MS 700
+
+struct silent_opts {
+	const char *addr;
+	int hangs;	/* a connect there is known not to finish */
+};
+
+static int
+silent_client(const struct it_env *env, void *arg)
+{
+	const struct silent_opts *o = arg;
+	struct rpma_peer *peer = it_peer(o->addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn_cfg *cfg = NULL;
+	IT_OK(rpma_conn_cfg_new(&cfg));
+	IT_OK(rpma_conn_cfg_set_timeout(cfg, SILENT_TIMEOUT_MS));
+	uint64_t start = it_now_ms();
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, o->addr, env->port, cfg, &req));
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+	uint64_t took = it_now_ms() - start;
+	(void) fprintf(stderr, "it_events: %s:%s: %s after %llu ms (timeout "
+			"%d ms)\n", o->addr, env->port,
+			rpma_utils_conn_event_2str(ev),
+			(unsigned long long)took, SILENT_TIMEOUT_MS);
+	IT_ASSERT_MSG(ev == RPMA_CONN_UNREACHABLE, "event %s after %llu ms",
+			rpma_utils_conn_event_2str(ev),
+			(unsigned long long)took);
+	IT_ASSERT_MSG(took <= SILENT_TIMEOUT_MS + SILENT_MARGIN_MS,
+			"UNREACHABLE came after %llu ms, the timeout is %d ms",
+			(unsigned long long)took, SILENT_TIMEOUT_MS);
+	IT_ASSERT_MSG(!o->hangs || took >= SILENT_TIMEOUT_MS * 8 / 10,
+			"UNREACHABLE came after %llu ms, before the %d ms "
+			"timeout", (unsigned long long)took, SILENT_TIMEOUT_MS);
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_conn_cfg_delete(&cfg));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+no_server(const struct it_env *env, void *arg)
+{
+	return 0;
+}
+
+#define FILLERS 8
+
+/*
+ * A listener at IT_ADDR:port whose accept queue is full: returns the
+ * listener; fillers[] get the connections that fill it (-1 when unused).
+ * Returns -1 when a further connect still completes (then this host
+ * does not drop SYNs as expected).
+ */
+static int
+silent_listener(const char *port, int fillers[FILLERS])
+{
+	for (int i = 0; i < FILLERS; i++)
+		fillers[i] = -1;
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(ls, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)atoi(port)) };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(ls, 0), 0);
+	for (int i = 0; i < FILLERS; i++) {
+		int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0);
+		ck_assert_int_ge(c, 0);
+		(void) connect(c, (struct sockaddr *)&sin, sizeof(sin));
+		struct pollfd pfd = { .fd = c, .events = POLLOUT };
+		if (poll(&pfd, 1, 100) == 0) {
+			/* it hangs: the queue is full */
+			(void) close(c);
+			return ls;
+		}
+		fillers[i] = c;
+	}
+	(void) close(ls);
+	return -1;
+}
+
+/* _i: 0 nothing listening, 1 a non-routable address, 2 a full listener */
+START_TEST(test_unreachable)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	struct silent_opts o = { .addr = _i == 1 ? BLACKHOLE_ADDR : IT_ADDR };
+	int ls = -1, fillers[FILLERS];
+	if (_i == 2) {
+		ls = silent_listener(env.port, fillers);
+		ck_assert_msg(ls >= 0, "connects to a full listener complete "
+				"here: cannot make a silent address");
+		o.hangs = 1;
+	}
+	ck_assert_msg(it_run_pair(&env, no_server,
+			_i ? silent_client : refused_client, &o) == 0,
+			"%s", it_report());
+	if (ls >= 0) {
+		for (int i = 0; i < FILLERS; i++) {
+			if (fillers[i] >= 0)
+				(void) close(fillers[i]);
+		}
+		(void) close(ls);
+	}
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ============================================================== lost */
+
+/*
+ * Both sides connect; the "observer" has receives posted and (unless both
+ * observe) a send that waits for a receive the other side never posts. The parent then kills
+ * the other application, or the other host's rpmad: the observer must
+ * see RPMA_CONN_LOST and every outstanding work request completed with
+ * IBV_WC_WR_FLUSH_ERR; nothing can be posted any more.
+ */
+enum lost_how { KILL_SERVER_APP, KILL_CLIENT_APP, KILL_SERVER_DAEMON };
+#define LOST_HOWS 3
+
+struct lost_opts {
+	enum lost_how how;
+};
+
+#define N_RECV 3
+#define WR_SEND 0x5100
+#define WR_RECV 0x5200
+
+/* The observer's part: post, report ready, see it break. */
+static void
+observe_loss(struct rpma_conn *conn, struct rpma_peer *peer, int with_send)
+{
+	uint8_t *buf = it_alloc(4096);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_SEND |
+			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	for (int i = 0; i < N_RECV; i++)
+		IT_OK(rpma_recv(conn, mr, (size_t)i * 64, 64,
+				(void *)(uintptr_t)(WR_RECV + i)));
+	if (with_send)
+		IT_OK(rpma_send(conn, mr, 2048, 64, RPMA_F_COMPLETION_ALWAYS,
+				(void *)WR_SEND));
+	/* the send waits for a receive: nothing completes yet */
+	it_no_wc(cq, 50);
+	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
+
+	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+	IT_ASSERT_MSG(ev == RPMA_CONN_LOST, "event %s, wanted LOST",
+			rpma_utils_conn_event_2str(ev));
+
+	/* everything outstanding is flushed, each exactly once */
+	int seen[N_RECV + 1] = { 0 };
+	int want = N_RECV + (with_send ? 1 : 0);
+	for (int n = 0; n < want; n++) {
+		struct ibv_wc wc;
+		it_wc(cq, &wc);
+		IT_ASSERT_MSG(wc.status == IBV_WC_WR_FLUSH_ERR, "wr_id %#llx: "
+				"status %s, wanted WR_FLUSH_ERR",
+				(unsigned long long)wc.wr_id,
+				ibv_wc_status_str(wc.status));
+		if (wc.wr_id == WR_SEND) {
+			IT_EQ(wc.opcode, IBV_WC_SEND);
+			IT_EQ(seen[N_RECV]++, 0);
+		} else {
+			uint64_t i = wc.wr_id - WR_RECV;
+			IT_ASSERT_MSG(i < N_RECV, "wr_id %#llx",
+					(unsigned long long)wc.wr_id);
+			IT_EQ(wc.opcode, IBV_WC_RECV);
+			IT_EQ(seen[i]++, 0);
+		}
+	}
+	struct ibv_wc wc;
+	int ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
+	IT_ASSERT_MSG(ret != 0, "one more completion: wr_id %#llx status %s",
+			(unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status));
+
+	/* a broken connection takes no more work (or flushes it at once) */
+	ret = rpma_send(conn, mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, (void *)1);
+	if (ret == 0) {
+		it_wc(cq, &wc);
+		IT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	}
+
+	(void) rpma_conn_disconnect(conn);
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_mr_dereg(&mr));
+	free(buf);
+}
+
+/* The side that gets killed: wait for it. */
+static void
+be_victim(void)
+{
+	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
+	(void) it_hear(TAG_KILLED, NULL, 0, IT_ROLE_MS);
+}
+
+static int
+lost_server(const struct it_env *env, void *arg)
+{
+	const struct lost_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+
+	switch (o->how) {
+	case KILL_SERVER_APP:
+		be_victim();
+		IT_ASSERT_MSG(0, "still alive");
+		break;
+	case KILL_CLIENT_APP:
+		observe_loss(conn, peer, 1);
+		break;
+	case KILL_SERVER_DAEMON:
+		/*
+		 * Our own rpmad dies: the library finds its side gone and
+		 * flushes our receives itself. (No sends on either side
+		 * here: they would meet the other side's receives.)
+		 */
+		observe_loss(conn, peer, 0);
+		/* new objects need a daemon: an error, not a hang */
+		struct ibv_context *dev = NULL;
+		IT_ERR(RPMA_E_PROVIDER, rpma_utils_get_ibv_context(IT_ADDR,
+				RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev));
+		break;
+	}
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+lost_client(const struct it_env *env, void *arg)
+{
+	const struct lost_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	if (o->how == KILL_CLIENT_APP) {
+		be_victim();
+		IT_ASSERT_MSG(0, "still alive");
+	}
+	observe_loss(conn, peer, o->how != KILL_SERVER_DAEMON);
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+/*
+ * _i: enum lost_how between two rpmads; then the same with one rpmad,
+ * where KILL_SERVER_DAEMON takes both sides' daemon away
+ */
+START_TEST(test_lost)
+{
+	struct lost_opts o = { .how = (enum lost_how)(_i % LOST_HOWS) };
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, _i < LOST_HOWS ? 2 : 1), 0);
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv,
+			lost_server, &o), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			lost_client, &o), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_READY, 2) == 0, "%s",
+			it_report());
+	switch (o.how) {
+	case KILL_SERVER_APP:
+		it_group_kill(&g, IT_SERVER);
+		break;
+	case KILL_CLIENT_APP:
+		it_group_kill(&g, IT_CLIENT);
+		break;
+	case KILL_SERVER_DAEMON:
+		test_daemon_kill(env.srv);
+		break;
+	}
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+static Suite *
+events_suite(void)
+{
+	Suite *s = suite_create("integration: connection events");
+	TCase *tc = it_tcase_create("events");
+	tcase_add_test(tc, test_established_private_data);
+	tcase_add_loop_test(tc, test_closed, 0, 4);
+	tcase_add_test(tc, test_rejected);
+	tcase_add_loop_test(tc, test_unreachable, 0, 3);
+	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(events_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

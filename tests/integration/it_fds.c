@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_fds.c -- the three kinds of descriptors an application can wait on
+ * (rpma_ep_get_fd, rpma_conn_get_event_fd, rpma_cq_get_fd for the CQ and
+ * the receive CQ), set O_NONBLOCK and watched with epoll: "nothing yet"
+ * answers (RPMA_E_NO_EVENT, RPMA_E_NO_COMPLETION) when nothing is pending,
+ * readiness in epoll when something is
+ */
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+enum { TAG_SENT_BACK = 100 };
+
+/* What an epoll entry stands for (its data.u32). */
+enum { FD_EP = 1, FD_EVENT, FD_CQ, FD_RCQ };
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	IT_ASSERT(fl >= 0);
+	IT_EQ(fcntl(fd, F_SETFL, fl | O_NONBLOCK), 0);
+}
+
+static void
+watch(int epfd, int fd, uint32_t what)
+{
+	set_nonblock(fd);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = what };
+	IT_EQ(epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev), 0);
+}
+
+/* Nothing of the watched descriptors may be ready. */
+static void
+expect_quiet(int epfd)
+{
+	struct epoll_event ev[4];
+	int n = epoll_wait(epfd, ev, 4, 0);
+	IT_ASSERT_MSG(n == 0, "%d descriptor(s) ready, the first stands for "
+			"%u", n, n > 0 ? ev[0].data.u32 : 0);
+}
+
+/* Waits (bounded) until the descriptor standing for `what` is ready. */
+static void
+expect_ready(int epfd, uint32_t what)
+{
+	uint64_t end = it_now_ms() + IT_WAIT_MS;
+	for (;;) {
+		uint64_t now = it_now_ms();
+		IT_ASSERT_MSG(now < end, "descriptor %u not ready within %d ms",
+				what, IT_WAIT_MS);
+		struct epoll_event ev[4];
+		int n = epoll_wait(epfd, ev, 4, (int)(end - now));
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u32 == what)
+				return;
+		}
+		/* others may be ready too (level-triggered): look again */
+		if (n > 0)
+			it_sleep_ms(1);
+	}
+}
+
+/*
+ * One completion, the non-blocking way: rpma_cq_wait arms the CQ (or
+ * finds something pending); when it had to arm, the descriptor becomes
+ * ready once a completion comes.
+ */
+static void
+wait_wc(int epfd, uint32_t what, struct rpma_cq *cq, struct ibv_wc *wc)
+{
+	int ret = rpma_cq_wait(cq);
+	if (ret == RPMA_E_NO_COMPLETION) {
+		expect_ready(epfd, what);
+		ret = rpma_cq_wait(cq);
+	}
+	IT_OK(ret);
+	IT_OK(rpma_cq_get_wc(cq, 1, wc, NULL));
+	IT_EQ(wc->status, IBV_WC_SUCCESS);
+}
+
+static int
+fds_server(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(4096);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
+			RPMA_MR_USAGE_SEND, &mr));
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	IT_ASSERT(epfd >= 0);
+
+	/* endpoint: no request yet */
+	struct rpma_ep *ep = NULL;
+	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
+	int fd = -1;
+	IT_OK(rpma_ep_get_fd(ep, &fd));
+	watch(epfd, fd, FD_EP);
+	struct rpma_conn_req *req = NULL;
+	IT_ERR(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep, NULL, &req));
+	expect_quiet(epfd);
+	IT_EQ(it_tell(IT_CLIENT, IT_TAG_LISTENING, NULL, 0), 0);
+	expect_ready(epfd, FD_EP);
+	struct rpma_conn_cfg *cfg = NULL;
+	IT_OK(rpma_conn_cfg_new(&cfg));
+	IT_OK(rpma_conn_cfg_set_rcq_size(cfg, 4));
+	IT_OK(rpma_ep_next_conn_req(ep, cfg, &req));
+	expect_quiet(epfd);
+	struct rpma_conn_req *none = NULL;
+	IT_ERR(RPMA_E_NO_EVENT, rpma_ep_next_conn_req(ep, cfg, &none));
+
+	/* connection events */
+	IT_OK(rpma_conn_req_recv(req, mr, 0, 64, (void *)0x9001));
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+	IT_OK(rpma_conn_get_event_fd(conn, &fd));
+	watch(epfd, fd, FD_EVENT);
+	expect_ready(epfd, FD_EVENT);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	IT_OK(rpma_conn_next_event(conn, &ev));
+	IT_EQ(ev, RPMA_CONN_ESTABLISHED);
+	IT_ERR(RPMA_E_NO_EVENT, rpma_conn_next_event(conn, &ev));
+	expect_quiet(epfd);
+
+	/* completion queues: receives go to the RCQ, the send to the CQ */
+	struct rpma_cq *cq = NULL, *rcq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	IT_OK(rpma_conn_get_rcq(conn, &rcq));
+	IT_ASSERT(rcq != NULL);
+	IT_OK(rpma_cq_get_fd(cq, &fd));
+	watch(epfd, fd, FD_CQ);
+	int rfd = -1;
+	IT_OK(rpma_cq_get_fd(rcq, &rfd));
+	IT_ASSERT(rfd != fd);
+	watch(epfd, rfd, FD_RCQ);
+	struct ibv_wc wc;
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_wait(cq));
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_wait(rcq));
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(rcq, 1, &wc, NULL));
+	expect_quiet(epfd);
+
+	IT_EQ(it_tell(IT_CLIENT, IT_TAG_GO, NULL, 0), 0);
+	expect_ready(epfd, FD_RCQ);
+	wait_wc(epfd, FD_RCQ, rcq, &wc);
+	IT_EQ(wc.wr_id, 0x9001);
+	IT_EQ(wc.opcode, IBV_WC_RECV);
+	IT_EQ(wc.byte_len, 32);
+	IT_EQ(it_check(buf, 32, 21), -1);
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_wait(rcq));
+	expect_quiet(epfd);
+
+	it_fill(buf + 1024, 48, 22);
+	IT_OK(rpma_send(conn, mr, 1024, 48, RPMA_F_COMPLETION_ALWAYS,
+			(void *)0x9002));
+	expect_ready(epfd, FD_CQ);
+	wait_wc(epfd, FD_CQ, cq, &wc);
+	IT_EQ(wc.wr_id, 0x9002);
+	IT_EQ(wc.opcode, IBV_WC_SEND);
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_wait(cq));
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(cq, 1, &wc, NULL));
+	expect_quiet(epfd);
+
+	/* the client disconnects */
+	IT_EQ(it_tell(IT_CLIENT, TAG_SENT_BACK, NULL, 0), 0);
+	expect_ready(epfd, FD_EVENT);
+	IT_OK(rpma_conn_next_event(conn, &ev));
+	IT_EQ(ev, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_disconnect(conn));
+	IT_OK(rpma_conn_delete(&conn));
+
+	IT_EQ(close(epfd), 0);
+	IT_OK(rpma_conn_cfg_delete(&cfg));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+static int
+fds_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(4096);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
+			RPMA_MR_USAGE_SEND, &mr));
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	IT_ASSERT(epfd >= 0);
+
+	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+	struct rpma_conn *conn = NULL;
+	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+	int fd = -1;
+	IT_OK(rpma_conn_get_event_fd(conn, &fd));
+	watch(epfd, fd, FD_EVENT);
+	expect_ready(epfd, FD_EVENT);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	IT_OK(rpma_conn_next_event(conn, &ev));
+	IT_EQ(ev, RPMA_CONN_ESTABLISHED);
+	IT_ERR(RPMA_E_NO_EVENT, rpma_conn_next_event(conn, &ev));
+
+	struct rpma_cq *cq = NULL, *rcq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	IT_OK(rpma_conn_get_rcq(conn, &rcq));
+	IT_ASSERT(rcq == NULL);
+	IT_OK(rpma_cq_get_fd(cq, &fd));
+	watch(epfd, fd, FD_CQ);
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_wait(cq));
+	expect_quiet(epfd);
+
+	IT_OK(rpma_recv(conn, mr, 2048, 64, (void *)0x9102));
+	(void) it_expect(IT_TAG_GO, NULL, 0);
+	it_fill(buf, 32, 21);
+	IT_OK(rpma_send(conn, mr, 0, 32, RPMA_F_COMPLETION_ALWAYS,
+			(void *)0x9101));
+	struct ibv_wc wc;
+	expect_ready(epfd, FD_CQ);
+	wait_wc(epfd, FD_CQ, cq, &wc);
+	IT_EQ(wc.wr_id, 0x9101);
+	IT_EQ(wc.opcode, IBV_WC_SEND);
+
+	/* the answer: a receive on the same (only) CQ */
+	wait_wc(epfd, FD_CQ, cq, &wc);
+	(void) it_expect(TAG_SENT_BACK, NULL, 0);
+	IT_EQ(wc.wr_id, 0x9102);
+	IT_EQ(wc.opcode, IBV_WC_RECV);
+	IT_EQ(wc.byte_len, 48);
+	IT_EQ(it_check(buf + 2048, 48, 22), -1);
+
+	IT_OK(rpma_conn_disconnect(conn));
+	expect_ready(epfd, FD_EVENT);
+	IT_OK(rpma_conn_next_event(conn, &ev));
+	IT_EQ(ev, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_delete(&conn));
+
+	IT_EQ(close(epfd), 0);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+/* _i: 0 two rpmads, 1 one rpmad */
+START_TEST(test_nonblocking_epoll)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, _i ? 1 : 2), 0);
+	ck_assert_msg(it_run_pair(&env, fds_server, fds_client, NULL) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+static Suite *
+fds_suite(void)
+{
+	Suite *s = suite_create("integration: descriptors");
+	TCase *tc = it_tcase_create("fds");
+	tcase_add_loop_test(tc, test_nonblocking_epoll, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(fds_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

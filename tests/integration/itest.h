@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * itest.h -- what the integration tests share: two rpmads as two "hosts",
+ * processes playing server and client on them, messages between those
+ * processes, bounded waits on librpma objects and the daemon's admin view.
+ *
+ * Model: a Check test (the "parent", which never calls librpma itself)
+ * starts the daemons, then forks one process per role. A role process
+ * points RPMAD_SOCKET at its daemon before its first librpma call, so each
+ * one is an application of its own host. Role processes report a failed
+ * expectation through shared memory and exit non-zero; the parent turns
+ * that into a Check failure naming the role, file and line.
+ */
+
+#ifndef ITEST_H
+#define ITEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <check.h>
+#include <librpma.h>
+
+#include "test_daemon.h"
+
+/*
+ * Bound of a liveness wait (an event, a completion, a message of the
+ * other side). Nothing here takes more than milliseconds when it works;
+ * the bound only turns a hang into a failure, and is generous because
+ * sanitizer builds on two shared cores can stall for a while.
+ */
+#define IT_WAIT_MS 5000
+/* Bound of a whole role process, below the Check timeout of a test. */
+#define IT_ROLE_MS 20000
+/* The Check timeout every integration test case sets (seconds). */
+#define IT_TCASE_TIMEOUT 30
+
+#define IT_ADDR "127.0.0.1"
+
+/* ---------------------------------------------------------- processes */
+
+enum it_role { IT_PARENT, IT_SERVER, IT_CLIENT, IT_THIRD, IT_FOURTH,
+	IT_ROLES };
+
+struct it_env {
+	struct test_daemon d[2];
+	int ndaemons;
+	struct test_daemon *srv;	/* the daemon of the server role */
+	struct test_daemon *cli;	/* the daemon of the client role */
+	char port[16];			/* a free TCP port for this test */
+	char dir[256];			/* a scratch directory for files */
+};
+
+/*
+ * it_env_start -- it_init, then start `ndaemons` (1 or 2) rpmads: with 2
+ * the server role uses the first and the client role the second; with 1
+ * both use the same. Picks a free port and makes a scratch directory.
+ * Returns 0 or -1.
+ */
+int it_env_start(struct it_env *env, int ndaemons);
+
+/* it_env_start with a configuration file of this text for the daemons */
+int it_env_start_cfg(struct it_env *env, int ndaemons, const char *config);
+
+/*
+ * it_env_stop -- SIGTERM the daemons still running, remove the scratch
+ * dir. Returns 0 when each of them exited with 0 (a crash, a hang or a
+ * sanitizer report in rpmad makes it -1; the log's tail goes to stderr).
+ */
+int it_env_stop(struct it_env *env);
+
+/*
+ * it_tcase_create -- a Check test case for integration tests: the
+ * IT_TCASE_TIMEOUT, and a fixture that removes what a failed test left
+ * (showing the end of its daemons' logs first; TEST_KEEP_LOGS keeps it)
+ */
+TCase *it_tcase_create(const char *name);
+
+/*
+ * it_init -- prepare the shared failure reports and the message pipes of
+ * this test (it_env_start calls it).
+ */
+void it_init(void);
+
+/* The role of the calling process. */
+enum it_role it_role(void);
+const char *it_role_name(enum it_role role);
+
+typedef int it_fn(const struct it_env *env, void *arg);
+
+/*
+ * it_spawn -- fork a process for `role` that uses daemon `d` and exits
+ * with fn's result. Returns its pid or -1.
+ */
+pid_t it_spawn(enum it_role role, const struct it_env *env,
+		const struct test_daemon *d, it_fn *fn, void *arg);
+
+/*
+ * it_join -- wait at most timeout_ms for pid (SIGKILL after that).
+ * Returns its exit code, 128 + signal when a signal ended it, -1 when it
+ * had to be killed.
+ */
+int it_join(pid_t pid, int timeout_ms);
+
+/*
+ * it_run_pair -- run server (on env->srv) and client (on env->cli) and
+ * wait for both (IT_ROLE_MS); when one fails the other is killed after a
+ * short grace period. Returns 0 when both exited with 0; otherwise
+ * it_report() says what happened.
+ */
+int it_run_pair(const struct it_env *env, it_fn *server, it_fn *client,
+		void *arg);
+
+/* What the last it_run_pair/it_group_* found (for ck_assert_msg). */
+const char *it_report(void);
+
+/*
+ * A group of role processes the parent runs and coordinates itself
+ * (it_group_init also clears it_report()).
+ */
+struct it_group {
+	int n;
+	enum it_role role[IT_ROLES];
+	pid_t pid[IT_ROLES];
+	int code[IT_ROLES];	/* -2 while running */
+};
+
+void it_group_init(struct it_group *g);
+int it_group_spawn(struct it_group *g, enum it_role role,
+		const struct it_env *env, const struct test_daemon *d,
+		it_fn *fn, void *arg);
+pid_t it_group_pid(const struct it_group *g, enum it_role role);
+
+/* SIGKILL a role on purpose (its end does not count as a failure). */
+void it_group_kill(struct it_group *g, enum it_role role);
+
+/*
+ * it_group_hear -- in the parent: `count` messages `tag` (IT_WAIT_MS
+ * each). On a timeout the roles are joined briefly so that it_report()
+ * says why; returns -1 then.
+ */
+int it_group_hear(struct it_group *g, uint32_t tag, int count);
+
+/*
+ * it_group_join -- wait for every role (after one failed, the others get
+ * a 2 s grace, then SIGKILL). Returns 0 when all exited with 0.
+ */
+int it_group_join(struct it_group *g, int timeout_ms);
+
+/* ------------------------------------------------- failing in a role */
+
+void it_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
+
+#define IT_ASSERT(cond) do { \
+	if (!(cond)) \
+		it_fail(__FILE__, __LINE__, "%s", #cond); \
+} while (0)
+
+#define IT_ASSERT_MSG(cond, ...) do { \
+	if (!(cond)) \
+		it_fail(__FILE__, __LINE__, __VA_ARGS__); \
+} while (0)
+
+#define IT_EQ(a, b) do { \
+	long long it_a_ = (long long)(a), it_b_ = (long long)(b); \
+	if (it_a_ != it_b_) \
+		it_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", \
+				#a, #b, it_a_, it_b_); \
+} while (0)
+
+/* A librpma call that must succeed. */
+#define IT_OK(call) do { \
+	int it_ret_ = (call); \
+	if (it_ret_ != 0) \
+		it_fail(__FILE__, __LINE__, "%s: %d (%s)", #call, it_ret_, \
+				rpma_err_2str(it_ret_)); \
+} while (0)
+
+/* A librpma call that must fail with `code`. */
+#define IT_ERR(code, call) do { \
+	int it_ret_ = (call); \
+	if (it_ret_ != (code)) \
+		it_fail(__FILE__, __LINE__, "%s: %d (%s), wanted %s", #call, \
+				it_ret_, rpma_err_2str(it_ret_), #code); \
+} while (0)
+
+/* ---------------------------------------------------------- messages */
+
+/*
+ * Every role has an inbox (a pipe made by it_init). A message is a tag
+ * and up to IT_MSG_MAX bytes; it is written in one piece, so several
+ * writers may share an inbox.
+ */
+#define IT_MSG_MAX 1000
+
+/* it_tell -- send a message to `to`; 0 or -1 */
+int it_tell(enum it_role to, uint32_t tag, const void *data, size_t len);
+
+/*
+ * it_hear -- take the next message of this role's inbox, waiting at most
+ * timeout_ms. Returns its length, or -1 on timeout, a tag other than
+ * `tag` or a message longer than cap.
+ */
+int it_hear(uint32_t tag, void *data, size_t cap, int timeout_ms);
+
+/* In a role: hear `tag` within IT_WAIT_MS or fail. Returns the length. */
+size_t it_expect(uint32_t tag, void *data, size_t cap);
+
+/* Tags the helpers use themselves; tests number theirs from 100. */
+enum {
+	IT_TAG_LISTENING = 1,	/* the server's endpoint listens */
+	IT_TAG_DESC = 2,	/* MR descriptor (+ peer cfg descriptor) */
+	IT_TAG_DONE = 3,
+	IT_TAG_GO = 4,
+	IT_TAG_RESULT = 5,
+	IT_TAG_READY = 6,
+};
+
+/* ---------------------------------------------- librpma, in a role */
+
+/* it_peer -- a peer for the device serving addr (fails the role) */
+struct rpma_peer *it_peer(const char *addr, enum rpma_util_ibv_context_type t);
+
+/*
+ * it_listen -- listen at IT_ADDR:env->port and tell the client role
+ * (IT_TAG_LISTENING) that it may connect.
+ */
+struct rpma_ep *it_listen(struct rpma_peer *peer, const struct it_env *env);
+
+/* it_next_req -- wait (bounded) for an incoming connection request */
+struct rpma_conn_req *it_next_req(struct rpma_ep *ep,
+		const struct rpma_conn_cfg *cfg);
+
+/* it_next_event -- wait (bounded) for the next connection event */
+enum rpma_conn_event it_next_event(struct rpma_conn *conn, int timeout_ms);
+
+/* it_expect_event -- the next event must be `want` */
+void it_expect_event(struct rpma_conn *conn, enum rpma_conn_event want);
+
+/*
+ * it_accept -- connect an incoming request (with optional private data)
+ * and wait for RPMA_CONN_ESTABLISHED.
+ */
+struct rpma_conn *it_accept(struct rpma_conn_req **req,
+		const struct rpma_conn_private_data *pdata);
+
+/*
+ * it_connect -- wait for IT_TAG_LISTENING, then connect to the server at
+ * IT_ADDR:env->port and wait for RPMA_CONN_ESTABLISHED.
+ */
+struct rpma_conn *it_connect(struct rpma_peer *peer, const struct it_env *env,
+		const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata);
+
+/* it_connect_to -- connect to IT_ADDR:port at once (no message first) */
+struct rpma_conn *it_connect_to(struct rpma_peer *peer, const char *port,
+		const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata);
+
+/*
+ * it_get_wc -- one completion from cq within timeout_ms; 0, or
+ * RPMA_E_NO_COMPLETION when none came. Polls with short sleeps, so that
+ * it neither relies on nor disturbs the CQ's notification arming.
+ */
+int it_get_wc(struct rpma_cq *cq, struct ibv_wc *wc, int timeout_ms);
+
+/* it_wc -- a completion must come (IT_WAIT_MS) */
+void it_wc(struct rpma_cq *cq, struct ibv_wc *wc);
+
+/*
+ * it_wc_ok -- a successful completion with this wr_id and opcode must
+ * come; checks qp_num against the connection.
+ */
+void it_wc_ok(struct rpma_conn *conn, struct rpma_cq *cq, uint64_t wr_id,
+		enum ibv_wc_opcode opcode, struct ibv_wc *wc);
+
+/* it_no_wc -- no completion may come within ms */
+void it_no_wc(struct rpma_cq *cq, int ms);
+
+/* it_close -- disconnect, wait for RPMA_CONN_CLOSED and delete */
+void it_close(struct rpma_conn **conn);
+
+/*
+ * it_await_close -- the other side disconnects: wait for
+ * RPMA_CONN_CLOSED, then disconnect (as upstream servers do) and delete
+ */
+void it_await_close(struct rpma_conn **conn);
+
+/* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
+void *it_alloc(size_t size);
+
+/* The descriptors one side sends the other (IT_TAG_DESC). */
+struct it_desc {
+	uint8_t mr[32];
+	uint8_t mr_len;
+	uint8_t pcfg[8];
+	uint8_t pcfg_len;	/* 0: no peer configuration sent */
+};
+
+/* Send the descriptor of mr (and of pcfg when not NULL) to `to`. */
+void it_send_desc(enum it_role to, const struct rpma_mr_local *mr,
+		const struct rpma_peer_cfg *pcfg);
+
+/* Wait (bounded) for the descriptors the other side sent. */
+void it_expect_desc(struct it_desc *desc);
+
+/* The remote registration of a received descriptor. */
+struct rpma_mr_remote *it_desc_mr(const struct it_desc *desc);
+
+/* Fill and check byte patterns (seeded, position dependent). */
+void it_fill(void *buf, size_t len, uint32_t seed);
+/* Returns the offset of the first mismatch, or -1. */
+long it_check(const void *buf, size_t len, uint32_t seed);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t it_now_ms(void);
+void it_sleep_ms(int ms);
+
+/* ---------------------------------------------- the daemon's view */
+
+struct it_counts {
+	uint32_t sessions;	/* clients, not counting the asking one */
+	uint32_t peers, mrs, endpoints, conn_reqs, connections;
+	uint64_t pinned_bytes;
+};
+
+/*
+ * One admin session, kept open while a test looks (so that its own
+ * descriptor in the daemon is constant rather than coming and going).
+ */
+struct it_admin {
+	int sock;
+	uint64_t next_id;
+};
+
+int it_admin_open(struct it_admin *a, const struct test_daemon *d);
+void it_admin_close(struct it_admin *a);
+
+/* it_admin_status -- AdminQuery STATUS; 0 or -1 */
+int it_admin_status(struct it_admin *a, struct it_counts *c);
+
+/*
+ * it_admin_client -- AdminQuery CLIENTS, the counts of the session of
+ * `pid`. Returns 1 when found, 0 when pid has no session, -1 on error.
+ */
+int it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c);
+
+/* Entries of /proc/PID/fd; -1 on error. */
+int it_proc_fds(pid_t pid);
+
+/* Which lines of /proc/PID/maps it_proc_maps counts. */
+enum it_maps {
+	IT_MAPS_ALL,
+	/* shared mappings only: client registrations, queue-pair regions */
+	IT_MAPS_SHARED,
+};
+
+/* it_proc_maps -- the lines of /proc/PID/maps of a kind; -1 on error */
+int it_proc_maps(pid_t pid, enum it_maps which);
+
+/*
+ * Whether this is an AddressSanitizer build: its allocator maps regions
+ * for itself as it goes, so a daemon's map count only comes back to a
+ * baseline in plain builds.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define IT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define IT_ASAN 1
+#endif
+#endif
+#ifndef IT_ASAN
+#define IT_ASAN 0
+#endif
+
+/* it_wait_listening -- until something listens on TCP port (bounded) */
+int it_wait_listening(const char *port, int timeout_ms);
+
+/* it_free_port -- a TCP port nothing uses now, as a string */
+int it_free_port(char *buf, size_t len);
+
+#endif /* ITEST_H */

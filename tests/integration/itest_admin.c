@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * itest_admin.c -- what a daemon holds, as the tests see it: its admin
+ * protocol (AdminQuery STATUS and CLIENTS, spoken here directly rather than
+ * by parsing rpmactl's output, whose wording may change), its descriptors
+ * and mappings in /proc, and the TCP ports listening on this host
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl_socket.h"
+#include "itest.h"
+#include "rpmad.pb-c.h"
+
+/* One request, its response (or NULL). */
+static Rpmad__Response *
+call(int sock, Rpmad__Request *req, uint64_t id)
+{
+	req->id = id;
+	size_t len = rpmad__request__get_packed_size(req);
+	uint8_t *buf = malloc(CTL_MAX_MSG);
+	if (buf == NULL || len > CTL_MAX_MSG) {
+		free(buf);
+		return NULL;
+	}
+	rpmad__request__pack(req, buf);
+	Rpmad__Response *resp = NULL;
+	if (ctl_send(sock, buf, len, NULL, 0) == 0) {
+		int fds[CTL_MAX_FDS];
+		unsigned nfds = 0;
+		long n = ctl_recv(sock, buf, CTL_MAX_MSG, fds, CTL_MAX_FDS,
+				&nfds);
+		ctl_close_fds(fds, nfds);
+		if (n > 0)
+			resp = rpmad__response__unpack(NULL, (size_t)n, buf);
+	}
+	free(buf);
+	if (resp && (resp->id != id || resp->error)) {
+		if (resp->error)
+			(void) fprintf(stderr, "itest: rpmad refused: %s\n",
+					resp->error->message);
+		rpmad__response__free_unpacked(resp, NULL);
+		resp = NULL;
+	}
+	return resp;
+}
+
+int
+it_admin_open(struct it_admin *a, const struct test_daemon *d)
+{
+	a->next_id = 1;
+	a->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (a->sock < 0)
+		return -1;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t len = strlen(d->socket);
+	if (len >= sizeof(sun.sun_path))
+		goto err;
+	memcpy(sun.sun_path, d->socket, len + 1);
+	if (connect(a->sock, (struct sockaddr *)&sun, sizeof(sun)))
+		goto err;
+
+	Rpmad__Hello hello = RPMAD__HELLO__INIT;
+	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
+	hello.client_name = "itest-admin";
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_HELLO;
+	req.hello = &hello;
+	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
+	if (resp == NULL)
+		goto err;
+	rpmad__response__free_unpacked(resp, NULL);
+	return 0;
+err:
+	(void) close(a->sock);
+	a->sock = -1;
+	return -1;
+}
+
+void
+it_admin_close(struct it_admin *a)
+{
+	if (a->sock >= 0)
+		(void) close(a->sock);
+	a->sock = -1;
+}
+
+/* One admin query; the reply or NULL. */
+static Rpmad__Response *
+admin_query(struct it_admin *a, Rpmad__AdminQuery__Kind kind)
+{
+	Rpmad__AdminQuery q = RPMAD__ADMIN_QUERY__INIT;
+	q.kind = kind;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_ADMIN_QUERY;
+	req.admin_query = &q;
+	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
+	if (resp && (resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
+			resp->admin == NULL)) {
+		rpmad__response__free_unpacked(resp, NULL);
+		resp = NULL;
+	}
+	return resp;
+}
+
+static void
+counts_from(const Rpmad__ResourceCounts *m, struct it_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (m == NULL)
+		return;
+	c->sessions = m->sessions;
+	c->peers = m->peers;
+	c->mrs = m->mrs;
+	c->endpoints = m->endpoints;
+	c->conn_reqs = m->conn_reqs;
+	c->connections = m->connections;
+	c->pinned_bytes = m->pinned_bytes;
+}
+
+int
+it_admin_status(struct it_admin *a, struct it_counts *c)
+{
+	Rpmad__Response *resp = admin_query(a,
+			RPMAD__ADMIN_QUERY__KIND__STATUS);
+	if (resp == NULL || resp->admin->status == NULL) {
+		if (resp)
+			rpmad__response__free_unpacked(resp, NULL);
+		return -1;
+	}
+	counts_from(resp->admin->status->counts, c);
+	/* the asking session is not one of the clients under test */
+	if (c->sessions > 0)
+		c->sessions--;
+	rpmad__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+int
+it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c)
+{
+	Rpmad__Response *resp = admin_query(a,
+			RPMAD__ADMIN_QUERY__KIND__CLIENTS);
+	if (resp == NULL)
+		return -1;
+	int found = 0;
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < resp->admin->n_clients; i++) {
+		const Rpmad__ClientInfo *ci = resp->admin->clients[i];
+		if (ci->pid != (uint32_t)pid)
+			continue;
+		struct it_counts one;
+		counts_from(ci->counts, &one);
+		c->sessions++;
+		c->peers += one.peers;
+		c->mrs += one.mrs;
+		c->endpoints += one.endpoints;
+		c->conn_reqs += one.conn_reqs;
+		c->connections += one.connections;
+		c->pinned_bytes += one.pinned_bytes;
+		found = 1;
+	}
+	rpmad__response__free_unpacked(resp, NULL);
+	return found;
+}
+
+int
+it_proc_fds(pid_t pid)
+{
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	DIR *dir = opendir(path);
+	if (dir == NULL)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		if (e->d_name[0] != '.')
+			n++;
+	}
+	(void) closedir(dir);
+	return n;
+}
+
+int
+it_proc_maps(pid_t pid, enum it_maps which)
+{
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	int n = 0;
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		/* "start-end perms offset dev inode [path]" */
+		char perms[8] = "";
+		(void) sscanf(line, "%*s %7s", perms);
+		if (which == IT_MAPS_SHARED && perms[3] != 's')
+			continue;
+		n++;
+	}
+	(void) fclose(f);
+	return n;
+}
+
+/* Whether /proc/net/<table> has a socket in LISTEN on port. */
+static int
+listening_in(const char *table, unsigned port)
+{
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/net/%s", table);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	char line[512];
+	int found = 0;
+	/* "sl local_address rem_address st ...": address is HEX:PORT */
+	while (!found && fgets(line, sizeof(line), f)) {
+		char local[128];
+		unsigned st;
+		if (sscanf(line, " %*s %127s %*s %x", local, &st) != 2)
+			continue;
+		const char *colon = strrchr(local, ':');
+		if (colon && strtoul(colon + 1, NULL, 16) == port && st == 0x0A)
+			found = 1;
+	}
+	(void) fclose(f);
+	return found;
+}
+
+int
+it_wait_listening(const char *port, int timeout_ms)
+{
+	unsigned p = (unsigned)strtoul(port, NULL, 10);
+	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		if (listening_in("tcp", p) || listening_in("tcp6", p))
+			return 0;
+		if (it_now_ms() >= end)
+			return -1;
+		it_sleep_ms(5);
+	}
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * api_helpers.c -- daemon fixtures, a connected pair, log capture
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api_helpers.h"
+
+/* ------------------------------------------------------------- daemon */
+
+static struct test_daemon daemon_state;
+static int daemon_started;
+static char config_path[64];
+
+static void
+start_with_config(const char *text)
+{
+	const char *args[3] = { NULL, NULL, NULL };
+	config_path[0] = '\0';
+	if (text != NULL) {
+		(void) snprintf(config_path, sizeof(config_path),
+				"/tmp/rpmad-unit-cfg.XXXXXX");
+		int fd = mkstemp(config_path);
+		if (fd < 0 || write(fd, text, strlen(text)) !=
+				(ssize_t)strlen(text)) {
+			if (fd >= 0)
+				(void) close(fd);
+			return;
+		}
+		(void) close(fd);
+		args[0] = "--config";
+		args[1] = config_path;
+	}
+	daemon_started = test_daemon_start(&daemon_state, args) == 0;
+	if (!daemon_started)
+		fprintf(stderr, "cannot start rpmad (RPMAD_BIN=%s)\n",
+				getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "");
+}
+
+void
+api_daemon_setup(void)
+{
+	start_with_config(NULL);
+}
+
+void
+api_daemon_setup_limited(void)
+{
+	start_with_config("max_endpoints = 1\n"
+			"max_connections = 1\n"
+			"max_registered_bytes = 64K\n");
+}
+
+void
+api_daemon_teardown(void)
+{
+	if (daemon_started) {
+		int status = test_daemon_stop(&daemon_state);
+		/* a sanitizer report or a crash at exit shows up here */
+		if (status != 0)
+			fprintf(stderr, "rpmad exited with status 0x%x\n",
+					status);
+	}
+	daemon_started = 0;
+	if (config_path[0])
+		(void) unlink(config_path);
+	config_path[0] = '\0';
+}
+
+struct test_daemon *
+api_daemon(void)
+{
+	ck_assert_msg(daemon_started, "rpmad did not start");
+	return &daemon_state;
+}
+
+/* ------------------------------------------------------- device, peer */
+
+struct ibv_context *
+api_ctx(void)
+{
+	(void) api_daemon();
+	struct ibv_context *ctx = NULL;
+	ck_assert_int_eq(rpma_utils_get_ibv_context(API_LOCAL_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), 0);
+	ck_assert_ptr_nonnull(ctx);
+	return ctx;
+}
+
+struct rpma_peer *
+api_peer(void)
+{
+	struct rpma_peer *peer = NULL;
+	ck_assert_int_eq(rpma_peer_new(api_ctx(), &peer), 0);
+	ck_assert_ptr_nonnull(peer);
+	return peer;
+}
+
+void
+api_free_port(char port[16])
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	socklen_t len = sizeof(sin);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sin, &len), 0);
+	(void) close(s);
+	(void) snprintf(port, 16, "%u", (unsigned)ntohs(sin.sin_port));
+}
+
+void *
+api_buf(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	return p;
+}
+
+void
+api_set_nonblock(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	ck_assert_int_ge(flags, 0);
+	ck_assert_int_eq(fcntl(fd, F_SETFL, flags | O_NONBLOCK), 0);
+}
+
+/* ---------------------------------------------------------------- pair */
+
+/* Waits (bounded by the test's timeout) for the next event of conn. */
+static enum rpma_conn_event
+next_event(struct rpma_conn *conn)
+{
+	int fd = -1;
+	ck_assert_int_eq(rpma_conn_get_event_fd(conn, &fd), 0);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, API_TEST_TIMEOUT * 1000), 1);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	ck_assert_int_eq(rpma_conn_next_event(conn, &ev), 0);
+	return ev;
+}
+
+void
+api_pair_connect(struct api_pair *p, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata)
+{
+	memset(p, 0, sizeof(*p));
+	p->peer = api_peer();
+	api_free_port(p->port);
+	ck_assert_int_eq(rpma_ep_listen(p->peer, API_LOCAL_ADDR, p->port,
+			&p->ep), 0);
+
+	struct rpma_conn_req *creq = NULL;
+	struct rpma_conn_req *sreq = NULL;
+	ck_assert_int_eq(rpma_conn_req_new(p->peer, API_LOCAL_ADDR, p->port,
+			cfg, &creq), 0);
+	ck_assert_int_eq(rpma_conn_req_connect(&creq, pdata, &p->client), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(p->ep, cfg, &sreq), 0);
+	ck_assert_int_eq(rpma_conn_req_connect(&sreq, NULL, &p->server), 0);
+
+	ck_assert_int_eq(next_event(p->client), RPMA_CONN_ESTABLISHED);
+	ck_assert_int_eq(next_event(p->server), RPMA_CONN_ESTABLISHED);
+}
+
+void
+api_pair_close(struct api_pair *p)
+{
+	ck_assert_int_eq(rpma_conn_disconnect(p->client), 0);
+	ck_assert_int_eq(next_event(p->client), RPMA_CONN_CLOSED);
+	ck_assert_int_eq(next_event(p->server), RPMA_CONN_CLOSED);
+	ck_assert_int_eq(rpma_conn_disconnect(p->server), 0);
+	ck_assert_int_eq(rpma_conn_delete(&p->client), 0);
+	ck_assert_int_eq(rpma_conn_delete(&p->server), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&p->ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&p->peer), 0);
+}
+
+/* ----------------------------------------------------------------- log */
+
+#define LOG_MAX 256
+
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct api_log_entry log_entries[LOG_MAX];
+static unsigned log_n;
+
+static void
+capture(enum rpma_log_level level, const char *file_name, const int line_no,
+		const char *function_name, const char *message_format, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void
+capture(enum rpma_log_level level, const char *file_name, const int line_no,
+		const char *function_name, const char *message_format, ...)
+{
+	pthread_mutex_lock(&log_lock);
+	if (log_n < LOG_MAX) {
+		struct api_log_entry *e = &log_entries[log_n++];
+		e->level = level;
+		(void) snprintf(e->file, sizeof(e->file), "%s",
+				file_name ? file_name : "");
+		e->line = line_no;
+		(void) snprintf(e->func, sizeof(e->func), "%s",
+				function_name ? function_name : "");
+		va_list ap;
+		va_start(ap, message_format);
+		(void) vsnprintf(e->msg, sizeof(e->msg), message_format, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&log_lock);
+}
+
+void
+api_log_capture(void)
+{
+	api_log_clear();
+	ck_assert_int_eq(rpma_log_set_function(capture), 0);
+}
+
+void
+api_log_clear(void)
+{
+	pthread_mutex_lock(&log_lock);
+	log_n = 0;
+	pthread_mutex_unlock(&log_lock);
+}
+
+unsigned
+api_log_count(void)
+{
+	pthread_mutex_lock(&log_lock);
+	unsigned n = log_n;
+	pthread_mutex_unlock(&log_lock);
+	return n;
+}
+
+const struct api_log_entry *
+api_log_entry(unsigned i)
+{
+	return i < api_log_count() ? &log_entries[i] : NULL;
+}
+
+const struct api_log_entry *
+api_log_find(const char *needle)
+{
+	unsigned n = api_log_count();
+	for (unsigned i = 0; i < n; i++) {
+		if (strstr(log_entries[i].msg, needle) != NULL)
+			return &log_entries[i];
+	}
+	return NULL;
+}
+
+/* --------------------------------------------------------------- misc */
+
+double
+api_now_ms(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int
+api_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	/* one process per test: the library's one control connection each */
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

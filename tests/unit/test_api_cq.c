@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_api_cq.c -- rpma_cq_get_fd, rpma_cq_wait, rpma_cq_get_wc: arguments,
+ * the num_entries rules, non-blocking waits, an empty queue, the
+ * completions rpmad going away leaves behind
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include "api_helpers.h"
+
+#define BUF_SIZE 4096
+#define ALWAYS RPMA_F_COMPLETION_ALWAYS
+
+struct env {
+	struct api_pair p;
+	struct rpma_mr_local *local;
+	struct rpma_mr_local *target;
+	struct rpma_mr_remote *remote;
+	struct rpma_cq *cq;	/* the client's */
+};
+
+static void
+env_open(struct env *e)
+{
+	api_pair_connect(&e->p, NULL, NULL);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+			0xff, &e->local), 0);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+			0xff, &e->target), 0);
+	uint8_t desc[21];
+	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+			&e->remote), 0);
+	ck_assert_int_eq(rpma_conn_get_cq(e->p.client, &e->cq), 0);
+}
+
+static void
+env_close(struct env *e)
+{
+	/* registrations go first: the peer cannot go while they exist */
+	ck_assert_int_eq(rpma_mr_remote_delete(&e->remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->target), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->local), 0);
+	api_pair_close(&e->p);
+}
+
+START_TEST(get_fd_and_wait_args)
+{
+	struct env e;
+	env_open(&e);
+	int fd = -77;
+	ck_assert_int_eq(rpma_cq_get_fd(NULL, &fd), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_fd(e.cq, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(fd, -77);
+	ck_assert_int_eq(rpma_cq_get_fd(e.cq, &fd), 0);
+	ck_assert_int_ge(fd, 0);
+
+	ck_assert_int_eq(rpma_cq_wait(NULL), RPMA_E_INVAL);
+	/* non-blocking with nothing to report */
+	api_set_nonblock(fd);
+	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_NO_COMPLETION);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(get_wc_args)
+{
+	struct env e;
+	env_open(&e);
+	struct ibv_wc wc[4];
+	int got = 77;
+
+	ck_assert_int_eq(rpma_cq_get_wc(NULL, 1, wc, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, NULL, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 0, wc, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, -1, wc, &got), RPMA_E_INVAL);
+	/* more than one entry needs somewhere to say how many came */
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 2, wc, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(got, 77);
+
+	/* an empty queue */
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, wc, NULL),
+			RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 4, wc, &got),
+			RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(got, 77);
+	env_close(&e);
+}
+END_TEST
+
+/* Collects `n` completions, at most `max` per call; checks each. */
+static void
+collect(struct rpma_cq *cq, int n, int max, enum ibv_wc_opcode opcode)
+{
+	int seen = 0;
+	while (seen < n) {
+		ck_assert_int_eq(rpma_cq_wait(cq), 0);
+		for (;;) {
+			struct ibv_wc wc[8];
+			int got = -1;
+			int ret = rpma_cq_get_wc(cq, max, wc,
+					max > 1 ? &got : NULL);
+			if (ret == RPMA_E_NO_COMPLETION)
+				break;
+			ck_assert_int_eq(ret, 0);
+			if (max == 1)
+				got = 1;
+			ck_assert_int_ge(got, 1);
+			ck_assert_int_le(got, max);
+			for (int i = 0; i < got; i++) {
+				ck_assert_int_eq(wc[i].status, IBV_WC_SUCCESS);
+				ck_assert_int_eq(wc[i].opcode, opcode);
+				/* in the order of posting */
+				ck_assert_uint_eq(wc[i].wr_id,
+						(uint64_t)(0x100 + seen));
+				seen++;
+			}
+		}
+	}
+	ck_assert_int_eq(seen, n);
+}
+
+START_TEST(get_wc_one_without_count)
+{
+	struct env e;
+	env_open(&e);
+	ck_assert_int_eq(rpma_write(e.p.client, e.remote, 0, e.local, 0, 64,
+			ALWAYS, (void *)0x100), 0);
+	collect(e.cq, 1, 1, IBV_WC_RDMA_WRITE);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL),
+			RPMA_E_NO_COMPLETION);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(get_wc_many)
+{
+	struct env e;
+	env_open(&e);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(rpma_read(e.p.client, e.local, 64 * i,
+				e.remote, 64 * i, 64, ALWAYS,
+				(void *)(uintptr_t)(0x100 + i)), 0);
+	collect(e.cq, 5, 8, IBV_WC_RDMA_READ);
+	env_close(&e);
+}
+END_TEST
+
+/* 0-byte operations: no registrations, a completion all the same */
+START_TEST(zero_byte_operations)
+{
+	struct env e;
+	env_open(&e);
+	ck_assert_int_eq(rpma_read(e.p.client, NULL, 0, NULL, 0, 0, ALWAYS,
+			(void *)0x100), 0);
+	collect(e.cq, 1, 1, IBV_WC_RDMA_READ);
+	ck_assert_int_eq(rpma_write(e.p.client, NULL, 0, NULL, 0, 0, ALWAYS,
+			(void *)0x101), 0);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_wait(e.cq), 0);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 0x101);
+	env_close(&e);
+}
+END_TEST
+
+/* rpmad went away: the outstanding receive completes as flushed, then the
+ * queue reports that nothing will ever come */
+START_TEST(rpmad_gone)
+{
+	struct test_daemon *d = api_daemon();
+	struct env e;
+	env_open(&e);
+	struct rpma_cq *scq = NULL;
+	ck_assert_int_eq(rpma_conn_get_cq(e.p.server, &scq), 0);
+	ck_assert_int_eq(rpma_recv(e.p.server, e.local, 0, 64, (void *)0x42),
+			0);
+	test_daemon_kill(d);
+
+	ck_assert_int_eq(rpma_cq_wait(scq), 0);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(scq, 1, &wc, NULL), 0);
+	ck_assert_uint_eq(wc.wr_id, 0x42);
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(rpma_cq_get_wc(scq, 1, &wc, NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_cq_wait(scq), RPMA_E_PROVIDER);
+	/* the client's queue had nothing outstanding */
+	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL), RPMA_E_PROVIDER);
+	/* and nothing can be posted any more */
+	ck_assert_int_eq(rpma_write(e.p.client, e.remote, 0, e.local, 0, 8,
+			ALWAYS, NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_recv(e.p.server, e.local, 0, 8, NULL),
+			RPMA_E_PROVIDER);
+
+	ck_assert_int_eq(rpma_conn_delete(&e.p.client), 0);
+	ck_assert_int_eq(rpma_conn_delete(&e.p.server), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&e.p.ep), 0);
+	ck_assert_int_eq(rpma_mr_remote_delete(&e.remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e.target), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e.local), 0);
+	ck_assert_int_eq(rpma_peer_delete(&e.p.peer), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("api_cq");
+
+	TCase *tc = tcase_create("cq");
+	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, get_fd_and_wait_args);
+	tcase_add_test(tc, get_wc_args);
+	tcase_add_test(tc, get_wc_one_without_count);
+	tcase_add_test(tc, get_wc_many);
+	tcase_add_test(tc, zero_byte_operations);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rpmad_gone");
+	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, rpmad_gone);
+	suite_add_tcase(s, tc);
+	return api_run(s);
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_api_ep.c -- rpma_ep_listen, rpma_ep_get_fd, rpma_ep_next_conn_req,
+ * rpma_ep_shutdown: arguments, addresses and ports rpmad cannot listen on,
+ * non-blocking use, bad queue sizes, the endpoint and connection quotas,
+ * rpmad going away
+ */
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api_helpers.h"
+
+#define UNTOUCHED_EP ((struct rpma_ep *)(uintptr_t)0x5a5a5a5a)
+#define UNTOUCHED_REQ ((struct rpma_conn_req *)(uintptr_t)0x5a5a5a5a)
+
+START_TEST(listen_args)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = UNTOUCHED_EP;
+
+	ck_assert_int_eq(rpma_ep_listen(NULL, API_LOCAL_ADDR, port, &ep),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_listen(peer, NULL, port, &ep), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, NULL, &ep),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, NULL),
+			RPMA_E_INVAL);
+	ck_assert_ptr_eq(ep, UNTOUCHED_EP);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+START_TEST(listen_where_impossible)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = UNTOUCHED_EP;
+
+	/* not an address of this host */
+	ck_assert_int_eq(rpma_ep_listen(peer, API_FOREIGN_ADDR, port, &ep),
+			RPMA_E_PROVIDER);
+	/* no such host, no such service */
+	ck_assert_int_eq(rpma_ep_listen(peer, API_UNRESOLVABLE, port, &ep),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR,
+			"no-such-service", &ep), RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(ep, UNTOUCHED_EP);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+START_TEST(listen_port_in_use)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+
+	/* somebody else listens there */
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)atoi(port));
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(listen(s, 1), 0);
+	api_log_capture();
+	struct rpma_ep *ep = UNTOUCHED_EP;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep),
+			RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(ep, UNTOUCHED_EP);
+	ck_assert_ptr_nonnull(api_log_find(port));
+	(void) close(s);
+
+	/* one endpoint of ours listens there */
+	ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	struct rpma_ep *ep2 = UNTOUCHED_EP;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep2),
+			RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(ep2, UNTOUCHED_EP);
+
+	/* after a shutdown the port is free again */
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_ptr_null(ep);
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+START_TEST(get_fd_and_shutdown_args)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+
+	int fd = -77;
+	ck_assert_int_eq(rpma_ep_get_fd(NULL, &fd), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_get_fd(ep, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(fd, -77);
+	ck_assert_int_eq(rpma_ep_get_fd(ep, &fd), 0);
+	ck_assert_int_ge(fcntl(fd, F_GETFD), 0);
+
+	ck_assert_int_eq(rpma_ep_shutdown(NULL), RPMA_E_INVAL);
+	struct rpma_ep *none = NULL;
+	ck_assert_int_eq(rpma_ep_shutdown(&none), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_ptr_null(ep);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+START_TEST(next_conn_req_args_and_no_event)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+
+	struct rpma_conn_req *req = UNTOUCHED_REQ;
+	ck_assert_int_eq(rpma_ep_next_conn_req(NULL, NULL, &req),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, NULL), RPMA_E_INVAL);
+
+	int fd;
+	ck_assert_int_eq(rpma_ep_get_fd(ep, &fd), 0);
+	api_set_nonblock(fd);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req),
+			RPMA_E_NO_EVENT);
+	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
+
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/* An incoming request with impossible queue sizes stays for a later try. */
+START_TEST(next_conn_req_bad_sizes)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	struct rpma_conn_req *creq = NULL;
+	struct rpma_conn *client = NULL;
+	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port, NULL,
+			&creq), 0);
+	ck_assert_int_eq(rpma_conn_req_connect(&creq, NULL, &client), 0);
+
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	struct rpma_conn_req *req = UNTOUCHED_REQ;
+
+	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 0), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 32769), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 10), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, 32769), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+			RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
+
+	/* the request is still there */
+	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, 32768), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 32768), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req), 0);
+	ck_assert_ptr_nonnull(req);
+
+	/* rejecting it tells the client */
+	ck_assert_int_eq(rpma_conn_req_delete(&req), 0);
+	ck_assert_ptr_null(req);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	ck_assert_int_eq(rpma_conn_next_event(client, &ev), 0);
+	ck_assert_int_eq(ev, RPMA_CONN_REJECTED);
+
+	ck_assert_int_eq(rpma_conn_delete(&client), 0);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/* -------------------------------------- quotas: max_endpoints = 1 ... */
+
+START_TEST(listen_quota)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16], port2[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL, *ep2 = UNTOUCHED_EP;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	api_free_port(port2);
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port2, &ep2),
+			RPMA_E_NOMEM);
+	ck_assert_ptr_eq(ep2, UNTOUCHED_EP);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ep2 = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port2, &ep2), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep2), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/* ... and max_connections = 1: the client's request uses it up */
+START_TEST(next_conn_req_quota)
+{
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	struct rpma_conn_req *creq = NULL;
+	struct rpma_conn *client = NULL;
+	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port, NULL,
+			&creq), 0);
+	ck_assert_int_eq(rpma_conn_req_connect(&creq, NULL, &client), 0);
+
+	struct rpma_conn_req *req = UNTOUCHED_REQ;
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_NOMEM);
+	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
+	/* the request was announced again: no hang, the same answer */
+	int fd;
+	ck_assert_int_eq(rpma_ep_get_fd(ep, &fd), 0);
+	api_set_nonblock(fd);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_NOMEM);
+
+	ck_assert_int_eq(rpma_conn_delete(&client), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------- rpmad gone */
+
+START_TEST(rpmad_gone)
+{
+	struct test_daemon *d = api_daemon();
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+
+	test_daemon_kill(d);
+	/* a blocking wait ends: the descriptor reaches its end */
+	struct rpma_conn_req *req = UNTOUCHED_REQ;
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req),
+			RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
+	struct rpma_ep *ep2 = UNTOUCHED_EP;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep2),
+			RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(ep2, UNTOUCHED_EP);
+
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_ptr_null(ep);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("api_ep");
+
+	TCase *tc = tcase_create("ep");
+	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, listen_args);
+	tcase_add_test(tc, listen_where_impossible);
+	tcase_add_test(tc, listen_port_in_use);
+	tcase_add_test(tc, get_fd_and_shutdown_args);
+	tcase_add_test(tc, next_conn_req_args_and_no_event);
+	tcase_add_test(tc, next_conn_req_bad_sizes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("quota");
+	tcase_add_unchecked_fixture(tc, api_daemon_setup_limited,
+			api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, listen_quota);
+	tcase_add_test(tc, next_conn_req_quota);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rpmad_gone");
+	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, rpmad_gone);
+	suite_add_tcase(s, tc);
+	return api_run(s);
+}

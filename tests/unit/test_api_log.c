@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_api_log.c -- the logging API: both thresholds and their defaults,
+ * invalid thresholds and levels, the default function (stderr, filtered by
+ * RPMA_LOG_THRESHOLD_AUX), user functions with file/line/function and a
+ * formatted message, filtering by RPMA_LOG_THRESHOLD
+ */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api_helpers.h"
+
+/*
+ * A library call that fails with a logged ERROR-level message and needs no
+ * daemon: a descriptor of the wrong size.
+ */
+static void
+provoke_error_message(void)
+{
+	char desc[5] = { 0 };
+	struct rpma_mr_remote *mr = NULL;
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+			&mr), RPMA_E_INVAL);
+}
+
+START_TEST(threshold_values_are_abi)
+{
+	ck_assert_int_eq(RPMA_LOG_THRESHOLD, 0);
+	ck_assert_int_eq(RPMA_LOG_THRESHOLD_AUX, 1);
+	ck_assert_int_eq(RPMA_LOG_THRESHOLD_MAX, 2);
+	ck_assert_int_eq(RPMA_LOG_DISABLED, -1);
+	ck_assert_int_eq(RPMA_LOG_LEVEL_FATAL, 0);
+	ck_assert_int_eq(RPMA_LOG_LEVEL_DEBUG, 5);
+	ck_assert_ptr_null(RPMA_LOG_USE_DEFAULT_FUNCTION);
+}
+END_TEST
+
+START_TEST(threshold_defaults)
+{
+	enum rpma_log_level level = RPMA_LOG_LEVEL_DEBUG;
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level), 0);
+	ck_assert_int_eq(level, RPMA_LOG_LEVEL_WARNING);
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX,
+			&level), 0);
+	ck_assert_int_eq(level, RPMA_LOG_DISABLED);
+}
+END_TEST
+
+START_TEST(threshold_invalid)
+{
+	const int bad_thresholds[] = { RPMA_LOG_THRESHOLD_MAX, -1, 3, 1000 };
+	for (size_t i = 0; i < sizeof(bad_thresholds) /
+			sizeof(bad_thresholds[0]); i++) {
+		enum rpma_log_threshold t =
+				(enum rpma_log_threshold)bad_thresholds[i];
+		enum rpma_log_level level = RPMA_LOG_LEVEL_INFO;
+		ck_assert_int_eq(rpma_log_get_threshold(t, &level),
+				RPMA_E_INVAL);
+		/* untouched on failure */
+		ck_assert_int_eq(level, RPMA_LOG_LEVEL_INFO);
+		ck_assert_int_eq(rpma_log_set_threshold(t,
+				RPMA_LOG_LEVEL_ERROR), RPMA_E_INVAL);
+	}
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX, NULL),
+			RPMA_E_INVAL);
+
+	const int bad_levels[] = { -2, RPMA_LOG_LEVEL_DEBUG + 1, 100, -100 };
+	for (int t = RPMA_LOG_THRESHOLD; t < RPMA_LOG_THRESHOLD_MAX; t++) {
+		for (size_t i = 0; i < sizeof(bad_levels) /
+				sizeof(bad_levels[0]); i++) {
+			ck_assert_int_eq(rpma_log_set_threshold(
+					(enum rpma_log_threshold)t,
+					(enum rpma_log_level)bad_levels[i]),
+					RPMA_E_INVAL);
+		}
+	}
+	/* nothing changed */
+	enum rpma_log_level level;
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level), 0);
+	ck_assert_int_eq(level, RPMA_LOG_LEVEL_WARNING);
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX,
+			&level), 0);
+	ck_assert_int_eq(level, RPMA_LOG_DISABLED);
+}
+END_TEST
+
+START_TEST(threshold_every_level)
+{
+	for (int t = RPMA_LOG_THRESHOLD; t < RPMA_LOG_THRESHOLD_MAX; t++) {
+		for (int l = RPMA_LOG_DISABLED; l <= RPMA_LOG_LEVEL_DEBUG;
+				l++) {
+			ck_assert_int_eq(rpma_log_set_threshold(
+					(enum rpma_log_threshold)t,
+					(enum rpma_log_level)l), 0);
+			enum rpma_log_level got = (enum rpma_log_level)-7;
+			ck_assert_int_eq(rpma_log_get_threshold(
+					(enum rpma_log_threshold)t, &got), 0);
+			ck_assert_int_eq(got, l);
+		}
+	}
+	/* the two thresholds are independent */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_NOTICE), 0);
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	enum rpma_log_level a, b;
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &a), 0);
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX, &b), 0);
+	ck_assert_int_eq(a, RPMA_LOG_LEVEL_NOTICE);
+	ck_assert_int_eq(b, RPMA_LOG_LEVEL_FATAL);
+}
+END_TEST
+
+START_TEST(user_function_gets_where_and_message)
+{
+	api_log_capture();
+	provoke_error_message();
+
+	ck_assert_uint_eq(api_log_count(), 1);
+	const struct api_log_entry *e = api_log_entry(0);
+	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_ERROR);
+	/* where in the library: a source file, a line, the function */
+	const char *base = strrchr(e->file, '/');
+	base = base ? base + 1 : e->file;
+	ck_assert_str_eq(base, "mr_remote.c");
+	ck_assert_int_gt(e->line, 0);
+	ck_assert_str_eq(e->func, "rpma_mr_remote_from_descriptor");
+	/* the message arrives formatted: the numbers are in it */
+	ck_assert_msg(strstr(e->msg, "5") && strstr(e->msg, "21"),
+			"message: \"%s\"", e->msg);
+	ck_assert_ptr_null(strchr(e->msg, '%'));
+}
+END_TEST
+
+START_TEST(threshold_filters_messages)
+{
+	api_log_capture();
+
+	/* ERROR passes WARNING (the default) and ERROR */
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 1);
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_ERROR), 0);
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 2);
+
+	/* it does not pass FATAL nor DISABLED */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	provoke_error_message();
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_DISABLED), 0);
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 2);
+
+	/* the auxiliary threshold is the function's business only */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_DEBUG), 0);
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_DISABLED), 0);
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 3);
+}
+END_TEST
+
+START_TEST(set_function_back_to_default)
+{
+	api_log_capture();
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 1);
+
+	ck_assert_int_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION),
+			0);
+	provoke_error_message();
+	ck_assert_uint_eq(api_log_count(), 1);	/* no longer called */
+}
+END_TEST
+
+/* Runs provoke_error_message() with stderr going to a file; its text. */
+static void
+stderr_of_error_message(char *out, size_t cap)
+{
+	char path[] = "/tmp/rpma-unit-stderr.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	(void) unlink(path);
+
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(dup2(fd, STDERR_FILENO), 0);
+	provoke_error_message();
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+	(void) close(saved);
+
+	ssize_t n = pread(fd, out, cap - 1, 0);
+	ck_assert_int_ge(n, 0);
+	out[n] = '\0';
+	(void) close(fd);
+}
+
+START_TEST(default_function_stderr_by_aux)
+{
+	char text[4096];
+
+	/* AUX disabled (the default): nothing on stderr */
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_str_eq(text, "");
+
+	/* AUX at ERROR: the message, its level and its origin */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_LEVEL_ERROR), 0);
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_msg(strstr(text, "incompatible descriptor size") != NULL,
+			"stderr: \"%s\"", text);
+	ck_assert_ptr_nonnull(strstr(text, "ERROR"));
+	ck_assert_ptr_nonnull(strstr(text, "mr_remote.c"));
+	ck_assert_ptr_nonnull(strstr(text, "rpma_mr_remote_from_descriptor"));
+	ck_assert_ptr_nonnull(strchr(text, '\n'));
+
+	/* AUX at FATAL: an ERROR message stays off stderr */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_str_eq(text, "");
+
+	/* the main threshold applies first: FATAL drops it everywhere */
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_LEVEL_DEBUG), 0);
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
+/*
+ * NOTICE-level messages (a connection event) need a daemon: they reach the
+ * function only when RPMA_LOG_THRESHOLD lets NOTICE through.
+ */
+START_TEST(notice_filtered_by_threshold)
+{
+	api_log_capture();
+	struct api_pair p;
+	api_pair_connect(&p, NULL, NULL);
+	ck_assert_ptr_null(api_log_find("Connection established"));
+	api_pair_close(&p);
+
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_NOTICE), 0);
+	api_log_clear();
+	api_pair_connect(&p, NULL, NULL);
+	const struct api_log_entry *e = api_log_find("Connection established");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_NOTICE);
+	ck_assert_int_gt(e->line, 0);
+	ck_assert_str_ne(e->func, "");
+	/* nothing above the threshold came through */
+	for (unsigned i = 0; i < api_log_count(); i++)
+		ck_assert_int_le(api_log_entry(i)->level,
+				RPMA_LOG_LEVEL_NOTICE);
+	api_pair_close(&p);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("api_log");
+	TCase *tc = tcase_create("thresholds");
+	tcase_add_test(tc, threshold_values_are_abi);
+	tcase_add_test(tc, threshold_defaults);
+	tcase_add_test(tc, threshold_invalid);
+	tcase_add_test(tc, threshold_every_level);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("functions");
+	tcase_add_test(tc, user_function_gets_where_and_message);
+	tcase_add_test(tc, threshold_filters_messages);
+	tcase_add_test(tc, set_function_back_to_default);
+	tcase_add_test(tc, default_function_stderr_by_aux);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("with_rpmad");
+	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_test(tc, notice_filtered_by_threshold);
+	suite_add_tcase(s, tc);
+	return api_run(s);
+}

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_api_ops.c -- posting: rpma_read, rpma_write, rpma_write_with_imm,
+ * rpma_write_atomic, rpma_flush, rpma_send, rpma_send_with_imm, rpma_recv:
+ * argument rules, flush types the remote side does not support, full
+ * queues and closed connections
+ */
+
+#include <stdint.h>
+#include <string.h>
+
+#include "api_helpers.h"
+
+#define BUF_SIZE 8192
+#define TOO_LONG ((size_t)UINT32_MAX + 1)
+#define ALWAYS RPMA_F_COMPLETION_ALWAYS
+#define ON_ERROR RPMA_F_COMPLETION_ON_ERROR
+
+/* a connection, a local registration and the peer's as a remote one */
+struct env {
+	struct api_pair p;
+	struct rpma_mr_local *local;
+	struct rpma_mr_local *target;
+	struct rpma_mr_remote *remote;
+};
+
+static void
+env_open(struct env *e, const struct rpma_conn_cfg *cfg, int remote_usage)
+{
+	api_pair_connect(&e->p, cfg, NULL);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+			0xff, &e->local), 0);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+			remote_usage, &e->target), 0);
+	uint8_t desc[21];
+	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+			&e->remote), 0);
+}
+
+static void
+env_close(struct env *e)
+{
+	/* registrations go first: the peer cannot go while they exist */
+	ck_assert_int_eq(rpma_mr_remote_delete(&e->remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->target), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->local), 0);
+	api_pair_close(&e->p);
+}
+
+static struct rpma_conn_cfg *
+cfg_with(uint32_t sq, uint32_t rq)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, sq), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_rq_size(cfg, rq), 0);
+	return cfg;
+}
+
+/* ------------------------------------ read, write, write with imm */
+
+/* The three share one shape: (conn, local, loff, remote, roff, len, flags). */
+typedef int rma_fn(struct rpma_conn *, struct rpma_mr_local *, size_t,
+		struct rpma_mr_remote *, size_t, size_t, int);
+
+static int
+do_read(struct rpma_conn *c, struct rpma_mr_local *l, size_t lo,
+		struct rpma_mr_remote *r, size_t ro, size_t len, int flags)
+{
+	return rpma_read(c, l, lo, r, ro, len, flags, NULL);
+}
+
+static int
+do_write(struct rpma_conn *c, struct rpma_mr_local *l, size_t lo,
+		struct rpma_mr_remote *r, size_t ro, size_t len, int flags)
+{
+	return rpma_write(c, r, ro, l, lo, len, flags, NULL);
+}
+
+static int
+do_write_imm(struct rpma_conn *c, struct rpma_mr_local *l, size_t lo,
+		struct rpma_mr_remote *r, size_t ro, size_t len, int flags)
+{
+	return rpma_write_with_imm(c, r, ro, l, lo, len, flags, 0x1234, NULL);
+}
+
+static rma_fn *const rma_ops[] = { do_read, do_write, do_write_imm };
+
+START_TEST(rma_args)
+{
+	rma_fn *op = rma_ops[_i];
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.client;
+
+	ck_assert_int_eq(op(NULL, e.local, 0, e.remote, 0, 8, ALWAYS),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, e.remote, 0, 8, 0), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, e.remote, 0, 8, 1 << 2),
+			RPMA_E_INVAL);
+	/* one registration without the other */
+	ck_assert_int_eq(op(c, NULL, 0, e.remote, 0, 0, ALWAYS),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, NULL, 0, 0, ALWAYS),
+			RPMA_E_INVAL);
+	/* none, but something to move */
+	ck_assert_int_eq(op(c, NULL, 0, NULL, 0, 1, ALWAYS), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, NULL, 1, NULL, 0, 0, ALWAYS), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, NULL, 0, NULL, 1, 0, ALWAYS), RPMA_E_INVAL);
+	/* more than one operation can carry */
+	ck_assert_int_eq(op(c, e.local, 0, e.remote, 0, TOO_LONG, ALWAYS),
+			RPMA_E_INVAL);
+
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(write_atomic_args)
+{
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.client;
+
+	ck_assert_int_eq(rpma_write_atomic(NULL, e.remote, 0, e.local, 0,
+			ALWAYS, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_write_atomic(c, NULL, 0, e.local, 0, ALWAYS,
+			NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_write_atomic(c, e.remote, 0, NULL, 0, ALWAYS,
+			NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_write_atomic(c, e.remote, 0, e.local, 0, 0,
+			NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_write_atomic(c, e.remote, 0, e.local, 0, 1 << 2,
+			NULL), RPMA_E_INVAL);
+	for (size_t off = 1; off < RPMA_ATOMIC_WRITE_ALIGNMENT; off++)
+		ck_assert_int_eq(rpma_write_atomic(c, e.remote, off, e.local,
+				0, ALWAYS, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(RPMA_ATOMIC_WRITE_ALIGNMENT, 8);
+
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(flush_args)
+{
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.client;
+	const enum rpma_flush_type vis = RPMA_FLUSH_TYPE_VISIBILITY;
+
+	ck_assert_int_eq(RPMA_FLUSH_TYPE_PERSISTENT, 0);
+	ck_assert_int_eq(RPMA_FLUSH_TYPE_VISIBILITY, 1);
+	ck_assert_int_eq(rpma_flush(NULL, e.remote, 0, 8, vis, ALWAYS, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, NULL, 0, 8, vis, ALWAYS, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, 0, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, 1 << 2, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8,
+			(enum rpma_flush_type)2, ALWAYS, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8,
+			(enum rpma_flush_type)-1, ALWAYS, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, TOO_LONG, vis, ALWAYS,
+			NULL), RPMA_E_INVAL);
+
+	env_close(&e);
+}
+END_TEST
+
+/*
+ * RPMA_E_NOSUPP: a persistent flush needs the remote peer's direct write
+ * to pmem (applied to the connection) and a remote registration with
+ * RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT; a visibility flush needs a flush
+ * usage of either kind.
+ */
+START_TEST(flush_not_supported)
+{
+	const enum rpma_flush_type per = RPMA_FLUSH_TYPE_PERSISTENT;
+	const enum rpma_flush_type vis = RPMA_FLUSH_TYPE_VISIBILITY;
+	struct rpma_peer_cfg *direct = NULL;
+	ck_assert_int_eq(rpma_peer_cfg_new(&direct), 0);
+	ck_assert_int_eq(rpma_peer_cfg_set_direct_write_to_pmem(direct, true),
+			0);
+
+	/* a region without any flush usage */
+	struct env e;
+	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
+	struct rpma_conn *c = e.p.client;
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	env_close(&e);
+
+	/* a region with the visibility usage only */
+	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	c = e.p.client;
+	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
+			0);
+	env_close(&e);
+
+	/* a persistent region, but no direct write declared */
+	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	c = e.p.client;
+	struct rpma_peer_cfg *plain = NULL;
+	ck_assert_int_eq(rpma_peer_cfg_new(&plain), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, plain), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
+	/* declared: both kinds go (persistence implies visibility) */
+	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ON_ERROR, NULL),
+			0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
+			0);
+	env_close(&e);
+
+	ck_assert_int_eq(rpma_peer_cfg_delete(&plain), 0);
+	ck_assert_int_eq(rpma_peer_cfg_delete(&direct), 0);
+}
+END_TEST
+
+/* ----------------------------------------------------- messaging */
+
+typedef int send_fn(struct rpma_conn *, const struct rpma_mr_local *,
+		size_t, size_t, int);
+
+static int
+do_send(struct rpma_conn *c, const struct rpma_mr_local *src, size_t off,
+		size_t len, int flags)
+{
+	return rpma_send(c, src, off, len, flags, NULL);
+}
+
+static int
+do_send_imm(struct rpma_conn *c, const struct rpma_mr_local *src, size_t off,
+		size_t len, int flags)
+{
+	return rpma_send_with_imm(c, src, off, len, flags, 7, NULL);
+}
+
+static send_fn *const send_ops[] = { do_send, do_send_imm };
+
+START_TEST(send_args)
+{
+	send_fn *op = send_ops[_i];
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.client;
+
+	ck_assert_int_eq(op(NULL, e.local, 0, 8, ALWAYS), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, 8, 0), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, 8, 1 << 2), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, NULL, 1, 0, ALWAYS), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, NULL, 0, 1, ALWAYS), RPMA_E_INVAL);
+	ck_assert_int_eq(op(c, e.local, 0, TOO_LONG, ALWAYS), RPMA_E_INVAL);
+
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(recv_args)
+{
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.server;
+
+	ck_assert_int_eq(rpma_recv(NULL, e.local, 0, 8, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_recv(c, NULL, 1, 0, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_recv(c, NULL, 0, 1, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_recv(c, e.local, 0, TOO_LONG, NULL),
+			RPMA_E_INVAL);
+	/* a buffer, or none for a 0-byte message */
+	ck_assert_int_eq(rpma_recv(c, e.local, 0, 8, NULL), 0);
+	ck_assert_int_eq(rpma_recv(c, NULL, 0, 0, (void *)0x1), 0);
+
+	env_close(&e);
+}
+END_TEST
+
+/* ------------------------------------------------ RPMA_E_PROVIDER */
+
+/* Every kind of send-queue work, posted to a full SQ. */
+static void
+post_all_fail(struct env *e, struct rpma_conn *c)
+{
+	ck_assert_int_eq(rpma_read(c, e->local, 0, e->remote, 0, 8, ALWAYS,
+			NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_write(c, e->remote, 0, e->local, 0, 8, ALWAYS,
+			NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_write_with_imm(c, e->remote, 0, e->local, 0, 8,
+			ALWAYS, 1, NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_write_atomic(c, e->remote, 0, e->local, 0,
+			ALWAYS, NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_flush(c, e->remote, 0, 8,
+			RPMA_FLUSH_TYPE_VISIBILITY, ALWAYS, NULL),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_send(c, e->local, 0, 8, ALWAYS, NULL),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_send_with_imm(c, e->local, 0, 8, ALWAYS, 1,
+			NULL), RPMA_E_PROVIDER);
+}
+
+/*
+ * An unsignaled write keeps its SQ slot until a later completion is
+ * collected: with an SQ of 1 nothing more can be posted.
+ */
+START_TEST(sq_full)
+{
+	struct rpma_conn_cfg *cfg = cfg_with(1, 1);
+	struct env e;
+	env_open(&e, cfg, 0xff);
+	struct rpma_conn *c = e.p.client;
+
+	ck_assert_int_eq(rpma_write(c, e.remote, 0, e.local, 0, 8, ON_ERROR,
+			NULL), 0);
+	api_log_capture();
+	post_all_fail(&e, c);
+	ck_assert_ptr_nonnull(api_log_find("full"));
+
+	env_close(&e);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+END_TEST
+
+START_TEST(rq_full)
+{
+	struct rpma_conn_cfg *cfg = cfg_with(1, 2);
+	struct env e;
+	env_open(&e, cfg, 0xff);
+	struct rpma_conn *c = e.p.server;
+
+	ck_assert_int_eq(rpma_recv(c, e.local, 0, 8, NULL), 0);
+	ck_assert_int_eq(rpma_recv(c, e.local, 8, 8, NULL), 0);
+	ck_assert_int_eq(rpma_recv(c, e.local, 16, 8, NULL), RPMA_E_PROVIDER);
+
+	env_close(&e);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+END_TEST
+
+/* Nothing can be posted to a closed connection. */
+START_TEST(closed_connection)
+{
+	struct env e;
+	env_open(&e, NULL, 0xff);
+	struct rpma_conn *c = e.p.client;
+	enum rpma_conn_event ev;
+
+	ck_assert_int_eq(rpma_conn_disconnect(c), 0);
+	ck_assert_int_eq(rpma_conn_next_event(c, &ev), 0);
+	ck_assert_int_eq(ev, RPMA_CONN_CLOSED);
+	ck_assert_int_eq(rpma_conn_next_event(e.p.server, &ev), 0);
+	ck_assert_int_eq(ev, RPMA_CONN_CLOSED);
+
+	post_all_fail(&e, c);
+	post_all_fail(&e, e.p.server);
+	ck_assert_int_eq(rpma_recv(c, e.local, 0, 8, NULL), RPMA_E_PROVIDER);
+
+	ck_assert_int_eq(rpma_conn_disconnect(e.p.server), 0);
+	ck_assert_int_eq(rpma_conn_delete(&e.p.client), 0);
+	ck_assert_int_eq(rpma_conn_delete(&e.p.server), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&e.p.ep), 0);
+	ck_assert_int_eq(rpma_mr_remote_delete(&e.remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e.target), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e.local), 0);
+	ck_assert_int_eq(rpma_peer_delete(&e.p.peer), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("api_ops");
+
+	TCase *tc = tcase_create("args");
+	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tcase_add_loop_test(tc, rma_args, 0,
+			sizeof(rma_ops) / sizeof(rma_ops[0]));
+	tcase_add_test(tc, write_atomic_args);
+	tcase_add_test(tc, flush_args);
+	tcase_add_test(tc, flush_not_supported);
+	tcase_add_loop_test(tc, send_args, 0,
+			sizeof(send_ops) / sizeof(send_ops[0]));
+	tcase_add_test(tc, recv_args);
+	tcase_add_test(tc, sq_full);
+	tcase_add_test(tc, rq_full);
+	tcase_add_test(tc, closed_connection);
+	suite_add_tcase(s, tc);
+	return api_run(s);
+}

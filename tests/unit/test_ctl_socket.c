@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_ctl_socket.c -- common/ctl_socket.c over a real
+ * socketpair(AF_UNIX, SOCK_SEQPACKET): packets with 0..CTL_MAX_FDS
+ * descriptors, and every way a packet can be refused without a descriptor
+ * staying open
+ */
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ctl_socket.h"
+
+static int sv[2];
+
+static void
+setup(void)
+{
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+			sv), 0);
+	/* room for a whole CTL_MAX_MSG packet in flight */
+	int size = 4 * CTL_MAX_MSG;
+	(void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	(void) setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+}
+
+static void
+teardown(void)
+{
+	(void) close(sv[0]);
+	(void) close(sv[1]);
+}
+
+/* how many descriptors this process has open */
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '.')
+			n++;
+	}
+	(void) closedir(d);
+	return n - 1;	/* the directory's own descriptor */
+}
+
+/* the n lowest descriptor numbers not in use: where new ones would go */
+static void
+free_numbers(int *out, int n)
+{
+	int found = 0;
+	for (int fd = 0; found < n && fd < 4096; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			out[found++] = fd;
+	}
+	ck_assert_int_eq(found, n);
+}
+
+static void
+assert_closed(const int *numbers, int n)
+{
+	for (int i = 0; i < n; i++) {
+		errno = 0;
+		ck_assert_msg(fcntl(numbers[i], F_GETFD) == -1 &&
+				errno == EBADF, "fd %d is open", numbers[i]);
+	}
+}
+
+/* n descriptors of n distinct new files, to tell them apart */
+static void
+make_fds(int *fds, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char path[] = "/tmp/rpma-unit-ctl.XXXXXX";
+		fds[i] = mkstemp(path);
+		ck_assert_int_ge(fds[i], 0);
+		(void) unlink(path);
+	}
+}
+
+static uint64_t
+inode_of(int fd)
+{
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	return (uint64_t)st.st_ino;
+}
+
+/* a packet of 0..CTL_MAX_FDS descriptors arrives whole (loop index) */
+START_TEST(fds_pass)
+{
+	int n = _i;
+	int fds[CTL_MAX_FDS];
+	make_fds(fds, n);
+	char msg[100];
+	for (int i = 0; i < (int)sizeof(msg); i++)
+		msg[i] = (char)(i + n);
+
+	ck_assert_int_eq(ctl_send(sv[0], msg, sizeof(msg), fds, (unsigned)n),
+			0);
+	char buf[200];
+	int got[CTL_MAX_FDS];
+	unsigned ngot = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&ngot), (long)sizeof(msg));
+	ck_assert_mem_eq(buf, msg, sizeof(msg));
+	ck_assert_uint_eq(ngot, (unsigned)n);
+	for (int i = 0; i < n; i++) {
+		/* the same files, in order, in new close-on-exec descriptors */
+		ck_assert_int_ne(got[i], fds[i]);
+		ck_assert_uint_eq(inode_of(got[i]), inode_of(fds[i]));
+		ck_assert_int_eq(fcntl(got[i], F_GETFD) & FD_CLOEXEC,
+				FD_CLOEXEC);
+	}
+	ctl_close_fds(got, ngot);
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(got[i], -1);
+	ctl_close_fds(fds, (unsigned)n);
+}
+END_TEST
+
+START_TEST(send_limits)
+{
+	static char big[CTL_MAX_MSG + 1];
+	int fds[CTL_MAX_FDS + 1];
+	for (int i = 0; i <= CTL_MAX_FDS; i++)
+		fds[i] = STDIN_FILENO;
+	ck_assert_int_eq(ctl_send(sv[0], big, sizeof(big), NULL, 0),
+			-EMSGSIZE);
+	ck_assert_int_eq(ctl_send(sv[0], "x", 1, fds, CTL_MAX_FDS + 1),
+			-EMSGSIZE);
+
+	/* the largest packet goes through */
+	memset(big, 'b', sizeof(big));
+	ck_assert_int_eq(ctl_send(sv[0], big, CTL_MAX_MSG, NULL, 0), 0);
+	char *buf = malloc(CTL_MAX_MSG);
+	ck_assert_ptr_nonnull(buf);
+	unsigned n;
+	int got[1];
+	ck_assert_int_eq(ctl_recv(sv[1], buf, CTL_MAX_MSG, got, 1, &n),
+			CTL_MAX_MSG);
+	ck_assert_mem_eq(buf, big, CTL_MAX_MSG);
+	free(buf);
+}
+END_TEST
+
+/* a packet bigger than the buffer: -EMSGSIZE, every descriptor closed */
+START_TEST(packet_too_big)
+{
+	int fds[3];
+	make_fds(fds, 3);
+	char msg[64] = "a packet that does not fit";
+	ck_assert_int_eq(ctl_send(sv[0], msg, sizeof(msg), fds, 3), 0);
+	ctl_close_fds(fds, 3);
+
+	int before = open_fds();
+	int would_be[3];
+	free_numbers(would_be, 3);
+	char buf[10];
+	int got[CTL_MAX_FDS];
+	unsigned n = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), -EMSGSIZE);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(open_fds(), before);
+	assert_closed(would_be, 3);
+
+	/* the socket goes on with the next packet */
+	ck_assert_int_eq(ctl_send(sv[0], "ok", 2, NULL, 0), 0);
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), 2);
+}
+END_TEST
+
+/* more descriptors than asked for: -EMSGSIZE, every one closed */
+START_TEST(too_many_fds)
+{
+	int fds[5];
+	make_fds(fds, 5);
+	ck_assert_int_eq(ctl_send(sv[0], "five", 4, fds, 5), 0);
+	ctl_close_fds(fds, 5);
+
+	int before = open_fds();
+	int would_be[5];
+	free_numbers(would_be, 5);
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, 2, &n),
+			-EMSGSIZE);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(open_fds(), before);
+	assert_closed(would_be, 5);
+
+	/* none expected at all */
+	make_fds(fds, 1);
+	ck_assert_int_eq(ctl_send(sv[0], "one", 3, fds, 1), 0);
+	ctl_close_fds(fds, 1);
+	before = open_fds();
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, 0, &n),
+			-EMSGSIZE);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+/* a max_fds above CTL_MAX_FDS is CTL_MAX_FDS */
+START_TEST(max_fds_clamped)
+{
+	int fds[CTL_MAX_FDS];
+	make_fds(fds, CTL_MAX_FDS);
+	ck_assert_int_eq(ctl_send(sv[0], "all", 3, fds, CTL_MAX_FDS), 0);
+	ctl_close_fds(fds, CTL_MAX_FDS);
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n = 0;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, 1000, &n), 3);
+	ck_assert_uint_eq(n, CTL_MAX_FDS);
+	ctl_close_fds(got, n);
+}
+END_TEST
+
+/* an empty packet with descriptors is never valid: they are closed */
+START_TEST(empty_packet_with_fds)
+{
+	int fds[2];
+	make_fds(fds, 2);
+	int ret = ctl_send(sv[0], "", 0, fds, 2);
+	ctl_close_fds(fds, 2);
+	if (ret != 0)
+		return;	/* the kernel refused it: nothing arrives */
+	int before = open_fds();
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), -EBADMSG);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+START_TEST(end_of_stream)
+{
+	(void) close(sv[0]);
+	sv[0] = -1;
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), 0);
+	ck_assert_uint_eq(n, 0);
+	/* and sending to a closed peer fails without SIGPIPE */
+	ck_assert_int_eq(ctl_send(sv[1], "x", 1, NULL, 0), -EPIPE);
+}
+END_TEST
+
+START_TEST(nothing_pending)
+{
+	ck_assert_int_eq(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n = 999;
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), -EAGAIN);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+START_TEST(close_fds)
+{
+	int fds[4];
+	make_fds(fds, 2);
+	fds[2] = -1;
+	int keep = fds[0];
+	ctl_close_fds(fds, 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(fds[i], -1);
+	errno = 0;
+	ck_assert_int_eq(fcntl(keep, F_GETFD), -1);
+	ck_assert_int_eq(errno, EBADF);
+	/* negative entries are skipped */
+	ctl_close_fds(&fds[2], 1);
+	ck_assert_int_eq(fds[2], -1);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("ctl_socket");
+	TCase *tc = tcase_create("packets");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, fds_pass, 0, CTL_MAX_FDS + 1);
+	tcase_add_test(tc, send_limits);
+	tcase_add_test(tc, packet_too_big);
+	tcase_add_test(tc, too_many_fds);
+	tcase_add_test(tc, max_fds_clamped);
+	tcase_add_test(tc, empty_packet_with_fds);
+	tcase_add_test(tc, end_of_stream);
+	tcase_add_test(tc, nothing_pending);
+	tcase_add_test(tc, close_fds);
+	suite_add_tcase(s, tc);
+
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_FORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * harness.c -- rpmad's core in the test process (see harness.h)
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <utlist.h>
+
+#include "daemon.h"
+#include "device.h"
+#include "ep.h"
+#include "fake_rdma.h"
+#include "guard.h"
+#include "harness.h"
+#include "librpma.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "registry.h"
+#include "session.h"
+#include "transport.h"
+#include "verbs_internal.h"
+
+/* rpmad's process-wide state; main.c has it in the daemon */
+struct daemon_state rpmad;
+
+void
+h_setup(void)
+{
+	memset(&rpmad, 0, sizeof(rpmad));
+	config_defaults(&rpmad.cfg);
+	rpmad.cfg.transport = TRANSPORT_AUTO;
+	/* quiet unless asked (VERBS_TEST_LOG=info): errors are expected */
+	const char *lvl = getenv("VERBS_TEST_LOG");
+	log_max_level = lvl ? log_level_parse(lvl) : LOG_CRIT;
+	if (log_max_level < 0)
+		log_max_level = LOG_CRIT;
+	ck_assert_int_eq(guard_init(), 0);
+	rpmad.loop = loop_new();
+	ck_assert_ptr_nonnull(rpmad.loop);
+	rpmad.start_ns = loop_now_ns();
+	registry_init();
+	conn_init();
+	ck_assert_int_eq(device_init(), 0);
+}
+
+void
+h_teardown(void)
+{
+	session_destroy_all();
+	h_run(5);
+	transport_verbs_fini();
+	device_fini();
+	loop_delete(rpmad.loop);
+	rpmad.loop = NULL;
+
+	struct fake_counts c = fake_counts();
+	ck_assert_uint_eq(c.pds, 0);
+	ck_assert_uint_eq(c.mrs, 0);
+	ck_assert_uint_eq(c.cqs, 0);
+	ck_assert_uint_eq(c.qps, 0);
+	ck_assert_uint_eq(c.comp_channels, 0);
+	ck_assert_uint_eq(c.ids, 0);
+	ck_assert_uint_eq(c.event_channels, 0);
+	ck_assert_uint_eq(c.unacked_events, 0);
+}
+
+struct session *
+h_session(void)
+{
+	static unsigned n;
+	struct session *s = calloc(1, sizeof(*s));
+	ck_assert_ptr_nonnull(s);
+	s->id = ++n;
+	s->fd = -1;
+	s->pid = getpid();
+	s->uid = getuid();
+	s->gid = getgid();
+	s->hello = true;
+	s->allowed = true;
+	(void) snprintf(s->comm, sizeof(s->comm), "client%u", n);
+	(void) snprintf(s->name, sizeof(s->name), "test client %u", n);
+	DL_APPEND(rpmad.sessions, s);
+	return s;
+}
+
+void
+h_run(unsigned ms)
+{
+	uint64_t until = loop_now_ns() + (uint64_t)ms * 1000000;
+	do {
+		(void) loop_run_once(rpmad.loop, 0);
+	} while (loop_now_ns() < until);
+}
+
+/* ------------------------------------------------------------ requests */
+
+typedef void handler_fn(struct req_ctx *rc);
+
+static void
+call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
+		unsigned nfds, struct h_reply *r)
+{
+	struct req_ctx rc;
+	memset(&rc, 0, sizeof(rc));
+	rc.s = s;
+	rc.req = req;
+	rc.fds = fds;
+	rc.nfds = nfds;
+	rpmad__response__init(&rc.resp);
+	fn(&rc);
+
+	memset(r, 0, sizeof(*r));
+	if (rc.resp.error) {
+		r->code = rc.resp.error->code;
+		(void) snprintf(r->msg, sizeof(r->msg), "%s",
+				rc.resp.error->message);
+	} else {
+		switch (rc.resp.body_case) {
+		case RPMAD__RESPONSE__BODY_DEVICE:
+			r->device_id = rc.device.device_id;
+			(void) snprintf(r->name, sizeof(r->name), "%s",
+					rc.device.name);
+			(void) snprintf(r->transport, sizeof(r->transport),
+					"%s", rc.device.transport);
+			r->odp = rc.device.odp_capable;
+			break;
+		case RPMAD__RESPONSE__BODY_PEER:
+			r->id = rc.peer.peer_id;
+			break;
+		case RPMAD__RESPONSE__BODY_MR:
+			r->id = rc.mr.mr_id;
+			r->key = rc.mr.key;
+			break;
+		case RPMAD__RESPONSE__BODY_EP:
+			r->id = rc.ep.ep_id;
+			break;
+		case RPMAD__RESPONSE__BODY_QP:
+			r->id = rc.qp.conn_id;
+			r->pdata_len = rc.qp.private_data.len;
+			if (r->pdata_len)
+				memcpy(r->pdata, rc.qp.private_data.data,
+						r->pdata_len);
+			break;
+		case RPMAD__RESPONSE__BODY_EVENT:
+			r->event = rc.event.event;
+			r->has_pdata = rc.event.has_private_data;
+			r->pdata_len = rc.event.private_data.len;
+			if (r->pdata_len)
+				memcpy(r->pdata, rc.event.private_data.data,
+						r->pdata_len);
+			break;
+		default:
+			break;
+		}
+	}
+	for (unsigned i = 0; i < rc.nfds; i++) {
+		if (rc.fds[i] >= 0)
+			(void) close(rc.fds[i]);
+	}
+	for (unsigned i = 0; i < rc.n_out_fds; i++)
+		(void) close(rc.out_fds[i]);
+	if (rc.after)
+		rc.after(rc.after_arg);
+}
+
+void
+h_device_get(struct session *s, const char *addr, bool remote,
+		struct h_reply *r)
+{
+	Rpmad__DeviceGet m = RPMAD__DEVICE_GET__INIT;
+	m.addr = (char *)addr;
+	m.type = remote ? RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE :
+		RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_DEVICE_GET;
+	req.device_get = &m;
+	call(s, device_handle_get, &req, NULL, 0, r);
+}
+
+void
+h_peer_new(struct session *s, uint32_t device_id, struct h_reply *r)
+{
+	Rpmad__PeerNew m = RPMAD__PEER_NEW__INIT;
+	m.device_id = device_id;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_PEER_NEW;
+	req.peer_new = &m;
+	call(s, peer_handle_new, &req, NULL, 0, r);
+}
+
+void
+h_peer_delete(struct session *s, uint64_t peer, struct h_reply *r)
+{
+	Rpmad__PeerDelete m = RPMAD__PEER_DELETE__INIT;
+	m.peer_id = peer;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_PEER_DELETE;
+	req.peer_delete = &m;
+	call(s, peer_handle_delete, &req, NULL, 0, r);
+}
+
+void
+h_mem_new(struct h_mem *m, size_t len)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	memset(m, 0, sizeof(*m));
+	m->len = (len + page - 1) / page * page;
+	m->fd = memfd_create("verbs-test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(m->fd, 0);
+	ck_assert_int_eq(ftruncate(m->fd, (off_t)m->len), 0);
+	ck_assert_int_eq(fcntl(m->fd, F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	m->ptr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			m->fd, 0);
+	ck_assert_ptr_ne(m->ptr, MAP_FAILED);
+}
+
+void
+h_mem_free(struct h_mem *m)
+{
+	(void) munmap(m->ptr, m->len);
+	(void) close(m->fd);
+	m->ptr = NULL;
+	m->fd = -1;
+}
+
+void
+h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m, uint32_t usage,
+		struct h_reply *r)
+{
+	Rpmad__Segment seg = RPMAD__SEGMENT__INIT;
+	seg.fd_index = 0;
+	seg.offset = 0;
+	seg.length = m->len;
+	Rpmad__Segment *segs[1] = { &seg };
+	Rpmad__MrReg msg = RPMAD__MR_REG__INIT;
+	msg.peer_id = peer;
+	msg.addr = (uint64_t)(uintptr_t)m->ptr;
+	msg.length = m->len;
+	msg.usage = usage;
+	msg.n_segments = 1;
+	msg.segments = segs;
+	msg.fd_count = 1;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_MR_REG;
+	req.mr_reg = &msg;
+	int fds[1] = { dup(m->fd) };
+	call(s, mr_handle_reg, &req, fds, 1, r);
+	if (r->code == 0) {
+		m->mr_id = r->id;
+		m->key = r->key;
+	}
+}
+
+void
+h_mr_dereg(struct session *s, uint64_t mr, struct h_reply *r)
+{
+	Rpmad__MrDereg m = RPMAD__MR_DEREG__INIT;
+	m.mr_id = mr;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_MR_DEREG;
+	req.mr_dereg = &m;
+	call(s, mr_handle_dereg, &req, NULL, 0, r);
+}
+
+void
+h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
+		int advice, struct h_reply *r)
+{
+	Rpmad__MrAdvise m = RPMAD__MR_ADVISE__INIT;
+	m.mr_id = mr;
+	m.offset = off;
+	m.length = len;
+	m.advice = advice;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_MR_ADVISE;
+	req.mr_advise = &m;
+	call(s, mr_handle_advise, &req, NULL, 0, r);
+}
+
+struct mr *
+h_mr(struct session *s, uint64_t id)
+{
+	return (struct mr *)registry_find(id, OBJ_MR, s);
+}
+
+void
+h_ep_listen(struct session *s, uint64_t peer, const char *addr,
+		const char *port, struct h_reply *r)
+{
+	Rpmad__EpListen m = RPMAD__EP_LISTEN__INIT;
+	m.peer_id = peer;
+	m.addr = (char *)addr;
+	m.port = (char *)port;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_EP_LISTEN;
+	req.ep_listen = &m;
+	call(s, ep_handle_listen, &req, NULL, 0, r);
+}
+
+void
+h_ep_shutdown(struct session *s, uint64_t ep, struct h_reply *r)
+{
+	Rpmad__EpShutdown m = RPMAD__EP_SHUTDOWN__INIT;
+	m.ep_id = ep;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_EP_SHUTDOWN;
+	req.ep_shutdown = &m;
+	call(s, ep_handle_shutdown, &req, NULL, 0, r);
+}
+
+static void
+fill_cfg(Rpmad__ConnCfg *c, const uint32_t cfg[4])
+{
+	rpmad__conn_cfg__init(c);
+	c->sq_size = cfg[0];
+	c->rq_size = cfg[1];
+	c->cq_size = cfg[2];
+	c->rcq_size = cfg[3];
+	c->timeout_ms = 1000;
+}
+
+void
+h_ep_next(struct session *s, uint64_t ep, const uint32_t cfg[4],
+		struct h_reply *r)
+{
+	Rpmad__ConnCfg c;
+	fill_cfg(&c, cfg);
+	Rpmad__EpNextConnReq m = RPMAD__EP_NEXT_CONN_REQ__INIT;
+	m.ep_id = ep;
+	m.cfg = &c;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_EP_NEXT_CONN_REQ;
+	req.ep_next_conn_req = &m;
+	call(s, ep_handle_next_conn_req, &req, NULL, 0, r);
+}
+
+void
+h_conn_req_new(struct session *s, uint64_t peer, const char *addr,
+		const char *port, const uint32_t cfg[4], struct h_reply *r)
+{
+	Rpmad__ConnCfg c;
+	fill_cfg(&c, cfg);
+	Rpmad__ConnReqNew m = RPMAD__CONN_REQ_NEW__INIT;
+	m.peer_id = peer;
+	m.addr = (char *)addr;
+	m.port = (char *)port;
+	m.cfg = &c;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
+	req.conn_req_new = &m;
+	call(s, conn_handle_req_new, &req, NULL, 0, r);
+}
+
+void
+h_connect(struct session *s, uint64_t conn, const void *pdata, size_t len,
+		struct h_reply *r)
+{
+	Rpmad__ConnReqConnect m = RPMAD__CONN_REQ_CONNECT__INIT;
+	m.conn_id = conn;
+	m.private_data.data = (uint8_t *)pdata;
+	m.private_data.len = len;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
+	req.conn_req_connect = &m;
+	call(s, conn_handle_req_connect, &req, NULL, 0, r);
+}
+
+void
+h_next_event(struct session *s, uint64_t conn, struct h_reply *r)
+{
+	Rpmad__ConnNextEvent m = RPMAD__CONN_NEXT_EVENT__INIT;
+	m.conn_id = conn;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_NEXT_EVENT;
+	req.conn_next_event = &m;
+	call(s, conn_handle_next_event, &req, NULL, 0, r);
+}
+
+void
+h_disconnect(struct session *s, uint64_t conn, struct h_reply *r)
+{
+	Rpmad__ConnDisconnect m = RPMAD__CONN_DISCONNECT__INIT;
+	m.conn_id = conn;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_DISCONNECT;
+	req.conn_disconnect = &m;
+	call(s, conn_handle_disconnect, &req, NULL, 0, r);
+}
+
+void
+h_conn_delete(struct session *s, uint64_t conn, struct h_reply *r)
+{
+	Rpmad__ConnDelete m = RPMAD__CONN_DELETE__INIT;
+	m.conn_id = conn;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_DELETE;
+	req.conn_delete = &m;
+	call(s, conn_handle_delete, &req, NULL, 0, r);
+}
+
+void
+h_req_delete(struct session *s, uint64_t conn, struct h_reply *r)
+{
+	Rpmad__ConnReqDelete m = RPMAD__CONN_REQ_DELETE__INIT;
+	m.conn_id = conn;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_DELETE;
+	req.conn_req_delete = &m;
+	call(s, conn_handle_req_delete, &req, NULL, 0, r);
+}
+
+struct conn *
+h_conn(struct session *s, uint64_t id)
+{
+	return (struct conn *)registry_find(id, OBJ_CONN, s);
+}
+
+int
+h_wait_event(struct session *s, uint64_t conn, unsigned ms,
+		struct h_reply *r)
+{
+	uint64_t until = loop_now_ns() + (uint64_t)ms * 1000000;
+	for (;;) {
+		h_next_event(s, conn, r);
+		if (r->code == 0)
+			return r->event;
+		if (loop_now_ns() >= until)
+			return -1;
+		(void) loop_run_once(rpmad.loop, 1);
+	}
+}
+
+/* ---------------------------------------------------------- the rings */
+
+static void
+sq_push(struct conn *c, const struct qp_sqe *sqe)
+{
+	struct qp_region_header *hdr = c->qp.hdr;
+	uint32_t tail = atomic_load_explicit(&hdr->sq.tail,
+			memory_order_relaxed);
+	*qp_sq_slot(c->qp.region, &c->qp.layout, tail) = *sqe;
+	atomic_store_explicit(&hdr->sq.tail, tail + 1, memory_order_release);
+}
+
+void
+h_post(struct conn *c, uint8_t opcode, bool signaled, uint64_t wr_id,
+		const struct h_mem *local, size_t loff, uint32_t len,
+		uint64_t raddr, uint32_t rkey, uint32_t imm)
+{
+	struct qp_sqe sqe = {
+		.opcode = opcode,
+		.flags = signaled ? QP_SQE_SIGNALED : 0,
+		.imm = imm,
+		.wr_id = wr_id,
+		.length = len,
+		.raddr = raddr,
+		.rkey = rkey,
+	};
+	if (local) {
+		sqe.lkey = local->key;
+		sqe.laddr = (uint64_t)(uintptr_t)local->ptr + loff;
+	}
+	sq_push(c, &sqe);
+}
+
+void
+h_post_flush(struct conn *c, bool persistent, uint64_t wr_id, uint64_t raddr,
+		uint32_t rkey, uint32_t len)
+{
+	struct qp_sqe sqe = {
+		.opcode = QP_OP_FLUSH,
+		.flags = QP_SQE_SIGNALED |
+			(persistent ? QP_SQE_PERSISTENT : 0),
+		.wr_id = wr_id,
+		.length = len,
+		.raddr = raddr,
+		.rkey = rkey,
+	};
+	sq_push(c, &sqe);
+}
+
+void
+h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
+		size_t off, uint32_t len)
+{
+	struct qp_region_header *hdr = c->qp.hdr;
+	uint32_t tail = atomic_load_explicit(&hdr->rq.tail,
+			memory_order_relaxed);
+	struct qp_rqe rqe = {
+		.wr_id = wr_id,
+		.laddr = m ? (uint64_t)(uintptr_t)m->ptr + off : 0,
+		.lkey = m ? m->key : 0,
+		.length = len,
+	};
+	*qp_rq_slot(c->qp.region, &c->qp.layout, tail) = rqe;
+	atomic_store_explicit(&hdr->rq.tail, tail + 1, memory_order_release);
+}
+
+int
+h_cq_take(struct conn *c, bool rcq, struct qp_cqe *out)
+{
+	struct qp_region_header *hdr = c->qp.hdr;
+	struct qp_ring_idx *idx = rcq ? &hdr->rcq : &hdr->cq;
+	uint32_t entries = rcq ? c->qp.layout.rcq_entries :
+		c->qp.layout.cq_entries;
+	uint64_t offset = rcq ? c->qp.layout.rcq_offset :
+		c->qp.layout.cq_offset;
+	uint32_t head = atomic_load_explicit(&idx->head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&idx->tail, memory_order_acquire);
+	if (head == tail)
+		return 0;
+	*out = *qp_cq_slot(c->qp.region, offset, entries, head);
+	atomic_store_explicit(&idx->head, head + 1, memory_order_release);
+	return 1;
+}
+
+int
+h_wait_cqe(struct conn *c, bool rcq, struct qp_cqe *out, unsigned ms)
+{
+	uint64_t until = loop_now_ns() + (uint64_t)ms * 1000000;
+	for (;;) {
+		if (h_cq_take(c, rcq, out))
+			return 1;
+		if (loop_now_ns() >= until)
+			return 0;
+		(void) loop_run_once(rpmad.loop, 1);
+	}
+}
