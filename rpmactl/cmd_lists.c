@@ -152,7 +152,7 @@ static const struct table_column conn_cols[] = {
 	{ "STATE", false }, { "QPN", true }, { "LOCAL", false },
 	{ "REMOTE", false }, { "READS", true }, { "WRITES", true },
 	{ "ATOMICS", true }, { "FLUSHES", true }, { "SENDS", true },
-	{ "RECVS", true }, { "ERRORS", true },
+	{ "RECVS", true }, { "ERRORS", true }, { "SERVED", true },
 };
 
 /* "3 (12.0 KiB)": operations of a kind and their bytes */
@@ -187,6 +187,12 @@ json_ops(struct json *j, const Rpmad__OpCounters *o)
 	json_kv_u64(j, "recvs", o->recvs);
 	json_kv_u64(j, "bytes_received", o->bytes_received);
 	json_kv_u64(j, "errors", o->errors);
+	json_kv_u64(j, "served_reads", o->served_reads);
+	json_kv_u64(j, "served_bytes_read", o->served_bytes_read);
+	json_kv_u64(j, "served_writes", o->served_writes);
+	json_kv_u64(j, "served_bytes_written", o->served_bytes_written);
+	json_kv_u64(j, "served_atomic_writes", o->served_atomic_writes);
+	json_kv_u64(j, "served_flushes", o->served_flushes);
 	json_object_end(j);
 }
 
@@ -237,6 +243,10 @@ conn_page(const Rpmad__AdminReply *r, void *arg)
 		bad |= table_cell(t, "%s", ops_bytes(o->recvs,
 					o->bytes_received, rv, sizeof(rv)));
 		bad |= table_cell(t, "%" PRIu64, o->errors);
+		/* what the peer did here: reads, writes (atomics incl.), flushes */
+		bad |= table_cell(t, "%" PRIu64 "/%" PRIu64 "/%" PRIu64,
+				o->served_reads, o->served_writes +
+				o->served_atomic_writes, o->served_flushes);
 		if (bad)
 			return EXIT_REFUSED;
 	}

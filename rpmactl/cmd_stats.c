@@ -42,6 +42,12 @@ print_json(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 	json_kv_u64(&j, "recvs", o->recvs);
 	json_kv_u64(&j, "bytes_received", o->bytes_received);
 	json_kv_u64(&j, "errors", o->errors);
+	json_kv_u64(&j, "served_reads", o->served_reads);
+	json_kv_u64(&j, "served_bytes_read", o->served_bytes_read);
+	json_kv_u64(&j, "served_writes", o->served_writes);
+	json_kv_u64(&j, "served_bytes_written", o->served_bytes_written);
+	json_kv_u64(&j, "served_atomic_writes", o->served_atomic_writes);
+	json_kv_u64(&j, "served_flushes", o->served_flushes);
 	json_object_end(&j);
 	json_kv_u64(&j, "requests", st->requests);
 	json_kv_u64(&j, "request_errors", st->request_errors);
@@ -120,6 +126,11 @@ print_text(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 		{ "send", o->sends, o->bytes_sent, true },
 		{ "recv", o->recvs, o->bytes_received, true },
 		{ "errors", o->errors, 0, false },
+		{ "served read", o->served_reads, o->served_bytes_read, true },
+		{ "served write", o->served_writes, o->served_bytes_written,
+			true },
+		{ "served atomic write", o->served_atomic_writes, 0, false },
+		{ "served flush", o->served_flushes, 0, false },
 	};
 	int bad = 0;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -144,6 +144,12 @@ ops_msg(struct arena *a, const struct op_counters *o)
 	m->bytes_sent = o->bytes_sent;
 	m->bytes_received = o->bytes_received;
 	m->errors = o->errors;
+	m->served_reads = o->served_reads;
+	m->served_bytes_read = o->served_bytes_read;
+	m->served_writes = o->served_writes;
+	m->served_bytes_written = o->served_bytes_written;
+	m->served_atomic_writes = o->served_atomic_writes;
+	m->served_flushes = o->served_flushes;
 	return m;
 }
 

@@ -148,6 +148,34 @@ count_op(struct conn *conn, const struct work *w, enum ibv_wc_status status)
 				loop_now_ns() - w->posted_ns);
 }
 
+void
+conn_count_served(struct conn *conn, uint8_t opcode, uint64_t len)
+{
+	struct op_counters *c[2] = { &conn->ops, &rpmad.stats.ops };
+	for (int i = 0; i < 2; i++) {
+		switch (opcode) {
+		case QP_OP_READ:
+			c[i]->served_reads++;
+			c[i]->served_bytes_read += len;
+			break;
+		case QP_OP_WRITE:
+		case QP_OP_WRITE_IMM:
+			c[i]->served_writes++;
+			c[i]->served_bytes_written += len;
+			break;
+		case QP_OP_ATOMIC_WRITE:
+			c[i]->served_atomic_writes++;
+			c[i]->served_bytes_written += len;
+			break;
+		case QP_OP_FLUSH:
+			c[i]->served_flushes++;
+			break;
+		default:
+			break;	/* messages are counted as receives */
+		}
+	}
+}
+
 /* Completes one SQ entry: a CQE when asked for or when it failed. */
 static void
 complete_sqe(struct conn *conn, uint32_t sq_index, uint64_t wr_id,

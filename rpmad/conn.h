@@ -161,6 +161,12 @@ int conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
 		uint64_t len, enum mr_access access, struct mr **mr,
 		void **ptr);
 
+/*
+ * conn_count_served -- the peer's operation (enum qp_sq_opcode) on this
+ * connection's memory succeeded here, the target
+ */
+void conn_count_served(struct conn *conn, uint8_t opcode, uint64_t len);
+
 /* conn_set_names -- the addresses shown by rpmactl (NULL: unchanged) */
 void conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
 		const struct sockaddr_storage *remote);

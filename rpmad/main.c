@@ -555,6 +555,7 @@ main(int argc, char *argv[])
 	shutdown_connections();
 	session_destroy_all();
 	transport_tcp_fini();
+	transport_verbs_fini();
 	device_fini();
 	loop_delete(rpmad.loop);
 	(void) close(sfd);

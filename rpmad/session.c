@@ -256,13 +256,14 @@ session_close_later(struct session *s)
 	s->closing = true;
 }
 
-void
-session_destroy(struct session *s)
+/*
+ * Releases everything of a session. A client that went away leaves its
+ * peers a reset (they see the connection lost); at shutdown rpmad closes
+ * its connections in order (they see them closed).
+ */
+static void
+session_release(struct session *s, enum conn_destroy_mode mode)
 {
-	if (s->dispatching) {
-		s->closing = true;
-		return;
-	}
 	log_info("session %s: ended; releasing %u connection(s), %u "
 			"endpoint(s), %u registration(s) (%llu bytes), %u "
 			"peer(s)", s->name, s->counts.conns, s->counts.eps,
@@ -272,7 +273,7 @@ session_destroy(struct session *s)
 
 	/* users before what they use: connections, endpoints, memory, peers */
 	while (s->conns)
-		conn_destroy(s->conns, CONN_DESTROY_ABORT);
+		conn_destroy(s->conns, mode);
 	while (s->eps)
 		ep_destroy(s->eps);
 	while (s->mrs)
@@ -287,10 +288,20 @@ session_destroy(struct session *s)
 }
 
 void
+session_destroy(struct session *s)
+{
+	if (s->dispatching) {
+		s->closing = true;
+		return;
+	}
+	session_release(s, CONN_DESTROY_ABORT);
+}
+
+void
 session_destroy_all(void)
 {
 	while (rpmad.sessions)
-		session_destroy(rpmad.sessions);
+		session_release(rpmad.sessions, CONN_DESTROY_ORDERLY);
 }
 
 static void

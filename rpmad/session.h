@@ -65,7 +65,7 @@ void session_close_later(struct session *s);
 /* session_destroy -- release everything the session owns and close it */
 void session_destroy(struct session *s);
 
-/* session_destroy_all -- at shutdown */
+/* session_destroy_all -- at shutdown: connections close in order */
 void session_destroy_all(void);
 
 /* session_find_pid -- the first session of a process, or NULL */

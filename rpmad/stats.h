@@ -14,6 +14,9 @@ struct op_counters {
 	uint64_t reads, writes, atomic_writes, flushes, sends, recvs;
 	uint64_t bytes_read, bytes_written, bytes_sent, bytes_received;
 	uint64_t errors;
+	/* the peer's operations on this side's memory */
+	uint64_t served_reads, served_writes, served_atomic_writes;
+	uint64_t served_flushes, served_bytes_read, served_bytes_written;
 };
 
 struct stats {

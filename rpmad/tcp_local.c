@@ -213,6 +213,7 @@ execute(struct tcp_conn *tc, struct work *w)
 				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
 		break;
 	}
+	conn_count_served(target, w->opcode, w->length);
 	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
 	return 0;
 }

@@ -337,6 +337,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 				.length = f->length };
 		send_answer(tc, &resp, f->length ? ptr : NULL, mr);
 		tc->ack_due = false;	/* the data acknowledges all before */
+		conn_count_served(tc->conn, QP_OP_READ, f->length);
 		return 0;
 	case TF_ATOMIC:
 		if ((f->raddr & 7) || access_or_refuse(tc, ch, 8,
@@ -358,6 +359,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
 			return 0;
 		}
+		conn_count_served(tc->conn, QP_OP_FLUSH, f->length);
 		return 0;
 	case TF_SEND: {
 		int r = take_recv(tc, ch, f->length);
@@ -404,6 +406,7 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 
 	switch (f->type) {
 	case TF_WRITE:
+		conn_count_served(tc->conn, QP_OP_WRITE, f->length);
 		if (tc->rs_active) {
 			conn_recv_done(tc->conn, &tc->rs, IBV_WC_SUCCESS,
 					f->length, IBV_WC_RECV_RDMA_WITH_IMM,
@@ -424,6 +427,7 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 			refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
 			return;
 		}
+		conn_count_served(tc->conn, QP_OP_ATOMIC_WRITE, 8);
 		break;
 	}
 	case TF_SEND:

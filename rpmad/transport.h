@@ -87,6 +87,9 @@ extern const struct transport_ops transport_verbs;
 int transport_tcp_init(void);
 void transport_tcp_fini(void);
 
+/* transport_verbs_fini -- release rpmad's CM channel and devices */
+void transport_verbs_fini(void);
+
 /* transport_tcp_pending -- whether frames still wait to be sent */
 bool transport_tcp_pending(void);
 

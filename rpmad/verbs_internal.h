@@ -113,8 +113,6 @@ struct rdma_event_channel *verbs_cm_channel(char *err, size_t errlen);
 struct verbs_conn *verbs_conn_all(void);
 void verbs_conn_link(struct verbs_conn *vc);
 void verbs_conn_unlink(struct verbs_conn *vc);
-/* transport_verbs_fini -- release rpmad's channel and devices (tests) */
-void transport_verbs_fini(void);
 
 /* ---- verbs_dev.c ---- */
 /* the device object of a context the CM gave us (made on first sight) */

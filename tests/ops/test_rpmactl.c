@@ -438,9 +438,13 @@ START_TEST(test_stats)
 	flat_free(&f);
 
 	char *out = ctl_ok(false, "stats");
+	/* both ends are on this rpmad: posted once, served once */
 	ck_assert_uint_eq(count_lines_with(out, "write", "2", "8.0 KiB",
-			NULL), 1);
-	ck_assert_uint_eq(count_lines_with(out, "flush", "1", NULL), 1);
+			NULL), 2);
+	ck_assert_uint_eq(count_lines_with(out, "served write", "2",
+			"8.0 KiB", NULL), 1);
+	ck_assert_uint_eq(count_lines_with(out, "flush", "1", NULL), 2);
+	ck_assert_uint_eq(count_lines_with(out, "served flush", "1", NULL), 1);
 	/* the histogram's one flush: a row with a bar */
 	ck_assert_uint_eq(count_lines_with(out, " us", "  1  #", NULL) +
 			count_lines_with(out, " ms", "  1  #", NULL), 1);
