@@ -103,6 +103,21 @@ out:
 	return ret;
 }
 
+/*
+ * Whether rpmad closed its end; the lock is held. It never speaks unasked,
+ * so anything readable between requests is the end too.
+ */
+static bool
+hung_up_locked(void)
+{
+	struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
+	int n;
+	do {
+		n = poll(&pfd, 1, 0);
+	} while (n < 0 && errno == EINTR);
+	return n > 0;
+}
+
 /* Opens the connection and says hello; the lock is held. */
 static int
 connect_locked(void)
@@ -173,6 +188,12 @@ broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 
 	/* a forked child must not talk over its parent's session */
 	if (broker.sock >= 0 && broker.pid != getpid())
+		disconnect_locked();
+	/*
+	 * an rpmad that went away (restarted) ended the session: its objects
+	 * are dead, and new ones must not fail once on the old socket
+	 */
+	if (broker.sock >= 0 && hung_up_locked())
 		disconnect_locked();
 
 	int ret = 0;

@@ -80,8 +80,15 @@ rpma_cq_wait(struct rpma_cq *cq)
 		return RPMA_E_INVAL;
 
 	for (;;) {
-		if (drain_notifications(cq->fd))
-			qp_mark_dead(cq->qp);
+		/*
+		 * A notification byte can only be pending if we armed and then
+		 * returned without reading it: skip the system call otherwise.
+		 */
+		if (atomic_exchange_explicit(&cq->byte_owed, false,
+				memory_order_relaxed)) {
+			if (drain_notifications(cq->fd))
+				qp_mark_dead(cq->qp);
+		}
 		if (cq_has_work(cq))
 			return 0;
 		if (qp_is_dead(cq->qp)) {
@@ -93,13 +100,18 @@ rpma_cq_wait(struct rpma_cq *cq)
 		/* arm, then look again: a completion may have just come */
 		atomic_store_explicit(cq->armed, 1, memory_order_relaxed);
 		atomic_thread_fence(memory_order_seq_cst);
+		atomic_store_explicit(&cq->byte_owed, true,
+				memory_order_relaxed);
 		if (cq_has_work(cq))
 			return 0;
 
 		char byte;
 		ssize_t n = recv(cq->fd, &byte, 1, 0);
-		if (n == 1)
+		if (n == 1) {
+			atomic_store_explicit(&cq->byte_owed, false,
+					memory_order_relaxed);
 			return 0;
+		}
 		if (n == 0) {
 			qp_mark_dead(cq->qp);
 			continue;

@@ -37,6 +37,7 @@ cq_init(struct rpma_cq *cq, struct qp *qp, bool is_rcq, int fd)
 	cq->idx = is_rcq ? &qp->hdr->rcq : &qp->hdr->cq;
 	cq->armed = is_rcq ? &qp->hdr->rcq_armed : &qp->hdr->cq_armed;
 	cq->head = atomic_load(&cq->idx->head);
+	atomic_init(&cq->byte_owed, true);	/* armed from the start */
 	pthread_mutex_init(&cq->lock, NULL);
 }
 

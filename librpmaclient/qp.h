@@ -32,6 +32,7 @@ struct rpma_cq {
 	struct qp_ring_idx *idx;
 	_Atomic uint32_t *armed;
 	uint32_t head;		/* private copy of idx->head */
+	_Atomic bool byte_owed;	/* armed; rpmad's byte may be pending */
 	uint64_t last_liveness_check_ns;
 	pthread_mutex_t lock;
 };

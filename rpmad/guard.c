@@ -80,6 +80,30 @@ guarded_memcpy(void *dst, const void *src, size_t len)
 	return guarded_call(do_copy, &a);
 }
 
+struct probe_args {
+	const volatile uint8_t *p;
+	size_t len;
+};
+
+static void
+do_probe(void *arg)
+{
+	struct probe_args *a = arg;
+	const size_t page = 4096;
+	for (size_t off = 0; off < a->len; off += page)
+		(void) a->p[off];
+	(void) a->p[a->len - 1];
+}
+
+int
+guarded_probe(const void *p, size_t len)
+{
+	if (len == 0)
+		return 0;
+	struct probe_args a = { p, len };
+	return guarded_call(do_probe, &a);
+}
+
 struct store_args {
 	uint64_t *dst;
 	uint64_t value;

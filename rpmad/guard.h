@@ -25,6 +25,13 @@ int guarded_memcpy(void *dst, const void *src, size_t len);
 /* guarded_store64 -- one aligned 8-byte atomic store; 0 or -1 */
 int guarded_store64(uint64_t *dst, uint64_t value);
 
+/*
+ * guarded_probe -- read one byte of every page of [p, p + len): 0, or -1
+ * when one is lost (before handing the range to a system call, which
+ * would fail with EFAULT in the middle of a stream)
+ */
+int guarded_probe(const void *p, size_t len);
+
 /* guarded_call -- run fn(arg); 0, or -1 when it hit a lost page */
 int guarded_call(void (*fn)(void *arg), void *arg);
 

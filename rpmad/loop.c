@@ -4,6 +4,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -253,9 +254,15 @@ loop_run(struct loop *loop)
 			last_work = now;
 
 		if (now - last_work < loop->spin_ns) {
-			/* awake: pick up descriptor events without blocking */
+			/*
+			 * awake: pick up descriptor events without blocking,
+			 * and let the applications we serve run first: on a
+			 * host with few cores they need the CPU we spin on
+			 */
 			if (dispatch(loop, 0) < 0)
 				return -1;
+			if (!work)
+				(void) sched_yield();
 			continue;
 		}
 

@@ -85,6 +85,25 @@ do_persist(void *arg)
 	a->fn(a->ptr, a->len);
 }
 
+/*
+ * Persisting a page-cache file: msync of the pages, as libpmem2 does for
+ * PMEM2_GRANULARITY_PAGE (whose own persist function loops forever on a
+ * pmem2_map_from_existing map in libpmem2 1.12). 0 or -1; the kernel
+ * reports a lost page (a truncated file) as an error, not a signal.
+ */
+static int
+persist_msync(const void *ptr, size_t len)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)ptr & ~(page - 1);
+	uintptr_t end = ((uintptr_t)ptr + len + page - 1) & ~(page - 1);
+	if (msync((void *)start, end - start, MS_SYNC)) {
+		log_info("msync of %zu bytes: %s", len, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
 {
@@ -95,10 +114,15 @@ mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
 	for (unsigned i = 0; i < mr->nsegs; i++) {
 		struct mr_segment *seg = &mr->segs[i];
 		uint64_t s = seg->span_offset, e = s + seg->length;
-		if (!seg->persist || e <= from || s >= to)
+		if ((!seg->persist && !seg->page_cache) || e <= from || s >= to)
 			continue;
 		uint64_t a = from > s ? from : s;
 		uint64_t b = to < e ? to : e;
+		if (seg->page_cache) {
+			if (persist_msync(mr->base + a, (size_t)(b - a)))
+				return -1;
+			continue;
+		}
 		struct persist_args args = { seg->persist, mr->base + a,
 				(size_t)(b - a) };
 		if (guarded_call(do_persist, &args)) {
@@ -208,21 +232,6 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 }
 
 /*
- * Persisting a page-cache file: msync of the pages, as libpmem2 does for
- * PMEM2_GRANULARITY_PAGE (whose own persist function loops forever on a
- * pmem2_map_from_existing map in libpmem2 1.12).
- */
-static void
-persist_msync(const void *ptr, size_t len)
-{
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)ptr & ~(page - 1);
-	uintptr_t end = ((uintptr_t)ptr + len + page - 1) & ~(page - 1);
-	if (msync((void *)start, end - start, MS_SYNC))
-		log_warning("msync of %zu bytes: %s", len, strerror(errno));
-}
-
-/*
  * Maps a file segment the way libpmem2 would: a DAX file that takes
  * MAP_SYNC, or a DAX device, is persisted by flushing CPU caches (libpmem2's
  * persist function); any other file lives in the page cache and is
@@ -248,7 +257,7 @@ map_file_segment(struct mr_segment *seg, uint8_t *at, int prot,
 		return -errno;
 	}
 	if (!dax) {
-		seg->persist = persist_msync;
+		seg->page_cache = true;
 		return 0;
 	}
 

@@ -40,7 +40,9 @@ struct mr_segment {
 	uint64_t span_offset;	/* where it starts in the registration's span */
 	bool file_backed;
 	struct pmem2_map *map;	/* file-backed segments: libpmem2's view */
+	/* DAX: libpmem2's cache flushes; NULL for anonymous memory */
 	void (*persist)(const void *ptr, size_t size);
+	bool page_cache;	/* persisted by msync instead */
 };
 
 struct mr {

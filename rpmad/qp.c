@@ -310,9 +310,12 @@ qp_complete(struct qp *qp, const struct qp_cqe *cqe, bool recv)
 	atomic_store_explicit(&qp->hdr->cq_space_wanted, 1,
 			memory_order_relaxed);
 	if (!backlog_push(b, cqe)) {
-		/* cannot happen: each entry completes once; keep going */
-		log_err("qp %u: completion backlog overflow",
-				qp->hdr ? qp->hdr->qp_num : 0);
+		/*
+		 * More completions than SQ and RQ hold: the client reused SQ
+		 * slots whose completions it never took. As corrupt as an
+		 * impossible index (and not worth a log line each time).
+		 */
+		mark_corrupted(qp);
 	}
 }
 

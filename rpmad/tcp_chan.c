@@ -151,6 +151,7 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 	else
 		ch->tx_head = it;
 	ch->tx_tail = it;
+	ch->tx_count++;
 	return 0;
 }
 
@@ -184,6 +185,8 @@ tcp_chan_flush(struct tcp_chan *ch)
 			}
 		}
 		ssize_t w = writev(ch->fd, iov, n);
+		if (w > 0)
+			ch->last_tx_ns = loop_now_ns();
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -206,6 +209,7 @@ tcp_chan_flush(struct tcp_chan *ch)
 				ch->tx_head = it->next;
 				if (ch->tx_head == NULL)
 					ch->tx_tail = NULL;
+				ch->tx_count--;
 				item_put(ch->tc, it);
 			}
 		}
@@ -237,6 +241,13 @@ tcp_chan_fill(struct tcp_chan *ch)
 	if (n < 0)
 		return -errno;
 	ch->rlen += (size_t)n;
+	if (n > 0)
+		ch->last_rx_ns = loop_now_ns();
+	{
+		int one = 1;
+		(void) setsockopt(ch->fd, IPPROTO_TCP, TCP_QUICKACK, &one,
+				sizeof(one));
+	}
 	return n;
 }
 
@@ -260,6 +271,7 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 		item_put(ch->tc, it);
 	}
 	ch->tx_tail = NULL;
+	ch->tx_count = 0;
 	free(ch->rbuf);
 	ch->rbuf = NULL;
 	ch->rpos = ch->rlen = 0;

@@ -64,9 +64,13 @@ struct tcp_chan {
 	bool copy_failed;
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
 	bool paused;		/* waiting for a receive buffer (RNR) */
+	uint64_t last_rx_ns;	/* when bytes last arrived */
+	uint64_t last_tx_ns;	/* when bytes last left */
 
 	/* sending */
 	struct tx_item *tx_head, *tx_tail;
+	unsigned tx_count;	/* frames queued */
+	bool throttled;		/* not reading until answers drain */
 	bool dirty;		/* frames queued since the last flush */
 	struct tcp_chan *dirty_next;
 };
@@ -98,6 +102,7 @@ struct tcp_conn {
 	uint8_t pdata_len;
 	struct loop_timer timer;	/* connect, pairing, goodbye */
 	struct loop_timer rnr_timer;
+	struct loop_timer heartbeat;	/* liveness while established */
 
 	/* passive, until adopted */
 	struct tcp_ep *tep;
@@ -136,6 +141,8 @@ struct tcp_ep {
 	struct loop_watch watch;
 	struct tcp_hs *handshakes;	/* accepted, HELLO not read yet */
 	struct tcp_conn *unpaired;	/* one socket of two arrived */
+	unsigned n_unpaired;
+	bool warned_full;
 };
 
 /* ---- tcp_chan.c ---- */
@@ -219,5 +226,7 @@ void tcp_chan_mark_dirty(struct tcp_chan *ch);
 int tcp_chan_rx(struct tcp_chan *ch);
 /* a new connection object, on the list of all */
 struct tcp_conn *tcp_conn_new(void);
+/* the connection is up: start proving that both ends are alive */
+void tcp_conn_start_heartbeat(struct tcp_conn *tc);
 
 #endif /* RPMAD_TCP_INTERNAL_H */

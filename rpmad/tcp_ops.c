@@ -333,6 +333,12 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_READ, &mr,
 				&ptr))
 			return 0;
+		/* a truncated file's lost pages would break the stream */
+		if (guarded_probe(ptr, f->length)) {
+			mr->broken = true;
+			refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+			return 0;
+		}
 		struct tcp_frame resp = { .type = TF_READ_RESP, .seq = f->seq,
 				.length = f->length };
 		send_answer(tc, &resp, f->length ? ptr : NULL, mr);

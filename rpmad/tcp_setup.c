@@ -23,6 +23,12 @@
 
 /* How long an accepted socket may take to say HELLO and find its pair. */
 #define PAIRING_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
+/*
+ * Sockets that may be pairing at one endpoint. A new one pushes out the
+ * oldest: half-open connections cannot pile up, and a real client, whose
+ * two sockets pair within a moment, still gets through a flood of them.
+ */
+#define PAIRING_MAX 64
 
 /* ------------------------------------------------------------ passive */
 
@@ -33,6 +39,7 @@ unpaired_remove(struct tcp_ep *tep, struct tcp_conn *tc)
 			pp = &(*pp)->pair_next) {
 		if (*pp == tc) {
 			*pp = tc->pair_next;
+			tep->n_unpaired--;
 			break;
 		}
 	}
@@ -168,6 +175,23 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 }
 
 static void
+drop_oldest_unpaired(struct tcp_ep *tep)
+{
+	struct tcp_conn *oldest = tep->unpaired;
+	while (oldest && oldest->pair_next)
+		oldest = oldest->pair_next;
+	if (oldest == NULL)
+		return;
+	if (!tep->warned_full)
+		log_warning("tcp: %s:%s: %u connections are setting up at once; "
+				"dropping the oldest", tep->ep->addr,
+				tep->ep->port, tep->n_unpaired);
+	tep->warned_full = true;
+	unpaired_remove(tep, oldest);
+	tcp_conn_free(oldest);
+}
+
+static void
 listener_ready(struct loop_watch *w, uint32_t events)
 {
 	struct tcp_ep *tep = w->arg;
@@ -183,6 +207,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 						strerror(errno));
 			return;
 		}
+		if (tep->n_unpaired >= PAIRING_MAX)
+			drop_oldest_unpaired(tep);
 		struct tcp_conn *tc = tcp_conn_new();
 		if (tc == NULL) {
 			(void) close(fd);
@@ -196,6 +222,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
+		tep->n_unpaired++;
 		tc->timer.fn = pairing_timeout;
 		loop_timer_arm(rpmad.loop, &tc->timer, PAIRING_TIMEOUT_NS);
 	}
@@ -405,6 +432,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		}
 		tcp_chan_mark_dirty(&tc->chan[0]);
 		tc->state = TC_ESTABLISHED;
+		tcp_conn_start_heartbeat(tc);
 		conn_established(tc->conn, payload, (uint8_t)f->length, true);
 		return 0;
 	case TF_REJECT:
@@ -416,6 +444,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		if (!tc->passive || tc->state != TC_ACCEPTED)
 			break;
 		tc->state = TC_ESTABLISHED;
+		tcp_conn_start_heartbeat(tc);
 		conn_established(tc->conn, NULL, 0, false);
 		return 0;
 	default:

@@ -111,6 +111,7 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	case TF_REJECT:
 	case TF_READY:
 	case TF_DISCONNECT:
+	case TF_HEARTBEAT:
 	case TF_ACK:
 	case TF_NAK:
 		return f->length == 0 ? 0 : -1;

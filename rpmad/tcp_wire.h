@@ -35,6 +35,7 @@ enum tcp_frame_type {
 	TF_REJECT = 3,		/* passive -> active */
 	TF_READY = 4,		/* active -> passive: established */
 	TF_DISCONNECT = 5,	/* either way, answered in kind */
+	TF_HEARTBEAT = 6,	/* either way on either socket: "still here" */
 	/* operations, initiator -> target */
 	TF_WRITE = 16,		/* payload: the data */
 	TF_READ = 17,		/* length: bytes wanted */

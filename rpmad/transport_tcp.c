@@ -27,6 +27,13 @@
 #define GOODBYE_TIMEOUT_NS (1000 * 1000 * 1000ull)
 /* Payloads this big skip the staging buffer. */
 #define DIRECT_RECV_MIN 4096
+/*
+ * Answers queued on a target channel before rpmad stops reading the
+ * peer's operations (a peer that never reads its answers must not make
+ * rpmad grow without bound), and the level at which it reads again.
+ */
+#define TX_THROTTLE_FRAMES 1024
+#define TX_RESUME_FRAMES 256
 
 static struct tcp_chan *dirty_list;
 static struct tcp_conn *all_tcs;
@@ -44,6 +51,7 @@ tcp_conn_new(void)
 	tc->timer.arg = tc;
 	tc->rnr_timer.arg = tc;
 	tc->rnr_timer.fn = tcp_target_rnr_expired;
+	tc->heartbeat.arg = tc;
 	tc->next_seq = 1;
 	tc->expect_seq = 1;
 	tc->all_next = all_tcs;
@@ -99,6 +107,7 @@ tcp_conn_free(struct tcp_conn *tc)
 	}
 	loop_timer_cancel(rpmad.loop, &tc->timer);
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
 	while (tc->free_items) {
 		struct tx_item *it = tc->free_items;
 		tc->free_items = it->next;
@@ -121,8 +130,15 @@ static int
 flush_chan(struct tcp_chan *ch)
 {
 	struct tcp_conn *tc = ch->tc;
-	if (tcp_chan_flush(ch) == 0)
+	if (tcp_chan_flush(ch) == 0) {
+		if (ch->throttled && ch->tx_count <= TX_RESUME_FRAMES) {
+			/* the peer reads its answers again: so do we */
+			ch->throttled = false;
+			tcp_chan_pause(ch, false);
+			(void) tcp_chan_rx(ch);
+		}
 		return 0;
+	}
 	if (tc->conn == NULL) {
 		tcp_setup_socket_gone(tc);
 		return -1;
@@ -199,6 +215,7 @@ tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
 	tc->state = TC_OVER;
 	loop_timer_cancel(rpmad.loop, &tc->timer);
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
 	/* nothing more is read; what is queued may still go out */
 	tcp_chan_pause(&tc->chan[0], true);
 	tcp_chan_pause(&tc->chan[1], true);
@@ -217,7 +234,9 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
 	}
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
-	tcp_conn_over(tc, RPMA_CONN_LOST);
+	/* before ACCEPT, whatever answered there is no rpmad to talk to */
+	tcp_conn_over(tc, tc->state == TC_CONNECTING || tc->state == TC_HELLO ?
+			RPMA_CONN_UNREACHABLE : RPMA_CONN_LOST);
 }
 
 /* The end of a socket (EOF, reset, timeout). */
@@ -230,6 +249,8 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 	switch (tc->state) {
 	case TC_CONNECTING:
+	case TC_HELLO:
+		/* nothing there answered as an rpmad (no ACCEPT, no REJECT) */
 		tcp_conn_over(tc, RPMA_CONN_UNREACHABLE);
 		break;
 	case TC_DISCONNECTING:
@@ -242,6 +263,57 @@ socket_ended(struct tcp_conn *tc, long err)
 		tcp_conn_over(tc, RPMA_CONN_LOST);
 		break;
 	}
+}
+
+/*
+ * Liveness: a peer that goes silent (a cut network, a frozen host) must be
+ * found within tcp_timeout_ms, also when nothing is in flight and at a
+ * finer grain than TCP keepalives (whole seconds). Each socket carries a
+ * heartbeat when it was quiet for a quarter of the timeout; a socket that
+ * heard nothing for seven eighths of it (three heartbeats missed) has lost
+ * its peer -- checked every eighth, so the loss is known within the
+ * timeout. A socket we do not read (a message waits for a receive buffer)
+ * proves nothing either way; the other one still does.
+ */
+static void
+heartbeat_tick(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	uint64_t timeout = (uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000;
+	uint64_t now = loop_now_ns();
+
+	for (int i = 0; i < 2; i++) {
+		struct tcp_chan *ch = &tc->chan[i];
+		if (ch->fd < 0)
+			continue;
+		if (!ch->paused && now - ch->last_rx_ns >= timeout / 8 * 7) {
+			log_info("tcp: connection qp %u: the peer was silent "
+					"for %u ms", tc->conn ? tc->conn->qp_num :
+					0, rpmad.cfg.tcp_timeout_ms);
+			tcp_chan_close(&tc->chan[0], true);
+			tcp_chan_close(&tc->chan[1], true);
+			tcp_conn_over(tc, tc->state == TC_DISCONNECTING ?
+					RPMA_CONN_CLOSED : RPMA_CONN_LOST);
+			return;
+		}
+		if (now - ch->last_tx_ns >= timeout / 4) {
+			struct tcp_frame f = { .type = TF_HEARTBEAT };
+			if (tcp_chan_send(ch, &f, NULL, 0, NULL, NULL) == 0)
+				tcp_chan_mark_dirty(ch);
+		}
+	}
+	loop_timer_arm(rpmad.loop, t, timeout / 8);
+}
+
+void
+tcp_conn_start_heartbeat(struct tcp_conn *tc)
+{
+	uint64_t now = loop_now_ns();
+	for (int i = 0; i < 2; i++)
+		tc->chan[i].last_rx_ns = tc->chan[i].last_tx_ns = now;
+	tc->heartbeat.fn = heartbeat_tick;
+	loop_timer_arm(rpmad.loop, &tc->heartbeat,
+			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000 / 8);
 }
 
 static void
@@ -286,7 +358,8 @@ frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	if (f->type < TF_WRITE) {
 		/* the goodbye comes after the peer's operations, on theirs */
 		if (!primary && f->type != TF_HELLO &&
-				f->type != TF_DISCONNECT) {
+				f->type != TF_DISCONNECT &&
+				f->type != TF_HEARTBEAT) {
 			tcp_conn_violation(tc, "set-up frame on the secondary");
 			return -1;
 		}
@@ -316,6 +389,8 @@ static int
 frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
 {
 	const struct tcp_frame *f = &ch->cur;
+	if (f->type == TF_HEARTBEAT)
+		return 0;	/* its arrival was the point */
 	if (f->type == TF_DISCONNECT) {
 		if (tc->conn == NULL) {
 			tcp_setup_socket_gone(tc);
@@ -379,8 +454,19 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 			} while (n < 0 && errno == EINTR);
 			if (n < 0)
 				n = -errno;
-			if (n > 0)
+			if (n == -EFAULT) {
+				/*
+				 * A page is gone (its file was truncated); the
+				 * bytes stay in the socket: take them through
+				 * the staging buffer, and the operation fails.
+				 */
+				ch->copy_failed = true;
+				continue;
+			}
+			if (n > 0) {
 				ch->got += (uint32_t)n;
+				ch->last_rx_ns = loop_now_ns();
+			}
 		} else {
 			n = tcp_chan_fill(ch);
 		}
@@ -403,6 +489,12 @@ tcp_chan_rx(struct tcp_chan *ch)
 	int ret = 0;
 
 	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
+		if (!ch->in_frame && ch == tc->tgt &&
+				ch->tx_count >= TX_THROTTLE_FRAMES) {
+			ch->throttled = true;
+			tcp_chan_pause(ch, true);
+			break;
+		}
 		if (!ch->in_frame) {
 			if (ch->rlen - ch->rpos < TCP_FRAME_SIZE) {
 				if (budget == 0)

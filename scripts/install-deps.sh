@@ -9,6 +9,7 @@ PACKAGES="
 	libsystemd-dev libprotobuf-c-dev protobuf-c-compiler
 	check uthash-dev
 	iproute2 python3 procps groff-base systemd
+	clang
 "
 
 missing=""

@@ -143,6 +143,10 @@ void it_group_kill(struct it_group *g, enum it_role role);
  */
 int it_group_hear(struct it_group *g, uint32_t tag, int count);
 
+/* it_group_hear_within -- the same with timeout_ms for each message */
+int it_group_hear_within(struct it_group *g, uint32_t tag, int count,
+		int timeout_ms);
+
 /*
  * it_group_join -- wait for every role (after one failed, the others get
  * a 2 s grace, then SIGKILL). Returns 0 when all exited with 0.
@@ -380,7 +384,10 @@ int it_proc_maps(pid_t pid, enum it_maps which);
 /* it_wait_listening -- until something listens on TCP port (bounded) */
 int it_wait_listening(const char *port, int timeout_ms);
 
-/* it_free_port -- a TCP port nothing uses now, as a string */
+/*
+ * it_free_port -- a TCP port nothing uses now, as a string; below the
+ * ephemeral range where there is room, so no outgoing connection takes it
+ */
 int it_free_port(char *buf, size_t len);
 
 #endif /* ITEST_H */

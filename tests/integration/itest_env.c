@@ -8,14 +8,18 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -95,9 +99,81 @@ it_tcase_create(const char *name)
 	return tc;
 }
 
+/*
+ * Test endpoints listen on ports below the kernel's ephemeral range
+ * (net.ipv4.ip_local_port_range): a port of that range may be given to
+ * any outgoing connection (rpmad's own among them, under make -j2) before
+ * the test listens on it. Tests running side by side coordinate through a
+ * lock file per port, held (flock) until the process exits.
+ */
+#define LOWEST_PORT 10000
+#define PORT_TRIES 200
+#define PORT_LOCK_DIR "/tmp/rpmad-test-ports"
+
+static unsigned
+ephemeral_low(void)
+{
+	unsigned low = 0, high = 0;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%u %u", &low, &high) != 2)
+		low = 0;
+	(void) fclose(f);
+	return low;
+}
+
+/* Claims `port` for this process among the tests; the fd stays open. */
+static int
+claim(unsigned port)
+{
+	char path[64];
+	(void) mkdir(PORT_LOCK_DIR, 0777);
+	(void) snprintf(path, sizeof(path), PORT_LOCK_DIR "/%u", port);
+	int fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		(void) close(fd);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+bindable(unsigned port)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 0;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+		.sin_port = htons((uint16_t)port) };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int ok = bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+	(void) close(s);
+	return ok;
+}
+
 int
 it_free_port(char *buf, size_t len)
 {
+	unsigned low = ephemeral_low();
+	if (low > LOWEST_PORT + 1000) {
+		/* one sequence per process: two calls never repeat a port */
+		static unsigned seed;
+		if (seed == 0)
+			seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^
+				(unsigned)it_now_ms();
+		for (int i = 0; i < PORT_TRIES; i++) {
+			unsigned port = LOWEST_PORT + (unsigned)rand_r(&seed) %
+					(low - LOWEST_PORT);
+			if (bindable(port) && claim(port)) {
+				(void) snprintf(buf, len, "%u", port);
+				return 0;
+			}
+		}
+	}
+	/* no room below the range: a port the kernel picks will do */
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -1;

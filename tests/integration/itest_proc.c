@@ -272,8 +272,15 @@ it_group_join(struct it_group *g, int timeout_ms)
 int
 it_group_hear(struct it_group *g, uint32_t tag, int count)
 {
+	return it_group_hear_within(g, tag, count, IT_WAIT_MS);
+}
+
+int
+it_group_hear_within(struct it_group *g, uint32_t tag, int count,
+		int timeout_ms)
+{
 	for (int i = 0; i < count; i++) {
-		if (it_hear(tag, NULL, 0, IT_WAIT_MS) < 0) {
+		if (it_hear(tag, NULL, 0, timeout_ms) < 0) {
 			size_t used = strlen(report);
 			(void) snprintf(report + used, sizeof(report) - used,
 					"%sparent: no message %u from the "

@@ -33,6 +33,10 @@ static struct ops_daemon d;
 /* what librpmaclient logged in this process */
 static char logged[8192];
 
+static void capture(enum rpma_log_level level, const char *file,
+		const int line, const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 static void
 capture(enum rpma_log_level level, const char *file, const int line,
 		const char *func, const char *fmt, ...)

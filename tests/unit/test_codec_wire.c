@@ -12,7 +12,7 @@
 #include "tcp_wire.h"
 
 static const uint8_t all_types[] = {
-	TF_HELLO, TF_ACCEPT, TF_REJECT, TF_READY, TF_DISCONNECT,
+	TF_HELLO, TF_ACCEPT, TF_REJECT, TF_READY, TF_DISCONNECT, TF_HEARTBEAT,
 	TF_WRITE, TF_READ, TF_ATOMIC, TF_FLUSH, TF_SEND,
 	TF_ACK, TF_READ_RESP, TF_NAK,
 };
@@ -214,8 +214,8 @@ START_TEST(frame_lengths)
 	ck_assert_int_eq(decode_len(TF_ACCEPT, 256), -1);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, UINT32_MAX), -1);
 	/* no payload at all */
-	const uint8_t empty[] = { TF_REJECT, TF_READY, TF_DISCONNECT, TF_ACK,
-		TF_NAK };
+	const uint8_t empty[] = { TF_REJECT, TF_READY, TF_DISCONNECT,
+		TF_HEARTBEAT, TF_ACK, TF_NAK };
 	for (size_t i = 0; i < sizeof(empty); i++) {
 		ck_assert_int_eq(decode_len(empty[i], 0), 0);
 		ck_assert_int_eq(decode_len(empty[i], 1), -1);
