@@ -4,6 +4,8 @@
  */
 
 #include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -13,12 +15,22 @@
 
 /* How often an empty poll checks that rpmad still serves the queue. */
 #define LIVENESS_CHECK_NS (10 * 1000 * 1000)
+/* How long rpma_cq_wait looks for a completion before it sleeps. */
+#define DEFAULT_WAIT_SPIN_US 50
 
 static uint64_t
 now_coarse_ns(void)
 {
 	struct timespec ts;
 	(void) clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+now_fine_ns(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -73,6 +85,46 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	return 0;
 }
 
+/* The spin time of rpma_cq_wait: RPMA_WAIT_SPIN_US, else the default. */
+static uint64_t
+wait_spin_ns(void)
+{
+	static _Atomic int64_t cached = -1;
+	int64_t ns = atomic_load_explicit(&cached, memory_order_relaxed);
+	if (ns < 0) {
+		const char *env = getenv("RPMA_WAIT_SPIN_US");
+		long us = env && *env ? strtol(env, NULL, 10) :
+			DEFAULT_WAIT_SPIN_US;
+		ns = us > 0 && us < 1000000 ? us * 1000 : 0;
+		atomic_store_explicit(&cached, ns, memory_order_relaxed);
+	}
+	return (uint64_t)ns;
+}
+
+/*
+ * While rpmad's poller is awake an answer is on its way: look for it a
+ * little while, yielding the CPU (there may be fewer cores than busy
+ * processes), before paying for a sleep and a wake-up. Returns 1 when a
+ * completion came.
+ */
+static int
+spin_for_work(struct rpma_cq *cq)
+{
+	uint64_t spin = wait_spin_ns();
+	if (spin == 0)
+		return 0;
+	uint64_t end = now_fine_ns() + spin;
+	const struct qp_region_header *hdr = cq->qp->hdr;
+	while (!atomic_load_explicit(&hdr->need_wakeup, memory_order_relaxed)) {
+		if (cq_has_work(cq))
+			return 1;
+		if (now_fine_ns() >= end)
+			break;
+		(void) sched_yield();
+	}
+	return cq_has_work(cq);
+}
+
 int
 rpma_cq_wait(struct rpma_cq *cq)
 {
@@ -96,6 +148,8 @@ rpma_cq_wait(struct rpma_cq *cq)
 					"of the connection is gone");
 			return RPMA_E_PROVIDER;
 		}
+		if (spin_for_work(cq))
+			return 0;
 
 		/* arm, then look again: a completion may have just come */
 		atomic_store_explicit(cq->armed, 1, memory_order_relaxed);
