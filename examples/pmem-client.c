@@ -3,13 +3,17 @@
  * pmem-client.c -- the demo's client: writes a message into the server's
  * file, makes it persistent with a PERSISTENT flush, reads it back.
  *
- * usage: pmem-client ADDR PORT MESSAGE
+ * usage: pmem-client ADDR PORT MESSAGE [HOLD_MS]
+ *
+ * HOLD_MS keeps the connection open that long before disconnecting, so
+ * that rpmactl can show it.
  */
 
 #include <librpma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "demo-common.h"
 
@@ -37,11 +41,12 @@ wait_one(struct rpma_cq *cq, const char *what)
 int
 main(int argc, char *argv[])
 {
-	if (argc != 4 || strlen(argv[3]) >= DEMO_MSG_MAX) {
+	if (argc < 4 || argc > 5 || strlen(argv[3]) >= DEMO_MSG_MAX) {
 		(void) fprintf(stderr, "usage: %s ADDR PORT MESSAGE (< %d "
-				"bytes)\n", argv[0], DEMO_MSG_MAX);
+				"bytes) [HOLD_MS]\n", argv[0], DEMO_MSG_MAX);
 		return 2;
 	}
+	long hold_ms = argc == 5 ? strtol(argv[4], NULL, 10) : 0;
 	const char *addr = argv[1], *port = argv[2], *msg = argv[3];
 
 	char *buf = aligned_alloc(4096, 4096);
@@ -105,6 +110,9 @@ main(int argc, char *argv[])
 	if (wait_one(cq, "read"))
 		return 1;
 	(void) printf("client: read back \"%s\"\n", back);
+	(void) fflush(stdout);
+	if (hold_ms > 0)
+		(void) usleep((useconds_t)hold_ms * 1000);
 
 	DEMO_CHECK(rpma_conn_disconnect(conn));
 	DEMO_CHECK(rpma_conn_next_event(conn, &ev));

@@ -57,8 +57,17 @@ cat "$work/server.out"
 echo "== rpmactl status of rpmad A while the server waits"
 _inst/bin/rpmactl --socket "$work/A.sock" status
 
-echo "== the client, through rpmad B"
-RPMAD_SOCKET="$work/B.sock" "$work/pmem-client" "$ADDR" "$PORT" "$MSG"
+echo "== the client, through rpmad B (it holds the connection for a moment)"
+RPMAD_SOCKET="$work/B.sock" "$work/pmem-client" "$ADDR" "$PORT" "$MSG" 1500 \
+	>"$work/client.out" 2>&1 &
+cpid=$!
+pids+=("$cpid")
+for _ in $(seq 200); do grep -q "read back" "$work/client.out" && break; sleep 0.05; done
+cat "$work/client.out"
+echo "== rpmactl connections of rpmad B (client side) and A (server side) while connected"
+_inst/bin/rpmactl --socket "$work/B.sock" connections
+_inst/bin/rpmactl --socket "$work/A.sock" connections
+wait "$cpid"
 wait "$spid"
 cat "$work/server.out" | tail -n +2
 
