@@ -56,23 +56,44 @@ cq_has_work(struct rpma_cq *cq)
 }
 
 /*
- * Reads what is pending on the notification socket without blocking.
- * Returns 1 when the socket reached its end (rpmad's side is gone).
+ * Reads the old bytes that have arrived, without blocking (see
+ * rpma_cq.stale). Marks the queue pair dead when the socket reached its end
+ * (rpmad's side is gone).
  */
-static int
-drain_notifications(int fd)
+static void
+drain_stale(struct rpma_cq *cq)
 {
-	char buf[64];
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n > 0)
+	while (cq->stale > 0) {
+		char buf[8];
+		size_t want = cq->stale < sizeof(buf) ? cq->stale : sizeof(buf);
+		ssize_t n = recv(cq->fd, buf, want, MSG_DONTWAIT);
+		if (n > 0) {
+			cq->stale -= (unsigned)n;
 			continue;
+		}
 		if (n == 0)
-			return 1;
-		if (errno == EINTR)
+			qp_mark_dead(cq->qp);
+		else if (errno == EINTR)
 			continue;
-		return 0;
+		return;
 	}
+}
+
+/*
+ * rpma_cq_wait returns with a completion at hand: withdraw our arming so
+ * that rpmad sends no byte for it. If rpmad used it already, its byte is
+ * on its way (or here) and is old for the next wait.
+ */
+static void
+disarm(struct rpma_cq *cq)
+{
+	if (!cq->armed_by_us)
+		return;
+	cq->armed_by_us = false;
+	if (atomic_exchange_explicit(cq->armed, 0, memory_order_acq_rel))
+		return;
+	cq->stale++;
+	drain_stale(cq);
 }
 
 int
@@ -125,46 +146,47 @@ spin_for_work(struct rpma_cq *cq)
 	return cq_has_work(cq);
 }
 
-int
-rpma_cq_wait(struct rpma_cq *cq)
+/*
+ * Returns 0 with a completion waiting to be collected (unless another
+ * thread collected it first): an old notification byte never ends a wait,
+ * since programs read rpma_cq_get_wc's results right after it.
+ */
+static int
+wait_locked(struct rpma_cq *cq)
 {
-	if (cq == NULL)
-		return RPMA_E_INVAL;
-
 	for (;;) {
-		/*
-		 * A notification byte can only be pending if we armed and then
-		 * returned without reading it: skip the system call otherwise.
-		 */
-		if (atomic_exchange_explicit(&cq->byte_owed, false,
-				memory_order_relaxed)) {
-			if (drain_notifications(cq->fd))
-				qp_mark_dead(cq->qp);
-		}
-		if (cq_has_work(cq))
+		drain_stale(cq);
+		if (cq_has_work(cq)) {
+			disarm(cq);
 			return 0;
+		}
 		if (qp_is_dead(cq->qp)) {
 			RLOG_ERROR("no completion will ever come: rpmad's side "
 					"of the connection is gone");
 			return RPMA_E_PROVIDER;
 		}
 		if (spin_for_work(cq))
-			return 0;
+			continue;
 
 		/* arm, then look again: a completion may have just come */
-		atomic_store_explicit(cq->armed, 1, memory_order_relaxed);
+		if (!cq->armed_by_us) {
+			atomic_store_explicit(cq->armed, 1,
+					memory_order_relaxed);
+			cq->armed_by_us = true;
+		}
 		atomic_thread_fence(memory_order_seq_cst);
-		atomic_store_explicit(&cq->byte_owed, true,
-				memory_order_relaxed);
 		if (cq_has_work(cq))
-			return 0;
+			continue;
 
 		char byte;
 		ssize_t n = recv(cq->fd, &byte, 1, 0);
 		if (n == 1) {
-			atomic_store_explicit(&cq->byte_owed, false,
-					memory_order_relaxed);
-			return 0;
+			/* an old byte: wait on; else rpmad used our arming */
+			if (cq->stale > 0)
+				cq->stale--;
+			else
+				cq->armed_by_us = false;
+			continue;
 		}
 		if (n == 0) {
 			qp_mark_dead(cq->qp);
@@ -177,6 +199,18 @@ rpma_cq_wait(struct rpma_cq *cq)
 		RLOG_ERROR("waiting on the completion fd: %s", strerror(errno));
 		return RPMA_E_PROVIDER;
 	}
+}
+
+int
+rpma_cq_wait(struct rpma_cq *cq)
+{
+	if (cq == NULL)
+		return RPMA_E_INVAL;
+
+	pthread_mutex_lock(&cq->wait_lock);
+	int ret = wait_locked(cq);
+	pthread_mutex_unlock(&cq->wait_lock);
+	return ret;
 }
 
 static void
@@ -274,6 +308,12 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 					"of the connection is gone");
 			return RPMA_E_PROVIDER;
 		}
+		/*
+		 * librpma leaves the count alone here; programs that read it
+		 * anyway (as the upstream ping-pong example can) see none.
+		 */
+		if (num_entries_got)
+			*num_entries_got = 0;
 		return RPMA_E_NO_COMPLETION;
 	}
 	if (num_entries_got)

@@ -4,11 +4,11 @@
  * descriptor and the getters, rpma_mr_advise
  */
 
-#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker.h"
+#include "le_bytes.h"
 #include "log_internal.h"
 #include "memshare.h"
 #include "mr.h"
@@ -116,12 +116,9 @@ rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
 		return RPMA_E_INVAL;
 
 	uint8_t *p = desc;
-	uint64_t addr = htole64((uint64_t)(uintptr_t)mr->ptr);
-	uint64_t length = htole64((uint64_t)mr->size);
-	uint32_t rkey = htole32(mr->key);
-	memcpy(p, &addr, sizeof(addr));
-	memcpy(p + 8, &length, sizeof(length));
-	memcpy(p + 16, &rkey, sizeof(rkey));
+	le_put64(p, (uint64_t)(uintptr_t)mr->ptr);
+	le_put64(p + 8, (uint64_t)mr->size);
+	le_put32(p + 16, mr->key);
 	p[20] = (uint8_t)mr->usage;
 	return 0;
 }

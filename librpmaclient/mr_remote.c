@@ -4,28 +4,12 @@
  * descriptor and the getters
  */
 
-#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "le_bytes.h"
 #include "log_internal.h"
 #include "mr.h"
-
-static uint64_t
-get_le64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static uint32_t
-get_le32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
 
 int
 rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
@@ -40,9 +24,9 @@ rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
 	}
 
 	const uint8_t *p = desc;
-	uint64_t raddr = get_le64(p);
-	uint64_t size = get_le64(p + 8);
-	uint32_t rkey = get_le32(p + 16);
+	uint64_t raddr = le_get64(p);
+	uint64_t size = le_get64(p + 8);
+	uint32_t rkey = le_get32(p + 16);
 	uint8_t usage = p[20];
 
 	if (usage == 0) {

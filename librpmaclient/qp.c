@@ -37,8 +37,10 @@ cq_init(struct rpma_cq *cq, struct qp *qp, bool is_rcq, int fd)
 	cq->idx = is_rcq ? &qp->hdr->rcq : &qp->hdr->cq;
 	cq->armed = is_rcq ? &qp->hdr->rcq_armed : &qp->hdr->cq_armed;
 	cq->head = atomic_load(&cq->idx->head);
-	atomic_init(&cq->byte_owed, true);	/* armed from the start */
+	cq->armed_by_us = true;	/* rpmad arms every queue at the start */
+	cq->stale = 0;
 	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_init(&cq->wait_lock, NULL);
 }
 
 int

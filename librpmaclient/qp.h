@@ -32,9 +32,19 @@ struct rpma_cq {
 	struct qp_ring_idx *idx;
 	_Atomic uint32_t *armed;
 	uint32_t head;		/* private copy of idx->head */
-	_Atomic bool byte_owed;	/* armed; rpmad's byte may be pending */
 	uint64_t last_liveness_check_ns;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* the ring's head: rpma_cq_get_wc */
+
+	/*
+	 * The notification state, owned by rpma_cq_wait (one waiter at a
+	 * time): whether the armed flag in the region is our doing and not
+	 * yet used by rpmad, and how many bytes rpmad sent for armings that
+	 * we no longer wait for. Each arming brings at most one byte, so a
+	 * byte read while stale > 0 is an old one, never a new completion.
+	 */
+	pthread_mutex_t wait_lock;
+	bool armed_by_us;
+	unsigned stale;
 };
 
 struct qp {

@@ -786,11 +786,7 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 static struct conn *
 conn_find(struct req_ctx *rc, uint64_t id)
 {
-	struct obj *o = registry_find(id, OBJ_CONN, rc->s);
-	if (o == NULL)
-		req_fail(rc, RPMA_E_INVAL, 0, "no connection %llx in this "
-				"session", (unsigned long long)id);
-	return (struct conn *)o;
+	return (struct conn *)req_find(rc, id, OBJ_CONN);
 }
 
 void

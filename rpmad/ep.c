@@ -192,11 +192,7 @@ ep_handle_listen(struct req_ctx *rc)
 static struct ep *
 ep_find(struct req_ctx *rc, uint64_t id)
 {
-	struct obj *o = registry_find(id, OBJ_EP, rc->s);
-	if (o == NULL)
-		req_fail(rc, RPMA_E_INVAL, 0, "no endpoint %llx in this "
-				"session", (unsigned long long)id);
-	return (struct ep *)o;
+	return (struct ep *)req_find(rc, id, OBJ_EP);
 }
 
 void

@@ -514,11 +514,7 @@ mr_destroy(struct mr *mr)
 static struct mr *
 mr_find(struct req_ctx *rc, uint64_t id)
 {
-	struct obj *o = registry_find(id, OBJ_MR, rc->s);
-	if (o == NULL)
-		req_fail(rc, RPMA_E_INVAL, 0, "no registration %llx in this "
-				"session", (unsigned long long)id);
-	return (struct mr *)o;
+	return (struct mr *)req_find(rc, id, OBJ_MR);
 }
 
 void

@@ -17,13 +17,7 @@
 struct peer *
 peer_find(struct req_ctx *rc, uint64_t id)
 {
-	struct obj *o = registry_find(id, OBJ_PEER, rc->s);
-	if (o == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no peer %llx in this session",
-				(unsigned long long)id);
-		return NULL;
-	}
-	return (struct peer *)o;
+	return (struct peer *)req_find(rc, id, OBJ_PEER);
 }
 
 void

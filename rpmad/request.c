@@ -78,6 +78,22 @@ req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	rc->resp.body_case = RPMAD__RESPONSE__BODY__NOT_SET;
 }
 
+struct obj *
+req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
+{
+	static const char *const names[] = {
+		[OBJ_PEER] = "peer",
+		[OBJ_MR] = "registration",
+		[OBJ_EP] = "endpoint",
+		[OBJ_CONN] = "connection",
+	};
+	struct obj *o = registry_find(id, kind, rc->s);
+	if (o == NULL)
+		req_fail(rc, RPMA_E_INVAL, 0, "no %s %llx in this session",
+				names[kind], (unsigned long long)id);
+	return o;
+}
+
 void
 req_ok(struct req_ctx *rc)
 {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "ctl_socket.h"
+#include "registry.h"
 #include "rpmad.pb-c.h"
 
 struct session;
@@ -50,6 +51,12 @@ struct req_ctx {
 /* req_fail -- answer with an RPMA_E_* code, errno and a reason */
 void req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/*
+ * req_find -- the object `id` of this kind owned by the asking session;
+ * NULL, with the request failed as RPMA_E_INVAL, when there is none.
+ */
+struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);
 
 /* req_ok -- answer "done", no body */
 void req_ok(struct req_ctx *rc);

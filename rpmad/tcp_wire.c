@@ -3,55 +3,10 @@
  * tcp_wire.c -- encoding and checking frames of the software transport
  */
 
-#include <endian.h>
 #include <string.h>
 
+#include "le_bytes.h"
 #include "tcp_wire.h"
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
 
 /*
  * Layout: type(1) flags(1) reserved(2) length(4) seq(8) raddr(8)
@@ -63,10 +18,10 @@ tcp_frame_encode(const struct tcp_frame *f, uint8_t out[TCP_FRAME_SIZE])
 	memset(out, 0, TCP_FRAME_SIZE);
 	out[0] = f->type;
 	out[1] = f->flags;
-	put32(out + 4, f->length);
-	put64(out + 8, f->seq);
-	put64(out + 16, f->raddr);
-	put32(out + 24, f->rkey);
+	le_put32(out + 4, f->length);
+	le_put64(out + 8, f->seq);
+	le_put64(out + 16, f->raddr);
+	le_put32(out + 24, f->rkey);
 	memcpy(out + 28, &f->imm, sizeof(f->imm));
 }
 
@@ -91,12 +46,12 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	memset(f, 0, sizeof(*f));
 	f->type = in[0];
 	f->flags = in[1];
-	if (get16(in + 2) != 0)
+	if (le_get16(in + 2) != 0)
 		return -1;
-	f->length = get32(in + 4);
-	f->seq = get64(in + 8);
-	f->raddr = get64(in + 16);
-	f->rkey = get32(in + 24);
+	f->length = le_get32(in + 4);
+	f->seq = le_get64(in + 8);
+	f->raddr = le_get64(in + 16);
+	f->rkey = le_get32(in + 24);
 	memcpy(&f->imm, in + 28, sizeof(f->imm));
 
 	if (f->flags & ~allowed_flags(f->type))
@@ -132,12 +87,12 @@ void
 tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE])
 {
 	memset(out, 0, TCP_HELLO_SIZE);
-	put32(out, h->magic);
-	put16(out + 4, h->version);
+	le_put32(out, h->magic);
+	le_put16(out + 4, h->version);
 	out[6] = h->role;
 	out[7] = h->pdata_len;
 	memcpy(out + 8, h->token, TCP_TOKEN_SIZE);
-	put32(out + 24, h->qp_num);
+	le_put32(out + 24, h->qp_num);
 }
 
 int
@@ -145,16 +100,16 @@ tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 {
 	if (len < TCP_HELLO_SIZE)
 		return -1;
-	h->magic = get32(in);
-	h->version = get16(in + 4);
+	h->magic = le_get32(in);
+	h->version = le_get16(in + 4);
 	h->role = in[6];
 	h->pdata_len = in[7];
 	memcpy(h->token, in + 8, TCP_TOKEN_SIZE);
-	h->qp_num = get32(in + 24);
+	h->qp_num = le_get32(in + 24);
 	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
 		return -1;
 	/* reserved, as in the frame header: zero until a version uses them */
-	if (get32(in + 28) != 0)
+	if (le_get32(in + 28) != 0)
 		return -1;
 	if (h->role == HELLO_PRIMARY)
 		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 : -1;

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "footprint.h"
 #include "itest.h"
 
 enum { TAG_BUSY = 100, TAG_SURVIVOR_UP, TAG_SURVIVOR_DONE, TAG_EXIT,
@@ -225,72 +226,6 @@ victim_partner(const struct it_env *env, void *arg)
 
 /* ------------------------------------------------ the daemon's view */
 
-/*
- * What the inspected daemon holds. Its shared mappings are what clients
- * made it map (registrations, queue-pair regions). The count of all its
- * mappings is compared in plain builds only (see IT_ASAN).
- */
-struct footprint {
-	struct it_counts counts;
-	int fds, shared_maps, maps;
-};
-
-static void
-footprint_now(struct it_admin *adm, const struct test_daemon *d,
-		struct footprint *f)
-{
-	memset(f, 0, sizeof(*f));
-	ck_assert_int_eq(it_admin_status(adm, &f->counts), 0);
-	f->fds = it_proc_fds(d->pid);
-	f->shared_maps = it_proc_maps(d->pid, IT_MAPS_SHARED);
-	f->maps = IT_ASAN ? 0 : it_proc_maps(d->pid, IT_MAPS_ALL);
-	ck_assert(f->fds > 0 && f->shared_maps >= 0 && f->maps >= 0);
-}
-
-static int
-same_footprint(const struct footprint *a, const struct footprint *b)
-{
-	return memcmp(&a->counts, &b->counts, sizeof(a->counts)) == 0 &&
-		a->fds == b->fds && a->shared_maps == b->shared_maps &&
-		a->maps == b->maps;
-}
-
-static const char *
-footprint_str(const struct footprint *f, char *buf, size_t len)
-{
-	const struct it_counts *c = &f->counts;
-	(void) snprintf(buf, len, "clients %u peers %u mrs %u endpoints %u "
-			"requests %u connections %u pinned %llu fds %d shared "
-			"maps %d maps %d", c->sessions, c->peers, c->mrs,
-			c->endpoints, c->conn_reqs, c->connections,
-			(unsigned long long)c->pinned_bytes, f->fds,
-			f->shared_maps, f->maps);
-	return buf;
-}
-
-/*
- * Waits until the daemon is back to `want` (it releases a vanished
- * client's things as soon as it notices the socket's end; the bound only
- * stops a test that would otherwise wait forever).
- */
-static void
-expect_footprint(struct it_admin *adm, const struct test_daemon *d,
-		const struct footprint *want, const char *when)
-{
-	struct footprint now;
-	uint64_t end = it_now_ms() + RELEASE_MS;
-	for (;;) {
-		footprint_now(adm, d, &now);
-		if (same_footprint(&now, want) || it_now_ms() >= end)
-			break;
-		it_sleep_ms(10);
-	}
-	char a[256], b[256];
-	ck_assert_msg(same_footprint(&now, want), "%s: rpmad holds {%s}, "
-			"wanted {%s}", when, footprint_str(&now, a, sizeof(a)),
-			footprint_str(want, b, sizeof(b)));
-}
-
 /* _i: enum victim_end */
 START_TEST(test_client_vanishes)
 {
@@ -308,7 +243,7 @@ START_TEST(test_client_vanishes)
 	struct it_admin adm;
 	ck_assert_int_eq(it_admin_open(&adm, a), 0);
 	struct footprint empty, with_w, now;
-	footprint_now(&adm, a, &empty);
+	footprint_now(&adm, a->pid, &empty);
 	ck_assert_int_eq(empty.counts.sessions, 0);
 
 	/* the survivor first */
@@ -320,7 +255,7 @@ START_TEST(test_client_vanishes)
 			0);
 	ck_assert_msg(it_group_hear(&g, TAG_SURVIVOR_UP, 1) == 0, "%s",
 			it_report());
-	footprint_now(&adm, a, &with_w);
+	footprint_now(&adm, a->pid, &with_w);
 	ck_assert_int_eq(with_w.counts.sessions, 1);
 	ck_assert_int_eq(with_w.counts.connections, 1);
 
@@ -341,7 +276,7 @@ START_TEST(test_client_vanishes)
 	ck_assert_int_eq(v.connections, 1);
 	ck_assert_uint_ge(v.conn_reqs, 1);
 	ck_assert_uint_ge(v.pinned_bytes, BIG + PM_SIZE + 65536);
-	footprint_now(&adm, a, &now);
+	footprint_now(&adm, a->pid, &now);
 	ck_assert_int_eq(now.counts.sessions, 2);
 	ck_assert_int_eq(now.counts.mrs, with_w.counts.mrs + VICTIM_MRS);
 	ck_assert_int_gt(now.shared_maps, with_w.shared_maps);
@@ -353,7 +288,8 @@ START_TEST(test_client_vanishes)
 	} else {
 		it_group_kill(&g, IT_CLIENT);
 	}
-	expect_footprint(&adm, a, &with_w, "after the victim ended");
+	(void) footprint_expect(&adm, a->pid, &with_w, RELEASE_MS,
+			"after the victim ended");
 	ck_assert_int_eq(it_admin_client(&adm, vpid, &v), 0);
 
 	/* the survivor still works; then everyone ends */
@@ -361,7 +297,8 @@ START_TEST(test_client_vanishes)
 	ck_assert_msg(it_group_hear(&g, TAG_SURVIVOR_DONE, 1) == 0, "%s",
 			it_report());
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	expect_footprint(&adm, a, &empty, "after every client ended");
+	(void) footprint_expect(&adm, a->pid, &empty, RELEASE_MS,
+			"after every client ended");
 	it_admin_close(&adm);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }

@@ -110,9 +110,13 @@ build_example(void)
 	return 0;
 }
 
-/* Runs one program of the example; its pid. */
+/*
+ * Runs one program of the example, its output in ROLE-ROUNDS.out and .err
+ * (each test its own, so that a failure's output stays); its pid.
+ */
 static pid_t
-run(const char *role, const struct test_daemon *d, char *const argv[])
+run(const char *role, int rounds, const struct test_daemon *d,
+		char *const argv[])
 {
 	(void) fflush(NULL);
 	pid_t pid = fork();
@@ -120,8 +124,8 @@ run(const char *role, const struct test_daemon *d, char *const argv[])
 		return pid;
 	char path[400], out[400], err[400];
 	(void) snprintf(path, sizeof(path), "%s/%s", work, role);
-	(void) snprintf(out, sizeof(out), "%s/%s.out", work, role);
-	(void) snprintf(err, sizeof(err), "%s/%s.err", work, role);
+	(void) snprintf(out, sizeof(out), "%s/%s-%d.out", work, role, rounds);
+	(void) snprintf(err, sizeof(err), "%s/%s-%d.err", work, role, rounds);
 	int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (o < 0 || e < 0)
@@ -135,10 +139,11 @@ run(const char *role, const struct test_daemon *d, char *const argv[])
 
 /* The "Value ..." lines a program printed, one string. */
 static void
-value_lines(const char *role, char *buf, size_t len)
+value_lines(const char *role, int rounds, char *buf, size_t len)
 {
 	char path[400];
-	(void) snprintf(path, sizeof(path), "%s/%s.out", work, role);
+	(void) snprintf(path, sizeof(path), "%s/%s-%d.out", work, role,
+			rounds);
 	buf[0] = '\0';
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
@@ -171,10 +176,10 @@ START_TEST(test_ping_pong)
 	(void) snprintf(nrounds, sizeof(nrounds), "%d", rounds);
 	char *sargv[] = { "server", IT_ADDR, env.port, NULL };
 	char *cargv[] = { "client", IT_ADDR, env.port, seed, nrounds, NULL };
-	pid_t server = run("server", env.srv, sargv);
+	pid_t server = run("server", rounds, env.srv, sargv);
 	ck_assert_int_gt(server, 0);
 	ck_assert_int_eq(it_wait_listening(env.port, IT_WAIT_MS), 0);
-	pid_t client = run("client", env.cli, cargv);
+	pid_t client = run("client", rounds, env.cli, cargv);
 	ck_assert_int_gt(client, 0);
 	int crc = it_join(client, IT_ROLE_MS);
 	int src = it_join(server, IT_WAIT_MS);
@@ -193,9 +198,9 @@ START_TEST(test_ping_pong)
 				SEED + k, SEED + k + 1);
 	}
 	char got[1024];
-	value_lines("client", got, sizeof(got));
+	value_lines("client", rounds, got, sizeof(got));
 	ck_assert_str_eq(got, want_c);
-	value_lines("server", got, sizeof(got));
+	value_lines("server", rounds, got, sizeof(got));
 	ck_assert_str_eq(got, want_s);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }

@@ -141,6 +141,14 @@ api_set_nonblock(int fd)
 	ck_assert_int_eq(fcntl(fd, F_SETFL, flags | O_NONBLOCK), 0);
 }
 
+void
+api_set_block(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+	ck_assert_int_ge(flags, 0);
+	ck_assert_int_eq(fcntl(fd, F_SETFL, flags & ~O_NONBLOCK), 0);
+}
+
 /* ---------------------------------------------------------------- pair */
 
 /* Waits (bounded by the test's timeout) for the next event of conn. */

@@ -82,10 +82,10 @@ void api_pair_close(struct api_pair *p);
  */
 void *api_buf(size_t size);
 
-/*
- * api_set_nonblock -- O_NONBLOCK on a descriptor of the library
- */
+/* api_set_nonblock, api_set_block -- O_NONBLOCK on or off on a descriptor
+ * of the library */
 void api_set_nonblock(int fd);
+void api_set_block(int fd);
 
 /*
  * Log capture: api_log_capture() installs a logging function that keeps

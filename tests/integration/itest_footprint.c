@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * footprint.c -- a daemon's resources, descriptors and mappings, compared
+ * itest_footprint.c -- a daemon's resources, descriptors and mappings, compared
  * with a baseline (see footprint.h)
  */
 
