@@ -32,6 +32,7 @@ print_json(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	json_kv_string(&j, "socket", st->socket);
 	json_kv_bool(&j, "socket_activated", st->socket_activated);
 	json_kv_string(&j, "config", st->config_path);
+	json_kv_bool(&j, "config_absent", st->config_absent);
 	json_kv_u64(&j, "reloads", st->reloads);
 	json_kv_bool(&j, "last_reload_failed", st->last_reload_failed);
 	json_kv_string(&j, "transport", st->transport);
@@ -93,7 +94,8 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	(void) fprintf(f, "%-18s %s", "config:", st->config_path &&
 			*st->config_path ? format_printable(st->config_path,
 				p, sizeof(p)) : "-");
-	(void) fprintf(f, " (%llu reload%s%s)\n",
+	(void) fprintf(f, " (%s%llu reload%s%s)\n",
+			st->config_absent ? "absent: built-in defaults; " : "",
 			(unsigned long long)st->reloads,
 			st->reloads == 1 ? "" : "s",
 			st->last_reload_failed ? "; the last one FAILED, "

@@ -171,6 +171,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	st->socket_activated = history.socket_activated;
 	st->config_path = (char *)(rpmad.config_path ? rpmad.config_path : "");
 	st->reloads = history.reloads;
+	st->config_absent = rpmad.config_absent;
 	st->last_reload_failed = history.last_reload_failed;
 	st->log_level = (char *)log_level_name(cfg->log_level);
 	st->max_connections = cfg->max_connections;

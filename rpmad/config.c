@@ -231,7 +231,7 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 	FILE *f = fopen(path, "re");
 	if (f == NULL) {
 		if (errno == ENOENT && missing_ok)
-			return 0;
+			return CONFIG_ABSENT;
 		log_err("cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -47,13 +47,16 @@ struct config {
 	unsigned n_admin_groups;
 };
 
+#define CONFIG_ABSENT 1
+
 /* config_defaults -- the settings without any file or option */
 void config_defaults(struct config *cfg);
 
 /*
  * config_load -- read a configuration file over `cfg`. A missing file is
  * fine when `missing_ok`. Every problem is logged with file and line;
- * returns 0, or -1 (cfg is then unchanged).
+ * returns 0, CONFIG_ABSENT (a missing file, cfg unchanged), or -1 (cfg is
+ * then unchanged).
  */
 int config_load(struct config *cfg, const char *path, bool missing_ok);
 

@@ -17,6 +17,7 @@ struct session;
 struct daemon_state {
 	struct config cfg;
 	const char *config_path;
+	bool config_absent;	/* no file there: built-in defaults */
 	struct loop *loop;
 	uint64_t start_ns;
 	struct session *sessions;

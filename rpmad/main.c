@@ -299,7 +299,8 @@ reload(void)
 
 	struct config next;
 	config_defaults(&next);
-	if (config_load(&next, opts.config, !opts.config_given)) {
+	int loaded = config_load(&next, opts.config, !opts.config_given);
+	if (loaded < 0) {
 		log_err("reload: %s has errors; keeping the old configuration",
 				opts.config);
 		admin_note_reload(false);
@@ -322,13 +323,15 @@ reload(void)
 			rpmad.cfg.socket_group) ||
 		next.socket_mode != rpmad.cfg.socket_mode;
 	rpmad.cfg = next;
+	rpmad.config_absent = loaded == CONFIG_ABSENT;
 	apply_runtime_settings();
 	if (access_changed && !socket_from_systemd)
 		(void) listener_apply_access();
 	admin_note_reload(true);
 	reload_failed = false;
-	log_notice("reload: configuration from %s applied: %s", opts.config,
-			changes);
+	log_notice("reload: configuration from %s%s applied: %s", opts.config,
+			rpmad.config_absent ? " (absent: built-in defaults)" :
+			"", changes);
 	notify_with_status("READY=1", true);
 }
 
@@ -475,7 +478,8 @@ main(int argc, char *argv[])
 
 	log_init();
 	config_defaults(&rpmad.cfg);
-	if (config_load(&rpmad.cfg, opts.config, !opts.config_given)) {
+	int loaded = config_load(&rpmad.cfg, opts.config, !opts.config_given);
+	if (loaded < 0) {
 		log_err("%s: not %s: the configuration has errors",
 				opts.config, opts.check_config ?
 				"valid" : "starting");
@@ -483,10 +487,13 @@ main(int argc, char *argv[])
 	}
 	apply_options(&rpmad.cfg, &opts);
 	if (opts.check_config) {
-		(void) printf("%s: configuration is valid\n", opts.config);
+		(void) printf(loaded == CONFIG_ABSENT ? "%s: absent; the "
+				"built-in defaults apply\n" :
+				"%s: configuration is valid\n", opts.config);
 		return 0;
 	}
 	rpmad.config_path = opts.config;
+	rpmad.config_absent = loaded == CONFIG_ABSENT;
 	(void) snprintf(configured_socket, sizeof(configured_socket), "%s",
 			rpmad.cfg.socket_path);
 	log_max_level = rpmad.cfg.log_level;

@@ -7,6 +7,7 @@
  */
 
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +153,16 @@ START_TEST(test_check_config)
 	run_rpmad(&r, args3);
 	ck_assert_int_eq(r.status, 2);
 	run_free(&r);
+
+	/* the default file: on a host without one, say that defaults apply */
+	if (access("/etc/rpmad/rpmad.conf", F_OK) != 0 && errno == ENOENT) {
+		char *args4[] = { "--check-config", NULL };
+		run_rpmad(&r, args4);
+		ck_assert_msg(r.status == 0, "%s", r.err);
+		ck_assert_msg(strstr(r.out, "/etc/rpmad/rpmad.conf: absent; "
+				"the built-in defaults apply"), "%s", r.out);
+		run_free(&r);
+	}
 }
 END_TEST
 

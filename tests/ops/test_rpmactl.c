@@ -207,6 +207,7 @@ START_TEST(test_status)
 	expect(&f, d.socket, "socket");
 	expect(&f, "false", "socket_activated");
 	expect(&f, d.config, "config");
+	expect(&f, "false", "config_absent");
 	expect(&f, "tcp", "transport");
 	expect(&f, "info", "log_level");
 	expect(&f, "rpmad_tcp", "devices.0.name");
