@@ -199,11 +199,8 @@ access_client(const struct it_env *env, void *arg)
 START_TEST(test_remote_access_error)
 {
 	enum access_case c = (enum access_case)(_i % ACCESS_CASES);
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i < ACCESS_CASES ? 2 : 1), 0);
-	ck_assert_msg(it_run_pair(&env, access_server, access_client, &c) ==
-			0, "case %d: %s", _i, it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i < ACCESS_CASES ? 2 : 1, access_server, access_client,
+			&c);
 }
 END_TEST
 
@@ -352,11 +349,7 @@ queues_client(const struct it_env *env, void *arg)
 /* _i: 0 two rpmads, 1 one */
 START_TEST(test_full_queues)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i ? 1 : 2), 0);
-	ck_assert_msg(it_run_pair(&env, queues_server, queues_client, NULL) ==
-			0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i ? 1 : 2, queues_server, queues_client, NULL);
 }
 END_TEST
 

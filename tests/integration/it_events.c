@@ -95,11 +95,7 @@ pdata_client(const struct it_env *env, void *arg)
 
 START_TEST(test_established_private_data)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	ck_assert_msg(it_run_pair(&env, pdata_server, pdata_client, NULL) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(2, pdata_server, pdata_client, NULL);
 }
 END_TEST
 
@@ -152,11 +148,7 @@ close_client(const struct it_env *env, void *arg)
 START_TEST(test_closed)
 {
 	struct close_opts o = { .server_first = _i % 2 };
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i < 2 ? 2 : 1), 0);
-	ck_assert_msg(it_run_pair(&env, close_server, close_client, &o) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i < 2 ? 2 : 1, close_server, close_client, &o);
 }
 END_TEST
 
@@ -201,11 +193,7 @@ reject_client(const struct it_env *env, void *arg)
 
 START_TEST(test_rejected)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	ck_assert_msg(it_run_pair(&env, reject_server, reject_client, NULL) ==
-			0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(2, reject_server, reject_client, NULL);
 }
 END_TEST
 

@@ -253,11 +253,7 @@ fds_client(const struct it_env *env, void *arg)
 /* _i: 0 two rpmads, 1 one rpmad */
 START_TEST(test_nonblocking_epoll)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i ? 1 : 2), 0);
-	ck_assert_msg(it_run_pair(&env, fds_server, fds_client, NULL) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i ? 1 : 2, fds_server, fds_client, NULL);
 }
 END_TEST
 

@@ -204,11 +204,7 @@ rma_client(const struct it_env *env, void *arg)
 /* _i: 0 two rpmads, 1 one rpmad */
 START_TEST(test_rma)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i ? 1 : 2), 0);
-	ck_assert_msg(it_run_pair(&env, rma_server, rma_client, NULL) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i ? 1 : 2, rma_server, rma_client, NULL);
 }
 END_TEST
 
@@ -323,11 +319,7 @@ atomic_client(const struct it_env *env, void *arg)
 
 START_TEST(test_atomic_write_is_one_store)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	ck_assert_msg(it_run_pair(&env, atomic_server, atomic_client, NULL) ==
-			0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(2, atomic_server, atomic_client, NULL);
 }
 END_TEST
 
@@ -454,11 +446,7 @@ persist_client(const struct it_env *env, void *arg)
 
 START_TEST(test_flush_persistent)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	ck_assert_msg(it_run_pair(&env, persist_server, persist_client, NULL) ==
-			0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(2, persist_server, persist_client, NULL);
 }
 END_TEST
 
@@ -649,11 +637,7 @@ msg_client(const struct it_env *env, void *arg)
 START_TEST(test_messages)
 {
 	struct msg_opts o = { .rcq = _i ? 4 : 0 };
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i == 2 ? 1 : 2), 0);
-	ck_assert_msg(it_run_pair(&env, msg_server, msg_client, &o) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(_i == 2 ? 1 : 2, msg_server, msg_client, &o);
 }
 END_TEST
 

@@ -245,11 +245,7 @@ threads_client(const struct it_env *env, void *arg)
 START_TEST(test_concurrent_writers)
 {
 	struct threads_opts o = { .reapers = _i + 1 };
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	ck_assert_msg(it_run_pair(&env, threads_server, threads_client, &o) ==
-			0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test(2, threads_server, threads_client, &o);
 }
 END_TEST
 

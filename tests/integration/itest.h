@@ -113,6 +113,13 @@ int it_join(pid_t pid, int timeout_ms);
 int it_run_pair(const struct it_env *env, it_fn *server, it_fn *client,
 		void *arg);
 
+/*
+ * it_pair_test -- the body of most pair tests: start `ndaemons` rpmads
+ * (see it_env_start), run server and client with it_run_pair, stop the
+ * daemons; each step a Check assertion
+ */
+void it_pair_test(int ndaemons, it_fn *server, it_fn *client, void *arg);
+
 /* What the last it_run_pair/it_group_* found (for ck_assert_msg). */
 const char *it_report(void);
 

@@ -4,6 +4,7 @@
  * waiting for them with a bound, their failure reports and their inboxes
  */
 
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -307,6 +308,16 @@ it_run_pair(const struct it_env *env, it_fn *server, it_fn *client,
 		return -1;
 	}
 	return it_group_join(&g, IT_ROLE_MS);
+}
+
+void
+it_pair_test(int ndaemons, it_fn *server, it_fn *client, void *arg)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
+	ck_assert_msg(it_run_pair(&env, server, client, arg) == 0, "%s",
+			it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 
 /* ---------------------------------------------------------- messages */

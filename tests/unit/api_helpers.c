@@ -284,6 +284,30 @@ api_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+TCase *
+api_tcase_create(const char *name, enum api_daemon_kind daemon)
+{
+	TCase *tc = tcase_create(name);
+	switch (daemon) {
+	case API_NO_DAEMON:
+		break;
+	case API_SHARED_DAEMON:
+		tcase_add_unchecked_fixture(tc, api_daemon_setup,
+				api_daemon_teardown);
+		break;
+	case API_LIMITED_DAEMON:
+		tcase_add_unchecked_fixture(tc, api_daemon_setup_limited,
+				api_daemon_teardown);
+		break;
+	case API_OWN_DAEMON:
+		tcase_add_checked_fixture(tc, api_daemon_setup,
+				api_daemon_teardown);
+		break;
+	}
+	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	return tc;
+}
+
 int
 api_run(Suite *s)
 {

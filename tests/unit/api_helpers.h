@@ -109,6 +109,20 @@ const struct api_log_entry *api_log_find(const char *needle);
 /* api_now_ms -- a monotonic clock, for liveness bounds */
 double api_now_ms(void);
 
+/* Which rpmad a test case of api_tcase_create gets. */
+enum api_daemon_kind {
+	API_NO_DAEMON,
+	API_SHARED_DAEMON,	/* api_daemon_setup, once per test case */
+	API_LIMITED_DAEMON,	/* api_daemon_setup_limited, once per case */
+	API_OWN_DAEMON,		/* api_daemon_setup per test, which may kill it */
+};
+
+/*
+ * api_tcase_create -- a test case with API_TEST_TIMEOUT and the daemon
+ * fixture of that kind
+ */
+TCase *api_tcase_create(const char *name, enum api_daemon_kind daemon);
+
 /*
  * api_run -- run the suite in fork mode; the exit status for main()
  */

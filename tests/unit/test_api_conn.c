@@ -178,9 +178,7 @@ main(void)
 {
 	Suite *s = suite_create("api_conn");
 
-	TCase *tc = tcase_create("conn");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("conn", API_SHARED_DAEMON);
 	tcase_add_test(tc, getters_args);
 	tcase_add_test(tc, getters_values);
 	tcase_add_test(tc, rcq_when_configured);
@@ -188,9 +186,7 @@ main(void)
 	tcase_add_test(tc, disconnect_delete_args);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rpmad_gone");
-	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
 	tcase_add_test(tc, rpmad_gone);
 	suite_add_tcase(s, tc);
 	return api_run(s);

@@ -321,9 +321,7 @@ main(void)
 {
 	Suite *s = suite_create("api_conn_req");
 
-	TCase *tc = tcase_create("conn_req");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("conn_req", API_SHARED_DAEMON);
 	tcase_add_test(tc, new_args);
 	tcase_add_test(tc, new_unresolvable);
 	tcase_add_test(tc, new_queue_sizes);
@@ -335,16 +333,11 @@ main(void)
 	tcase_add_test(tc, get_private_data);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("quota");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup_limited,
-			api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
 	tcase_add_test(tc, new_quota);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rpmad_gone");
-	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
 	tcase_add_test(tc, rpmad_gone);
 	suite_add_tcase(s, tc);
 	return api_run(s);

@@ -266,9 +266,7 @@ main(void)
 {
 	Suite *s = suite_create("api_cq");
 
-	TCase *tc = tcase_create("cq");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("cq", API_SHARED_DAEMON);
 	tcase_add_test(tc, get_fd_and_wait_args);
 	tcase_add_test(tc, get_wc_args);
 	tcase_add_test(tc, get_wc_one_without_count);
@@ -277,9 +275,7 @@ main(void)
 	tcase_add_test(tc, wait_means_a_completion);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rpmad_gone");
-	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
 	tcase_add_test(tc, rpmad_gone);
 	suite_add_tcase(s, tc);
 	return api_run(s);

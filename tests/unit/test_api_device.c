@@ -323,9 +323,7 @@ main(void)
 {
 	Suite *s = suite_create("api_device");
 
-	TCase *tc = tcase_create("with_rpmad");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);
 	tcase_add_test(tc, get_ibv_context_args);
 	tcase_add_test(tc, get_ibv_context_local_and_remote);
 	tcase_add_test(tc, get_ibv_context_not_local);
@@ -336,17 +334,14 @@ main(void)
 	tcase_add_test(tc, peer_delete_in_use);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("no_rpmad");
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("no_rpmad", API_NO_DAEMON);
 	tcase_add_test(tc, no_rpmad_socket_missing);
 	tcase_add_test(tc, no_rpmad_socket_refuses);
 	tcase_add_test(tc, no_rpmad_every_call_fails_fast);
 	suite_add_tcase(s, tc);
 
 	/* these kill their rpmad: one of their own per test */
-	tc = tcase_create("rpmad_gone");
-	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
 	tcase_add_test(tc, rpmad_killed);
 	tcase_add_test(tc, rpmad_killed_delete_first);
 	tcase_add_test(tc, rpmad_restarted);

@@ -279,9 +279,7 @@ main(void)
 {
 	Suite *s = suite_create("api_ep");
 
-	TCase *tc = tcase_create("ep");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("ep", API_SHARED_DAEMON);
 	tcase_add_test(tc, listen_args);
 	tcase_add_test(tc, listen_where_impossible);
 	tcase_add_test(tc, listen_port_in_use);
@@ -290,17 +288,12 @@ main(void)
 	tcase_add_test(tc, next_conn_req_bad_sizes);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("quota");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup_limited,
-			api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
 	tcase_add_test(tc, listen_quota);
 	tcase_add_test(tc, next_conn_req_quota);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("rpmad_gone");
-	tcase_add_checked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
 	tcase_add_test(tc, rpmad_gone);
 	suite_add_tcase(s, tc);
 	return api_run(s);

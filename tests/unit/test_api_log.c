@@ -288,9 +288,7 @@ main(void)
 	tcase_add_test(tc, default_function_stderr_by_aux);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("with_rpmad");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);
 	tcase_add_test(tc, notice_filtered_by_threshold);
 	suite_add_tcase(s, tc);
 	return api_run(s);

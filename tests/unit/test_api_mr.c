@@ -426,9 +426,7 @@ main(void)
 {
 	Suite *s = suite_create("api_mr");
 
-	TCase *tc = tcase_create("reg");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("reg", API_SHARED_DAEMON);
 	tcase_add_test(tc, reg_args);
 	tcase_add_test(tc, reg_unshareable);
 	tcase_add_test(tc, reg_private_memory);
@@ -441,10 +439,7 @@ main(void)
 	tcase_add_test(tc, advise_success);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("quota");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup_limited,
-			api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
 	tcase_add_test(tc, reg_quota);
 	suite_add_tcase(s, tc);
 	return api_run(s);

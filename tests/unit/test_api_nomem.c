@@ -313,9 +313,7 @@ main(void)
 	tcase_add_test(tc, mr_remote);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("daemon");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	tc = api_tcase_create("daemon", API_SHARED_DAEMON);
 	tcase_add_loop_test(tc, get_ibv_context, 0, SWEEP);
 	tcase_add_loop_test(tc, peer_new, 0, SWEEP);
 	tcase_add_loop_test(tc, mr_reg, 0, SWEEP);

@@ -385,9 +385,7 @@ main(void)
 {
 	Suite *s = suite_create("api_ops");
 
-	TCase *tc = tcase_create("args");
-	tcase_add_unchecked_fixture(tc, api_daemon_setup, api_daemon_teardown);
-	tcase_set_timeout(tc, API_TEST_TIMEOUT);
+	TCase *tc = api_tcase_create("args", API_SHARED_DAEMON);
 	tcase_add_loop_test(tc, rma_args, 0,
 			sizeof(rma_ops) / sizeof(rma_ops[0]));
 	tcase_add_test(tc, write_atomic_args);
