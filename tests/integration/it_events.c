@@ -342,10 +342,10 @@ END_TEST
 
 /*
  * Both sides connect; the "observer" has receives posted and (unless both
- * observe) a send that waits for a receive the other side never posts. The parent then kills
- * the other application, or the other host's rpmad: the observer must
- * see RPMA_CONN_LOST and every outstanding work request completed with
- * IBV_WC_WR_FLUSH_ERR; nothing can be posted any more.
+ * observe) a send that waits for a receive the other side never posts.
+ * The parent then kills the other application, or the other host's rpmad:
+ * the observer must see RPMA_CONN_LOST and every outstanding work request
+ * completed with IBV_WC_WR_FLUSH_ERR; nothing can be posted any more.
  */
 enum lost_how { KILL_SERVER_APP, KILL_CLIENT_APP, KILL_SERVER_DAEMON };
 #define LOST_HOWS 3

@@ -165,7 +165,7 @@ next_event(struct rpma_conn *conn)
 }
 
 void
-api_pair_connect(struct api_pair *p, const struct rpma_conn_cfg *cfg,
+api_pair_request(struct api_pair *p, const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata)
 {
 	memset(p, 0, sizeof(*p));
@@ -175,10 +175,17 @@ api_pair_connect(struct api_pair *p, const struct rpma_conn_cfg *cfg,
 			&p->ep), 0);
 
 	struct rpma_conn_req *creq = NULL;
-	struct rpma_conn_req *sreq = NULL;
 	ck_assert_int_eq(rpma_conn_req_new(p->peer, API_LOCAL_ADDR, p->port,
 			cfg, &creq), 0);
 	ck_assert_int_eq(rpma_conn_req_connect(&creq, pdata, &p->client), 0);
+}
+
+void
+api_pair_connect(struct api_pair *p, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata)
+{
+	api_pair_request(p, cfg, pdata);
+	struct rpma_conn_req *sreq = NULL;
 	ck_assert_int_eq(rpma_ep_next_conn_req(p->ep, cfg, &sreq), 0);
 	ck_assert_int_eq(rpma_conn_req_connect(&sreq, NULL, &p->server), 0);
 

@@ -66,6 +66,14 @@ struct api_pair {
 };
 
 /*
+ * api_pair_request -- listen, and have the client connect with `cfg` (NULL:
+ * defaults) and private data `pdata` (may be NULL); the request waits at
+ * p->ep, not accepted (p->server stays NULL)
+ */
+void api_pair_request(struct api_pair *p, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata);
+
+/*
  * api_pair_connect -- listen, connect with `cfg` (NULL: defaults) on both
  * sides and the client's private data `pdata` (may be NULL), and wait for
  * RPMA_CONN_ESTABLISHED on both sides.

@@ -173,31 +173,24 @@ END_TEST
  */
 START_TEST(connect_client_gave_up)
 {
-	struct rpma_peer *peer = api_peer();
-	char port[16];
-	api_free_port(port);
-	struct rpma_ep *ep = NULL;
-	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
-	struct rpma_conn_req *creq = NULL, *sreq = NULL;
-	struct rpma_conn *client = NULL, *server = NULL;
-	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port, NULL,
-			&creq), 0);
-	ck_assert_int_eq(rpma_conn_req_connect(&creq, NULL, &client), 0);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &sreq), 0);
+	struct api_pair p;
+	api_pair_request(&p, NULL, NULL);
+	struct rpma_conn_req *sreq = NULL;
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, NULL, &sreq), 0);
 
-	ck_assert_int_eq(rpma_conn_delete(&client), 0);
-	int ret = rpma_conn_req_connect(&sreq, NULL, &server);
+	ck_assert_int_eq(rpma_conn_delete(&p.client), 0);
+	int ret = rpma_conn_req_connect(&sreq, NULL, &p.server);
 	ck_assert_ptr_null(sreq);	/* consumed either way */
 	if (ret == 0) {
 		enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-		ck_assert_int_eq(rpma_conn_next_event(server, &ev), 0);
+		ck_assert_int_eq(rpma_conn_next_event(p.server, &ev), 0);
 		ck_assert_int_eq(ev, RPMA_CONN_LOST);
-		ck_assert_int_eq(rpma_conn_delete(&server), 0);
+		ck_assert_int_eq(rpma_conn_delete(&p.server), 0);
 	} else {
 		ck_assert_int_eq(ret, RPMA_E_PROVIDER);
 	}
-	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
-	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&p.ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&p.peer), 0);
 }
 END_TEST
 

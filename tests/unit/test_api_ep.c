@@ -149,50 +149,42 @@ END_TEST
 /* An incoming request with impossible queue sizes stays for a later try. */
 START_TEST(next_conn_req_bad_sizes)
 {
-	struct rpma_peer *peer = api_peer();
-	char port[16];
-	api_free_port(port);
-	struct rpma_ep *ep = NULL;
-	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
-	struct rpma_conn_req *creq = NULL;
-	struct rpma_conn *client = NULL;
-	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port, NULL,
-			&creq), 0);
-	ck_assert_int_eq(rpma_conn_req_connect(&creq, NULL, &client), 0);
+	struct api_pair p;
+	api_pair_request(&p, NULL, NULL);
 
 	struct rpma_conn_cfg *cfg = NULL;
 	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
 	struct rpma_conn_req *req = UNTOUCHED_REQ;
 
 	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 0), 0);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, cfg, &req),
 			RPMA_E_PROVIDER);
 	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 32769), 0);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, cfg, &req),
 			RPMA_E_PROVIDER);
 	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 10), 0);
 	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, 32769), 0);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req),
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, cfg, &req),
 			RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
 
 	/* the request is still there */
 	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, 32768), 0);
 	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 32768), 0);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req), 0);
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, cfg, &req), 0);
 	ck_assert_ptr_nonnull(req);
 
 	/* rejecting it tells the client */
 	ck_assert_int_eq(rpma_conn_req_delete(&req), 0);
 	ck_assert_ptr_null(req);
 	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
-	ck_assert_int_eq(rpma_conn_next_event(client, &ev), 0);
+	ck_assert_int_eq(rpma_conn_next_event(p.client, &ev), 0);
 	ck_assert_int_eq(ev, RPMA_CONN_REJECTED);
 
-	ck_assert_int_eq(rpma_conn_delete(&client), 0);
+	ck_assert_int_eq(rpma_conn_delete(&p.client), 0);
 	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
-	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
-	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&p.ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&p.peer), 0);
 }
 END_TEST
 
@@ -220,29 +212,21 @@ END_TEST
 /* ... and max_connections = 1: the client's request uses it up */
 START_TEST(next_conn_req_quota)
 {
-	struct rpma_peer *peer = api_peer();
-	char port[16];
-	api_free_port(port);
-	struct rpma_ep *ep = NULL;
-	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
-	struct rpma_conn_req *creq = NULL;
-	struct rpma_conn *client = NULL;
-	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port, NULL,
-			&creq), 0);
-	ck_assert_int_eq(rpma_conn_req_connect(&creq, NULL, &client), 0);
+	struct api_pair p;
+	api_pair_request(&p, NULL, NULL);
 
 	struct rpma_conn_req *req = UNTOUCHED_REQ;
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_NOMEM);
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, NULL, &req), RPMA_E_NOMEM);
 	ck_assert_ptr_eq(req, UNTOUCHED_REQ);
 	/* the request was announced again: no hang, the same answer */
 	int fd;
-	ck_assert_int_eq(rpma_ep_get_fd(ep, &fd), 0);
+	ck_assert_int_eq(rpma_ep_get_fd(p.ep, &fd), 0);
 	api_set_nonblock(fd);
-	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &req), RPMA_E_NOMEM);
+	ck_assert_int_eq(rpma_ep_next_conn_req(p.ep, NULL, &req), RPMA_E_NOMEM);
 
-	ck_assert_int_eq(rpma_conn_delete(&client), 0);
-	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
-	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+	ck_assert_int_eq(rpma_conn_delete(&p.client), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&p.ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&p.peer), 0);
 }
 END_TEST
 
