@@ -803,16 +803,12 @@ conn_handle_req_new(struct req_ctx *rc)
 
 	struct sockaddr_storage ss;
 	socklen_t len;
-	char err[256];
-	int ret = resolve_addr(m->addr, m->port, &ss, &len, err, sizeof(err));
-	if (ret) {
-		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
-				"%s", err);
+	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
 		return;
-	}
 
 	/* as librpma resolves the route here: no route, no request */
-	if ((ret = route_exists(&ss, len)) != 0) {
+	int ret = route_exists(&ss, len);
+	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, ret, "no route to %s", m->addr);
 		return;
 	}

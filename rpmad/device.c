@@ -77,8 +77,8 @@ device_list(void)
 }
 
 int
-resolve_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
-		socklen_t *len, char *err, size_t errlen)
+resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
+		struct sockaddr_storage *ss, socklen_t *len)
 {
 	/* numbers only: the library resolves names on the client's side */
 	struct addrinfo hints = {
@@ -89,10 +89,11 @@ resolve_addr(const char *addr, const char *port, struct sockaddr_storage *ss,
 	struct addrinfo *res = NULL;
 	int ret = getaddrinfo(addr, port, &hints, &res);
 	if (ret) {
-		(void) snprintf(err, errlen, "cannot resolve %s%s%s: %s", addr,
-				port ? ":" : "", port ? port : "",
+		req_fail(rc, ret == EAI_MEMORY ? RPMA_E_NOMEM :
+				RPMA_E_PROVIDER, 0, "cannot resolve %s%s%s: %s",
+				addr, port ? ":" : "", port ? port : "",
 				gai_strerror(ret));
-		return ret == EAI_MEMORY ? ENOMEM : EINVAL;
+		return -1;
 	}
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
@@ -145,7 +146,6 @@ void
 device_handle_get(struct req_ctx *rc)
 {
 	const Rpmad__DeviceGet *m = rc->req->device_get;
-	char err[256];
 	struct sockaddr_storage ss;
 	socklen_t len;
 
@@ -153,15 +153,11 @@ device_handle_get(struct req_ctx *rc)
 		req_fail(rc, RPMA_E_INVAL, 0, "no address");
 		return;
 	}
-	int ret = resolve_addr(m->addr, "9", &ss, &len, err, sizeof(err));
-	if (ret) {
-		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
-				"%s", err);
+	if (resolve_addr(rc, m->addr, "9", &ss, &len))
 		return;
-	}
 
 	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	ret = local ? check_local(&ss, len) : route_exists(&ss, len);
+	int ret = local ? check_local(&ss, len) : route_exists(&ss, len);
 	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, ret, local ?
 				"%s is not an address of this host" :

@@ -40,12 +40,12 @@ struct device *device_by_id(uint32_t id);
 struct device *device_list(void);
 
 /*
- * resolve_addr -- addr and port (numbers; port NULL for 0) as a socket
- * address; 0 or an errno-like code, with the reason in err.
+ * resolve_addr -- the request's addr and port (numbers; port NULL for 0) as
+ * a socket address. 0, or -1 with the request failed (RPMA_E_NOMEM, or
+ * RPMA_E_PROVIDER as librpma when it cannot resolve).
  */
-int resolve_addr(const char *addr, const char *port,
-		struct sockaddr_storage *ss, socklen_t *len, char *err,
-		size_t errlen);
+int resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
+		struct sockaddr_storage *ss, socklen_t *len);
 
 /* route_exists -- 0 when a route to the address exists, else an errno */
 int route_exists(const struct sockaddr_storage *ss, socklen_t len);

@@ -128,13 +128,8 @@ ep_handle_listen(struct req_ctx *rc)
 
 	struct sockaddr_storage ss;
 	socklen_t len;
-	char err[256];
-	int ret = resolve_addr(m->addr, m->port, &ss, &len, err, sizeof(err));
-	if (ret) {
-		req_fail(rc, ret == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER, 0,
-				"%s", err);
+	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
 		return;
-	}
 
 	/* rpmad's privileges are not the client's: no privileged ports */
 	if (rc->s->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
@@ -164,7 +159,8 @@ ep_handle_listen(struct req_ctx *rc)
 	(void) shutdown(sv[1], SHUT_WR);
 	ep->notify_sock = sv[0];
 
-	ret = ep->tp->listen(ep, &ss, len, err, sizeof(err));
+	char err[256];
+	int ret = ep->tp->listen(ep, &ss, len, err, sizeof(err));
 	if (ret) {
 		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
