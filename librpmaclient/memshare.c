@@ -150,9 +150,35 @@ plan_add_segment(struct memshare_plan *plan, int fd, bool owned,
 }
 
 /*
+ * Whether fd is the file mapped at e, asked of the kernel: a page of fd
+ * mapped here shows in maps with the same device and inode as e. Stacking
+ * file systems need this: overlayfs maps the file of the layer below, so
+ * maps names that layer's device while fstat of the overlay's file (even
+ * one opened through map_files) reports the overlay's.
+ */
+static bool
+maps_same_file(int fd, const struct maps_entry *e)
+{
+	void *p = mmap(NULL, page_size(), PROT_READ, MAP_SHARED, fd,
+			(off_t)e->offset);
+	if (p == MAP_FAILED)
+		return false;
+	struct maps_entry *found = NULL;
+	uintptr_t at = (uintptr_t)p;
+	bool same = maps_scan(at, at + page_size(), &found, NULL, NULL) == 1 &&
+		found[0].inode == e->inode &&
+		found[0].dev_major == e->dev_major &&
+		found[0].dev_minor == e->dev_minor;
+	free(found);
+	(void) munmap(p, page_size());
+	return same;
+}
+
+/*
  * Opens the file behind a shared mapping: the exact object through
  * /proc/self/map_files when allowed (root), else by its path, checked to
- * be the same inode.
+ * be the same inode (by fstat, or where a stacking file system makes
+ * that disagree with maps, by mapping it).
  */
 static int
 open_mapped_file(const struct maps_entry *e)
@@ -176,7 +202,8 @@ open_mapped_file(const struct maps_entry *e)
 	if (fstat(fd, &st) || st.st_ino != e->inode ||
 			st.st_dev != makedev(e->dev_major, e->dev_minor)) {
 		/* char devices (DAX) report the device's own inode in maps */
-		if (!(S_ISCHR(st.st_mode) && st.st_ino == e->inode)) {
+		if (!(S_ISCHR(st.st_mode) && st.st_ino == e->inode) &&
+				!maps_same_file(fd, e)) {
 			RLOG_ERROR("the file %s is no longer the one mapped at "
 					"0x%jx", e->path, (uintmax_t)e->start);
 			(void) close(fd);

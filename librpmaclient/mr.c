@@ -68,7 +68,8 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->peer = peer;
 	mr->generation = reply.generation;
 	mr->mr_id = reply.resp->mr->mr_id;
-	mr->key = reply.resp->mr->key;
+	mr->lkey = reply.resp->mr->lkey;
+	mr->rkey = reply.resp->mr->key;
 	mr->ptr = ptr;
 	mr->size = size;
 	mr->usage = usage;
@@ -118,7 +119,7 @@ rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc)
 	uint8_t *p = desc;
 	le_put64(p, (uint64_t)(uintptr_t)mr->ptr);
 	le_put64(p + 8, (uint64_t)mr->size);
-	le_put32(p + 16, mr->key);
+	le_put32(p + 16, mr->rkey);
 	p[20] = (uint8_t)mr->usage;
 	return 0;
 }

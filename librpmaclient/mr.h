@@ -20,7 +20,8 @@ struct rpma_mr_local {
 	struct rpma_peer *peer;
 	uint64_t generation;	/* broker session it was registered in */
 	uint64_t mr_id;		/* rpmad's handle */
-	uint32_t key;		/* lkey in ring entries and rkey remotely */
+	uint32_t lkey;		/* rpmad's name of it, in ring entries */
+	uint32_t rkey;		/* what remote peers name it by */
 	void *ptr;
 	size_t size;
 	int usage;

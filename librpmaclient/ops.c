@@ -51,7 +51,7 @@ set_local(struct qp_sqe *sqe, const struct rpma_mr_local *mr, size_t offset)
 {
 	if (mr == NULL)
 		return;
-	sqe->lkey = mr->key;
+	sqe->lkey = mr->lkey;
 	sqe->laddr = (uint64_t)(uintptr_t)mr->ptr + offset;
 }
 
@@ -257,7 +257,7 @@ ops_post_recv(struct qp *qp, const struct rpma_mr_local *dst, size_t offset,
 		.length = (uint32_t)len,
 	};
 	if (dst) {
-		rqe.lkey = dst->key;
+		rqe.lkey = dst->lkey;
 		rqe.laddr = (uint64_t)(uintptr_t)dst->ptr + offset;
 	}
 	return qp_post_recv(qp, &rqe);

@@ -266,8 +266,8 @@ cmd_connections(struct cmd_ctx *x)
 
 static const struct table_column mr_cols[] = {
 	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
-	{ "SIZE", true }, { "PINNED", true }, { "KEY", true },
-	{ "USAGE", false }, { "BACKING", false },
+	{ "SIZE", true }, { "PINNED", true }, { "DEVICE", false },
+	{ "KEY", true }, { "USAGE", false }, { "BACKING", false },
 };
 
 static int
@@ -287,7 +287,9 @@ mr_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_u64(j, "addr", m->addr);
 			json_kv_u64(j, "length", m->length);
 			json_kv_u64(j, "pinned_bytes", m->pinned_bytes);
+			json_kv_string(j, "device", m->device);
 			json_kv_u64(j, "key", m->key);
+			json_kv_u64(j, "lkey", m->lkey);
 			json_key(j, "usage");
 			json_array_begin(j);
 			for (unsigned bit = 0; bit < 32; bit++) {
@@ -319,6 +321,8 @@ mr_page(const Rpmad__AdminReply *r, void *arg)
 					sizeof(size)));
 		bad |= table_cell(t, "%s", format_bytes(m->pinned_bytes,
 					pinned, sizeof(pinned)));
+		bad |= table_cell(t, "%s", m->device && *m->device ?
+					m->device : "-");
 		bad |= table_cell(t, "0x%08x", m->key);
 		bad |= table_cell(t, "%s", format_usage(m->usage, usage,
 					sizeof(usage)));

@@ -46,6 +46,8 @@ print_json(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 		json_kv_string(&j, "name", d->name);
 		json_kv_string(&j, "transport", d->transport);
 		json_kv_bool(&j, "odp_capable", d->odp_capable);
+		json_kv_u64(&j, "registrations", d->registrations);
+		json_kv_u64(&j, "pinned_bytes", d->pinned_bytes);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -106,11 +108,14 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 			p, sizeof(p)));
 	for (size_t i = 0; i < st->n_devices; i++) {
 		const Rpmad__DeviceStatus *d = st->devices[i];
-		char name[128], tp[64];
-		(void) fprintf(f, "%-18s %s (%s%s)\n", i ? "" : "devices:",
+		char name[128], tp[64], pinned[32];
+		(void) fprintf(f, "%-18s %s (%s%s): %u registrations, %s "
+				"pinned\n", i ? "" : "devices:",
 				format_printable(d->name, name, sizeof(name)),
 				format_printable(d->transport, tp, sizeof(tp)),
-				d->odp_capable ? ", on-demand paging" : "");
+				d->odp_capable ? ", on-demand paging" : "",
+				d->registrations, format_bytes(d->pinned_bytes,
+					pinned, sizeof(pinned)));
 	}
 	if (st->n_devices == 0)
 		(void) fprintf(f, ROW, "devices:", "none");

@@ -194,6 +194,8 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 		ds->name = d->name;
 		ds->transport = (char *)d->tp->name;
 		ds->odp_capable = d->odp_capable;
+		ds->registrations = d->mrs;
+		ds->pinned_bytes = d->pinned_bytes;
 		st->devices[i] = ds;
 	}
 	st->n_devices = ndev;
@@ -385,7 +387,9 @@ mr_item(struct arena *a, void *obj)
 	m->usage = mr->usage;
 	m->backing = mr->backing;
 	m->pinned_bytes = mr->span_len;
-	m->key = mr->key;
+	m->key = mr_rkey(mr);
+	m->lkey = mr->lkey;
+	m->device = mr->peer->dev->name;
 	return &m->base;
 }
 

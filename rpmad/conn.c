@@ -292,7 +292,7 @@ resolve_local(struct conn *conn, uint32_t lkey, uint64_t laddr, uint32_t len,
 	*ptr = NULL;
 	if (len == 0)
 		return 0;
-	struct mr *mr = mr_by_key(lkey);
+	struct mr *mr = mr_by_lkey(lkey);
 	if (mr == NULL || mr->obj.owner != conn->obj.owner ||
 			mr->peer != conn->peer || mr->broken)
 		return IBV_WC_LOC_PROT_ERR;
@@ -453,7 +453,7 @@ conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
 	*ptr = NULL;
 	if (len == 0)
 		return 0;
-	struct mr *mr = mr_by_key(rkey);
+	struct mr *mr = mr_by_rkey(conn->peer->dev->id, rkey);
 	if (mr == NULL || mr->peer != conn->peer || mr->broken ||
 			!mr_allows(mr, access))
 		return -EACCES;

@@ -23,6 +23,9 @@ struct device {
 	const struct transport_ops *tp;
 	bool odp_capable;
 	void *tp_dev;		/* the transport's own state */
+	/* what clients hold on it, for rpmactl status */
+	uint32_t mrs;
+	uint64_t pinned_bytes;
 	struct device *next;
 };
 

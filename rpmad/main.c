@@ -530,6 +530,9 @@ main(int argc, char *argv[])
 	conn_init();
 	if (device_init() || transport_tcp_init())
 		return 1;
+	/* RDMA devices are known from the start, for rpmactl and the log */
+	if (rpmad.cfg.transport != TRANSPORT_TCP)
+		transport_verbs_init();
 
 	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)

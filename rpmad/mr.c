@@ -29,13 +29,23 @@
 #define MAX_SEGMENTS 64
 #define USAGE_ALL 0xffu
 
-static struct mr *mrs_by_key;
+static struct mr *mrs_by_lkey;
+static struct mr *mrs_by_rkey;
 
 struct mr *
-mr_by_key(uint32_t key)
+mr_by_lkey(uint32_t lkey)
 {
 	struct mr *mr = NULL;
-	HASH_FIND(hh_key, mrs_by_key, &key, sizeof(key), mr);
+	HASH_FIND(hh_lkey, mrs_by_lkey, &lkey, sizeof(lkey), mr);
+	return mr;
+}
+
+struct mr *
+mr_by_rkey(uint32_t dev_id, uint32_t rkey)
+{
+	struct mr_rkey_id id = { .dev_id = dev_id, .rkey = rkey };
+	struct mr *mr = NULL;
+	HASH_FIND(hh_rkey, mrs_by_rkey, &id, sizeof(id), mr);
 	return mr;
 }
 
@@ -326,13 +336,19 @@ describe_backing(struct mr *mr)
 	}
 }
 
+/*
+ * A new lkey: random, so that a client cannot guess another's, and unique
+ * in rpmad. It is the rkey on the software device too, whose remote keys
+ * live in the same 32-bit space, so it is kept clear of those as well.
+ */
 static uint32_t
-new_key(void)
+new_lkey(uint32_t dev_id)
 {
 	uint32_t key;
 	do {
 		key = registry_random32();
-	} while (key == 0 || mr_by_key(key) != NULL);
+	} while (key == 0 || mr_by_lkey(key) != NULL ||
+			mr_by_rkey(dev_id, key) != NULL);
 	return key;
 }
 
@@ -365,7 +381,14 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 	/* where data lands; WRITE_SRC may land data too, where possible */
 	bool needs_write = mr->usage & (RPMA_MR_USAGE_READ_DST |
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV);
-	mr->writable = needs_write || (mr->usage & RPMA_MR_USAGE_WRITE_SRC);
+	/*
+	 * Mapped writable whenever the client's files allow it, whatever the
+	 * usage: kernels before 6.2 pin every RDMA registration for writing
+	 * (FOLL_WRITE | FOLL_FORCE), which a read-only shared mapping refuses
+	 * with EFAULT. What rpmad does with the pages is decided by the usage
+	 * (mr_allows), and what the NIC may do by the access flags.
+	 */
+	mr->writable = true;
 
 	mr->segs = calloc(m->n_segments, sizeof(*mr->segs));
 	if (mr->segs == NULL) {
@@ -451,7 +474,9 @@ mr_handle_reg(struct req_ctx *rc)
 		goto err;
 	}
 	mr->peer = peer;
-	mr->key = new_key();
+	mr->lkey = new_lkey(peer->dev->id);
+	mr->rkey_id.dev_id = peer->dev->id;
+	mr->rkey_id.rkey = mr->lkey;
 	if (peer->dev->tp->mr_register &&
 			(ret = peer->dev->tp->mr_register(mr, err,
 					sizeof(err)))) {
@@ -459,10 +484,11 @@ mr_handle_reg(struct req_ctx *rc)
 				-ret, "%s", err);
 		goto err;
 	}
-	/* a device names its own key (its rkey); keys must stay unique */
-	if (mr->key == 0 || mr_by_key(mr->key) != NULL) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "the device's key %08x is in "
-				"use already", mr->key);
+	/* a device names its own rkey, unique on that device: trust, check */
+	if (mr_rkey(mr) && mr_by_rkey(peer->dev->id, mr_rkey(mr)) != NULL) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "the device %s gave the key "
+				"%08x, which is in use already", peer->dev->name,
+				mr_rkey(mr));
 		if (peer->dev->tp->mr_deregister)
 			peer->dev->tp->mr_deregister(mr);
 		goto err;
@@ -475,18 +501,26 @@ mr_handle_reg(struct req_ctx *rc)
 	}
 
 	registry_add(&mr->obj, OBJ_MR, rc->s);
-	HASH_ADD(hh_key, mrs_by_key, key, sizeof(mr->key), mr);
+	HASH_ADD(hh_lkey, mrs_by_lkey, lkey, sizeof(mr->lkey), mr);
+	if (mr_rkey(mr))
+		HASH_ADD(hh_rkey, mrs_by_rkey, rkey_id, sizeof(mr->rkey_id),
+				mr);
 	DL_APPEND(rc->s->mrs, mr);
 	peer->users++;
 	rc->s->counts.mrs++;
 	rc->s->counts.pinned_bytes += mr->span_len;
-	log_debug("session %s: registered %llu bytes at 0x%llx (%s), key %08x",
-			session_name(rc->s), (unsigned long long)mr->length,
-			(unsigned long long)mr->addr, mr->backing, mr->key);
+	peer->dev->mrs++;
+	peer->dev->pinned_bytes += mr->span_len;
+	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
+			"lkey %08x, rkey %08x", session_name(rc->s),
+			(unsigned long long)mr->length,
+			(unsigned long long)mr->addr, mr->backing,
+			peer->dev->name, mr->lkey, mr_rkey(mr));
 
 	rpmad__mr_reg_reply__init(&rc->mr);
 	rc->mr.mr_id = mr->obj.id;
-	rc->mr.key = mr->key;
+	rc->mr.key = mr_rkey(mr);
+	rc->mr.lkey = mr->lkey;
 	rc->resp.body_case = RPMAD__RESPONSE__BODY_MR;
 	rc->resp.mr = &rc->mr;
 	return;
@@ -502,11 +536,15 @@ mr_destroy(struct mr *mr)
 	if (mr->peer->dev->tp->mr_deregister)
 		mr->peer->dev->tp->mr_deregister(mr);
 	registry_remove(&mr->obj);
-	HASH_DELETE(hh_key, mrs_by_key, mr);
+	HASH_DELETE(hh_lkey, mrs_by_lkey, mr);
+	if (mr_rkey(mr))
+		HASH_DELETE(hh_rkey, mrs_by_rkey, mr);
 	DL_DELETE(s->mrs, mr);
 	mr->peer->users--;
 	s->counts.mrs--;
 	s->counts.pinned_bytes -= mr->span_len;
+	mr->peer->dev->mrs--;
+	mr->peer->dev->pinned_bytes -= mr->span_len;
 	mr->deregistered = true;
 	mr_put(mr);
 }

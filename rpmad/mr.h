@@ -45,10 +45,24 @@ struct mr_segment {
 	bool page_cache;	/* persisted by msync instead */
 };
 
+/* What the remote-key index is keyed by: keys are unique per device. */
+struct mr_rkey_id {
+	uint32_t dev_id;
+	uint32_t rkey;
+};
+
 struct mr {
 	struct obj obj;
 	struct peer *peer;
-	uint32_t key;
+	/*
+	 * lkey: rpmad's own name of the registration, unique in rpmad, which
+	 * the client puts in its ring entries; rkey: what remote peers name it
+	 * by (the MR descriptor): the lkey on the software device, the
+	 * device's rkey on an RDMA device (0 when remote access is not
+	 * granted, as in verbs)
+	 */
+	uint32_t lkey;
+	struct mr_rkey_id rkey_id;
 	uint64_t addr, length;		/* the client's registration */
 	uint64_t span_start, span_len;	/* page-aligned cover of it */
 	uint8_t *base;			/* rpmad's address of span_start */
@@ -61,12 +75,23 @@ struct mr {
 	bool broken;			/* a page was lost (file truncated) */
 	char backing[256];		/* "anonymous" or the file's path */
 	void *tp_mr;			/* the transport's registration */
-	UT_hash_handle hh_key;
+	bool on_demand;			/* the NIC faults pages in (ODP) */
+	UT_hash_handle hh_lkey;
+	UT_hash_handle hh_rkey;		/* only with a non-zero rkey */
 	struct mr *prev, *next;		/* the session's registrations */
 };
 
-/* mr_by_key -- the live registration with this key, or NULL */
-struct mr *mr_by_key(uint32_t key);
+/* mr_by_lkey -- the live registration rpmad named so, or NULL */
+struct mr *mr_by_lkey(uint32_t lkey);
+
+/* mr_by_rkey -- the live registration with this remote key on the device */
+struct mr *mr_by_rkey(uint32_t dev_id, uint32_t rkey);
+
+static inline uint32_t
+mr_rkey(const struct mr *mr)
+{
+	return mr->rkey_id.rkey;
+}
 
 /* mr_allows -- whether the usage grants the access */
 bool mr_allows(const struct mr *mr, enum mr_access access);

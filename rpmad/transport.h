@@ -40,9 +40,9 @@ struct transport_ops {
 
 	/*
 	 * optional: protection domains and memory registration (verbs).
-	 * mr_register may name the registration's key itself (mr->key: the
-	 * device's rkey, which remote peers use); it must be non-zero and
-	 * not the key of another registration (mr_by_key()).
+	 * mr_register may name the registration's remote key itself
+	 * (mr->rkey_id.rkey: the device's rkey, which remote peers use, unique
+	 * on the device; 0 for none); rpmad's lkey stays its own.
 	 */
 	int (*pd_alloc)(struct peer *peer, char *err, size_t errlen);
 	void (*pd_free)(struct peer *peer);
@@ -86,6 +86,12 @@ extern const struct transport_ops transport_verbs;
 /* transport_tcp_init -- set up the software transport; 0 or -1 */
 int transport_tcp_init(void);
 void transport_tcp_fini(void);
+
+/*
+ * transport_verbs_init -- find the RDMA devices there are (none is not an
+ * error: every address then goes to the software transport)
+ */
+void transport_verbs_init(void);
 
 /* transport_verbs_fini -- release rpmad's CM channel and devices */
 void transport_verbs_fini(void);

@@ -411,6 +411,15 @@ verbs_release(struct conn *conn, bool abort)
 }
 
 void
+verbs_conn_lost(struct verbs_conn *vc)
+{
+	/* the CM's view follows: it stops waiting for a peer that is gone */
+	if (vc->state == VC_ESTABLISHED)
+		(void) rdma_disconnect(vc->id);
+	vc_over(vc, RPMA_CONN_LOST);
+}
+
+void
 verbs_device_lost(struct verbs_dev *vd)
 {
 	struct verbs_conn *vc, *tmp;

@@ -187,6 +187,23 @@ verbs_dev_fini(void)
 	ndevs = 0;
 }
 
+void
+transport_verbs_init(void)
+{
+	if (!rdma_present())
+		return;
+	/* librdmacm's own contexts: the ones its CM ids will name */
+	int n = 0;
+	struct ibv_context **ctxs = rdma_get_devices(&n);
+	if (ctxs == NULL) {
+		log_warning("verbs: rdma_get_devices: %s", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		(void) verbs_dev_of(ctxs[i]);
+	rdma_free_devices(ctxs);
+}
+
 static void
 name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {

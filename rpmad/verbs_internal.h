@@ -148,6 +148,11 @@ void verbs_disconnect(struct conn *conn);
 void verbs_release(struct conn *conn, bool abort);
 /* one CM event (copied, already acknowledged) for a listener or conn */
 void verbs_cm_event(const struct rdma_cm_event *ev);
+/*
+ * the peer cannot be reached (the device gave up retrying): the
+ * connection is lost, as the TCP transport reports a silent peer
+ */
+void verbs_conn_lost(struct verbs_conn *vc);
 /* the device is gone: every connection on it is lost */
 void verbs_device_lost(struct verbs_dev *vdev);
 

@@ -19,9 +19,6 @@
 #include "peer.h"
 #include "verbs_internal.h"
 
-/* Registrations tried before giving up on a key nobody uses. */
-#define KEY_TRIES 4
-
 /* ibv_advise_mr takes 32-bit lengths: longer ranges go in pieces. */
 #define ADVISE_CHUNK (1u << 30)
 
@@ -88,52 +85,36 @@ reg_once(struct mr *mr, unsigned access)
 	struct ibv_mr *hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
 			access);
 	/* e.g. fsdax pages cannot be pinned; librpma retries the same way */
-	if (hw == NULL && errno == EOPNOTSUPP && mr->peer->dev->odp_capable)
+	if (hw == NULL && errno == EOPNOTSUPP && mr->peer->dev->odp_capable) {
 		hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
 				access | IBV_ACCESS_ON_DEMAND);
+		mr->on_demand = hw != NULL;
+	}
 	return hw;
 }
 
+/*
+ * The device's rkey is the key peers use; it is unique on the device, and
+ * rpmad looks registrations up by (device, rkey). A registration without
+ * remote access may get rkey 0 (rxe does so), as with librpma.
+ */
 int
 verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 {
-	unsigned access = usage_access(mr->usage, mr->writable);
-	struct ibv_mr *tried[KEY_TRIES];
-	unsigned ntried = 0;
-	struct ibv_mr *hw = NULL;
-	int ret = 0;
-
-	/* the rkey becomes the key: it must not be one rpmad uses already */
-	while (ntried < KEY_TRIES) {
-		struct ibv_mr *m = reg_once(mr, access);
-		if (m == NULL) {
-			int e = errno ? errno : EIO;
-			(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu "
-					"bytes on %s",
-					(unsigned long long)mr->length,
-					mr->peer->dev->name);
-			ret = -e;
-			break;
-		}
-		if (m->rkey != 0 && mr_by_key(m->rkey) == NULL) {
-			hw = m;
-			break;
-		}
-		tried[ntried++] = m;
-	}
-	for (unsigned i = 0; i < ntried; i++)
-		(void) ibv_dereg_mr(tried[i]);
+	struct ibv_mr *hw = reg_once(mr, usage_access(mr->usage,
+			mr->writable));
 	if (hw == NULL) {
-		if (ret == 0) {
-			(void) snprintf(err, errlen, "the device %s gave keys "
-					"that are in use already",
-					mr->peer->dev->name);
-			ret = -EEXIST;
-		}
-		return ret;
+		int e = errno ? errno : EIO;
+		(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu bytes "
+				"on %s%s", (unsigned long long)mr->length,
+				mr->peer->dev->name, e == EFAULT && !mr->writable ?
+				" (the file was opened read-only: kernels "
+				"before 6.2 cannot register read-only shared "
+				"mappings)" : "");
+		return -e;
 	}
 	mr->tp_mr = hw;
-	mr->key = hw->rkey;
+	mr->rkey_id.rkey = hw->rkey;
 	return 0;
 }
 
@@ -144,7 +125,7 @@ verbs_mr_deregister(struct mr *mr)
 		return;
 	int ret = ibv_dereg_mr(mr->tp_mr);
 	if (ret)
-		log_warning("verbs: ibv_dereg_mr (key %08x): %s", mr->key,
+		log_warning("verbs: ibv_dereg_mr (rkey %08x): %s", mr_rkey(mr),
 				strerror(ret));
 	mr->tp_mr = NULL;
 }
@@ -155,6 +136,20 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 {
 	struct ibv_mr *hw = mr->tp_mr;
 	uint64_t addr = mr->addr + offset;
+	/*
+	 * Pinned pages are resident and known to the NIC already: on a device
+	 * that pages on demand there is nothing left to prefetch (and rxe,
+	 * which says it pages on demand, would refuse the call), so the
+	 * advice is taken and done; a device without it refuses advice, as
+	 * it would refuse librpma's.
+	 */
+	if (!mr->on_demand) {
+		if (mr->peer->dev->odp_capable)
+			return 0;
+		(void) snprintf(err, errlen, "the RDMA device %s does not "
+				"page on demand", mr->peer->dev->name);
+		return -EOPNOTSUPP;
+	}
 	do {
 		uint32_t piece = len > ADVISE_CHUNK ? ADVISE_CHUNK :
 			(uint32_t)len;

@@ -203,6 +203,10 @@ send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 					ibv_wc_status_str(wc->status),
 					wc->vendor_err);
 		verbs_qp_failed(vc);
+		/* the peer answered none of the device's retries */
+		if (wc->status == IBV_WC_RETRY_EXC_ERR ||
+				wc->status == IBV_WC_RNR_RETRY_EXC_ERR)
+			verbs_conn_lost(vc);
 	}
 }
 

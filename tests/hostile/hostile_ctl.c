@@ -181,7 +181,7 @@ static uint64_t
 new_peer(struct sess *s)
 {
 	Rpmad__DeviceGet dg = RPMAD__DEVICE_GET__INIT;
-	dg.addr = IT_ADDR;
+	dg.addr = (char *)IT_ADDR;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
 	req.body_case = RPMAD__REQUEST__BODY_DEVICE_GET;
 	req.device_get = &dg;
@@ -371,7 +371,7 @@ START_TEST(test_foreign_ids)
 	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	Rpmad__EpListen el = RPMAD__EP_LISTEN__INIT;
 	el.peer_id = peer;
-	el.addr = IT_ADDR;
+	el.addr = (char *)IT_ADDR;
 	el.port = port;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
 	req.body_case = RPMAD__REQUEST__BODY_EP_LISTEN;
@@ -385,7 +385,7 @@ START_TEST(test_foreign_ids)
 	cfg.cq_size = cfg.sq_size = cfg.rq_size = 10;
 	Rpmad__ConnReqNew crn = RPMAD__CONN_REQ_NEW__INIT;
 	crn.peer_id = peer;
-	crn.addr = IT_ADDR;
+	crn.addr = (char *)IT_ADDR;
 	crn.port = port;
 	crn.cfg = &cfg;
 	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
@@ -430,7 +430,7 @@ START_TEST(test_foreign_ids)
 
 		Rpmad__EpListen e = RPMAD__EP_LISTEN__INIT;
 		e.peer_id = id;
-		e.addr = IT_ADDR;
+		e.addr = (char *)IT_ADDR;
 		e.port = "0";
 		req.body_case = RPMAD__REQUEST__BODY_EP_LISTEN;
 		req.ep_listen = &e;
@@ -451,7 +451,7 @@ START_TEST(test_foreign_ids)
 
 		Rpmad__ConnReqNew h = RPMAD__CONN_REQ_NEW__INIT;
 		h.peer_id = id;
-		h.addr = IT_ADDR;
+		h.addr = (char *)IT_ADDR;
 		h.port = port;
 		h.cfg = &cfg;
 		req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
@@ -812,7 +812,7 @@ START_TEST(test_private_data_300)
 	cfg.cq_size = 10;
 	Rpmad__ConnReqNew crn = RPMAD__CONN_REQ_NEW__INIT;
 	crn.peer_id = peer;
-	crn.addr = IT_ADDR;
+	crn.addr = (char *)IT_ADDR;
 	crn.port = env.port;
 	crn.cfg = &cfg;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;

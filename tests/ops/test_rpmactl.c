@@ -234,7 +234,7 @@ START_TEST(test_status)
 	ck_assert_uint_eq(count_lines_with(out, "connections:", "2", NULL),
 			1);
 	ck_assert_uint_eq(count_lines_with(out, "devices:", "rpmad_tcp",
-			NULL), 1);
+			"3 registrations", "88.0 KiB pinned", NULL), 1);
 	free(out);
 }
 END_TEST
@@ -350,6 +350,7 @@ START_TEST(test_mrs)
 	expect(&f, comm, "mrs.%ld.command", file);
 	expect(&f, str_of(64 * KiB), "mrs.%ld.length", file);
 	expect(&f, str_of(64 * KiB), "mrs.%ld.pinned_bytes", file);
+	expect(&f, "rpmad_tcp", "mrs.%ld.device", file);
 	expect(&f, "4", "mrs.%ld.usage.#", file);
 	expect(&f, "READ_SRC", "mrs.%ld.usage.0", file);
 	expect(&f, "WRITE_DST", "mrs.%ld.usage.1", file);

@@ -662,3 +662,27 @@ fake_cm_device_removed(struct fake_dev *d)
 					0, NULL);
 	}
 }
+
+struct ibv_context **
+rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list = calloc(fake.ndevs + 1, sizeof(*list));
+	if (list == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int n = 0;
+	for (unsigned i = 0; i < fake.ndevs; i++) {
+		if (!fake.devs[i].removed)
+			list[n++] = ctx_of(&fake.devs[i]);
+	}
+	if (num_devices)
+		*num_devices = n;
+	return list;
+}
+
+void
+rdma_free_devices(struct ibv_context **list)
+{
+	free(list);
+}

@@ -138,6 +138,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 		case RPMAD__RESPONSE__BODY_MR:
 			r->id = rc.mr.mr_id;
 			r->key = rc.mr.key;
+			r->lkey = rc.mr.lkey;
 			break;
 		case RPMAD__RESPONSE__BODY_EP:
 			r->id = rc.ep.ep_id;
@@ -256,6 +257,7 @@ h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m, uint32_t usage,
 	if (r->code == 0) {
 		m->mr_id = r->id;
 		m->key = r->key;
+		m->lkey = r->lkey;
 	}
 }
 
@@ -465,7 +467,7 @@ h_post(struct conn *c, uint8_t opcode, bool signaled, uint64_t wr_id,
 		.rkey = rkey,
 	};
 	if (local) {
-		sqe.lkey = local->key;
+		sqe.lkey = local->lkey;
 		sqe.laddr = (uint64_t)(uintptr_t)local->ptr + loff;
 	}
 	sq_push(c, &sqe);
@@ -497,7 +499,7 @@ h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 	struct qp_rqe rqe = {
 		.wr_id = wr_id,
 		.laddr = m ? (uint64_t)(uintptr_t)m->ptr + off : 0,
-		.lkey = m ? m->key : 0,
+		.lkey = m ? m->lkey : 0,
 		.length = len,
 	};
 	*qp_rq_slot(c->qp.region, &c->qp.layout, tail) = rqe;

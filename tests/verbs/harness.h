@@ -23,7 +23,8 @@ struct h_reply {
 	int code;		/* 0 or RPMA_E_* */
 	char msg[512];
 	uint64_t id;		/* peer, mr, ep or conn */
-	uint32_t key;
+	uint32_t key;		/* a registration's rkey */
+	uint32_t lkey;
 	uint32_t device_id;
 	char name[64], transport[16];
 	bool odp;
@@ -59,7 +60,8 @@ struct h_mem {
 	size_t len;
 	int fd;
 	uint64_t mr_id;
-	uint32_t key;
+	uint32_t key;		/* the rkey */
+	uint32_t lkey;
 };
 void h_mem_new(struct h_mem *m, size_t len);
 void h_mem_free(struct h_mem *m);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "device.h"
 #include "fake_rdma.h"
 #include "harness.h"
 #include "librpma.h"
@@ -211,6 +212,33 @@ START_TEST(test_no_rdma_support)
 }
 END_TEST
 
+/* rpmad knows every RDMA device from its start (rpmactl status) */
+START_TEST(test_devices_at_start)
+{
+	h_setup();
+	two_devices();
+	transport_verbs_init();
+	const char *names[3] = { NULL };
+	unsigned n = 0;
+	for (struct device *d = device_list(); d && n < 3; d = d->next)
+		names[n++] = d->name;
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(names[0], SOFTWARE_DEVICE_NAME);
+	ck_assert_str_eq(names[1], "fake0");
+	ck_assert_str_eq(names[2], "fake1");
+	/* a lookup finds the same device, not a new one */
+	struct session *s = h_session();
+	struct h_reply r;
+	h_device_get(s, "127.0.0.2", false, &r);
+	ck_assert_str_eq(r.name, "fake1");
+	n = 0;
+	for (struct device *d = device_list(); d; d = d->next)
+		n++;
+	ck_assert_uint_eq(n, 3);
+	h_teardown();
+}
+END_TEST
+
 START_TEST(test_device_lookup)
 {
 	h_setup();
@@ -273,7 +301,7 @@ START_TEST(test_registration)
 	struct ibv_mr *hw = mr->tp_mr;
 	ck_assert_ptr_nonnull(hw);
 	ck_assert_uint_eq(m1.key, hw->rkey);
-	ck_assert_uint_eq(mr->key, hw->rkey);
+	ck_assert_uint_eq(mr_rkey(mr), hw->rkey);
 	ck_assert_uint_eq(fake_mr_iova(hw), (uintptr_t)m1.ptr);
 	ck_assert_ptr_eq(hw->addr, mr->base);
 	ck_assert_ptr_ne(hw->addr, m1.ptr);	/* rpmad's own mapping */
@@ -294,24 +322,41 @@ START_TEST(test_registration)
 	ck_assert_uint_eq(fake_mr_access(h_mr(s, m2.mr_id)->tp_mr), 0);
 	h_mr_dereg(s, m2.mr_id, &r);
 
-	/* a key rpmad uses already (or 0) is not handed out twice */
-	uint32_t keys[3] = { m1.key, 0, 0x7777700 };
-	fake_next_rkeys("fake0", keys, 3);
-	h_mr_reg(s, peer, &m2, RPMA_MR_USAGE_READ_SRC, &r);
-	ck_assert_msg(r.code == 0, "%s", r.msg);
-	ck_assert_uint_eq(m2.key, 0x7777700);
-	ck_assert_uint_eq(fake_counts().mrs, 2);
-	h_mr_dereg(s, m2.mr_id, &r);
-	uint32_t same[4] = { m1.key, m1.key, m1.key, m1.key };
-	fake_next_rkeys("fake0", same, 4);
+	/* rkeys are the device's, unique on it: a repeated one is refused */
+	uint32_t same[1] = { m1.key };
+	fake_next_rkeys("fake0", same, 1);
 	h_mr_reg(s, peer, &m2, RPMA_MR_USAGE_READ_SRC, &r);
 	ck_assert_int_eq(r.code, RPMA_E_PROVIDER);
 	ck_assert_ptr_nonnull(strstr(r.msg, "in use"));
 	ck_assert_uint_eq(fake_counts().mrs, 1);
+	/* no remote access: rkey 0 (as rxe gives), named by rpmad's lkey */
+	uint32_t zero[1] = { 0 };
+	fake_next_rkeys("fake0", zero, 1);
+	h_mr_reg(s, peer, &m2, RPMA_MR_USAGE_READ_DST, &r);
+	ck_assert_msg(r.code == 0, "%s", r.msg);
+	ck_assert_uint_eq(m2.key, 0);
+	ck_assert_uint_ne(m2.lkey, 0);
+	ck_assert_uint_ne(m2.lkey, m1.lkey);
+	h_mr_dereg(s, m2.mr_id, &r);
+	/* the same rkey on another device is another registration */
+	uint64_t peer1 = peer_at(s, "127.0.0.2", false);
+	h_device_get(s, "127.0.0.1", false, &r);
+	uint32_t fake0_id = r.device_id;
+	h_device_get(s, "127.0.0.2", false, &r);
+	uint32_t fake1_id = r.device_id;
+	fake_next_rkeys("fake1", same, 1);
+	h_mr_reg(s, peer1, &m2, RPMA_MR_USAGE_WRITE_DST, &r);
+	ck_assert_msg(r.code == 0, "%s", r.msg);
+	ck_assert_uint_eq(m2.key, m1.key);
+	ck_assert_ptr_eq(mr_by_rkey(fake0_id, m1.key), h_mr(s, m1.mr_id));
+	ck_assert_ptr_eq(mr_by_rkey(fake1_id, m1.key), h_mr(s, m2.mr_id));
+	h_mr_dereg(s, m2.mr_id, &r);
+	ck_assert_int_eq(r.code, 0);
 
-	/* advice: a pinned registration has nothing to prefetch */
+	/* advice: a pinned registration has nothing to prefetch (done) */
 	h_mr_advise(s, m1.mr_id, 0, 4096, IBV_ADVISE_MR_ADVICE_PREFETCH, &r);
-	ck_assert_int_eq(r.code, RPMA_E_INVAL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_uint_eq(fake_advise_count(), 0);
 	/* memory that cannot be pinned: on-demand paging */
 	fake_reg_needs_odp(true);
 	h_mr_reg(s, peer, &m2, RPMA_MR_USAGE_READ_SRC, &r);
@@ -324,7 +369,6 @@ START_TEST(test_registration)
 	fake_reg_needs_odp(false);
 
 	/* a device without on-demand paging does not take advice */
-	uint64_t peer1 = peer_at(s, "127.0.0.2", false);
 	struct h_mem m3;
 	h_mem_new(&m3, 4096);
 	h_mr_reg(s, peer1, &m3, RPMA_MR_USAGE_READ_SRC, &r);
@@ -743,7 +787,7 @@ START_TEST(test_bad_receive)
 	h_run(2);
 	/* a key that is not a registration of this client */
 	struct h_mem bogus = p.cmem;
-	bogus.key = p.smem.key;
+	bogus.lkey = p.smem.lkey;
 	h_post_recv(p.cc, 2, &bogus, 0, 64);
 	expect_cqe(p.cc, false, 2, IBV_WC_LOC_PROT_ERR, NULL);
 	/* the queue pair failed: the receive the device held is flushed */
@@ -891,6 +935,7 @@ verbs_suite(void)
 	Suite *s = suite_create("verbs");
 	TCase *tc = tcase_create("devices");
 	tcase_add_test(tc, test_no_rdma_support);
+	tcase_add_test(tc, test_devices_at_start);
 	tcase_add_test(tc, test_device_lookup);
 	tcase_add_test(tc, test_registration);
 	suite_add_tcase(s, tc);
