@@ -174,8 +174,8 @@ START_TEST(test_ping_pong)
 	char seed[16], nrounds[16];
 	(void) snprintf(seed, sizeof(seed), "%d", SEED);
 	(void) snprintf(nrounds, sizeof(nrounds), "%d", rounds);
-	char *sargv[] = { "server", IT_ADDR, env.port, NULL };
-	char *cargv[] = { "client", IT_ADDR, env.port, seed, nrounds, NULL };
+	char *sargv[] = { "server", (char *)IT_ADDR, env.port, NULL };
+	char *cargv[] = { "client", (char *)IT_ADDR, env.port, seed, nrounds, NULL };
 	pid_t server = run("server", rounds, env.srv, sargv);
 	ck_assert_int_gt(server, 0);
 	ck_assert_int_eq(it_wait_listening(env.port, IT_WAIT_MS), 0);

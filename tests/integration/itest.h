@@ -37,7 +37,16 @@
 /* The Check timeout every integration test case sets (seconds). */
 #define IT_TCASE_TIMEOUT 30
 
-#define IT_ADDR "127.0.0.1"
+/*
+ * The address the server roles listen at: $RPMAD_TEST_ADDR, else
+ * 127.0.0.1. With RPMAD_TEST_TRANSPORT=verbs it is one served by an RDMA
+ * device (the Soft-RoCE VM: 192.168.100.1, reached from rxe1 by rxe0).
+ */
+#define IT_ADDR it_addr()
+const char *it_addr(void);
+
+/* it_transport_is -- whether the daemons run with --transport `name` */
+bool it_transport_is(const char *name);
 
 /* ---------------------------------------------------------- processes */
 

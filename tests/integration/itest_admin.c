@@ -236,13 +236,36 @@ listening_in(const char *table, unsigned port)
 	return found;
 }
 
+/*
+ * Whether an RDMA CM id listens on port: rdma_cm's port space is its own,
+ * so iproute2's `rdma resource show cm_id` tells, not /proc/net/tcp.
+ */
+static int
+listening_rdma(unsigned port)
+{
+	FILE *f = popen("rdma resource show cm_id 2>/dev/null", "r");
+	if (f == NULL)
+		return 0;
+	char line[512], want[32];
+	(void) snprintf(want, sizeof(want), ":%u ", port);
+	int found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *src = strstr(line, "src-addr ");
+		if (strstr(line, "state LISTEN") && src && strstr(src, want))
+			found = 1;
+	}
+	(void) pclose(f);
+	return found;
+}
+
 int
 it_wait_listening(const char *port, int timeout_ms)
 {
 	unsigned p = (unsigned)strtoul(port, NULL, 10);
 	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
-		if (listening_in("tcp", p) || listening_in("tcp6", p))
+		if (listening_in("tcp", p) || listening_in("tcp6", p) ||
+				(!it_transport_is("tcp") && listening_rdma(p)))
 			return 0;
 		if (it_now_ms() >= end)
 			return -1;

@@ -190,6 +190,19 @@ it_free_port(char *buf, size_t len)
 	return ret;
 }
 
+const char *
+it_addr(void)
+{
+	const char *a = getenv("RPMAD_TEST_ADDR");
+	return a && *a ? a : "127.0.0.1";
+}
+
+bool
+it_transport_is(const char *name)
+{
+	return strcmp(test_daemon_transport(), name) == 0;
+}
+
 int
 it_env_start(struct it_env *env, int ndaemons)
 {

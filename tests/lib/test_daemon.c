@@ -24,6 +24,13 @@ rpmad_bin(void)
 	return bin && *bin ? bin : "rpmad";
 }
 
+const char *
+test_daemon_transport(void)
+{
+	const char *t = getenv("RPMAD_TEST_TRANSPORT");
+	return t && *t ? t : "tcp";
+}
+
 static int
 can_connect(const char *path)
 {
@@ -54,7 +61,8 @@ test_daemon_start(struct test_daemon *d, const char *const *extra_args)
 	(void) snprintf(d->log, sizeof(d->log), "%s/rpmad.log", d->dir);
 
 	const char *argv[32] = { rpmad_bin(), "--foreground", "--socket",
-			d->socket, "--transport", "tcp", "--log-level", "info",
+			d->socket, "--transport", test_daemon_transport(),
+			"--log-level", "info",
 			"--config", "/dev/null" };
 	int argc = 10;
 	for (int i = 0; extra_args && extra_args[i] && argc < 31; i++)

@@ -20,8 +20,14 @@ struct test_daemon {
 };
 
 /*
- * test_daemon_start -- run rpmad --foreground --transport tcp on a new
- * socket, plus the extra arguments (NULL-terminated list, may be NULL),
+ * test_daemon_transport -- the transport the tests' daemons use:
+ * $RPMAD_TEST_TRANSPORT (tcp, verbs or auto), tcp by default
+ */
+const char *test_daemon_transport(void);
+
+/*
+ * test_daemon_start -- run rpmad --foreground --transport T on a new
+ * socket (T: test_daemon_transport()), plus the extra arguments (NULL-terminated list, may be NULL),
  * and wait until it accepts connections. Returns 0 or -1.
  */
 int test_daemon_start(struct test_daemon *d, const char *const *extra_args);

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * rpma-pair.c -- one librpma server and one client across a real network,
+ * for comparing rpmad-brokered librpma with the native, in-process one:
+ * the same source is built against librpmaclient and against Debian's
+ * librpma 1.2 (NATIVE_RPMA_1; the calls used here are the same in both).
+ *
+ *   rpma-pair server ADDR PORT
+ *   rpma-pair client ADDR PORT [--wait spin|block] [--iters N]
+ *
+ * The client measures, and prints one line each ("NAME VALUE UNIT"):
+ *   write_flush_lat_us   8 B write + persistent flush, p50
+ *   read_lat_us          4 KiB read, p50
+ *   write_bw_qd1_mbs     1 MiB writes, one at a time
+ *   write_bw_qd16_mbs    1 MiB writes, 16 in flight
+ * `spin` polls rpma_cq_get_wc (as most librpma programs do), `block` waits
+ * in rpma_cq_wait.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librpma.h>
+
+#define MIB (1u << 20)
+#define BUF_SIZE (32u * MIB)
+#define QD 16
+
+#define CHECK(call) do { \
+	int ret_ = (call); \
+	if (ret_) { \
+		(void) fprintf(stderr, "rpma-pair: %s: %s\n", #call, \
+				rpma_err_2str(ret_)); \
+		exit(1); \
+	} \
+} while (0)
+
+static int spin = 1;
+
+static double
+now_us(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* One completion, by polling or by waiting; it must be a success. */
+static void
+take_wc(struct rpma_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+	for (;;) {
+		int ret = rpma_cq_get_wc(cq, 1, &wc, &n);
+		if (ret == 0)
+			break;
+		if (ret != RPMA_E_NO_COMPLETION)
+			CHECK(ret);
+		if (!spin)
+			CHECK(rpma_cq_wait(cq));
+	}
+	if (wc.status != IBV_WC_SUCCESS) {
+		(void) fprintf(stderr, "rpma-pair: %s\n",
+				ibv_wc_status_str(wc.status));
+		exit(1);
+	}
+}
+
+static void *
+buffer(void)
+{
+	void *p = aligned_alloc(4096, BUF_SIZE);
+	if (p == NULL)
+		exit(1);
+	memset(p, 0x5a, BUF_SIZE);
+	return p;
+}
+
+static int
+server(const char *addr, const char *port)
+{
+	struct ibv_context *dev;
+	CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL,
+			&dev));
+	struct rpma_peer *peer;
+	CHECK(rpma_peer_new(dev, &peer));
+	void *mem = buffer();
+	struct rpma_mr_local *mr;
+	CHECK(rpma_mr_reg(peer, mem, BUF_SIZE, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_READ_SRC |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	uint8_t desc[32];
+	size_t size;
+	CHECK(rpma_mr_get_descriptor_size(mr, &size));
+	CHECK(rpma_mr_get_descriptor(mr, desc));
+	struct rpma_peer_cfg *pcfg;
+	CHECK(rpma_peer_cfg_new(&pcfg));
+	CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
+	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc + size));
+
+	struct rpma_ep *ep;
+	CHECK(rpma_ep_listen(peer, addr, port, &ep));
+	(void) printf("listening\n");
+	(void) fflush(stdout);
+	struct rpma_conn_req *req;
+	CHECK(rpma_ep_next_conn_req(ep, NULL, &req));
+	struct rpma_conn_private_data pd = { desc, (uint8_t)(size + 1) };
+	struct rpma_conn *conn;
+	CHECK(rpma_conn_req_connect(&req, &pd, &conn));
+	enum rpma_conn_event ev;
+	CHECK(rpma_conn_next_event(conn, &ev));	/* ESTABLISHED */
+	CHECK(rpma_conn_next_event(conn, &ev));	/* CLOSED, when done */
+	CHECK(rpma_conn_disconnect(conn));
+	CHECK(rpma_conn_delete(&conn));
+	CHECK(rpma_ep_shutdown(&ep));
+	CHECK(rpma_mr_dereg(&mr));
+	CHECK(rpma_peer_cfg_delete(&pcfg));
+	CHECK(rpma_peer_delete(&peer));
+	free(mem);
+	return 0;
+}
+
+struct client {
+	struct rpma_conn *conn;
+	struct rpma_cq *cq;
+	struct rpma_mr_local *mr;
+	struct rpma_mr_remote *rmr;
+};
+
+static double
+lat_write_flush(struct client *c, int iters)
+{
+	double *t = malloc(sizeof(double) * (size_t)iters);
+	for (int i = 0; i < iters; i++) {
+		double t0 = now_us();
+		CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
+				RPMA_F_COMPLETION_ON_ERROR, NULL));
+		CHECK(rpma_flush(c->conn, c->rmr, 0, 8,
+				RPMA_FLUSH_TYPE_PERSISTENT,
+				RPMA_F_COMPLETION_ALWAYS, NULL));
+		take_wc(c->cq);
+		t[i] = now_us() - t0;
+	}
+	qsort(t, (size_t)iters, sizeof(*t), cmp);
+	double p50 = t[iters / 2];
+	free(t);
+	return p50;
+}
+
+static double
+lat_read(struct client *c, int iters)
+{
+	double *t = malloc(sizeof(double) * (size_t)iters);
+	for (int i = 0; i < iters; i++) {
+		double t0 = now_us();
+		CHECK(rpma_read(c->conn, c->mr, 0, c->rmr, 0, 4096,
+				RPMA_F_COMPLETION_ALWAYS, NULL));
+		take_wc(c->cq);
+		t[i] = now_us() - t0;
+	}
+	qsort(t, (size_t)iters, sizeof(*t), cmp);
+	double p50 = t[iters / 2];
+	free(t);
+	return p50;
+}
+
+/* 1 MiB writes, `qd` in flight, each signaled; MB/s */
+static double
+bw_write(struct client *c, int qd, int total)
+{
+	double t0 = now_us();
+	int posted = 0, done = 0;
+	while (done < total) {
+		while (posted < total && posted - done < qd) {
+			size_t off = (size_t)(posted % QD) * MIB;
+			CHECK(rpma_write(c->conn, c->rmr, off, c->mr, off, MIB,
+					RPMA_F_COMPLETION_ALWAYS, NULL));
+			posted++;
+		}
+		take_wc(c->cq);
+		done++;
+	}
+	return (double)total * MIB / (now_us() - t0);
+}
+
+static int
+client(const char *addr, const char *port, int iters)
+{
+	struct ibv_context *dev;
+	CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE,
+			&dev));
+	struct rpma_peer *peer;
+	CHECK(rpma_peer_new(dev, &peer));
+	void *mem = buffer();
+	struct client c;
+	CHECK(rpma_mr_reg(peer, mem, BUF_SIZE, RPMA_MR_USAGE_READ_DST |
+			RPMA_MR_USAGE_WRITE_SRC, &c.mr));
+	struct rpma_conn_cfg *cfg;
+	CHECK(rpma_conn_cfg_new(&cfg));
+	CHECK(rpma_conn_cfg_set_sq_size(cfg, 2 * QD));
+	CHECK(rpma_conn_cfg_set_cq_size(cfg, 2 * QD));
+	struct rpma_conn_req *req;
+	CHECK(rpma_conn_req_new(peer, addr, port, cfg, &req));
+	CHECK(rpma_conn_req_connect(&req, NULL, &c.conn));
+	enum rpma_conn_event ev;
+	CHECK(rpma_conn_next_event(c.conn, &ev));
+	if (ev != RPMA_CONN_ESTABLISHED) {
+		(void) fprintf(stderr, "rpma-pair: %s\n",
+				rpma_utils_conn_event_2str(ev));
+		return 1;
+	}
+	struct rpma_conn_private_data pd;
+	CHECK(rpma_conn_get_private_data(c.conn, &pd));
+	CHECK(rpma_mr_remote_from_descriptor(pd.ptr, (size_t)pd.len - 1,
+			&c.rmr));
+	struct rpma_peer_cfg *pcfg;
+	CHECK(rpma_peer_cfg_from_descriptor((const char *)pd.ptr + pd.len - 1,
+			1, &pcfg));
+	CHECK(rpma_conn_apply_remote_peer_cfg(c.conn, pcfg));
+	CHECK(rpma_conn_get_cq(c.conn, &c.cq));
+
+	(void) lat_write_flush(&c, iters / 10 + 1);	/* warm-up */
+	(void) printf("write_flush_lat_us %.1f us\n", lat_write_flush(&c,
+			iters));
+	(void) printf("read_lat_us %.1f us\n", lat_read(&c, iters));
+	(void) printf("write_bw_qd1_mbs %.0f MB/s\n", bw_write(&c, 1,
+			iters / 10 + 16));
+	(void) printf("write_bw_qd16_mbs %.0f MB/s\n", bw_write(&c, QD,
+			iters / 5 + 32));
+	(void) fflush(stdout);
+
+	CHECK(rpma_conn_disconnect(c.conn));
+	CHECK(rpma_conn_next_event(c.conn, &ev));
+	CHECK(rpma_conn_delete(&c.conn));
+	CHECK(rpma_mr_remote_delete(&c.rmr));
+	CHECK(rpma_peer_cfg_delete(&pcfg));
+	CHECK(rpma_conn_cfg_delete(&cfg));
+	CHECK(rpma_mr_dereg(&c.mr));
+	CHECK(rpma_peer_delete(&peer));
+	free(mem);
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	if (argc < 4) {
+		(void) fprintf(stderr, "usage: %s server|client ADDR PORT "
+				"[--wait spin|block] [--iters N]\n", argv[0]);
+		return 2;
+	}
+	int iters = 2000;
+	for (int i = 4; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--wait") == 0)
+			spin = strcmp(argv[i + 1], "block") != 0;
+		else if (strcmp(argv[i], "--iters") == 0)
+			iters = atoi(argv[i + 1]);
+	}
+	if (iters < 10)
+		iters = 10;
+	if (strcmp(argv[1], "server") == 0)
+		return server(argv[2], argv[3]);
+	return client(argv[2], argv[3], iters);
+}

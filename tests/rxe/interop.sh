@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# interop.sh -- inside the VM: a native librpma 1.2 program (in-process, on
+# rxe directly) and a program brokered by rpmad work together, both ways:
+#   native client  -> brokered server (rpmad A, rxe0, SERVER_ADDR)
+#   brokered client (rpmad B, rxe1) -> native server (SERVER_ADDR)
+# Programs: tests/rxe/interop/ (built by build-interop.sh into INTEROP_BIN).
+#
+# usage: interop.sh PREFIX      (INTEROP_BIN and WORK from the environment)
+set -u
+PREFIX=$1
+BIN=${INTEROP_BIN:?}
+ADDR=${SERVER_ADDR:-192.168.100.1}
+W=$(mktemp -d "${WORK:-/tmp}/interop.XXXXXX")
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+start_rpmad() { # start_rpmad NAME
+	"$PREFIX/sbin/rpmad" --foreground --socket "$W/$1.sock" --transport verbs \
+		--config /dev/null --log-level info > "$W/$1.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 200); do [ -S "$W/$1.sock" ] && return 0; sleep 0.05; done
+	echo "rpmad $1 did not start"; cat "$W/$1.log"; return 1
+}
+
+wait_listen() { # the server prints "listening" once its endpoint is up
+	for _ in $(seq 400); do grep -q listening "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+# run_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT
+run_case() {
+	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6
+	RPMAD_SOCKET=$ssock timeout 120 "$BIN/$srv" "$ADDR" "$port" > "$W/$name.server" 2>&1 &
+	local spid=$!
+	wait_listen "$W/$name.server"
+	RPMAD_SOCKET=$csock timeout 120 "$BIN/$cli" "$ADDR" "$port" > "$W/$name.client" 2>&1
+	local crc=$?
+	wait $spid; local src=$?
+	if [ $crc = 0 ] && [ $src = 0 ]; then echo "ok    $name"; return 0; fi
+	echo "FAIL  $name (client $crc, server $src)"
+	for f in "$W/$name".*; do echo "  --- $(basename "$f")"; sed 's/^/    /' "$f"; done
+	return 1
+}
+
+start_rpmad A || exit 1
+start_rpmad B || exit 1
+r=0
+run_case "native client -> brokered server" brokered_server "$W/A.sock" native_client /nonexistent 7601 || r=1
+run_case "brokered client -> native server" native_server /nonexistent brokered_client "$W/B.sock" 7602 || r=1
+if [ $r != 0 ]; then for d in A B; do echo "  --- rpmad $d"; tail -20 "$W/$d.log" | sed 's/^/    /'; done; fi
+[ $r = 0 ] && echo "2 passed, 0 failed" || echo "failed"
+exit $r

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * rxe_link.c -- the link under a verbs connection goes away, on a real
+ * verbs stack (Soft-RoCE in the VM of scripts/run-vm-tests.sh; skips (77)
+ * anywhere else).
+ *
+ * A server application on rpmad A (rxe0, 192.168.100.1) and a client
+ * application on rpmad B (rxe1) run fstream.h's stream of every kind of
+ * work; then `ip link set veth1 down` cuts the link under them. Nothing
+ * crosses a cut link, so each side learns of it from its own work: the
+ * device retries each unanswered request and gives up with
+ * IBV_WC_RETRY_EXC_ERR, and rpmad reports the connection as
+ * RPMA_CONN_LOST. Both applications must see LOST and every outstanding
+ * work request fail, within CUT_BOUND_MS; both rpmads then let go of the
+ * connection the applications deleted; once the link is back, a new
+ * connection works.
+ */
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "footprint.h"
+#include "fstream.h"
+#include "itest.h"
+
+#define LINK_CUT "veth1"
+
+/*
+ * The device's retries: rdma_cm's ack timeout (4.096 us * 2^18, about
+ * 1.07 s) times rpmad's retry count (7), about 8 s; rxe's timers are
+ * coarse and the VM is emulated, several times slower than a host: the
+ * bound leaves room for both.
+ */
+#define CUT_BOUND_MS 45000
+#define WARMUP 200
+
+enum { TAG_READY = 100, TAG_CUT_AT, TAG_CONN_GONE, TAG_GO };
+
+static int
+link_set(const char *dev, bool up)
+{
+	char cmd[128];
+	(void) snprintf(cmd, sizeof(cmd), "ip link set %s %s", dev,
+			up ? "up" : "down");
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static int
+cut_role(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	bool server = it_role() == IT_SERVER;
+	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
+			RPMA_UTIL_IBV_CONTEXT_LOCAL :
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn *conn;
+	if (server) {
+		IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
+		IT_EQ(it_tell(IT_CLIENT, IT_TAG_LISTENING, NULL, 0), 0);
+		struct rpma_conn_req *req = it_next_req(ep, fs_conn_cfg());
+		conn = it_accept(&req, NULL);
+	} else {
+		(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+		struct rpma_conn_req *req = NULL;
+		IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port,
+				fs_conn_cfg(), &req));
+		IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+		it_expect_event(conn, RPMA_CONN_ESTABLISHED);
+	}
+	struct fs_stream s;
+	fs_init(&s, peer, conn);
+	it_send_desc(server ? IT_CLIENT : IT_SERVER, s.mr, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	fs_set_remote(&s, &desc);
+	fs_run_ok(&s, WARMUP);
+	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
+
+	fs_run_until_broken(&s, CUT_BOUND_MS + IT_WAIT_MS);
+	uint64_t cut_at = 0;
+	IT_EQ(it_expect(TAG_CUT_AT, &cut_at, sizeof(cut_at)), sizeof(cut_at));
+	fs_drain(&s, CUT_BOUND_MS);
+	char who[96];
+	(void) snprintf(who, sizeof(who), "rxe_link: %s down: %s", LINK_CUT,
+			it_role_name(it_role()));
+	fs_report(&s, who, cut_at);
+	IT_ASSERT_MSG(s.res.event == RPMA_CONN_LOST, "event %s, wanted LOST",
+			rpma_utils_conn_event_2str(s.res.event));
+	IT_ASSERT_MSG(s.res.t_flushed - cut_at <= CUT_BOUND_MS, "the last "
+			"outstanding work failed %llu ms after the cut (bound "
+			"%d ms)", (unsigned long long)(s.res.t_flushed - cut_at),
+			CUT_BOUND_MS);
+	fs_posts_fail(&s);
+	fs_fini(&s);
+
+	IT_EQ(it_tell(IT_PARENT, TAG_CONN_GONE, NULL, 0), 0);
+	IT_ASSERT(it_hear(TAG_GO, NULL, 0, IT_ROLE_MS) == 0);
+	if (ep)
+		IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+/* After the link is back: a plain connection with one send each way. */
+static int
+hello_role(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	bool server = it_role() == IT_SERVER;
+	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
+			RPMA_UTIL_IBV_CONTEXT_LOCAL :
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn *conn;
+	if (server) {
+		IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
+		IT_EQ(it_tell(IT_CLIENT, IT_TAG_LISTENING, NULL, 0), 0);
+		struct rpma_conn_req *req = it_next_req(ep, NULL);
+		conn = it_accept(&req, NULL);
+	} else {
+		(void) it_expect(IT_TAG_LISTENING, NULL, 0);
+		struct rpma_conn_req *req = NULL;
+		IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+		IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+		it_expect_event(conn, RPMA_CONN_ESTABLISHED);
+	}
+	IT_OK(rpma_conn_disconnect(conn));
+	it_expect_event(conn, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_delete(&conn));
+	if (ep)
+		IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+START_TEST(test_link_down)
+{
+	struct it_env env;
+	ck_assert_int_eq(link_set(LINK_CUT, true), 0);
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	struct it_admin adm[2];
+	struct footprint empty[2];
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(it_admin_open(&adm[i], &env.d[i]), 0);
+		footprint_now(&adm[i], env.d[i].pid, &empty[i]);
+	}
+
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv,
+			cut_role, NULL), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			cut_role, NULL), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_READY, 2) == 0, "%s",
+			it_report());
+
+	uint64_t cut_at = it_now_ms();
+	ck_assert_int_eq(link_set(LINK_CUT, false), 0);
+	ck_assert_int_eq(it_tell(IT_SERVER, TAG_CUT_AT, &cut_at,
+			sizeof(cut_at)), 0);
+	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_CUT_AT, &cut_at,
+			sizeof(cut_at)), 0);
+
+	ck_assert_msg(it_group_hear_within(&g, TAG_CONN_GONE, 2,
+			2 * CUT_BOUND_MS) == 0, "%s", it_report());
+	for (int i = 0; i < 2; i++)
+		(void) footprint_expect_no_conns(&adm[i], IT_WAIT_MS,
+				i ? "rpmad B after the cut" :
+				"rpmad A after the cut");
+	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_msg(it_group_join(&g, IT_WAIT_MS) == 0, "%s", it_report());
+
+	/* the link comes back: so do new connections */
+	ck_assert_int_eq(link_set(LINK_CUT, true), 0);
+	ck_assert_msg(it_run_pair(&env, hello_role, hello_role, NULL) == 0,
+			"%s", it_report());
+
+	for (int i = 0; i < 2; i++) {
+		(void) footprint_expect(&adm[i], env.d[i].pid, &empty[i],
+				IT_WAIT_MS, i ? "rpmad B at the end" :
+				"rpmad A at the end");
+		it_admin_close(&adm[i]);
+	}
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	if (!it_transport_is("verbs") || access("/sys/class/infiniband/rxe1",
+			F_OK)) {
+		(void) printf("rxe_link: needs RPMAD_TEST_TRANSPORT=verbs and "
+				"rxe1 (scripts/run-vm-tests.sh); skipped\n");
+		return 77;
+	}
+	Suite *s = suite_create("the link under a verbs connection");
+	TCase *tc = it_tcase_create("link");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, test_link_down);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	(void) link_set(LINK_CUT, true);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
