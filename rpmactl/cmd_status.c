@@ -109,13 +109,14 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	for (size_t i = 0; i < st->n_devices; i++) {
 		const Rpmad__DeviceStatus *d = st->devices[i];
 		char name[128], tp[64], pinned[32];
-		(void) fprintf(f, "%-18s %s (%s%s): %u registrations, %s "
+		(void) fprintf(f, "%-18s %s (%s%s): %u registration%s, %s "
 				"pinned\n", i ? "" : "devices:",
 				format_printable(d->name, name, sizeof(name)),
 				format_printable(d->transport, tp, sizeof(tp)),
 				d->odp_capable ? ", on-demand paging" : "",
-				d->registrations, format_bytes(d->pinned_bytes,
-					pinned, sizeof(pinned)));
+				d->registrations, d->registrations == 1 ? "" :
+				"s", format_bytes(d->pinned_bytes, pinned,
+					sizeof(pinned)));
 	}
 	if (st->n_devices == 0)
 		(void) fprintf(f, ROW, "devices:", "none");

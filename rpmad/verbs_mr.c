@@ -137,19 +137,13 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 	struct ibv_mr *hw = mr->tp_mr;
 	uint64_t addr = mr->addr + offset;
 	/*
-	 * Pinned pages are resident and known to the NIC already: on a device
-	 * that pages on demand there is nothing left to prefetch (and rxe,
-	 * which says it pages on demand, would refuse the call), so the
-	 * advice is taken and done; a device without it refuses advice, as
-	 * it would refuse librpma's.
+	 * Pinned pages are resident and known to the NIC already: the advice
+	 * has nothing left to do, on any device, and is done (as with the
+	 * software transport). Programs written for FsDAX advise
+	 * unconditionally; rxe, for one, refuses ibv_advise_mr.
 	 */
-	if (!mr->on_demand) {
-		if (mr->peer->dev->odp_capable)
-			return 0;
-		(void) snprintf(err, errlen, "the RDMA device %s does not "
-				"page on demand", mr->peer->dev->name);
-		return -EOPNOTSUPP;
-	}
+	if (!mr->on_demand)
+		return 0;
 	do {
 		uint32_t piece = len > ADVISE_CHUNK ? ADVISE_CHUNK :
 			(uint32_t)len;

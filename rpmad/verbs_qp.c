@@ -187,6 +187,29 @@ verbs_qp_failed(struct verbs_conn *vc)
 	conn_qp_error(vc->conn);
 }
 
+/*
+ * Whether a failed work request says the way to the peer is gone, rather
+ * than that the work itself was bad (a key, a length, an access: those
+ * fail the queue pair as on the software transport, nothing more): the
+ * device gave up retrying, or could not send at all (rxe when its link is
+ * down), or failed.
+ */
+static bool
+path_failed(enum ibv_wc_status status)
+{
+	switch (status) {
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+	case IBV_WC_LOC_QP_OP_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+	case IBV_WC_FATAL_ERR:
+	case IBV_WC_GENERAL_ERR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static void
 send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 {
@@ -203,9 +226,7 @@ send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 					ibv_wc_status_str(wc->status),
 					wc->vendor_err);
 		verbs_qp_failed(vc);
-		/* the peer answered none of the device's retries */
-		if (wc->status == IBV_WC_RETRY_EXC_ERR ||
-				wc->status == IBV_WC_RNR_RETRY_EXC_ERR)
+		if (path_failed(wc->status))
 			verbs_conn_lost(vc);
 	}
 }

@@ -1,6 +1,9 @@
 #!/bin/sh
 # install-deps.sh -- install every Debian package rpmad needs to build, test
-# and run its conformance suite. Idempotent: installed packages are skipped.
+# and run its conformance suite, and what the Soft-RoCE VM of
+# scripts/run-vm-tests.sh needs (QEMU, busybox, the rdma-core user space,
+# perftest; the VM's kernel comes from Debian's archive when it first boots).
+# Idempotent: installed packages are skipped.
 set -eu
 
 PACKAGES="
@@ -10,6 +13,8 @@ PACKAGES="
 	check uthash-dev
 	iproute2 python3 procps groff-base systemd
 	clang
+	qemu-system-x86 busybox-static kmod xz-utils binutils
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 "
 
 missing=""

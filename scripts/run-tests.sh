@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run-tests.sh -- build from scratch and run every test: make check with
-# -Werror, the conformance programs against an installed build, the same
-# tests under ASan+UBSan, the libFuzzer targets for a bounded time, and
-# make distcheck. This is the README's test command; CI runs it too.
+# -Werror, the conformance programs against an installed build, the verbs
+# transport on Soft-RoCE in a VM (scripts/run-vm-tests.sh), the same tests
+# under ASan+UBSan, the libFuzzer targets for a bounded time, and make
+# distcheck. This is the README's test command; CI runs it too.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -18,15 +19,23 @@ rm -rf _build && mkdir _build
 
 echo "== conformance: upstream example programs across two rpmads"
 if [ -x ../shared/conformance/run.sh ]; then
-	# 08-messages-ping-pong is run by tests/integration instead: run.sh
-	# wants 3 "Value sent:" lines from "7 3", and the unmodified client
-	# prints rounds - 1 = 2 of them (while (--rounds)); see the README
-	examples=$(cd ../shared/conformance/rpma-0.12.0-examples &&
-		ls -d [0-9][0-9]-* | grep -v '^08-messages-ping-pong$')
-	# shellcheck disable=SC2086
-	../shared/conformance/run.sh "$top/_inst" $examples
+	../shared/conformance/run.sh "$top/_inst"
+	echo "-- and with server and client on one rpmad"
+	ONE_DAEMON=1 PORT_BASE=7404 ../shared/conformance/run.sh "$top/_inst"
 else
 	echo "(../shared/conformance not found: skipped)"
+fi
+
+echo "== the verbs transport on real RDMA: Soft-RoCE in a VM"
+# conformance over verbs (two rpmads and one), the integration tests with
+# --transport verbs, kills, a cut link, native librpma on the other end
+# (scripts/run-vm-tests.sh; SKIP_VM=1 leaves it out)
+if [ "${SKIP_VM:-0}" = 1 ]; then
+	echo "(SKIP_VM=1: skipped)"
+elif [ -x ../shared/rxe-vm/run-in-rxe-vm.sh ]; then
+	scripts/run-vm-tests.sh
+else
+	echo "(../shared/rxe-vm not found: skipped)"
 fi
 
 echo "== make check under AddressSanitizer and UndefinedBehaviorSanitizer"

@@ -102,14 +102,17 @@ server(const char *addr, const char *port)
 			RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
 			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	/* [MR descriptor size][MR descriptor][peer config descriptor]: the
+	 * client gets the CM's whole private data, zero-padded */
 	uint8_t desc[32];
 	size_t size;
 	CHECK(rpma_mr_get_descriptor_size(mr, &size));
-	CHECK(rpma_mr_get_descriptor(mr, desc));
+	desc[0] = (uint8_t)size;
+	CHECK(rpma_mr_get_descriptor(mr, desc + 1));
 	struct rpma_peer_cfg *pcfg;
 	CHECK(rpma_peer_cfg_new(&pcfg));
 	CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
-	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc + size));
+	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc + 1 + size));
 
 	struct rpma_ep *ep;
 	CHECK(rpma_ep_listen(peer, addr, port, &ep));
@@ -117,7 +120,7 @@ server(const char *addr, const char *port)
 	(void) fflush(stdout);
 	struct rpma_conn_req *req;
 	CHECK(rpma_ep_next_conn_req(ep, NULL, &req));
-	struct rpma_conn_private_data pd = { desc, (uint8_t)(size + 1) };
+	struct rpma_conn_private_data pd = { desc, (uint8_t)(size + 2) };
 	struct rpma_conn *conn;
 	CHECK(rpma_conn_req_connect(&req, &pd, &conn));
 	enum rpma_conn_event ev;
@@ -224,11 +227,15 @@ client(const char *addr, const char *port, int iters)
 	}
 	struct rpma_conn_private_data pd;
 	CHECK(rpma_conn_get_private_data(c.conn, &pd));
-	CHECK(rpma_mr_remote_from_descriptor(pd.ptr, (size_t)pd.len - 1,
-			&c.rmr));
+	const uint8_t *desc = pd.ptr;
+	if (desc == NULL || pd.len < 2 || pd.len < (size_t)desc[0] + 2) {
+		(void) fprintf(stderr, "rpma-pair: private data of %u bytes\n",
+				pd.len);
+		return 1;
+	}
+	CHECK(rpma_mr_remote_from_descriptor(desc + 1, desc[0], &c.rmr));
 	struct rpma_peer_cfg *pcfg;
-	CHECK(rpma_peer_cfg_from_descriptor((const char *)pd.ptr + pd.len - 1,
-			1, &pcfg));
+	CHECK(rpma_peer_cfg_from_descriptor(desc + 1 + desc[0], 1, &pcfg));
 	CHECK(rpma_conn_apply_remote_peer_cfg(c.conn, pcfg));
 	CHECK(rpma_conn_get_cq(c.conn, &c.cq));
 

@@ -439,6 +439,14 @@ rnr_client(const struct it_env *env, void *arg)
 START_TEST(test_receiver_not_ready)
 {
 	struct rnr_opts o = { .never = _i % 2 };
+	/*
+	 * On RDMA, rpmad's queue pairs retry a receiver that is not ready
+	 * forever, as librpma's do (rnr_retry 7): a receive that never comes
+	 * leaves the send waiting, and only the software transport has an
+	 * end to the wait (rnr_timeout_ms)
+	 */
+	if (o.never && !it_transport_is("tcp"))
+		return;
 	struct it_env env;
 	ck_assert_int_eq(it_env_start_cfg(&env, _i < 2 ? 2 : 1, RNR_CONFIG),
 			0);

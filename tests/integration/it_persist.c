@@ -107,7 +107,7 @@ initiator(const struct it_env *env, void *arg)
 
 	/* the target's host goes away */
 	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
-	IT_ASSERT_MSG(ev == RPMA_CONN_LOST, "event %s",
+	IT_ASSERT_MSG(ev == it_peer_gone_event(), "event %s",
 			rpma_utils_conn_event_2str(ev));
 	IT_OK(rpma_conn_delete(&conn));
 	IT_OK(rpma_mr_remote_delete(&rmr));

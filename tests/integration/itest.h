@@ -48,6 +48,25 @@ const char *it_addr(void);
 /* it_transport_is -- whether the daemons run with --transport `name` */
 bool it_transport_is(const char *name);
 
+/*
+ * Private data, as the transport's connection manager carries it: up to
+ * 255 bytes each way on the software transport; on RDMA (IB, RoCE) at most
+ * 56 bytes with a request and 196 with an accept, and the receiver always
+ * gets that many, zero-padded -- as with in-process librpma.
+ * it_pdata_max -- the most one may send (`accept`: with an accept)
+ * it_pdata_seen -- how many bytes the receiver gets when `sent` were sent
+ */
+size_t it_pdata_max(bool accept);
+size_t it_pdata_seen(size_t sent, bool accept);
+
+/*
+ * it_peer_gone_event -- the event a connection reports when the other
+ * application or its rpmad dies: LOST on the software transport (rpmad
+ * knows); CLOSED on RDMA, where the dying side's kernel disconnects its
+ * connections, as for in-process librpma
+ */
+enum rpma_conn_event it_peer_gone_event(void);
+
 /* ---------------------------------------------------------- processes */
 
 enum it_role { IT_PARENT, IT_SERVER, IT_CLIENT, IT_THIRD, IT_FOURTH,

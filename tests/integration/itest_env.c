@@ -203,6 +203,30 @@ it_transport_is(const char *name)
 	return strcmp(test_daemon_transport(), name) == 0;
 }
 
+/* The RDMA CM's private data on IB and RoCE (REQ and REP). */
+#define CM_REQ_PDATA 56
+#define CM_REP_PDATA 196
+
+size_t
+it_pdata_max(bool accept)
+{
+	if (it_transport_is("tcp"))
+		return 255;
+	return accept ? CM_REP_PDATA : CM_REQ_PDATA;
+}
+
+size_t
+it_pdata_seen(size_t sent, bool accept)
+{
+	return it_transport_is("tcp") ? sent : it_pdata_max(accept);
+}
+
+enum rpma_conn_event
+it_peer_gone_event(void)
+{
+	return it_transport_is("tcp") ? RPMA_CONN_LOST : RPMA_CONN_CLOSED;
+}
+
 int
 it_env_start(struct it_env *env, int ndaemons)
 {

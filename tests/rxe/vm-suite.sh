@@ -71,7 +71,8 @@ for s in "${SECTIONS[@]}"; do
 		done ;;
 	failure)
 		section failure
-		check_prog fail_kill "$BUILD/tests/failure/fail_kill" ;;
+		check_prog fail_kill "$BUILD/tests/failure/fail_kill"
+		check_prog fail_restart "$BUILD/tests/failure/fail_restart" ;;
 	link)
 		section "link and device"
 		check_prog rxe_link "$BUILD/tests/rxe/rxe_link" ;;

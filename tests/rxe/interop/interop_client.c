@@ -45,21 +45,22 @@ main(int argc, char *argv[])
 	CHECK(rpma_conn_req_connect(&req, &pd, &conn));
 	expect_event(conn, RPMA_CONN_ESTABLISHED);
 
-	/* the target's descriptors: its MR's, then its peer config's */
+	/* the target's descriptors: [MR's size][MR's][peer config's] */
 	struct rpma_conn_private_data in;
 	CHECK(rpma_conn_get_private_data(conn, &in));
+	const uint8_t *desc = in.ptr;
 	struct rpma_peer_cfg *pcfg;
 	CHECK(rpma_peer_cfg_new(&pcfg));
 	size_t cfg_size;
 	CHECK(rpma_peer_cfg_get_descriptor_size(pcfg, &cfg_size));
 	CHECK(rpma_peer_cfg_delete(&pcfg));
-	if (in.ptr == NULL || in.len <= cfg_size)
+	if (desc == NULL || in.len < 1 || in.len < 1 + desc[0] + cfg_size)
 		FAIL("the target's private data has %u bytes", in.len);
-	size_t mr_size = in.len - cfg_size;
+	size_t mr_size = desc[0];
 	struct rpma_mr_remote *rmr;
-	CHECK(rpma_mr_remote_from_descriptor(in.ptr, mr_size, &rmr));
-	CHECK(rpma_peer_cfg_from_descriptor((const uint8_t *)in.ptr + mr_size,
-			cfg_size, &pcfg));
+	CHECK(rpma_mr_remote_from_descriptor(desc + 1, mr_size, &rmr));
+	CHECK(rpma_peer_cfg_from_descriptor(desc + 1 + mr_size, cfg_size,
+			&pcfg));
 	CHECK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
 	size_t rsize;
 	CHECK(rpma_mr_remote_get_size(rmr, &rsize));

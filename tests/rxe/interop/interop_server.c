@@ -2,7 +2,7 @@
 /*
  * interop_server.c -- the target of the interop test: offers its memory
  * (the MR and peer-config descriptors go back in the accept's private
- * data), takes the initiator's private data, waits for its "done" message
+ * data, after the MR descriptor's size), takes the initiator's private data, waits for its "done" message
  * and checks what the initiator wrote, then answers "ok" and waits for the
  * initiator to disconnect.
  *
@@ -47,11 +47,16 @@ main(int argc, char *argv[])
 	CHECK(rpma_peer_cfg_new(&pcfg));
 	CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	CHECK(rpma_peer_cfg_get_descriptor_size(pcfg, &cfg_size));
+	/*
+	 * [MR descriptor size][MR descriptor][peer config descriptor]: on
+	 * RDMA the receiver gets the CM's whole private data, zero-padded
+	 */
 	uint8_t desc[64];
-	if (mr_size + cfg_size > sizeof(desc))
+	if (1 + mr_size + cfg_size > sizeof(desc))
 		FAIL("descriptors of %zu bytes", mr_size + cfg_size);
-	CHECK(rpma_mr_get_descriptor(mr, desc));
-	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc + mr_size));
+	desc[0] = (uint8_t)mr_size;
+	CHECK(rpma_mr_get_descriptor(mr, desc + 1));
+	CHECK(rpma_peer_cfg_get_descriptor(pcfg, desc + 1 + mr_size));
 
 	struct rpma_ep *ep;
 	CHECK(rpma_ep_listen(peer, addr, port, &ep));
@@ -64,7 +69,7 @@ main(int argc, char *argv[])
 	alarm(0);
 	CHECK(rpma_conn_req_recv(req, mr, OFF_RECV, MSG_LEN, NULL));
 	struct rpma_conn_private_data pd = { desc,
-		(uint8_t)(mr_size + cfg_size) };
+		(uint8_t)(1 + mr_size + cfg_size) };
 	struct rpma_conn *conn;
 	CHECK(rpma_conn_req_connect(&req, &pd, &conn));
 	expect_event(conn, RPMA_CONN_ESTABLISHED);
