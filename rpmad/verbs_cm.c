@@ -6,7 +6,8 @@
  *
  * Events map to the core's: ESTABLISHED; DISCONNECTED -> CLOSED;
  * REJECTED -> REJECTED; ADDR_ERROR, ROUTE_ERROR, UNREACHABLE and
- * CONNECT_ERROR -> UNREACHABLE while connecting; DEVICE_REMOVAL -> LOST.
+ * CONNECT_ERROR -> UNREACHABLE while connecting; DEVICE_REMOVAL -> LOST
+ * (verbs_gone.c lets go of the whole device).
  * A connection that was up, or the passive side of one (whose client did
  * reach it), is LOST by an error or a withdrawn request instead.
  */
@@ -264,7 +265,7 @@ verbs_reject(struct conn *conn)
 	struct verbs_conn *vc = conn->tp_conn;
 	if (vc == NULL)
 		return;
-	if (!vc->remote_gone && rdma_reject(vc->id, NULL, 0))
+	if (!vc->remote_gone && vc->id && rdma_reject(vc->id, NULL, 0))
 		log_info("verbs: connection qp %u: rdma_reject: %s",
 				conn->qp_num, strerror(errno));
 	vc->state = VC_OVER;
@@ -419,16 +420,6 @@ verbs_conn_lost(struct verbs_conn *vc)
 	vc_over(vc, RPMA_CONN_LOST);
 }
 
-void
-verbs_device_lost(struct verbs_dev *vd)
-{
-	struct verbs_conn *vc, *tmp;
-	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
-		if (vc->id && vc->id->verbs == vd->ctx)
-			vc_over(vc, RPMA_CONN_LOST);
-	}
-}
-
 /* --------------------------------------------------------------- events */
 
 static void
@@ -490,6 +481,7 @@ conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 		vc_over(vc, RPMA_CONN_CLOSED);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* verbs_cm_event let go of the whole device already */
 		vc_over(vc, RPMA_CONN_LOST);
 		break;
 	default:
@@ -500,6 +492,14 @@ conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 void
 verbs_cm_event(const struct rdma_cm_event *ev)
 {
+	/* the first id to hear it: everything on the device goes now */
+	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL && ev->id &&
+			ev->id->verbs) {
+		struct verbs_dev *vd = verbs_dev_find(ev->id->verbs);
+		if (vd)
+			verbs_dev_gone(vd, true);
+		return;
+	}
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 		request_arrived(ev);
 		return;

@@ -76,10 +76,7 @@ async_event(struct verbs_dev *vd, enum ibv_event_type type,
 {
 	switch (type) {
 	case IBV_EVENT_DEVICE_FATAL:
-		log_err("verbs: device %s failed; its connections are lost",
-				vd->dev->name);
-		vd->dead = true;
-		verbs_device_lost(vd);
+		verbs_dev_gone(vd, false);
 		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:
@@ -123,6 +120,8 @@ async_ready(struct loop_watch *w, uint32_t events)
 		/* acknowledged first: destroying the QP waits for it */
 		ibv_ack_async_event(&ev);
 		async_event(vd, type, vc);
+		if (vd->dead)
+			break;	/* rpmad let go of it: nothing more to read */
 	}
 	loop_kick(rpmad.loop);
 }
@@ -166,6 +165,30 @@ verbs_dev_of(struct ibv_context *ctx)
 	log_notice("verbs: RDMA device %s (device %u%s)", name, vd->dev->id,
 			vd->dev->odp_capable ? ", on-demand paging" : "");
 	return vd;
+}
+
+struct verbs_dev *
+verbs_dev_find(const struct ibv_context *ctx)
+{
+	for (unsigned i = 0; i < ndevs; i++) {
+		if (devs[i].ctx == ctx)
+			return &devs[i];
+	}
+	return NULL;
+}
+
+void
+verbs_dev_forget(struct verbs_dev *vd, bool removed)
+{
+	if (vd->async_watch.added)
+		loop_del(rpmad.loop, &vd->async_watch);
+	if (!removed)
+		return;
+	/* a device made again gets a new context, and an entry of its own */
+	vd->ctx = NULL;
+	size_t n = strlen(vd->dev->name);
+	if (n + sizeof(" (gone)") <= sizeof(vd->dev->name))
+		memcpy(vd->dev->name + n, " (gone)", sizeof(" (gone)"));
 }
 
 struct verbs_dev *

@@ -9,6 +9,7 @@
  *   verbs_cm.c         listening, connecting, accepting, tearing down
  *   verbs_qp.c         the queue pair: posting work and receives, reaping
  *                      completions
+ *   verbs_gone.c       a device that went away: letting go of it
  */
 
 #ifndef RPMAD_VERBS_INTERNAL_H
@@ -121,6 +122,20 @@ struct verbs_dev *verbs_dev_of(struct ibv_context *ctx);
 struct verbs_dev *verbs_dev_of_peer(const struct peer *peer);
 void verbs_dev_fini(void);
 
+/*
+ * forget a device that is gone: its async events; a removed one's context
+ * too (a device made again is a new one), a failed one's stays known as
+ * dead
+ */
+void verbs_dev_forget(struct verbs_dev *vd, bool removed);
+
+/* the device of a CM id's context, also when it is gone already */
+struct verbs_dev *verbs_dev_find(const struct ibv_context *ctx);
+
+/* ---- verbs_gone.c ---- */
+/* the device was removed or failed: LOST, let go of everything on it */
+void verbs_dev_gone(struct verbs_dev *vd, bool removed);
+
 /* ---- verbs_mr.c ---- */
 int verbs_pd_alloc(struct peer *peer, char *err, size_t errlen);
 void verbs_pd_free(struct peer *peer);
@@ -153,8 +168,6 @@ void verbs_cm_event(const struct rdma_cm_event *ev);
  * connection is lost, as the TCP transport reports a silent peer
  */
 void verbs_conn_lost(struct verbs_conn *vc);
-/* the device is gone: every connection on it is lost */
-void verbs_device_lost(struct verbs_dev *vdev);
 
 /* ---- verbs_qp.c ---- */
 /* make the queue pair of vc on its CM id, for the conn's sizes */

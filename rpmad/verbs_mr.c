@@ -101,6 +101,11 @@ reg_once(struct mr *mr, unsigned access)
 int
 verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 {
+	if (mr->peer->tp_pd == NULL) {
+		(void) snprintf(err, errlen, "the RDMA device %s is gone",
+				mr->peer->dev->name);
+		return -ENODEV;
+	}
 	struct ibv_mr *hw = reg_once(mr, usage_access(mr->usage,
 			mr->writable));
 	if (hw == NULL) {
@@ -144,6 +149,11 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 	 */
 	if (!mr->on_demand)
 		return 0;
+	if (hw == NULL) {
+		(void) snprintf(err, errlen, "the RDMA device %s is gone",
+				mr->peer->dev->name);
+		return -ENODEV;
+	}
 	do {
 		uint32_t piece = len > ADVISE_CHUNK ? ADVISE_CHUNK :
 			(uint32_t)len;

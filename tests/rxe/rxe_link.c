@@ -16,6 +16,11 @@
  * for 50 s), so the link comes back then: the server's side must end
  * too (CLOSED by the disconnect that now arrives, or LOST), and rpmad A
  * let go of it. Then a new connection works.
+ *
+ * The same with the client's RDMA device deleted (`rdma link delete
+ * rxe1`) instead: its connection is LOST (the CM's DEVICE_REMOVAL) and
+ * rpmad B lets go of everything on the device, which the deletion waits
+ * for; then the device is made again.
   */
 
 #include <check.h>
@@ -50,10 +55,33 @@ link_set(const char *dev, bool up)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/*
+ * The RDMA device on the client's link goes and comes back. Removal waits
+ * until every user let go of the device (rxe cannot take it from them), so
+ * it is bounded: a hang is a failure, not a stuck VM.
+ */
+#define DEV_CUT "rxe1"
+
+static int
+device_set(bool present)
+{
+	char cmd[128];
+	if (present)
+		(void) snprintf(cmd, sizeof(cmd), "rdma link show %s >/dev/null "
+				"2>&1 || rdma link add %s type rxe netdev %s",
+				DEV_CUT, DEV_CUT, LINK_CUT);
+	else
+		(void) snprintf(cmd, sizeof(cmd), "timeout 60 rdma link delete "
+				"%s", DEV_CUT);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+enum cut_how { CUT_LINK, CUT_DEVICE };
+
 static int
 cut_role(const struct it_env *env, void *arg)
 {
-	(void) arg;
+	const enum cut_how *how = arg;
 	bool server = it_role() == IT_SERVER;
 	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
 			RPMA_UTIL_IBV_CONTEXT_LOCAL :
@@ -88,7 +116,9 @@ cut_role(const struct it_env *env, void *arg)
 	IT_EQ(it_expect(TAG_CUT_AT, &cut_at, sizeof(cut_at)), sizeof(cut_at));
 	fs_drain(&s, CUT_BOUND_MS);
 	char who[96];
-	(void) snprintf(who, sizeof(who), "rxe_link: %s down: %s", LINK_CUT,
+	(void) snprintf(who, sizeof(who), "rxe_link: %s %s: %s",
+			*how == CUT_LINK ? LINK_CUT : DEV_CUT,
+			*how == CUT_LINK ? "down" : "deleted",
 			it_role_name(it_role()));
 	fs_report(&s, who, cut_at);
 	if (!server) {
@@ -102,12 +132,16 @@ cut_role(const struct it_env *env, void *arg)
 	}
 	fs_posts_fail(&s);
 	fs_fini(&s);
+	/* the client lets go of the device too (a deletion waits for it) */
+	if (!server)
+		IT_OK(rpma_peer_delete(&peer));
 
 	IT_EQ(it_tell(IT_PARENT, TAG_CONN_GONE, NULL, 0), 0);
 	IT_ASSERT(it_hear(TAG_GO, NULL, 0, IT_ROLE_MS) == 0);
 	if (ep)
 		IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	if (server)
+		IT_OK(rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -143,10 +177,13 @@ hello_role(const struct it_env *env, void *arg)
 	return 0;
 }
 
-START_TEST(test_link_down)
+/* _i: enum cut_how */
+START_TEST(test_cut)
 {
+	enum cut_how how = (enum cut_how)_i;
 	struct it_env env;
 	ck_assert_int_eq(link_set(LINK_CUT, true), 0);
+	ck_assert_int_eq(device_set(true), 0);
 	ck_assert_int_eq(it_env_start(&env, 2), 0);
 	struct it_admin adm[2];
 	struct footprint empty[2];
@@ -158,18 +195,23 @@ START_TEST(test_link_down)
 	struct it_group g;
 	it_group_init(&g);
 	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv,
-			cut_role, NULL), 0);
+			cut_role, &how), 0);
 	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
-			cut_role, NULL), 0);
+			cut_role, &how), 0);
 	ck_assert_msg(it_group_hear(&g, TAG_READY, 2) == 0, "%s",
 			it_report());
 
+	/* told first: a device deletion waits for the roles to let go */
 	uint64_t cut_at = it_now_ms();
-	ck_assert_int_eq(link_set(LINK_CUT, false), 0);
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_CUT_AT, &cut_at,
 			sizeof(cut_at)), 0);
 	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_CUT_AT, &cut_at,
 			sizeof(cut_at)), 0);
+	if (how == CUT_LINK)
+		ck_assert_int_eq(link_set(LINK_CUT, false), 0);
+	else
+		ck_assert_msg(device_set(false) == 0, "rdma link delete %s "
+				"failed or did not end in 60 s", DEV_CUT);
 
 	/* the client's side first, while the link is down */
 	ck_assert_msg(it_group_hear_within(&g, TAG_CONN_GONE, 1,
@@ -178,6 +220,7 @@ START_TEST(test_link_down)
 			"rpmad B after the cut");
 	/* the link comes back: the server's side ends too */
 	ck_assert_int_eq(link_set(LINK_CUT, true), 0);
+	ck_assert_int_eq(device_set(true), 0);
 	ck_assert_msg(it_group_hear_within(&g, TAG_CONN_GONE, 1,
 			3 * CUT_BOUND_MS) == 0, "%s", it_report());
 	(void) footprint_expect_no_conns(&adm[0], IT_WAIT_MS,
@@ -212,12 +255,13 @@ main(void)
 	Suite *s = suite_create("the link under a verbs connection");
 	TCase *tc = it_tcase_create("link");
 	tcase_set_timeout(tc, 400);
-	tcase_add_test(tc, test_link_down);
+	tcase_add_loop_test(tc, test_cut, CUT_LINK, CUT_DEVICE + 1);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_ENV);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	(void) link_set(LINK_CUT, true);
+	(void) device_set(true);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * verbs_gone.c -- an RDMA device that went away (removed, or failed):
+ * everything rpmad holds on it is let go of at once, because the kernel's
+ * removal of a device (rdma link delete, a hot-unplugged NIC) waits until
+ * every user closed what it had there. Clients keep their objects: their
+ * connections are LOST, and their registrations, endpoints and peers stay
+ * until they delete them, without the device's resources behind them
+ * (new work on them fails).
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <utlist.h>
+
+#include "daemon.h"
+#include "device.h"
+#include "ep.h"
+#include "log.h"
+#include "mr.h"
+#include "peer.h"
+#include "session.h"
+#include "verbs_internal.h"
+
+/* Connections: LOST, then their queue pairs and CM ids go. */
+static void
+release_conns(struct verbs_dev *vd)
+{
+	struct verbs_conn *vc, *tmp;
+	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
+		if (vc->vdev != vd && (vc->id == NULL || vc->id->verbs != vd->ctx))
+			continue;
+		verbs_conn_lost(vc);
+		verbs_qp_destroy(vc);
+		if (vc->id && rdma_destroy_id(vc->id))
+			log_warning("verbs: rdma_destroy_id: %s",
+					strerror(errno));
+		vc->id = NULL;
+	}
+}
+
+/* Endpoints, registrations and protection domains of every client. */
+static void
+release_client_objects(struct verbs_dev *vd)
+{
+	struct session *s;
+	DL_FOREACH(rpmad.sessions, s) {
+		struct ep *ep;
+		DL_FOREACH(s->eps, ep) {
+			if (ep->peer->dev == vd->dev)
+				verbs_unlisten(ep);
+		}
+		struct mr *mr;
+		DL_FOREACH(s->mrs, mr) {
+			if (mr->peer->dev == vd->dev)
+				verbs_mr_deregister(mr);
+		}
+		struct peer *peer;
+		DL_FOREACH(s->peers, peer) {
+			if (peer->dev == vd->dev)
+				verbs_pd_free(peer);
+		}
+	}
+}
+
+void
+verbs_dev_gone(struct verbs_dev *vd, bool removed)
+{
+	const char *why = removed ? "was removed" : "failed";
+	if (vd->dead)
+		return;
+	vd->dead = true;
+	log_err("verbs: RDMA device %s %s; its connections are lost and rpmad "
+			"lets go of it", vd->dev->name, why);
+	release_conns(vd);
+	release_client_objects(vd);
+	verbs_dev_forget(vd, removed);
+}
