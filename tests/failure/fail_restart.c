@@ -367,7 +367,9 @@ client(const struct it_env *env, void *arg)
 
 	/* the server's rpmad goes away (ours stays) */
 	uint64_t kill_at = hear_kill();
-	unblocked(b, kill_at, o->how == HOW_SIGTERM);
+	/* CLOSED: told goodbye by rpmad (SIGTERM), or by A's kernel (RDMA) */
+	unblocked(b, kill_at, o->how == HOW_SIGTERM ||
+			it_peer_gone_event() == RPMA_CONN_CLOSED);
 	expect_flushed(b[0].cq);
 	int fd = -1;
 	IT_OK(rpma_cq_get_fd(b[0].cq, &fd));

@@ -67,9 +67,9 @@ device_set(bool present)
 {
 	char cmd[128];
 	if (present)
-		(void) snprintf(cmd, sizeof(cmd), "rdma link show %s >/dev/null "
-				"2>&1 || rdma link add %s type rxe netdev %s",
-				DEV_CUT, DEV_CUT, LINK_CUT);
+		(void) snprintf(cmd, sizeof(cmd), "test -e /sys/class/"
+				"infiniband/%s || rdma link add %s type rxe "
+				"netdev %s", DEV_CUT, DEV_CUT, LINK_CUT);
 	else
 		(void) snprintf(cmd, sizeof(cmd), "timeout 60 rdma link delete "
 				"%s", DEV_CUT);
