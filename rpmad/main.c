@@ -25,6 +25,7 @@
 #include "device.h"
 #include "guard.h"
 #include "listener.h"
+#include "tenant.h"
 #include "log.h"
 #include "registry.h"
 #include "session.h"
@@ -561,6 +562,7 @@ main(int argc, char *argv[])
 	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();
+	tenant_destroy_all();
 	transport_tcp_fini();
 	transport_verbs_fini();
 	device_fini();
