@@ -369,10 +369,12 @@ user_use_msg(struct arena *a, const struct session *s)
 	m->pending_requests = u.pending;
 	m->descriptors = u.descriptors;
 	m->registered_bytes = u.registered_bytes;
-	m->refused_limits = s->tenant->refused_limits;
-	m->refused_connect = s->tenant->refused_connect;
-	m->refused_listen = s->tenant->refused_listen;
-	m->log_suppressed = s->tenant->log_suppressed;
+	if (s->tenant) {
+		m->refused_limits = s->tenant->refused_limits;
+		m->refused_connect = s->tenant->refused_connect;
+		m->refused_listen = s->tenant->refused_listen;
+		m->log_suppressed = s->tenant->log_suppressed;
+	}
 	return m;
 }
 

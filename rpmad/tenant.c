@@ -100,7 +100,7 @@ tenant_join(uid_t uid)
 void
 tenant_leave(struct tenant *t)
 {
-	if (--t->sessions == 0)
+	if (t && --t->sessions == 0)
 		n_idle++;
 }
 
@@ -248,6 +248,22 @@ tenant_usage(uid_t uid, struct tenant_usage *u)
 	}
 }
 
+/* One refusal, in the totals and (its counter of the same kind) the user's. */
+static void
+count_refusal(struct session *s, uint64_t *total)
+{
+	(*total)++;
+	struct tenant *t = s->tenant;
+	if (t == NULL)
+		return;
+	if (total == &totals.refused_limits)
+		t->refused_limits++;
+	else if (total == &totals.refused_listen)
+		t->refused_listen++;
+	else
+		t->refused_connect++;
+}
+
 /* Fails the request for the limit `key` (its LIMIT_SET_* bit `bit`). */
 static void
 refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
@@ -261,8 +277,7 @@ refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
 			"an operator raises it in rpmad.conf (%s under [user %u], "
 			"or for everyone)", (unsigned)s->uid, have, what, key,
 			limit, source, key, (unsigned)s->uid);
-	s->tenant->refused_limits++;
-	totals.refused_limits++;
+	count_refusal(s, &totals.refused_limits);
 	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 			rc->errmsg);
 }
@@ -346,8 +361,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs)
 				"operator sets max_registered_bytes under "
 				"[user %u] in rpmad.conf", bytes,
 				(unsigned)s->uid, (unsigned)s->uid);
-		s->tenant->refused_limits++;
-		totals.refused_limits++;
+		count_refusal(s, &totals.refused_limits);
 		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 				rc->errmsg);
 		return -1;
@@ -381,8 +395,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs)
 					(unsigned)s->uid,
 					u.registered_bytes + bytes, limit,
 					source, (unsigned)s->uid);
-		s->tenant->refused_limits++;
-		totals.refused_limits++;
+		count_refusal(s, &totals.refused_limits);
 		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 				rc->errmsg);
 		return -1;
@@ -450,13 +463,8 @@ check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
 			"[user %u], or for everyone)", (unsigned)s->uid,
 			listen ? "listen on" : "connect to", where, key, source,
 			key, (unsigned)s->uid);
-	if (listen) {
-		s->tenant->refused_listen++;
-		totals.refused_listen++;
-	} else {
-		s->tenant->refused_connect++;
-		totals.refused_connect++;
-	}
+	count_refusal(s, listen ? &totals.refused_listen :
+			&totals.refused_connect);
 	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 			rc->errmsg);
 	return -1;
