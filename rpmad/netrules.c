@@ -27,7 +27,7 @@ parse_port(const char *s, uint16_t *out)
 	return 0;
 }
 
-/* PORT, PORT-PORT or *; an empty string is every port too */
+/* PORT, PORT-PORT or *; "" (no port given) is every port too */
 static int
 parse_ports(char *s, struct net_rule *r)
 {
@@ -118,6 +118,8 @@ parse_rule(char *tok, struct net_rule *r)
 			}
 		}
 	}
+	if (ports && *ports == '\0')
+		return -1;	/* "addr:" with no port: a typo, not "any" */
 	return parse_ports(ports ? ports : (char *)"", r);
 }
 
