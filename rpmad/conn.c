@@ -80,8 +80,7 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 {
 	if (conn->ev_count == CONN_MAX_EVENTS) {
 		tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: "
-				"event queue full, dropping %s",
-				conn->qp_num,
+				"event queue full, dropping %s", conn->qp_num,
 				event_name(event));
 		return;
 	}

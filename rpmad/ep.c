@@ -63,8 +63,7 @@ ep_incoming(struct ep *ep, struct incoming *inc)
 	if (ep->pending >= EP_BACKLOG) {
 		tenant_log(ep->obj.owner, LOG_WARNING, "endpoint %s:%s: %u "
 				"requests wait already; rejecting another",
-				ep->addr, ep->port,
-				ep->pending);
+				ep->addr, ep->port, ep->pending);
 		return -1;
 	}
 	inc->ep = ep;

@@ -19,7 +19,6 @@
 
 #include "conn.h"
 #include "daemon.h"
-#include "ep.h"
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
@@ -239,9 +238,6 @@ tenant_usage(uid_t uid, struct tenant_usage *u)
 					c->state == CONN_REQ_IN)
 				u->pending++;
 		}
-		struct ep *e;
-		DL_FOREACH(s->eps, e)
-			u->pending += e->pending;
 		struct mr *m;
 		DL_FOREACH(s->mrs, m)
 			u->descriptors += m->nsegs;
