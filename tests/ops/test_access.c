@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_access.c -- per-client limits (max_connections, max_endpoints,
- * max_registered_bytes: RPMA_E_NOMEM and rpmad's reason in the client's
+ * test_access.c -- limits per user (max_connections, max_endpoints,
+ * max_registered_bytes): RPMA_E_NOMEM and rpmad's reason in the client's
  * log), who may use rpmad (allow_users, allow_groups: others get
  * RPMA_E_PROVIDER and rpmad logs the refusal), who may administer it
  * (admin_groups: rpmactl exits 4 with a clear message for anyone else),
