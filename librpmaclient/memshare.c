@@ -490,3 +490,43 @@ memshare_done(struct memshare_plan *plan)
 	plan->nsegs = 0;
 	pthread_mutex_unlock(&memshare_lock);
 }
+
+/* ------------------------------------------------------------ populate */
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+int
+memshare_populate(const struct memshare_plan *plan, bool write)
+{
+	int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
+	if (madvise((void *)plan->start, plan->length, advice) == 0)
+		return 0;
+	int err = errno;
+	if (err == EINVAL) {
+		/*
+		 * A kernel before 5.14, or a mapping that cannot be
+		 * populated (device memory: not charged to anyone). Not
+		 * touched by hand: a wrong guess about a mapping would
+		 * crash the application.
+		 */
+		static bool said;
+		if (!said)
+			RLOG_INFO("memory at 0x%jx is registered without "
+					"faulting it in first (MADV_POPULATE: "
+					"%s)", (uintmax_t)plan->start,
+					strerror(err));
+		said = true;
+		return 0;
+	}
+	RLOG_ERROR("cannot fault in the %" PRIu64 " bytes at 0x%jx before "
+			"registering them (they are charged to this process, "
+			"not to rpmad): %s", plan->length,
+			(uintmax_t)plan->start, strerror(err));
+	return err == ENOMEM || err == ENOSPC || err == EDQUOT ?
+		RPMA_E_NOMEM : RPMA_E_PROVIDER;
+}

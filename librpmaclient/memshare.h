@@ -52,6 +52,16 @@ struct memshare_plan {
  */
 int memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan);
 
+/*
+ * memshare_populate -- fault in every page of the plan's span in this
+ * process (for writing when rpmad will write into it), so that the pages,
+ * page-cache pages and file blocks are allocated for, and charged to, the
+ * application and its memory cgroup, with its own credentials and quotas,
+ * rather than to rpmad when it first touches them. 0 or an RPMA_E_* code
+ * (logged). Call between memshare_prepare() and memshare_done().
+ */
+int memshare_populate(const struct memshare_plan *plan, bool write);
+
 /* memshare_done -- release the plan's own fds and the lock. */
 void memshare_done(struct memshare_plan *plan);
 

@@ -34,6 +34,13 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	int ret = memshare_prepare(ptr, size, &plan);
 	if (ret)
 		goto err_free;
+	/* rpmad writes only into these (see its mapping of the segments) */
+	ret = memshare_populate(&plan, usage & (RPMA_MR_USAGE_READ_DST |
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV));
+	if (ret) {
+		memshare_done(&plan);
+		goto err_free;
+	}
 
 	Rpmad__Segment segs[MEMSHARE_MAX_SEGMENTS];
 	Rpmad__Segment *seg_ptrs[MEMSHARE_MAX_SEGMENTS];

@@ -86,6 +86,146 @@ out:
 
 /* ------------------------------------------------------------ clients */
 
+/* The users seen in a clients listing, for the table of use and limits. */
+#define USERS_SHOWN 256
+struct user_row {
+	uint32_t uid;
+	Rpmad__UserLimits lim;
+	Rpmad__UserUse use;
+};
+static struct user_row users[USERS_SHOWN];
+static size_t n_users;
+
+static void
+note_user(const Rpmad__ClientInfo *c)
+{
+	if (c->user_limits == NULL || c->user_use == NULL)
+		return;
+	for (size_t i = 0; i < n_users; i++) {
+		if (users[i].uid == c->uid)
+			return;
+	}
+	if (n_users == USERS_SHOWN)
+		return;
+	users[n_users].uid = c->uid;
+	users[n_users].lim = *c->user_limits;
+	users[n_users].use = *c->user_use;
+	n_users++;
+}
+
+static void
+json_user(struct json *j, const Rpmad__ClientInfo *c)
+{
+	const Rpmad__UserLimits *l = c->user_limits;
+	const Rpmad__UserUse *u = c->user_use;
+	if (l == NULL || u == NULL)
+		return;
+	/* what all clients of the uid hold together, and their limits */
+	json_key(j, "user_totals");
+	json_object_begin(j);
+	json_key(j, "use");
+	json_object_begin(j);
+	json_kv_u64(j, "clients", u->sessions);
+	json_kv_u64(j, "connections", u->connections);
+	json_kv_u64(j, "endpoints", u->endpoints);
+	json_kv_u64(j, "pending_requests", u->pending_requests);
+	json_kv_u64(j, "descriptors", u->descriptors);
+	json_kv_u64(j, "registered_bytes", u->registered_bytes);
+	json_object_end(j);
+	json_key(j, "limits");
+	json_object_begin(j);
+	json_kv_u64(j, "max_connections", l->max_connections);
+	json_kv_u64(j, "max_endpoints", l->max_endpoints);
+	json_kv_u64(j, "max_pending_requests", l->max_pending_requests);
+	json_kv_u64(j, "max_descriptors", l->max_descriptors);
+	/* 0 (or 2^64-1, RLIMIT_MEMLOCK unlimited): none */
+	json_kv_u64(j, "max_registered_bytes", l->max_registered_bytes ==
+			UINT64_MAX ? 0 : l->max_registered_bytes);
+	json_object_end(j);
+	json_key(j, "refused");
+	json_object_begin(j);
+	json_kv_u64(j, "limits", u->refused_limits);
+	json_kv_u64(j, "allow_connect", u->refused_connect);
+	json_kv_u64(j, "allow_listen", u->refused_listen);
+	json_kv_u64(j, "log_lines_suppressed", u->log_suppressed);
+	json_object_end(j);
+	json_object_end(j);
+}
+
+/* "3/1024", or "3/-" without a limit */
+static const char *
+use_of(uint64_t used, uint64_t limit, bool bytes, char *buf, size_t len)
+{
+	char a[32], b[32];
+	if (bytes) {
+		(void) format_bytes(used, a, sizeof(a));
+		if (limit && limit != UINT64_MAX)
+			(void) format_bytes(limit, b, sizeof(b));
+		else
+			(void) snprintf(b, sizeof(b), "-");
+	} else {
+		(void) snprintf(a, sizeof(a), "%llu", (unsigned long long)used);
+		if (limit)
+			(void) snprintf(b, sizeof(b), "%llu",
+					(unsigned long long)limit);
+		else
+			(void) snprintf(b, sizeof(b), "-");
+	}
+	(void) snprintf(buf, len, "%s/%s", a, b);
+	return buf;
+}
+
+static const struct table_column user_cols[] = {
+	{ "UID", true }, { "USER", false }, { "CLIENTS", true },
+	{ "CONNECTIONS", true }, { "ENDPOINTS", true }, { "REQUESTS", true },
+	{ "DESCRIPTORS", true }, { "REGISTERED", true }, { "REFUSED", true },
+};
+
+/* Per user: use/limit (all its clients together), refusals. */
+static int
+print_users(FILE *out)
+{
+	struct table *t = table_new(user_cols, sizeof(user_cols) /
+			sizeof(user_cols[0]));
+	if (t == NULL)
+		return EXIT_REFUSED;
+	int bad = 0;
+	for (size_t i = 0; i < n_users; i++) {
+		const struct user_row *r = &users[i];
+		char user[64], buf[80];
+		const char *name = user_name(r->uid, user, sizeof(user));
+		bad |= table_cell(t, "%u", r->uid);
+		bad |= table_cell(t, "%s", name ? name : "-");
+		bad |= table_cell(t, "%u", r->use.sessions);
+		bad |= table_cell(t, "%s", use_of(r->use.connections,
+				r->lim.max_connections, false, buf,
+				sizeof(buf)));
+		bad |= table_cell(t, "%s", use_of(r->use.endpoints,
+				r->lim.max_endpoints, false, buf,
+				sizeof(buf)));
+		bad |= table_cell(t, "%s", use_of(r->use.pending_requests,
+				r->lim.max_pending_requests, false, buf,
+				sizeof(buf)));
+		bad |= table_cell(t, "%s", use_of(r->use.descriptors,
+				r->lim.max_descriptors, false, buf,
+				sizeof(buf)));
+		bad |= table_cell(t, "%s", use_of(r->use.registered_bytes,
+				r->lim.max_registered_bytes, true, buf,
+				sizeof(buf)));
+		bad |= table_cell(t, "%llu", (unsigned long long)(
+				r->use.refused_limits +
+				r->use.refused_connect +
+				r->use.refused_listen));
+	}
+	if (!bad) {
+		(void) fprintf(out, "\nper user (all its clients; used/limit, "
+				"-: no limit):\n");
+		table_print(t, out);
+	}
+	table_free(t);
+	return bad ? EXIT_REFUSED : 0;
+}
+
 static const struct table_column client_cols[] = {
 	{ "PID", true }, { "UID", true }, { "USER", false },
 	{ "COMMAND", false }, { "PEERS", true }, { "MRS", true },
@@ -113,9 +253,11 @@ client_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_string(j, "command", c->comm);
 			json_kv_bool(j, "admin", c->admin);
 			json_counts(j, n);
+			json_user(j, c);
 			json_object_end(j);
 			continue;
 		}
+		note_user(c);
 		struct table *t = l->t;
 		int bad = 0;
 		bad |= table_cell(t, "%u", c->pid);
@@ -140,9 +282,13 @@ client_page(const Rpmad__AdminReply *r, void *arg)
 int
 cmd_clients(struct cmd_ctx *x)
 {
-	return run_listing(x, RPMAD__ADMIN_QUERY__KIND__CLIENTS, "clients",
+	n_users = 0;
+	int ret = run_listing(x, RPMAD__ADMIN_QUERY__KIND__CLIENTS, "clients",
 			"no clients", client_cols, sizeof(client_cols) /
 			sizeof(client_cols[0]), false, client_page);
+	if (ret == 0 && !x->json && n_users)
+		ret = print_users(x->out);
+	return ret;
 }
 
 /* ------------------------------------------------------------ connections */

@@ -14,6 +14,8 @@ limit_text(uint64_t v, bool bytes, char *buf, size_t len)
 {
 	if (v == 0)
 		return "none";
+	if (bytes && v == UINT64_MAX)
+		return "memlock";
 	if (bytes)
 		return format_bytes(v, buf, len);
 	(void) snprintf(buf, len, "%llu", (unsigned long long)v);
@@ -64,11 +66,26 @@ print_json(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	json_kv_u64(&j, "connections", c ? c->connections : 0);
 	json_object_end(&j);
 
-	json_key(&j, "limits_per_client");
+	/* all clients of one uid together; 0: no limit */
+	json_key(&j, "limits_per_user");
 	json_object_begin(&j);
 	json_kv_u64(&j, "max_connections", st->max_connections);
 	json_kv_u64(&j, "max_endpoints", st->max_endpoints);
-	json_kv_u64(&j, "max_registered_bytes", st->max_registered_bytes);
+	json_kv_u64(&j, "max_pending_requests", st->max_pending_requests);
+	json_kv_u64(&j, "max_descriptors", st->max_descriptors);
+	bool memlock = st->max_registered_bytes == UINT64_MAX;
+	json_kv_u64(&j, "max_registered_bytes", memlock ? 0 :
+			st->max_registered_bytes);
+	/* true: each client's own RLIMIT_MEMLOCK is the limit */
+	json_kv_bool(&j, "max_registered_bytes_memlock", memlock);
+	json_object_end(&j);
+
+	json_key(&j, "refused");
+	json_object_begin(&j);
+	json_kv_u64(&j, "limits", st->refused_limits);
+	json_kv_u64(&j, "allow_connect", st->refused_connect);
+	json_kv_u64(&j, "allow_listen", st->refused_listen);
+	json_kv_u64(&j, "log_lines_suppressed", st->log_suppressed);
 	json_object_end(&j);
 
 	json_kv_u64(&j, "evictions", st->evictions);
@@ -136,12 +153,23 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 				"connections:", c->connections, c->conn_reqs,
 				c->conn_reqs == 1 ? "" : "s");
 	}
-	(void) fprintf(f, "%-18s connections %s, endpoints %s, "
-			"registered %s\n", "limits per client:",
+	char d[32], e[32];
+	(void) fprintf(f, "%-18s connections %s, endpoints %s, requests "
+			"%s, descriptors %s, registered %s\n",
+			"limits per user:",
 			limit_text(st->max_connections, false, a, sizeof(a)),
 			limit_text(st->max_endpoints, false, b, sizeof(b)),
+			limit_text(st->max_pending_requests, false, d,
+				sizeof(d)),
+			limit_text(st->max_descriptors, false, e, sizeof(e)),
 			limit_text(st->max_registered_bytes, true, c3,
 				sizeof(c3)));
+	(void) fprintf(f, "%-18s %llu by limits, %llu by allow_connect, "
+			"%llu by allow_listen; %llu log lines held back\n",
+			"refused:", (unsigned long long)st->refused_limits,
+			(unsigned long long)st->refused_connect,
+			(unsigned long long)st->refused_listen,
+			(unsigned long long)st->log_suppressed);
 	(void) snprintf(a, sizeof(a), "%llu",
 			(unsigned long long)st->evictions);
 	(void) fprintf(f, ROW, "evictions:", a);

@@ -22,6 +22,7 @@
 #include "mr.h"
 #include "peer.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 
 /*
@@ -174,9 +175,18 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	st->config_absent = rpmad.config_absent;
 	st->last_reload_failed = history.last_reload_failed;
 	st->log_level = (char *)log_level_name(cfg->log_level);
-	st->max_connections = cfg->max_connections;
-	st->max_endpoints = cfg->max_endpoints;
-	st->max_registered_bytes = cfg->max_registered_bytes;
+	st->max_connections = cfg->limits.max_connections;
+	st->max_endpoints = cfg->limits.max_endpoints;
+	/* memlock: each client's own RLIMIT_MEMLOCK (UINT64_MAX says so) */
+	st->max_registered_bytes = cfg->limits.max_registered_bytes;
+	st->max_pending_requests = cfg->limits.max_pending_requests;
+	st->max_descriptors = cfg->limits.max_descriptors;
+	struct tenant_totals tt;
+	tenant_totals(&tt);
+	st->refused_limits = tt.refused_limits;
+	st->refused_connect = tt.refused_connect;
+	st->refused_listen = tt.refused_listen;
+	st->log_suppressed = tt.log_suppressed;
 	st->evictions = history.evictions;
 
 	size_t ndev = 0;
@@ -328,6 +338,48 @@ page_finish(struct page *p, Rpmad__AdminReply *r)
 	return 0;
 }
 
+static Rpmad__UserLimits *
+user_limits_msg(struct arena *a, const struct session *s)
+{
+	Rpmad__UserLimits *m = arena_alloc(a, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	rpmad__user_limits__init(m);
+	struct limits l;
+	tenant_limits(s, &l);
+	m->max_connections = l.max_connections;
+	m->max_endpoints = l.max_endpoints;
+	m->max_pending_requests = l.max_pending_requests;
+	m->max_descriptors = l.max_descriptors;
+	m->max_registered_bytes = l.max_registered_bytes == LIMIT_MEMLOCK ?
+		s->memlock : l.max_registered_bytes;
+	return m;
+}
+
+static Rpmad__UserUse *
+user_use_msg(struct arena *a, const struct session *s)
+{
+	Rpmad__UserUse *m = arena_alloc(a, sizeof(*m));
+	if (m == NULL)
+		return NULL;
+	rpmad__user_use__init(m);
+	struct tenant_usage u;
+	tenant_usage(s->uid, &u);
+	m->sessions = u.sessions;
+	m->connections = u.conns;
+	m->endpoints = u.eps;
+	m->pending_requests = u.pending;
+	m->descriptors = u.descriptors;
+	m->registered_bytes = u.registered_bytes;
+	if (s->tenant) {
+		m->refused_limits = s->tenant->refused_limits;
+		m->refused_connect = s->tenant->refused_connect;
+		m->refused_listen = s->tenant->refused_listen;
+		m->log_suppressed = s->tenant->log_suppressed;
+	}
+	return m;
+}
+
 static ProtobufCMessage *
 client_item(struct arena *a, void *obj)
 {
@@ -345,6 +397,9 @@ client_item(struct arena *a, void *obj)
 	struct session_counts counts;
 	session_counts_now(s, &counts);
 	if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
+		return NULL;
+	if ((c->user_limits = user_limits_msg(a, s)) == NULL ||
+			(c->user_use = user_use_msg(a, s)) == NULL)
 		return NULL;
 	return &c->base;
 }

@@ -27,6 +27,11 @@ config_defaults(struct config *cfg)
 	cfg->poll_spin_us = 50;
 	cfg->tcp_timeout_ms = 5000;
 	cfg->rnr_timeout_ms = 7000;
+	cfg->limits.max_connections = 1024;
+	cfg->limits.max_endpoints = 64;
+	cfg->limits.max_pending_requests = 256;
+	cfg->limits.max_descriptors = 16384;
+	cfg->limits.max_registered_bytes = LIMIT_MEMLOCK;
 }
 
 const char *
@@ -147,6 +152,131 @@ trim(char *s)
 	return s;
 }
 
+/*
+ * One limit key into `l`: the LIMIT_SET_* bit it set, 0 for a bad value,
+ * -1 when the key is no limit.
+ */
+static int
+apply_limit(struct limits *l, const char *key, const char *value)
+{
+	if (strcmp(key, "max_connections") == 0)
+		return parse_u32(value, &l->max_connections) ? 0 :
+			LIMIT_SET_CONNECTIONS;
+	if (strcmp(key, "max_endpoints") == 0)
+		return parse_u32(value, &l->max_endpoints) ? 0 :
+			LIMIT_SET_ENDPOINTS;
+	if (strcmp(key, "max_pending_requests") == 0)
+		return parse_u32(value, &l->max_pending_requests) ? 0 :
+			LIMIT_SET_PENDING;
+	if (strcmp(key, "max_descriptors") == 0)
+		return parse_u32(value, &l->max_descriptors) ? 0 :
+			LIMIT_SET_DESCRIPTORS;
+	if (strcmp(key, "max_registered_bytes") == 0) {
+		if (strcmp(value, "memlock") == 0) {
+			l->max_registered_bytes = LIMIT_MEMLOCK;
+			return LIMIT_SET_BYTES;
+		}
+		return parse_u64(value, UINT64_MAX - 1,
+				&l->max_registered_bytes) ? 0 :
+			LIMIT_SET_BYTES;
+	}
+	return -1;
+}
+
+/*
+ * allow_connect / allow_listen into their lists: 1 when applied, 0 when
+ * wrong (logged), -1 when the key is neither.
+ */
+static int
+apply_rules(const char *key, const char *value, struct net_rules *connect,
+		struct net_rules *listen, const char *path, int line)
+{
+	struct net_rules *r;
+	if (strcmp(key, "allow_connect") == 0)
+		r = connect;
+	else if (strcmp(key, "allow_listen") == 0)
+		r = listen;
+	else
+		return -1;
+	char err[256];
+	if (net_rules_parse(value, r, err, sizeof(err))) {
+		log_err("%s:%d: %s: %s", path, line, key, err);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * "[user NAME]" or "[group NAME]" (names or numbers): starts a section.
+ * 0, or -1 (logged).
+ */
+static int
+start_section(struct config *c, char *s, const char *path, int line)
+{
+	size_t len = strlen(s);
+	if (len < 3 || s[len - 1] != ']')
+		goto bad;
+	s[len - 1] = '\0';
+	char *kind = trim(s + 1);
+	char *name = kind + strcspn(kind, " \t");
+	if (*name == '\0')
+		goto bad;
+	*name++ = '\0';
+	name = trim(name);
+	bool group;
+	if (strcmp(kind, "user") == 0)
+		group = false;
+	else if (strcmp(kind, "group") == 0)
+		group = true;
+	else
+		goto bad;
+	if (c->n_sections == CONFIG_MAX_SECTIONS) {
+		log_err("%s:%d: more than %d sections", path, line,
+				CONFIG_MAX_SECTIONS);
+		return -1;
+	}
+	unsigned id, n = 0;
+	if (parse_ids(name, group, &id, &n, path, line) || n != 1) {
+		if (n != 1)
+			log_err("%s:%d: one name per section", path, line);
+		return -1;
+	}
+	struct config_section *sec = &c->sections[c->n_sections++];
+	memset(sec, 0, sizeof(*sec));
+	sec->group = group;
+	sec->id = id;
+	(void) snprintf(sec->name, sizeof(sec->name), "%s", name);
+	return 0;
+bad:
+	log_err("%s:%d: expected [user NAME] or [group NAME]", path, line);
+	return -1;
+}
+
+/* One "key = value" inside a section: limits and networks only. */
+static int
+apply_in_section(struct config_section *sec, const char *key,
+		const char *value, const char *path, int line)
+{
+	int v = apply_limit(&sec->limits, key, value);
+	if (v > 0) {
+		sec->limits_set |= (unsigned)v;
+		return 0;
+	}
+	if (v == 0) {
+		log_err("%s:%d: bad value '%s' for %s", path, line, value,
+				key);
+		return -1;
+	}
+	v = apply_rules(key, value, &sec->allow_connect,
+			&sec->allow_listen, path, line);
+	if (v >= 0)
+		return v ? 0 : -1;
+	log_err("%s:%d: '%s' cannot be set for one %s (only the max_* "
+			"limits, allow_connect and allow_listen)", path, line,
+			key, sec->group ? "group" : "user");
+	return -1;
+}
+
 /* Applies one "key = value"; logs and returns -1 when it is wrong. */
 static int
 apply(struct config *c, const char *key, const char *value, const char *path,
@@ -197,15 +327,12 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 	} else if (strcmp(key, "rnr_timeout_ms") == 0) {
 		if (parse_u32(value, &c->rnr_timeout_ms))
 			goto bad;
-	} else if (strcmp(key, "max_connections") == 0) {
-		if (parse_u32(value, &c->max_connections))
+	} else if ((v = apply_limit(&c->limits, key, value)) >= 0) {
+		if (v == 0)
 			goto bad;
-	} else if (strcmp(key, "max_endpoints") == 0) {
-		if (parse_u32(value, &c->max_endpoints))
-			goto bad;
-	} else if (strcmp(key, "max_registered_bytes") == 0) {
-		if (parse_u64(value, UINT64_MAX, &c->max_registered_bytes))
-			goto bad;
+	} else if ((v = apply_rules(key, value, &c->allow_connect,
+			&c->allow_listen, path, line)) >= 0) {
+		return v ? 0 : -1;
 	} else if (strcmp(key, "allow_users") == 0) {
 		return parse_ids(value, false, c->allow_users,
 				&c->n_allow_users, path, line);
@@ -239,6 +366,9 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 	struct config next = *cfg;
 	char buf[2048];
 	int line = 0, errors = 0;
+	bool in_section = false;
+	/* the file's sections replace the defaults' (there are none) */
+	next.n_sections = 0;
 	while (fgets(buf, sizeof(buf), f)) {
 		line++;
 		if (strchr(buf, '\n') == NULL && !feof(f)) {
@@ -255,6 +385,12 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 		char *s = trim(buf);
 		if (*s == '\0')
 			continue;
+		if (*s == '[') {
+			if (start_section(&next, s, path, line))
+				errors++;
+			in_section = true;
+			continue;
+		}
 		char *eq = strchr(s, '=');
 		if (eq == NULL) {
 			log_err("%s:%d: expected 'key = value'", path, line);
@@ -264,8 +400,14 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 		*eq = '\0';
 		char *key = trim(s);
 		char *value = trim(eq + 1);
-		if (apply(&next, key, value, path, line))
+		if (in_section) {
+			/* (a section that failed to start is counted already) */
+			if (next.n_sections && apply_in_section(&next.sections[next.n_sections - 1],
+					key, value, path, line))
+				errors++;
+		} else if (apply(&next, key, value, path, line)) {
 			errors++;
+		}
 	}
 	(void) fclose(f);
 
@@ -304,6 +446,62 @@ ids_differ(const unsigned *a, unsigned na, const unsigned *b, unsigned nb)
 	return na != nb || (na && memcmp(a, b, na * sizeof(*a)) != 0);
 }
 
+static const char *
+bytes_text(uint64_t v, char *buf, size_t len)
+{
+	if (v == LIMIT_MEMLOCK)
+		return "memlock";
+	(void) snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static void
+describe_limits(const struct limits *o, const struct limits *n, char *buf,
+		size_t len)
+{
+	if (o->max_connections != n->max_connections)
+		note(buf, len, "max_connections %u -> %u", o->max_connections,
+				n->max_connections);
+	if (o->max_endpoints != n->max_endpoints)
+		note(buf, len, "max_endpoints %u -> %u", o->max_endpoints,
+				n->max_endpoints);
+	if (o->max_pending_requests != n->max_pending_requests)
+		note(buf, len, "max_pending_requests %u -> %u",
+				o->max_pending_requests,
+				n->max_pending_requests);
+	if (o->max_descriptors != n->max_descriptors)
+		note(buf, len, "max_descriptors %u -> %u", o->max_descriptors,
+				n->max_descriptors);
+	char a[32], b[32];
+	if (o->max_registered_bytes != n->max_registered_bytes)
+		note(buf, len, "max_registered_bytes %s -> %s",
+				bytes_text(o->max_registered_bytes, a,
+					sizeof(a)),
+				bytes_text(n->max_registered_bytes, b,
+					sizeof(b)));
+}
+
+static bool
+sections_differ(const struct config *o, const struct config *n)
+{
+	if (o->n_sections != n->n_sections)
+		return true;
+	for (unsigned i = 0; i < o->n_sections; i++) {
+		const struct config_section *a = &o->sections[i];
+		const struct config_section *b = &n->sections[i];
+		if (a->group != b->group || a->id != b->id ||
+				a->limits_set != b->limits_set ||
+				memcmp(&a->limits, &b->limits,
+					sizeof(a->limits)) ||
+				!net_rules_equal(&a->allow_connect,
+					&b->allow_connect) ||
+				!net_rules_equal(&a->allow_listen,
+					&b->allow_listen))
+			return true;
+	}
+	return false;
+}
+
 void
 config_describe_changes(const struct config *o, const struct config *n,
 		char *buf, size_t len)
@@ -336,16 +534,13 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->rnr_timeout_ms != n->rnr_timeout_ms)
 		note(buf, len, "rnr_timeout_ms %u -> %u", o->rnr_timeout_ms,
 				n->rnr_timeout_ms);
-	if (o->max_connections != n->max_connections)
-		note(buf, len, "max_connections %u -> %u", o->max_connections,
-				n->max_connections);
-	if (o->max_endpoints != n->max_endpoints)
-		note(buf, len, "max_endpoints %u -> %u", o->max_endpoints,
-				n->max_endpoints);
-	if (o->max_registered_bytes != n->max_registered_bytes)
-		note(buf, len, "max_registered_bytes %llu -> %llu",
-				(unsigned long long)o->max_registered_bytes,
-				(unsigned long long)n->max_registered_bytes);
+	describe_limits(&o->limits, &n->limits, buf, len);
+	if (!net_rules_equal(&o->allow_connect, &n->allow_connect))
+		note(buf, len, "allow_connect");
+	if (!net_rules_equal(&o->allow_listen, &n->allow_listen))
+		note(buf, len, "allow_listen");
+	if (sections_differ(o, n))
+		note(buf, len, "[user]/[group] sections");
 	if (ids_differ(o->allow_users, o->n_allow_users, n->allow_users,
 			n->n_allow_users))
 		note(buf, len, "allow_users");

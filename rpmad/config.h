@@ -12,9 +12,46 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "netrules.h"
+
 #define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
 #define CONFIG_MAX_IDS 32
+#define CONFIG_MAX_SECTIONS 32
+
+/* max_registered_bytes = memlock: the client's own RLIMIT_MEMLOCK */
+#define LIMIT_MEMLOCK UINT64_MAX
+
+/*
+ * What one user (uid, as the host sees it) may hold in rpmad, summed over
+ * all its clients; 0 = unlimited.
+ */
+struct limits {
+	uint32_t max_connections;	/* connection requests included */
+	uint32_t max_endpoints;
+	uint32_t max_pending_requests;	/* requests not connected yet */
+	uint32_t max_descriptors;	/* rpmad's descriptors for the user */
+	uint64_t max_registered_bytes;	/* or LIMIT_MEMLOCK */
+};
+
+/* which fields of a section's limits it sets */
+enum {
+	LIMIT_SET_CONNECTIONS = 1 << 0,
+	LIMIT_SET_ENDPOINTS = 1 << 1,
+	LIMIT_SET_PENDING = 1 << 2,
+	LIMIT_SET_DESCRIPTORS = 1 << 3,
+	LIMIT_SET_BYTES = 1 << 4,
+};
+
+/* A [user NAME] or [group NAME] section: overrides for its members. */
+struct config_section {
+	bool group;
+	unsigned id;			/* uid or gid */
+	char name[64];			/* as written, for messages */
+	struct limits limits;
+	unsigned limits_set;		/* LIMIT_SET_* */
+	struct net_rules allow_connect, allow_listen;
+};
 
 enum transport_choice {
 	TRANSPORT_AUTO,
@@ -32,10 +69,12 @@ struct config {
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
 	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
 
-	/* per-client limits; 0 = unlimited */
-	uint32_t max_connections;
-	uint32_t max_endpoints;
-	uint64_t max_registered_bytes;
+	/* per-user limits (see struct limits) and networks */
+	struct limits limits;
+	struct net_rules allow_connect, allow_listen;
+	/* [user] and [group] sections, in the order of the file */
+	struct config_section sections[CONFIG_MAX_SECTIONS];
+	unsigned n_sections;
 
 	/* who may connect: empty lists = everyone */
 	uid_t allow_users[CONFIG_MAX_IDS];

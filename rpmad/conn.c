@@ -21,6 +21,7 @@
 #include "log.h"
 #include "peer.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 
 static struct conn *all_conns;
@@ -78,8 +79,8 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 		uint8_t len, bool has_pdata)
 {
 	if (conn->ev_count == CONN_MAX_EVENTS) {
-		log_warning("connection qp %u: event queue full, dropping %s",
-				conn->qp_num,
+		tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: "
+				"event queue full, dropping %s", conn->qp_num,
 				event_name(event));
 		return;
 	}
@@ -373,8 +374,9 @@ take_work(struct conn *conn)
 		n++;
 		int status = work_from_sqe(conn, &sqe, index, w);
 		if (status) {
-			log_info("connection qp %u: work request %u rejected "
-					"(%s)", conn->qp_num, index,
+			tenant_log(conn->obj.owner, LOG_INFO, "connection qp "
+					"%u: work request %u rejected (%s)",
+					conn->qp_num, index,
 					ibv_wc_status_str(status));
 			conn_work_done(conn, w, status);
 			break;
@@ -511,8 +513,9 @@ release_transport(struct conn *conn, bool abort)
 static void
 conn_fail_corrupted(struct conn *conn)
 {
-	log_warning("connection qp %u: the client corrupted its queue pair "
-			"region; ending the connection", conn->qp_num);
+	tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: the "
+			"client corrupted its queue pair region; ending the "
+			"connection", conn->qp_num);
 	conn->qp.corrupted = false;
 	if (conn->state != CONN_ENDED) {
 		conn->state = CONN_ENDED;
@@ -655,13 +658,8 @@ sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
 static struct conn *
 conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 {
-	uint32_t limit = rpmad.cfg.max_connections;
-	if (limit && rc->s->counts.conns >= limit) {
-		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u connections, "
-				"the limit (max_connections)",
-				rc->s->counts.conns);
+	if (tenant_admit_conn(rc))
 		return NULL;
-	}
 	struct qp_sizes sizes;
 	uint32_t timeout_ms;
 	if (sizes_from_cfg(rc, cfg, &sizes, &timeout_ms))
@@ -804,6 +802,8 @@ conn_handle_req_new(struct req_ctx *rc)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
+		return;
+	if (tenant_check_connect(rc, (struct sockaddr *)&ss))
 		return;
 
 	/* as librpma resolves the route here: no route, no request */

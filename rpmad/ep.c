@@ -23,6 +23,7 @@
 #include "log.h"
 #include "peer.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 
 /* The first port an unprivileged process may bind, as the kernel says. */
@@ -60,9 +61,9 @@ int
 ep_incoming(struct ep *ep, struct incoming *inc)
 {
 	if (ep->pending >= EP_BACKLOG) {
-		log_warning("endpoint %s:%s: %u requests wait already; "
-				"rejecting another", ep->addr, ep->port,
-				ep->pending);
+		tenant_log(ep->obj.owner, LOG_WARNING, "endpoint %s:%s: %u "
+				"requests wait already; rejecting another",
+				ep->addr, ep->port, ep->pending);
 		return -1;
 	}
 	inc->ep = ep;
@@ -119,16 +120,14 @@ ep_handle_listen(struct req_ctx *rc)
 		req_fail(rc, RPMA_E_INVAL, 0, "no address or port");
 		return;
 	}
-	uint32_t limit = rpmad.cfg.max_endpoints;
-	if (limit && rc->s->counts.eps >= limit) {
-		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u endpoints, "
-				"the limit (max_endpoints)", rc->s->counts.eps);
+	if (tenant_admit_ep(rc))
 		return;
-	}
 
 	struct sockaddr_storage ss;
 	socklen_t len;
 	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
+		return;
+	if (tenant_check_listen(rc, (struct sockaddr *)&ss))
 		return;
 
 	/* rpmad's privileges are not the client's: no privileged ports */

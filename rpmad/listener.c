@@ -24,6 +24,17 @@
 /* whether rpmad made (and so owns) the socket file */
 static bool made_here;
 
+/*
+ * The socket rpmad made: its directory (held open, so that the name always
+ * means an entry of the directory that was checked), its name there, and
+ * the node bind() made. Owner and mode are changed through these, never by
+ * following the path again.
+ */
+static int dir_fd = -1;
+static char node_name[sizeof(rpmad.cfg.socket_path)];
+static dev_t node_dev;
+static ino_t node_ino;
+
 /* The path a passed socket is bound to, into cfg.socket_path. */
 static void
 learn_path(int fd)
@@ -84,7 +95,8 @@ clear_stale(const char *path, const struct sockaddr_un *sun)
 				path);
 		return -1;
 	}
-	if (unlink(path) && errno != ENOENT) {
+	/* unlinkat removes a symlink itself, never what it points to */
+	if (unlinkat(dir_fd, node_name, 0) && errno != ENOENT) {
 		log_err("cannot remove the stale %s: %s", path,
 				strerror(errno));
 		return -1;
@@ -99,19 +111,94 @@ clear_stale(const char *path, const struct sockaddr_un *sun)
  * ours to fix.
  */
 static void
-make_parent(const char *path)
+make_parent(const char *dir)
 {
-	char dir[sizeof(rpmad.cfg.socket_path)];
-	(void) snprintf(dir, sizeof(dir), "%s", path);
-	char *d = dirname(dir);
-	if (mkdir(d, 0755) == 0)
-		log_info("made the directory %s", d);
+	if (mkdir(dir, 0755) == 0)
+		log_info("made the directory %s", dir);
+}
+
+/*
+ * Opens the socket's directory into dir_fd and its last component into
+ * node_name. A directory that anyone but root or rpmad's own user may
+ * write is refused, sticky or not: whoever can write there could put a
+ * symlink where the socket goes, or take the name while rpmad is not
+ * running and pose as rpmad to its clients.
+ */
+static int
+open_socket_dir(const char *path)
+{
+	char copy[sizeof(rpmad.cfg.socket_path)];
+	(void) snprintf(copy, sizeof(copy), "%s", path);
+	(void) snprintf(node_name, sizeof(node_name), "%s", basename(copy));
+	(void) snprintf(copy, sizeof(copy), "%s", path);
+	const char *dir = dirname(copy);
+	if (node_name[0] == '\0' || strcmp(node_name, "/") == 0 ||
+			strcmp(node_name, ".") == 0 ||
+			strcmp(node_name, "..") == 0) {
+		log_err("socket path %s names no file", path);
+		return -1;
+	}
+	make_parent(dir);
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_err("socket directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (fstat(fd, &st)) {
+		log_err("socket directory %s: %s", dir, strerror(errno));
+		goto err;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		log_err("socket directory %s belongs to uid %u: it must belong "
+				"to root or to rpmad's user (uid %u)", dir,
+				(unsigned)st.st_uid, (unsigned)geteuid());
+		goto err;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		log_err("socket directory %s may be written by others (mode "
+				"%04o): they could replace the socket; use a "
+				"directory only its owner may write, such as "
+				"/run/rpmad (chmod go-w %s)", dir,
+				(unsigned)(st.st_mode & 07777), dir);
+		goto err;
+	}
+	dir_fd = fd;
+	return 0;
+err:
+	(void) close(fd);
+	return -1;
+}
+
+/*
+ * Whether the entry at the socket's name is still the node rpmad bound:
+ * a socket, not a symlink, the same inode. Anything else is left alone.
+ */
+static int
+check_node(const char *path)
+{
+	struct stat st;
+	if (fstatat(dir_fd, node_name, &st, AT_SYMLINK_NOFOLLOW)) {
+		log_err("socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_dev != node_dev ||
+			st.st_ino != node_ino) {
+		log_err("%s is no longer the socket rpmad made (%s); its owner "
+				"and mode are left alone", path,
+				S_ISLNK(st.st_mode) ? "a symbolic link" :
+				"another file");
+		return -1;
+	}
+	return 0;
 }
 
 static int
 apply_owner_and_mode(const char *path)
 {
 	const struct config *c = &rpmad.cfg;
+	if (check_node(path))
+		return -1;
 	if (c->socket_group[0]) {
 		/* a name, or a number (that need not have a name) */
 		struct group *gr = getgrnam(c->socket_group);
@@ -123,13 +210,15 @@ apply_owner_and_mode(const char *path)
 					c->socket_group);
 			return -1;
 		}
-		if (chown(path, (uid_t)-1, gid)) {
+		if (fchownat(dir_fd, node_name, (uid_t)-1, gid,
+				AT_SYMLINK_NOFOLLOW)) {
 			log_err("chown %s to group %s: %s", path,
 					c->socket_group, strerror(errno));
 			return -1;
 		}
 	}
-	if (chmod(path, c->socket_mode)) {
+	/* glibc refuses (EOPNOTSUPP) rather than follow a symlink here */
+	if (fchmodat(dir_fd, node_name, c->socket_mode, AT_SYMLINK_NOFOLLOW)) {
 		log_err("chmod %s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -175,17 +264,35 @@ listener_open(bool *systemd)
 		log_err("socket: %s", strerror(errno));
 		return -1;
 	}
+	if (open_socket_dir(path))
+		goto err;
 	if (clear_stale(path, &sun))
 		goto err;
-	make_parent(path);
+	/*
+	 * Bound through the directory already checked (its descriptor), so
+	 * that a directory renamed meanwhile cannot redirect the node; the
+	 * plain path when that name would not fit.
+	 */
+	struct sockaddr_un at = { .sun_family = AF_UNIX };
+	if ((size_t)snprintf(at.sun_path, sizeof(at.sun_path),
+			"/proc/self/fd/%d/%s", dir_fd, node_name) >=
+			sizeof(at.sun_path))
+		at = sun;
 	/* nobody may connect before the mode is right */
 	mode_t old = umask(0177);
-	int ret = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	int ret = bind(fd, (struct sockaddr *)&at, sizeof(at));
 	umask(old);
 	if (ret) {
 		log_err("bind %s: %s", path, strerror(errno));
 		goto err;
 	}
+	struct stat st;
+	if (fstatat(dir_fd, node_name, &st, AT_SYMLINK_NOFOLLOW)) {
+		log_err("socket %s: %s", path, strerror(errno));
+		goto err;
+	}
+	node_dev = st.st_dev;
+	node_ino = st.st_ino;
 	if (apply_owner_and_mode(path))
 		goto err_unlink;
 	if (listen(fd, 128)) {
@@ -198,9 +305,12 @@ listener_open(bool *systemd)
 	return fd;
 
 err_unlink:
-	(void) unlink(path);
+	(void) unlinkat(dir_fd, node_name, 0);
 err:
 	(void) close(fd);
+	if (dir_fd >= 0)
+		(void) close(dir_fd);
+	dir_fd = -1;
 	return -1;
 }
 
@@ -210,7 +320,10 @@ listener_close(int fd, bool systemd)
 	if (fd < 0)
 		return;
 	(void) close(fd);
-	if (!systemd && made_here)
-		(void) unlink(rpmad.cfg.socket_path);
+	if (!systemd && made_here && check_node(rpmad.cfg.socket_path) == 0)
+		(void) unlinkat(dir_fd, node_name, 0);
 	made_here = false;
+	if (dir_fd >= 0)
+		(void) close(dir_fd);
+	dir_fd = -1;
 }

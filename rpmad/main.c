@@ -24,7 +24,9 @@
 #include "daemon.h"
 #include "device.h"
 #include "guard.h"
+#include "fsident.h"
 #include "listener.h"
+#include "tenant.h"
 #include "log.h"
 #include "registry.h"
 #include "session.h"
@@ -243,6 +245,8 @@ notify_with_status(const char *what, bool force)
 	char now[sizeof(status_sent)];
 	status_line(now, sizeof(now));
 	bool changed = strcmp(now, status_sent) != 0;
+	/* the service manager's socket may be reachable by root only */
+	fsident_root();
 	if (changed || force) {
 		(void) sd_notifyf(0, "%s%sSTATUS=%s", what ? what : "",
 				what ? "\n" : "", now);
@@ -250,6 +254,7 @@ notify_with_status(const char *what, bool force)
 	} else if (what) {
 		(void) sd_notify(0, what);
 	}
+	fsident_restore();
 }
 
 static void
@@ -294,12 +299,15 @@ reload(void)
 	char what[64];
 	(void) snprintf(what, sizeof(what), "RELOADING=1\nMONOTONIC_USEC=%llu",
 			(unsigned long long)now_us);
+	/* rpmad's own files and the service manager's socket, as root */
+	fsident_root();
 	if (notify_enabled)
 		(void) sd_notify(0, what);
 
 	struct config next;
 	config_defaults(&next);
 	int loaded = config_load(&next, opts.config, !opts.config_given);
+	fsident_restore();
 	if (loaded < 0) {
 		log_err("reload: %s has errors; keeping the old configuration",
 				opts.config);
@@ -325,8 +333,11 @@ reload(void)
 	rpmad.cfg = next;
 	rpmad.config_absent = loaded == CONFIG_ABSENT;
 	apply_runtime_settings();
-	if (access_changed && !socket_from_systemd)
+	if (access_changed && !socket_from_systemd) {
+		fsident_root();
 		(void) listener_apply_access();
+		fsident_restore();
+	}
 	admin_note_reload(true);
 	reload_failed = false;
 	log_notice("reload: configuration from %s%s applied: %s", opts.config,
@@ -538,6 +549,7 @@ main(int argc, char *argv[])
 	if (lfd < 0)
 		return 1;
 	admin_note_socket(socket_from_systemd);
+	fsident_drop();
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;
@@ -558,12 +570,14 @@ main(int argc, char *argv[])
 
 	ret = loop_run(rpmad.loop);
 
+	fsident_root();
 	if (notify_enabled)
 		(void) sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
 	loop_del(rpmad.loop, &lw);
 	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();
+	tenant_destroy_all();
 	transport_tcp_fini();
 	transport_verbs_fini();
 	device_fini();

@@ -24,6 +24,7 @@
 #include "mr.h"
 #include "peer.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 
 #define MAX_SEGMENTS 64
@@ -455,16 +456,8 @@ mr_handle_reg(struct req_ctx *rc)
 	if (take_segments(rc, m, mr))
 		goto err;
 
-	uint64_t limit = rpmad.cfg.max_registered_bytes;
-	uint64_t pinned = rc->s->counts.pinned_bytes;
-	if (limit && (pinned > limit || mr->span_len > limit - pinned)) {
-		req_fail(rc, RPMA_E_NOMEM, 0, "registering %llu more bytes "
-				"would exceed this client's limit of %llu "
-				"(max_registered_bytes)",
-				(unsigned long long)mr->span_len,
-				(unsigned long long)limit);
+	if (tenant_admit_mr(rc, mr->span_len, mr->nsegs))
 		goto err;
-	}
 
 	char err[256];
 	int ret = map_segments(mr, err, sizeof(err));

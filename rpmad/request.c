@@ -21,6 +21,7 @@
 #include "peer.h"
 #include "request.h"
 #include "session.h"
+#include "tenant.h"
 
 typedef void handler_fn(struct req_ctx *rc);
 
@@ -156,8 +157,9 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 {
 	Rpmad__Request *req = rpmad__request__unpack(NULL, len, buf);
 	if (req == NULL) {
-		log_warning("session %s: a packet that is not a request; "
-				"ending the session", session_name(s));
+		tenant_log(s, LOG_WARNING, "session %s: a packet that is not "
+				"a request; ending the session",
+				session_name(s));
 		ctl_close_fds(fds, nfds);
 		return -1;
 	}
@@ -186,8 +188,9 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"the first request must be hello");
 	} else if (h->admin && !session_is_admin(s)) {
 		/* an operator wants to see who tried */
-		log_notice("session %s: admin request refused: not root and "
-				"in no group of admin_groups", session_name(s));
+		tenant_log(s, LOG_NOTICE, "session %s: admin request refused: "
+				"not root and in no group of admin_groups",
+				session_name(s));
 		req_fail(&rc, RPMA_E_NOSUPP, EPERM, "admin requests need root "
 				"or a group of admin_groups");
 	} else {

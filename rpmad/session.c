@@ -24,6 +24,7 @@
 #include "mr.h"
 #include "peer.h"
 #include "session.h"
+#include "tenant.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
@@ -152,6 +153,9 @@ identify(struct session *s, char *why, size_t len)
 	struct peer_groups g;
 	peer_groups_get(s->fd, s->uid, s->gid, &g);
 
+	s->n_groups = g.n < SESSION_MAX_GROUPS ? g.n : SESSION_MAX_GROUPS;
+	memcpy(s->groups, g.list, s->n_groups * sizeof(gid_t));
+
 	long gid;
 	s->allowed = true;
 	if (s->uid == 0) {
@@ -218,19 +222,28 @@ session_new(int fd)
 	s->gid = cred.gid;
 	char why[128];
 	identify(s, why, sizeof(why));
+	s->memlock = tenant_read_memlock(s->pid);
+	s->tenant = tenant_join(s->uid);
+	if (s->tenant == NULL) {
+		log_err("out of memory for a new session");
+		(void) close(fd);
+		free(s);
+		return;
+	}
 
 	s->watch.fd = fd;
 	s->watch.fn = session_ready;
 	s->watch.arg = s;
 	if (loop_add(rpmad.loop, &s->watch, EPOLLIN | EPOLLRDHUP)) {
+		tenant_leave(s->tenant);
 		(void) close(fd);
 		free(s);
 		return;
 	}
 	DL_APPEND(rpmad.sessions, s);
 	rpmad.stats.sessions_total++;
-	log_info("session %s: connected (uid %u, gid %u; %s)", s->name,
-			(unsigned)s->uid, (unsigned)s->gid, why);
+	tenant_log(s, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",
+			s->name, (unsigned)s->uid, (unsigned)s->gid, why);
 }
 
 void
@@ -264,9 +277,9 @@ session_close_later(struct session *s)
 static void
 session_release(struct session *s, enum conn_destroy_mode mode)
 {
-	log_info("session %s: ended; releasing %u connection(s), %u "
-			"endpoint(s), %u registration(s) (%llu bytes), %u "
-			"peer(s)", s->name, s->counts.conns, s->counts.eps,
+	tenant_log(s, LOG_INFO, "session %s: ended; releasing %u "
+			"connection(s), %u endpoint(s), %u registration(s) "
+			"(%llu bytes), %u peer(s)", s->name, s->counts.conns, s->counts.eps,
 			s->counts.mrs,
 			(unsigned long long)s->counts.pinned_bytes,
 			s->counts.peers);
@@ -283,6 +296,7 @@ session_release(struct session *s, enum conn_destroy_mode mode)
 
 	loop_del(rpmad.loop, &s->watch);
 	(void) close(s->fd);
+	tenant_leave(s->tenant);
 	DL_DELETE(rpmad.sessions, s);
 	free(s);
 }
@@ -327,8 +341,9 @@ session_ready(struct loop_watch *w, uint32_t events)
 			break;
 		}
 		if (n < 0) {
-			log_warning("session %s: bad packet (%s); ending the "
-					"session", s->name, strerror((int)-n));
+			tenant_log(s, LOG_WARNING, "session %s: bad packet "
+					"(%s); ending the session", s->name,
+					strerror((int)-n));
 			s->closing = true;
 			break;
 		}
@@ -352,8 +367,9 @@ session_handle_hello(struct req_ctx *rc)
 	const Rpmad__Hello *h = rc->req->hello;
 
 	if (!s->allowed) {
-		log_warning("session %s: refused: uid %u (gid %u) is not in "
-				"allow_users and has no group of allow_groups",
+		tenant_log(s, LOG_WARNING, "session %s: refused: uid %u (gid "
+				"%u) is not in allow_users and has no group of "
+				"allow_groups",
 				s->name, (unsigned)s->uid, (unsigned)s->gid);
 		req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not use this "
 				"rpmad (allow_users/allow_groups)",

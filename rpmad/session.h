@@ -21,6 +21,9 @@ struct peer;
 struct mr;
 struct ep;
 struct conn;
+struct tenant;
+
+#define SESSION_MAX_GROUPS 64
 
 struct session_counts {
 	uint32_t peers, mrs, eps, conn_reqs, conns;
@@ -36,6 +39,10 @@ struct session {
 	gid_t gid;
 	char comm[32];
 	char name[64];		/* "pid 123 (comm)" for log lines */
+	gid_t groups[SESSION_MAX_GROUPS];	/* primary first */
+	unsigned n_groups;
+	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
+	struct tenant *tenant;	/* its user */
 	bool hello;
 	bool allowed;
 	bool admin;

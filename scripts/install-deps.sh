@@ -11,7 +11,7 @@ PACKAGES="
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
 	libsystemd-dev libprotobuf-c-dev protobuf-c-compiler
 	check uthash-dev
-	iproute2 python3 procps groff-base systemd
+	iproute2 python3 procps groff-base systemd e2fsprogs
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest

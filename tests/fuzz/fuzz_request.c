@@ -47,6 +47,7 @@
 #include "registry.h"
 #include "request.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -224,6 +225,9 @@ session_open(int fd)
 	s->admin = true;
 	(void) snprintf(s->comm, sizeof(s->comm), "fuzz");
 	(void) snprintf(s->name, sizeof(s->name), "fuzz session");
+	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
+	s->memlock = UINT64_MAX;
+	s->tenant = tenant_join(s->uid);
 	DL_APPEND(rpmad.sessions, s);
 	return s;
 }

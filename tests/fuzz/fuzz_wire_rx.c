@@ -50,6 +50,7 @@
 #include "registry.h"
 #include "request.h"
 #include "session.h"
+#include "tenant.h"
 #include "tcp_internal.h"
 #include "transport.h"
 #include "fuzz_wire_rx.h"
@@ -139,6 +140,9 @@ session_open(void)
 	s->pid = getpid();
 	s->allowed = s->hello = true;
 	(void) snprintf(s->name, sizeof(s->name), "fuzz session");
+	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
+	s->memlock = UINT64_MAX;
+	s->tenant = tenant_join(s->uid);
 	DL_APPEND(rpmad.sessions, s);
 	return s;
 }

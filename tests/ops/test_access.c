@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_access.c -- per-client limits (max_connections, max_endpoints,
- * max_registered_bytes: RPMA_E_NOMEM and rpmad's reason in the client's
+ * test_access.c -- limits per user (max_connections, max_endpoints,
+ * max_registered_bytes): RPMA_E_NOMEM and rpmad's reason in the client's
  * log), who may use rpmad (allow_users, allow_groups: others get
  * RPMA_E_PROVIDER and rpmad logs the refusal), who may administer it
  * (admin_groups: rpmactl exits 4 with a clear message for anyone else),
@@ -92,8 +92,9 @@ START_TEST(test_max_connections)
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
 			&req[2]), RPMA_E_NOMEM);
 	ck_assert_ptr_null(req[2]);
-	ck_assert_msg(strstr(logged, "this client has 2 connections, the "
-			"limit (max_connections)"), "logged: %s", logged);
+	ck_assert_msg(strstr(logged, "uid 0 has 2 connections (all its "
+			"clients together), its limit: max_connections = 2"),
+			"logged: %s", logged);
 	/* a freed slot is usable again */
 	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
@@ -116,8 +117,9 @@ START_TEST(test_max_endpoints)
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p1, &ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2),
 			RPMA_E_NOMEM);
-	ck_assert_msg(strstr(logged, "this client has 1 endpoints, the limit "
-			"(max_endpoints)"), "logged: %s", logged);
+	ck_assert_msg(strstr(logged, "uid 0 has 1 endpoints (all its clients "
+			"together), its limit: max_endpoints = 1"), "logged: %s",
+			logged);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2), 0);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep2), 0);
@@ -141,8 +143,8 @@ START_TEST(test_max_registered_bytes)
 			RPMA_MR_USAGE_READ_SRC, &b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), RPMA_E_NOMEM);
-	ck_assert_msg(strstr(logged, "would exceed this client's limit of "
-			"16384 (max_registered_bytes)"), "logged: %s", logged);
+	ck_assert_msg(strstr(logged, "over its limit: max_registered_bytes = "
+			"16384"), "logged: %s", logged);
 	ck_assert_int_eq(rpma_mr_dereg(&b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), 0);

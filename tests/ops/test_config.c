@@ -22,7 +22,8 @@
 static const char *const keys[] = {
 	"socket", "socket_group", "socket_mode", "transport", "log_level",
 	"poll_spin_us", "tcp_timeout_ms", "rnr_timeout_ms", "max_connections",
-	"max_endpoints", "max_registered_bytes", "allow_users",
+	"max_endpoints", "max_registered_bytes", "max_pending_requests",
+	"max_descriptors", "allow_connect", "allow_listen", "allow_users",
 	"allow_groups", "admin_groups",
 };
 
@@ -284,7 +285,7 @@ START_TEST(test_reload)
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "notice");
-	expect(&f, "limits_per_client.max_connections", "1");
+	expect(&f, "limits_per_user.max_connections", "1");
 	expect(&f, "reloads", "0");
 	flat_free(&f);
 	ck_assert_int_eq(conn_reqs_allowed(), 1);
@@ -294,11 +295,11 @@ START_TEST(test_reload)
 			"max_connections = 3\nmax_registered_bytes = 1M\n"),
 			0);
 	hup_and_wait("applied: log_level notice -> debug, max_connections "
-			"1 -> 3, max_registered_bytes 0 -> 1048576");
+			"1 -> 3, max_registered_bytes memlock -> 1048576");
 	status_json(&f);
 	expect(&f, "log_level", "debug");
-	expect(&f, "limits_per_client.max_connections", "3");
-	expect(&f, "limits_per_client.max_registered_bytes", "1048576");
+	expect(&f, "limits_per_user.max_connections", "3");
+	expect(&f, "limits_per_user.max_registered_bytes", "1048576");
 	expect(&f, "reloads", "1");
 	expect(&f, "last_reload_failed", "false");
 	flat_free(&f);
@@ -316,7 +317,7 @@ START_TEST(test_reload)
 	free(log);
 	ck_assert(proc_alive(&d.p));
 	status_json(&f);
-	expect(&f, "limits_per_client.max_connections", "3");
+	expect(&f, "limits_per_user.max_connections", "3");
 	expect(&f, "last_reload_failed", "true");
 	expect(&f, "reloads", "1");
 	flat_free(&f);
@@ -326,7 +327,7 @@ START_TEST(test_reload)
 	ck_assert_int_eq(write_text(d.config, "max_connections = 2\n"), 0);
 	hup_and_wait("max_connections 3 -> 2");
 	status_json(&f);
-	expect(&f, "limits_per_client.max_connections", "2");
+	expect(&f, "limits_per_user.max_connections", "2");
 	expect(&f, "log_level", "notice");
 	expect(&f, "last_reload_failed", "false");
 	expect(&f, "reloads", "2");

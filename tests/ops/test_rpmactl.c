@@ -219,7 +219,9 @@ START_TEST(test_status)
 	expect_num(&f, 1, "resources.endpoints");
 	expect_num(&f, 2, "resources.connections");
 	expect_num(&f, 0, "resources.conn_requests");
-	expect_num(&f, 0, "limits_per_client.max_connections");
+	expect_num(&f, 1024, "limits_per_user.max_connections");
+	expect(&f, "true", "limits_per_user.max_registered_bytes_memlock");
+	expect_num(&f, 0, "refused.limits");
 	ck_assert_ptr_nonnull(flat_get(&f, "uptime_ms"));
 	ck_assert_ptr_nonnull(flat_get(&f, "version"));
 	flat_free(&f);

@@ -135,7 +135,8 @@ START_TEST(test_contents)
 		"ExecReload=kill -HUP $MAINPID", "LimitMEMLOCK=infinity",
 		"Requires=rpmad.socket", "ProtectSystem=strict",
 		"PrivateTmp=yes", "NoNewPrivileges=yes",
-		"CapabilityBoundingSet=CAP_IPC_LOCK",
+		"CapabilityBoundingSet=CAP_IPC_LOCK CAP_SETUID CAP_SETGID",
+		"TasksMax=64",
 		"RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK",
 		"PrivateDevices=no",
 	};

@@ -25,6 +25,7 @@
 #include "peer.h"
 #include "registry.h"
 #include "session.h"
+#include "tenant.h"
 #include "transport.h"
 #include "verbs_internal.h"
 
@@ -87,6 +88,9 @@ h_session(void)
 	s->allowed = true;
 	(void) snprintf(s->comm, sizeof(s->comm), "client%u", n);
 	(void) snprintf(s->name, sizeof(s->name), "test client %u", n);
+	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
+	s->memlock = UINT64_MAX;
+	s->tenant = tenant_join(s->uid);
 	DL_APPEND(rpmad.sessions, s);
 	return s;
 }

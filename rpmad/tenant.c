@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tenant.c -- per-user accounting, limits, network rules and log shares
+ *
+ * Usage is summed over the user's sessions when a request asks for more
+ * (control requests are rare next to data-path work), so there is no
+ * second count to keep in step with the objects themselves.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <utlist.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "librpma.h"
+#include "log.h"
+#include "mr.h"
+#include "session.h"
+#include "tenant.h"
+
+/* users without sessions are kept (their log share lives on) up to this */
+#define IDLE_TENANTS_MAX 256
+
+static struct tenant *tenants;
+static unsigned n_idle;
+static struct tenant_totals totals;
+
+static void
+report_held_back(struct tenant *t)
+{
+	uint64_t n = ratelimit_drain(&t->log_rl);
+	if (n)
+		log_notice("suppressed %" PRIu64 " messages from uid %u (last "
+				"from client pid %d)", n, (unsigned)t->uid,
+				(int)t->last_pid);
+}
+
+static void
+report_timer_fn(struct loop_timer *timer)
+{
+	report_held_back(timer->arg);
+}
+
+static void
+tenant_free(struct tenant *t)
+{
+	report_held_back(t);
+	if (rpmad.loop)
+		loop_timer_cancel(rpmad.loop, &t->report);
+	HASH_DEL(tenants, t);
+	free(t);
+}
+
+/* Frees idle users whose log window has passed. */
+static void
+sweep_idle(void)
+{
+	uint64_t now = loop_now_ns();
+	struct tenant *t, *tmp;
+	HASH_ITER(hh, tenants, t, tmp) {
+		if (t->sessions == 0 && now - t->log_rl.window_start_ns >=
+				RATELIMIT_WINDOW_NS) {
+			tenant_free(t);
+			n_idle--;
+		}
+	}
+}
+
+struct tenant *
+tenant_join(uid_t uid)
+{
+	struct tenant *t;
+	HASH_FIND(hh, tenants, &uid, sizeof(uid), t);
+	if (t) {
+		if (t->sessions++ == 0)
+			n_idle--;
+		return t;
+	}
+	if (n_idle >= IDLE_TENANTS_MAX)
+		sweep_idle();
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->uid = uid;
+	t->sessions = 1;
+	t->report.fn = report_timer_fn;
+	t->report.arg = t;
+	HASH_ADD(hh, tenants, uid, sizeof(t->uid), t);
+	return t;
+}
+
+void
+tenant_leave(struct tenant *t)
+{
+	if (t && --t->sessions == 0)
+		n_idle++;
+}
+
+void
+tenant_destroy_all(void)
+{
+	struct tenant *t, *tmp;
+	HASH_ITER(hh, tenants, t, tmp)
+		tenant_free(t);
+	n_idle = 0;
+}
+
+void
+tenant_totals(struct tenant_totals *out)
+{
+	*out = totals;
+}
+
+/* ------------------------------------------------------------ memlock */
+
+uint64_t
+tenant_read_memlock(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t memlock = 0;
+
+	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		unsigned long long caps = 0;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "CapEff: %llx", &caps) == 1)
+				break;
+		}
+		(void) fclose(f);
+		/* CAP_IPC_LOCK (14): its own ibv_reg_mr would be unlimited */
+		if (caps & (1ULL << 14))
+			return UINT64_MAX;
+	}
+
+	(void) snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char soft[32];
+		if (sscanf(line, "Max locked memory %31s", soft) != 1)
+			continue;
+		if (strcmp(soft, "unlimited") == 0)
+			memlock = UINT64_MAX;
+		else
+			memlock = strtoull(soft, NULL, 10);
+		break;
+	}
+	(void) fclose(f);
+	return memlock;
+}
+
+/* ------------------------------------------------------------ limits */
+
+static bool
+section_applies(const struct config_section *sec, const struct session *s)
+{
+	if (!sec->group)
+		return sec->id == s->uid;
+	for (unsigned i = 0; i < s->n_groups; i++) {
+		if (s->groups[i] == sec->id)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every matching section in the order of the file, [group] sections
+ * before [user] sections: a user's own section wins. `visit` gets each.
+ */
+#define FOR_EACH_SECTION(s, sec) \
+	for (int pass_ = 0; pass_ < 2; pass_++) \
+		for (unsigned i_ = 0; i_ < rpmad.cfg.n_sections; i_++) \
+			if (((sec) = &rpmad.cfg.sections[i_]), \
+					(sec)->group == (pass_ == 0) && \
+					section_applies((sec), (s)))
+
+void
+tenant_limits(const struct session *s, struct limits *out)
+{
+	*out = rpmad.cfg.limits;
+	const struct config_section *sec;
+	FOR_EACH_SECTION(s, sec) {
+		const struct limits *l = &sec->limits;
+		if (sec->limits_set & LIMIT_SET_CONNECTIONS)
+			out->max_connections = l->max_connections;
+		if (sec->limits_set & LIMIT_SET_ENDPOINTS)
+			out->max_endpoints = l->max_endpoints;
+		if (sec->limits_set & LIMIT_SET_PENDING)
+			out->max_pending_requests = l->max_pending_requests;
+		if (sec->limits_set & LIMIT_SET_DESCRIPTORS)
+			out->max_descriptors = l->max_descriptors;
+		if (sec->limits_set & LIMIT_SET_BYTES)
+			out->max_registered_bytes = l->max_registered_bytes;
+	}
+}
+
+/* Where a limit came from: "[user x]", "[group y]" or "rpmad.conf". */
+static void
+limit_source(const struct session *s, unsigned bit, char *buf, size_t len)
+{
+	(void) snprintf(buf, len, "the default or rpmad.conf");
+	const struct config_section *sec;
+	FOR_EACH_SECTION(s, sec) {
+		if (sec->limits_set & bit)
+			(void) snprintf(buf, len, "[%s %s]",
+					sec->group ? "group" : "user",
+					sec->name);
+	}
+}
+
+void
+tenant_usage(uid_t uid, struct tenant_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	struct session *s;
+	DL_FOREACH(rpmad.sessions, s) {
+		if (s->uid != uid)
+			continue;
+		u->sessions++;
+		u->conns += s->counts.conns;
+		u->eps += s->counts.eps;
+		u->registered_bytes += s->counts.pinned_bytes;
+		u->descriptors += TENANT_FDS_SESSION +
+			s->counts.conns * TENANT_FDS_CONN +
+			s->counts.eps * TENANT_FDS_EP;
+		struct conn *c;
+		DL_FOREACH(s->conns, c) {
+			if (c->state == CONN_REQ_OUT ||
+					c->state == CONN_REQ_IN)
+				u->pending++;
+		}
+		struct mr *m;
+		DL_FOREACH(s->mrs, m)
+			u->descriptors += m->nsegs;
+	}
+}
+
+/* One refusal, in the totals and (its counter of the same kind) the user's. */
+static void
+count_refusal(struct session *s, uint64_t *total)
+{
+	(*total)++;
+	struct tenant *t = s->tenant;
+	if (t == NULL)
+		return;
+	if (total == &totals.refused_limits)
+		t->refused_limits++;
+	else if (total == &totals.refused_listen)
+		t->refused_listen++;
+	else
+		t->refused_connect++;
+}
+
+/* Fails the request for the limit `key` (its LIMIT_SET_* bit `bit`). */
+static void
+refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
+		uint64_t have, uint64_t limit)
+{
+	struct session *s = rc->s;
+	char source[96];
+	limit_source(s, bit, source, sizeof(source));
+	req_fail(rc, RPMA_E_NOMEM, 0, "uid %u has %" PRIu64 " %s (all its "
+			"clients together), its limit: %s = %" PRIu64 " from %s; "
+			"an operator raises it in rpmad.conf (%s under [user %u], "
+			"or for everyone)", (unsigned)s->uid, have, what, key,
+			limit, source, key, (unsigned)s->uid);
+	count_refusal(s, &totals.refused_limits);
+	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+			rc->errmsg);
+}
+
+/* whether `have` + `more` goes past a limit (0: none) */
+static bool
+over(uint64_t have, uint64_t more, uint64_t limit)
+{
+	return limit && (have > limit || more > limit - have);
+}
+
+static int
+check_fds(struct req_ctx *rc, const struct limits *l,
+		const struct tenant_usage *u, unsigned more)
+{
+	if (!over(u->descriptors, more, l->max_descriptors))
+		return 0;
+	refuse(rc, LIMIT_SET_DESCRIPTORS, "max_descriptors",
+			"descriptors in rpmad", u->descriptors,
+			l->max_descriptors);
+	return -1;
+}
+
+int
+tenant_admit_conn(struct req_ctx *rc)
+{
+	struct limits l;
+	struct tenant_usage u;
+	tenant_limits(rc->s, &l);
+	tenant_usage(rc->s->uid, &u);
+	if (over(u.conns, 1, l.max_connections)) {
+		refuse(rc, LIMIT_SET_CONNECTIONS, "max_connections",
+				"connections", u.conns, l.max_connections);
+		return -1;
+	}
+	/* every new connection starts as a request */
+	if (over(u.pending, 1, l.max_pending_requests)) {
+		refuse(rc, LIMIT_SET_PENDING, "max_pending_requests",
+				"connection requests not connected yet",
+				u.pending, l.max_pending_requests);
+		return -1;
+	}
+	return check_fds(rc, &l, &u, TENANT_FDS_CONN);
+}
+
+int
+tenant_admit_ep(struct req_ctx *rc)
+{
+	struct limits l;
+	struct tenant_usage u;
+	tenant_limits(rc->s, &l);
+	tenant_usage(rc->s->uid, &u);
+	if (over(u.eps, 1, l.max_endpoints)) {
+		refuse(rc, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
+				u.eps, l.max_endpoints);
+		return -1;
+	}
+	return check_fds(rc, &l, &u, TENANT_FDS_EP);
+}
+
+int
+tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs)
+{
+	struct session *s = rc->s;
+	struct limits l;
+	struct tenant_usage u;
+	tenant_limits(s, &l);
+	tenant_usage(s->uid, &u);
+	uint64_t limit = l.max_registered_bytes;
+	bool memlock = limit == LIMIT_MEMLOCK;
+	if (memlock)
+		limit = s->memlock;
+	if (memlock && limit == UINT64_MAX)
+		limit = 0;	/* unlimited, or CAP_IPC_LOCK */
+	if (memlock && s->memlock == 0) {
+		req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64 " bytes: "
+				"uid %u may register no memory: "
+				"max_registered_bytes = memlock, and this "
+				"process's RLIMIT_MEMLOCK is 0 (or unknown); "
+				"raise it (ulimit -l, LimitMEMLOCK=), or an "
+				"operator sets max_registered_bytes under "
+				"[user %u] in rpmad.conf", bytes,
+				(unsigned)s->uid, (unsigned)s->uid);
+		count_refusal(s, &totals.refused_limits);
+		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+				rc->errmsg);
+		return -1;
+	}
+	if (over(u.registered_bytes, bytes, limit)) {
+		char source[96];
+		limit_source(s, LIMIT_SET_BYTES, source, sizeof(source));
+		if (memlock)
+			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
+					" more bytes would bring uid %u (all "
+					"its clients together) to %" PRIu64
+					", over this process's RLIMIT_MEMLOCK "
+					"of %" PRIu64 " (max_registered_bytes "
+					"= memlock, from %s); raise the "
+					"process's limit (ulimit -l, "
+					"LimitMEMLOCK=), or an operator sets "
+					"max_registered_bytes under [user %u] "
+					"in rpmad.conf", bytes,
+					(unsigned)s->uid,
+					u.registered_bytes + bytes, limit,
+					source, (unsigned)s->uid);
+		else
+			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
+					" more bytes would bring uid %u (all "
+					"its clients together) to %" PRIu64
+					", over its limit: max_registered_"
+					"bytes = %" PRIu64 " from %s; an "
+					"operator raises it in rpmad.conf "
+					"(max_registered_bytes under [user "
+					"%u], or for everyone)", bytes,
+					(unsigned)s->uid,
+					u.registered_bytes + bytes, limit,
+					source, (unsigned)s->uid);
+		count_refusal(s, &totals.refused_limits);
+		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+				rc->errmsg);
+		return -1;
+	}
+	return check_fds(rc, &l, &u, nsegs);
+}
+
+/* ------------------------------------------------------------ networks */
+
+static const struct net_rules *
+rules_for(const struct session *s, bool listen, char *source, size_t len)
+{
+	const struct net_rules *r = listen ? &rpmad.cfg.allow_listen :
+		&rpmad.cfg.allow_connect;
+	(void) snprintf(source, len, "rpmad.conf");
+	const struct config_section *sec;
+	FOR_EACH_SECTION(s, sec) {
+		const struct net_rules *own = listen ? &sec->allow_listen :
+			&sec->allow_connect;
+		if (own->set) {
+			r = own;
+			(void) snprintf(source, len, "[%s %s]",
+					sec->group ? "group" : "user",
+					sec->name);
+		}
+	}
+	return r;
+}
+
+static void
+addr_text(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)sa;
+		(void) inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		(void) snprintf(buf, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+		(void) inet_ntop(AF_INET6, &in6->sin6_addr, host,
+				sizeof(host));
+		port = ntohs(in6->sin6_port);
+		(void) snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		(void) snprintf(buf, len, "(family %d)", sa->sa_family);
+	}
+}
+
+static int
+check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
+{
+	struct session *s = rc->s;
+	char source[96];
+	const struct net_rules *r = rules_for(s, listen, source,
+			sizeof(source));
+	if (net_rules_allow(r, sa))
+		return 0;
+	const char *key = listen ? "allow_listen" : "allow_connect";
+	char where[96];
+	addr_text(sa, where, sizeof(where));
+	req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not %s %s (%s of "
+			"%s); an operator allows it in rpmad.conf (%s under "
+			"[user %u], or for everyone)", (unsigned)s->uid,
+			listen ? "listen on" : "connect to", where, key, source,
+			key, (unsigned)s->uid);
+	count_refusal(s, listen ? &totals.refused_listen :
+			&totals.refused_connect);
+	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+			rc->errmsg);
+	return -1;
+}
+
+int
+tenant_check_connect(struct req_ctx *rc, const struct sockaddr *sa)
+{
+	return check_net(rc, sa, false);
+}
+
+int
+tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa)
+{
+	return check_net(rc, sa, true);
+}
+
+/* ------------------------------------------------------------ log */
+
+void
+tenant_log(struct session *s, int level, const char *fmt, ...)
+{
+	if (level > log_max_level)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+
+	struct tenant *t = s->tenant;
+	if (t == NULL) {
+		log_msg(level, "%s", text);
+		return;
+	}
+	uint64_t now = loop_now_ns(), held;
+	bool ok = ratelimit_take(&t->log_rl, now, &held);
+	if (held)
+		log_notice("suppressed %" PRIu64 " messages from uid %u (last "
+				"from client pid %d)", held, (unsigned)t->uid,
+				(int)t->last_pid);
+	if (ok) {
+		log_msg(level, "%s", text);
+		return;
+	}
+	t->last_pid = s->pid;
+	t->log_suppressed++;
+	totals.log_suppressed++;
+	/* the count is said when the window ends, even if all goes quiet */
+	if (!t->report.armed && rpmad.loop)
+		loop_timer_arm(rpmad.loop, &t->report, t->log_rl.window_start_ns
+				+ RATELIMIT_WINDOW_NS - now);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tenant.h -- a user of rpmad (a uid, as the host sees it): what all its
+ * clients hold together, the limits that apply to it (rpmad.conf and its
+ * [user]/[group] sections), the networks it may reach, its refusals, and
+ * its share of the log
+ */
+
+#ifndef RPMAD_TENANT_H
+#define RPMAD_TENANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <uthash.h>
+
+#include "config.h"
+#include "loop.h"
+#include "ratelimit.h"
+#include "request.h"
+
+struct session;
+
+/* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
+#define TENANT_FDS_SESSION 1
+#define TENANT_FDS_CONN 7	/* region, doorbell, 3 notification, 2 TCP */
+#define TENANT_FDS_EP 3		/* listening socket, notification, spare */
+
+struct tenant {
+	uid_t uid;
+	unsigned sessions;		/* sessions of this user now */
+	struct ratelimit log_rl;	/* the log lines its clients cause */
+	pid_t last_pid;			/* whose line was held back last */
+	struct loop_timer report;	/* says what was held back */
+	uint64_t refused_limits, refused_connect, refused_listen;
+	uint64_t log_suppressed;	/* in all */
+	UT_hash_handle hh;
+};
+
+/* What one user holds now, all its clients together. */
+struct tenant_usage {
+	uint32_t sessions, conns, pending, eps, descriptors;
+	uint64_t registered_bytes;
+};
+
+/* Totals since the start, for rpmactl status. */
+struct tenant_totals {
+	uint64_t refused_limits, refused_connect, refused_listen;
+	uint64_t log_suppressed;
+};
+
+/* tenant_join -- the tenant of a new session (made when new); NULL: no memory */
+struct tenant *tenant_join(uid_t uid);
+
+/* tenant_leave -- a session of it ended */
+void tenant_leave(struct tenant *t);
+
+/* tenant_destroy_all -- at shutdown, saying what was held back */
+void tenant_destroy_all(void);
+
+/*
+ * tenant_read_memlock -- the RLIMIT_MEMLOCK soft limit of a process
+ * (UINT64_MAX: unlimited, also when it has CAP_IPC_LOCK, as the kernel
+ * would not hold it to its limit either); 0 when it cannot be read
+ */
+uint64_t tenant_read_memlock(pid_t pid);
+
+/* tenant_limits -- the limits for the session's user, sections applied */
+void tenant_limits(const struct session *s, struct limits *out);
+
+/* tenant_usage -- what the user holds now */
+void tenant_usage(uid_t uid, struct tenant_usage *u);
+
+/*
+ * Admission of a new object of the asking session: 0 when the user stays
+ * within its limits; otherwise the request fails (RPMA_E_NOMEM, with
+ * which limit and how to raise it), the refusal is counted and logged,
+ * and -1 is returned.
+ */
+int tenant_admit_conn(struct req_ctx *rc);
+int tenant_admit_ep(struct req_ctx *rc);
+int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs);
+
+/*
+ * allow_connect / allow_listen: 0 when the session's user may connect to
+ * (listen on) the address; otherwise the request fails (RPMA_E_PROVIDER,
+ * EACCES), the refusal is counted and logged, and -1 is returned.
+ */
+int tenant_check_connect(struct req_ctx *rc, const struct sockaddr *sa);
+int tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa);
+
+/* tenant_totals -- refusals and held-back log lines since the start */
+void tenant_totals(struct tenant_totals *t);
+
+/*
+ * tenant_log -- a log line a client caused: at most RATELIMIT_BURST per
+ * user in RATELIMIT_WINDOW_NS; what is held back is counted and said
+ * ("suppressed N messages from uid U, last from client pid P") when the
+ * window ends
+ */
+void tenant_log(struct session *s, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif /* RPMAD_TENANT_H */

@@ -1,0 +1,983 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_tenants.c -- tenants of one rpmad cannot harm each other or rpmad:
+ * each attack of issue 10, replayed, and what stops it now
+ *  - a symlink put where the socket was is not followed on reload, and a
+ *    socket directory others may write is refused;
+ *  - limits count per user, not per control connection; [user] sections
+ *    override them; the memory default is the client's RLIMIT_MEMLOCK;
+ *  - allow_connect / allow_listen refuse other networks, and are counted;
+ *  - log lines a client causes are rate-limited, the rest counted;
+ *  - memory a client registers is charged to its own memory cgroup (a
+ *    client at its limit is refused or stopped, rpmad's cgroup stays);
+ *  - a client cannot make rpmad allocate file blocks from root's reserve.
+ *
+ * Other users are forked children that drop to uid 65534; the tests that
+ * need root (all but the first) say so and skip without it.
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "librpma.h"
+#include "ops_util.h"
+
+#define NOBODY 65534
+#define KiB 1024ULL
+#define MiB (1024 * KiB)
+
+static struct ops_daemon d;
+
+/* what librpmaclient logged in this process */
+static char logged[16384];
+
+static void capture(enum rpma_log_level level, const char *file,
+		const int line, const char *func, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void
+capture(enum rpma_log_level level, const char *file, const int line,
+		const char *func, const char *fmt, ...)
+{
+	size_t used = strlen(logged);
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
+	va_end(ap);
+	used = strlen(logged);
+	if (used + 1 < sizeof(logged))
+		strcat(logged, "\n");
+}
+
+static bool
+root(void)
+{
+	if (geteuid() == 0)
+		return true;
+	(void) fprintf(stderr, "not root: other users cannot be played; "
+			"skipping\n");
+	return false;
+}
+
+static void
+start(const char *config)
+{
+	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
+	logged[0] = '\0';
+	ck_assert_int_eq(rpma_log_set_function(capture), 0);
+}
+
+static void
+stop(void)
+{
+	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+}
+
+static struct rpma_peer *
+new_peer(void)
+{
+	struct ibv_context *dev;
+	struct rpma_peer *peer;
+	if (rpma_utils_get_ibv_context("127.0.0.1",
+			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev) ||
+			rpma_peer_new(dev, &peer))
+		return NULL;
+	return peer;
+}
+
+/* ------------------------------------------------------------ children */
+
+/*
+ * A child playing another user: `fn` runs as uid/gid NOBODY (after
+ * `prepare`, as root, when given) and its exit status is the result; the
+ * child's librpma log comes back in `log`. `go` (when not NULL) is a pipe
+ * the child may wait on; `ready` one it may write to.
+ */
+struct child {
+	pid_t pid;
+	int log_fd;		/* read end: the child's log at its end */
+	int go[2];		/* parent -> child */
+	int ready[2];		/* child -> parent */
+};
+
+typedef int child_fn(struct child *c, void *arg);
+
+static void
+child_start(struct child *c, child_fn *prepare, child_fn *fn, void *arg)
+{
+	int lp[2];
+	ck_assert_int_eq(pipe(lp), 0);
+	ck_assert_int_eq(pipe(c->go), 0);
+	ck_assert_int_eq(pipe(c->ready), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		(void) close(lp[0]);
+		(void) close(c->go[1]);
+		(void) close(c->ready[0]);
+		if (prepare && prepare(c, arg))
+			_exit(90);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
+			_exit(91);
+		logged[0] = '\0';
+		int ret = fn(c, arg);
+		(void) write(lp[1], logged, strlen(logged));
+		_exit(ret);
+	}
+	(void) close(lp[1]);
+	(void) close(c->go[0]);
+	(void) close(c->ready[1]);
+	c->log_fd = lp[0];
+}
+
+/* in the child: tell the parent, then wait for its word */
+static void
+child_pause(struct child *c)
+{
+	char b = 1;
+	(void) write(c->ready[1], &b, 1);
+	(void) read(c->go[0], &b, 1);
+}
+
+/* in the parent: wait until the child paused */
+static void
+child_wait_ready(struct child *c)
+{
+	char b;
+	ck_assert_int_eq(read(c->ready[0], &b, 1), 1);
+}
+
+/* in the parent: let it go on, collect its log and wait status */
+static int
+child_end(struct child *c, char *log, size_t len)
+{
+	char b = 1;
+	(void) write(c->go[1], &b, 1);
+	(void) close(c->go[1]);
+	size_t used = 0;
+	ssize_t n;
+	char sink[4096];
+	while ((n = read(c->log_fd, log && used + 1 < len ? log + used : sink,
+			log && used + 1 < len ? len - 1 - used :
+			sizeof(sink))) > 0) {
+		if (log && used + 1 < len)
+			used += (size_t)n;
+	}
+	if (log)
+		log[used] = '\0';
+	(void) close(c->log_fd);
+	(void) close(c->ready[0]);
+	int status;
+	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
+	return status;
+}
+
+static int
+exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ------------------------------------------------------------ socket */
+
+START_TEST(test_socket_dir_writable_by_others)
+{
+	char dir[] = "/tmp/rpmad-tenants.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 01777), 0);
+	char sock[300];
+	(void) snprintf(sock, sizeof(sock), "%s/rpmad.sock", dir);
+	const char *bin = getenv("RPMAD_BIN");
+	char *argv[] = { (char *)(bin && *bin ? bin : "rpmad"), "--foreground",
+		"--socket", sock, "--transport", "tcp", "--config",
+		"/dev/null", NULL };
+	struct run r;
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	ck_assert_int_ne(r.status, 0);
+	ck_assert_msg(strstr(r.err, "may be written by others (mode 1777)"),
+			"%s", r.err);
+	run_free(&r);
+	struct stat st;
+	ck_assert_int_ne(lstat(sock, &st), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+START_TEST(test_socket_symlink_on_reload)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0660\n");
+	/* a root-only file the attacker wants */
+	char victim[] = "/tmp/rpmad-victim.XXXXXX";
+	int fd = mkstemp(victim);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0600), 0);
+	(void) close(fd);
+
+	/* the socket's name now points at the victim */
+	char moved[400];
+	(void) snprintf(moved, sizeof(moved), "%s.moved", d.socket);
+	ck_assert_int_eq(rename(d.socket, moved), 0);
+	ck_assert_int_eq(symlink(victim, d.socket), 0);
+	ck_assert_int_eq(write_text(d.config, "socket_mode = 0666\n"
+			"socket_group = 4246\n"), 0);
+	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
+	ck_assert(wait_text(d.log, "is no longer the socket rpmad made (a "
+			"symbolic link); its owner and mode are left alone",
+			OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "socket_mode 0660 -> 0666", OPS_WAIT_MS));
+
+	struct stat st;
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_uint_eq(st.st_gid, 0);
+	/* nor is the symlink or its target removed at the end */
+	stop();
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(unlink(victim), 0);
+	(void) unlink(moved);
+	(void) unlink(d.socket);
+	(void) rmdir(d.dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------ limits */
+
+struct conns_arg {
+	int make;		/* connection requests to make */
+	char port[16];
+	int got;		/* how many were made */
+};
+
+/* makes arg->make requests, pauses, deletes them; exit: the count made */
+static int
+make_conns(struct child *c, void *p)
+{
+	struct conns_arg *a = p;
+	(void) rpma_log_set_function(capture);
+	struct rpma_peer *peer = new_peer();
+	if (peer == NULL)
+		return 99;
+	struct rpma_conn_req *req[16] = { NULL };
+	int n = 0;
+	while (n < a->make && n < 16 && rpma_conn_req_new(peer, "127.0.0.1",
+			a->port, NULL, &req[n]) == 0)
+		n++;
+	child_pause(c);
+	for (int i = 0; i < n; i++)
+		(void) rpma_conn_req_delete(&req[i]);
+	(void) rpma_peer_delete(&peer);
+	return n;
+}
+
+/* the JSON of rpmactl --json clients, flattened */
+static void
+clients_json(struct flat *f)
+{
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "clients", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	ck_assert_int_eq(flat_parse(f, r.out), 0);
+	run_free(&r);
+}
+
+/* the index of the first client of uid in the listing, or -1 */
+static long
+client_of(const struct flat *f, unsigned uid)
+{
+	long n = flat_len(f, "clients");
+	char want[16];
+	(void) snprintf(want, sizeof(want), "%u", uid);
+	for (long i = 0; i < n; i++) {
+		const char *u = flat_get(f, "clients.%ld.uid", i);
+		if (u && strcmp(u, want) == 0)
+			return i;
+	}
+	return -1;
+}
+
+START_TEST(test_limits_per_user)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0666\nmax_connections = 3\n");
+	struct conns_arg a = { .make = 2 };
+	(void) snprintf(a.port, sizeof(a.port), "%d", free_port());
+
+	/* one process of the user holds two */
+	struct child c1;
+	child_start(&c1, NULL, make_conns, &a);
+	child_wait_ready(&c1);
+
+	/* another process (its own control connection) gets one more */
+	struct child c2;
+	char log[8192];
+	child_start(&c2, NULL, make_conns, &a);
+	child_wait_ready(&c2);
+
+	/* what the user holds, against its limits */
+	struct flat f;
+	clients_json(&f);
+	long i = client_of(&f, NOBODY);
+	ck_assert_int_ge(i, 0);
+	ck_assert_str_eq(flat_get(&f, "clients.%ld.user_totals.use.clients",
+			i), "2");
+	ck_assert_str_eq(flat_get(&f,
+			"clients.%ld.user_totals.use.connections", i), "3");
+	ck_assert_str_eq(flat_get(&f,
+			"clients.%ld.user_totals.limits.max_connections", i),
+			"3");
+	ck_assert_str_eq(flat_get(&f,
+			"clients.%ld.user_totals.refused.limits", i), "1");
+	flat_free(&f);
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, d.socket, "clients", NULL), 0);
+	ck_assert_msg(count_lines_with(r.out, "65534", "3/3", NULL) == 1,
+			"%s", r.out);
+	run_free(&r);
+
+	ck_assert_int_eq(exit_code(child_end(&c2, log, sizeof(log))), 1);
+	ck_assert_msg(strstr(log, "uid 65534 has 3 connections (all its "
+			"clients together), its limit: max_connections = 3 "
+			"from the default or rpmad.conf"), "%s", log);
+	ck_assert_ptr_nonnull(strstr(log, "max_connections under [user "
+			"65534]"));
+	ck_assert_int_eq(exit_code(child_end(&c1, NULL, 0)), 2);
+	stop();
+
+	/* a section for the user raises it, for that user only */
+	start("socket_mode = 0666\nmax_connections = 1\n"
+			"[user 65534]\nmax_connections = 2\n");
+	child_start(&c1, NULL, make_conns, &a);
+	child_wait_ready(&c1);
+	ck_assert_int_eq(exit_code(child_end(&c1, NULL, 0)), 2);
+	/* root has 1 */
+	struct rpma_peer *peer = new_peer();
+	ck_assert_ptr_nonnull(peer);
+	struct rpma_conn_req *req[2] = { NULL };
+	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", a.port, NULL,
+			&req[0]), 0);
+	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", a.port, NULL,
+			&req[1]), RPMA_E_NOMEM);
+	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+	stop();
+
+	/* and pending requests have their own limit */
+	start("socket_mode = 0666\n[user 65534]\nmax_pending_requests = 1\n");
+	child_start(&c1, NULL, make_conns, &a);
+	child_wait_ready(&c1);
+	ck_assert_int_eq(exit_code(child_end(&c1, log, sizeof(log))), 1);
+	ck_assert_msg(strstr(log, "max_pending_requests = 1 from [user "
+			"65534]"), "%s", log);
+	stop();
+}
+END_TEST
+
+static int
+low_memlock(struct child *c, void *arg)
+{
+	(void) c;
+	(void) arg;
+	struct rlimit rl = { 64 * KiB, 64 * KiB };
+	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* registers 48 KiB, then 32 KiB more; exit: 0 when the second failed */
+static int
+register_past_memlock(struct child *c, void *arg)
+{
+	(void) c;
+	(void) arg;
+	(void) rpma_log_set_function(capture);
+	struct rpma_peer *peer = new_peer();
+	if (peer == NULL)
+		return 99;
+	char *buf = aligned_alloc(4 * KiB, 80 * KiB);
+	if (buf == NULL)
+		return 98;
+	memset(buf, 1, 80 * KiB);
+	struct rpma_mr_local *a = NULL, *b = NULL;
+	if (rpma_mr_reg(peer, buf, 48 * KiB, RPMA_MR_USAGE_WRITE_DST, &a))
+		return 3;
+	int ret = rpma_mr_reg(peer, buf + 48 * KiB, 32 * KiB,
+			RPMA_MR_USAGE_WRITE_DST, &b);
+	(void) rpma_mr_dereg(&a);
+	(void) rpma_peer_delete(&peer);
+	return ret == RPMA_E_NOMEM ? 0 : 4;
+}
+
+START_TEST(test_memlock_default)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0666\n");
+	struct child c;
+	char log[8192];
+	child_start(&c, low_memlock, register_past_memlock, NULL);
+	ck_assert_int_eq(exit_code(child_end(&c, log, sizeof(log))), 0);
+	ck_assert_msg(strstr(log, "registering 32768 more bytes would bring "
+			"uid 65534 (all its clients together) to 81920, over "
+			"this process's RLIMIT_MEMLOCK of 65536"), "%s", log);
+	ck_assert_ptr_nonnull(strstr(log, "ulimit -l"));
+	stop();
+}
+END_TEST
+
+/* ------------------------------------------------------------ networks */
+
+#define REFUSED_CONNECTS 40
+
+struct net_arg {
+	char port[16], port2[16];
+};
+
+/* exit 0 when every request was refused as it should be */
+static int
+try_networks(struct child *c, void *p)
+{
+	(void) c;
+	struct net_arg *a = p;
+	(void) rpma_log_set_function(capture);
+	struct rpma_peer *peer = new_peer();
+	if (peer == NULL)
+		return 99;
+	for (int i = 0; i < REFUSED_CONNECTS; i++) {
+		struct rpma_conn_req *req = NULL;
+		if (rpma_conn_req_new(peer, "127.0.0.1", a->port, NULL, &req)
+				!= RPMA_E_PROVIDER)
+			return 2;
+	}
+	struct rpma_ep *ep = NULL;
+	if (rpma_ep_listen(peer, "127.0.0.1", a->port, &ep) !=
+			RPMA_E_PROVIDER)
+		return 3;
+	/* the allowed port */
+	if (rpma_ep_listen(peer, "127.0.0.1", a->port2, &ep))
+		return 4;
+	(void) rpma_ep_shutdown(&ep);
+	(void) rpma_peer_delete(&peer);
+	return 0;
+}
+
+START_TEST(test_allow_networks_and_log_share)
+{
+	if (!root())
+		return;
+	struct net_arg a;
+	int p2 = free_port();
+	(void) snprintf(a.port, sizeof(a.port), "%d", free_port());
+	(void) snprintf(a.port2, sizeof(a.port2), "%d", p2);
+	char config[512];
+	(void) snprintf(config, sizeof(config), "socket_mode = 0666\n"
+			"log_level = info\n"
+			"allow_connect = 10.9.0.0/16, [fd00::]/8:7204\n"
+			"allow_listen = 127.0.0.0/8:%d\n"
+			"[user 0]\nallow_connect = any\n", p2);
+	start(config);
+
+	struct child c;
+	char log[16384];
+	child_start(&c, NULL, try_networks, &a);
+	ck_assert_int_eq(exit_code(child_end(&c, log, sizeof(log))), 0);
+	char want[200];
+	(void) snprintf(want, sizeof(want), "uid 65534 may not connect to "
+			"127.0.0.1:%s (allow_connect of rpmad.conf)", a.port);
+	ck_assert_msg(strstr(log, want), "%s", log);
+	(void) snprintf(want, sizeof(want), "uid 65534 may not listen on "
+			"127.0.0.1:%s (allow_listen of rpmad.conf)", a.port);
+	ck_assert_msg(strstr(log, want), "%s", log);
+
+	/* root's own section lets it out */
+	struct rpma_peer *peer = new_peer();
+	ck_assert_ptr_nonnull(peer);
+	struct rpma_conn_req *req = NULL;
+	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", a.port, NULL,
+			&req), 0);
+	ck_assert_int_eq(rpma_conn_req_delete(&req), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+
+	/* counted */
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "status", NULL), 0);
+	struct flat f;
+	ck_assert_int_eq(flat_parse(&f, r.out), 0);
+	ck_assert_str_eq(flat_get(&f, "refused.allow_connect"), "40");
+	ck_assert_str_eq(flat_get(&f, "refused.allow_listen"), "1");
+	flat_free(&f);
+	run_free(&r);
+
+	/*
+	 * The user's 40 refusals and its session lines: at most 20 lines
+	 * in the window, and the rest said in one line when it ends.
+	 */
+	ck_assert(wait_text(d.log, "messages from uid 65534 (last from "
+			"client pid", 2 * OPS_WAIT_MS));
+	char *text = read_text(d.log);
+	ck_assert_ptr_nonnull(text);
+	size_t refusals = count_lines_with(text, "refused: uid 65534 may not",
+			NULL);
+	ck_assert_msg(refusals > 0 && refusals <= 20, "%zu lines", refusals);
+	ck_assert_uint_eq(count_lines_with(text, "suppressed", "messages from "
+			"uid 65534", NULL), 1);
+	free(text);
+	stop();
+}
+END_TEST
+
+/* ------------------------------------------------------------ cgroups */
+
+/* The memory cgroup (v1 or v2) this process is in, or -1. */
+static int
+memcg_dir(char *dir, size_t len, bool *v2)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (f == NULL)
+		return -1;
+	char line[256];
+	int ret = -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *path;
+		if ((path = strstr(line, ":memory:")) != NULL) {
+			(void) snprintf(dir, len, "/sys/fs/cgroup/memory%s",
+					path + 8);
+			*v2 = false;
+			ret = 0;
+			break;
+		}
+		if (strncmp(line, "0::", 3) == 0) {
+			char ctl[600];
+			(void) snprintf(ctl, sizeof(ctl),
+					"/sys/fs/cgroup%s/cgroup.controllers",
+					line + 3);
+			char *c = read_text(ctl);
+			if (c && strstr(c, "memory")) {
+				(void) snprintf(dir, len, "/sys/fs/cgroup%s",
+						line + 3);
+				*v2 = true;
+				ret = 0;
+			}
+			free(c);
+		}
+	}
+	(void) fclose(f);
+	return ret;
+}
+
+struct memcg {
+	char dir[600];
+	bool v2;
+};
+
+static int
+memcg_make(struct memcg *m, const char *parent, bool v2, const char *name,
+		unsigned long long limit)
+{
+	(void) snprintf(m->dir, sizeof(m->dir), "%s/%s-%d", parent, name,
+			(int)getpid());
+	m->v2 = v2;
+	if (mkdir(m->dir, 0755) && errno != EEXIST)
+		return -1;
+	if (limit == 0)
+		return 0;
+	char path[700], val[32];
+	(void) snprintf(path, sizeof(path), "%s/%s", m->dir,
+			v2 ? "memory.max" : "memory.limit_in_bytes");
+	(void) snprintf(val, sizeof(val), "%llu", limit);
+	return write_text(path, val);
+}
+
+static int
+memcg_join(const struct memcg *m, pid_t pid)
+{
+	char path[700], val[32];
+	(void) snprintf(path, sizeof(path), "%s/cgroup.procs", m->dir);
+	(void) snprintf(val, sizeof(val), "%d", (int)pid);
+	return write_text(path, val);
+}
+
+static unsigned long long
+memcg_read(const struct memcg *m, bool peak)
+{
+	char path[700];
+	(void) snprintf(path, sizeof(path), "%s/%s", m->dir, m->v2 ?
+			(peak ? "memory.peak" : "memory.current") :
+			(peak ? "memory.max_usage_in_bytes" :
+			"memory.usage_in_bytes"));
+	char *t = read_text(path);
+	unsigned long long v = t ? strtoull(t, NULL, 10) : 0;
+	free(t);
+	return v;
+}
+
+static void
+memcg_remove(const struct memcg *m)
+{
+	(void) rmdir(m->dir);
+}
+
+struct shm_arg {
+	const struct memcg *cg;
+	char path[128];
+	size_t size;
+};
+
+static int
+join_client_cg(struct child *c, void *p)
+{
+	(void) c;
+	struct shm_arg *a = p;
+	return memcg_join(a->cg, getpid());
+}
+
+/*
+ * What the attacker did next: make rpmad write into the registration. A
+ * connection to itself through rpmad, and reads of 1 MiB at a time from
+ * its other registration into every MiB of `dst` (rpmad receives the
+ * data straight into its mapping of dst). 0 or -1.
+ */
+static int
+loopback_reads(struct rpma_peer *peer, struct rpma_mr_local *dst,
+		size_t size)
+{
+	char port[16];
+	(void) snprintf(port, sizeof(port), "%d", free_port());
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn_req *creq = NULL, *sreq = NULL;
+	struct rpma_conn *cconn = NULL, *sconn = NULL;
+	struct rpma_mr_local *src = NULL;
+	struct rpma_mr_remote *rsrc = NULL;
+	enum rpma_conn_event ev;
+	int ret = -1;
+	char *buf = aligned_alloc(4096, MiB);
+	if (buf == NULL)
+		return -1;
+	memset(buf, 0x5a, MiB);
+	uint8_t desc[24];
+	if (rpma_mr_reg(peer, buf, MiB, RPMA_MR_USAGE_READ_SRC, &src) ||
+			rpma_mr_get_descriptor(src, desc) ||
+			rpma_mr_remote_from_descriptor(desc, 21, &rsrc) ||
+			rpma_ep_listen(peer, "127.0.0.1", port, &ep) ||
+			rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
+				&creq) ||
+			rpma_conn_req_connect(&creq, NULL, &cconn) ||
+			rpma_ep_next_conn_req(ep, NULL, &sreq) ||
+			rpma_conn_req_connect(&sreq, NULL, &sconn) ||
+			rpma_conn_next_event(cconn, &ev) ||
+			ev != RPMA_CONN_ESTABLISHED ||
+			rpma_conn_next_event(sconn, &ev) ||
+			ev != RPMA_CONN_ESTABLISHED)
+		goto out;
+	struct rpma_cq *cq;
+	if (rpma_conn_get_cq(cconn, &cq))
+		goto out;
+	for (size_t off = 0; off < size; off += MiB) {
+		struct ibv_wc wc;
+		if (rpma_read(cconn, dst, off, rsrc, 0, MiB,
+				RPMA_F_COMPLETION_ALWAYS, NULL))
+			goto out;
+		int r;
+		while ((r = rpma_cq_get_wc(cq, 1, &wc, NULL)) ==
+				RPMA_E_NO_COMPLETION)
+			(void) rpma_cq_wait(cq);
+		if (r || wc.status != IBV_WC_SUCCESS)
+			goto out;
+	}
+	ret = 0;
+out:
+	if (cconn) {
+		(void) rpma_conn_disconnect(cconn);
+		(void) rpma_conn_delete(&cconn);
+	}
+	if (sconn) {
+		(void) rpma_conn_disconnect(sconn);
+		(void) rpma_conn_delete(&sconn);
+	}
+	if (ep)
+		(void) rpma_ep_shutdown(&ep);
+	if (rsrc)
+		(void) rpma_mr_remote_delete(&rsrc);
+	if (src)
+		(void) rpma_mr_dereg(&src);
+	free(buf);
+	return ret;
+}
+
+/*
+ * The attack: a sparse shm file registered as a read destination, then
+ * filled by rpmad. Exit 0: registered and filled; 1: refused; 2: filling
+ * failed.
+ */
+static int
+register_sparse(struct child *c, void *p)
+{
+	struct shm_arg *a = p;
+	(void) rpma_log_set_function(capture);
+	struct rpma_peer *peer = new_peer();
+	if (peer == NULL)
+		return 99;
+	int fd = open(a->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)a->size))
+		return 98;
+	void *ptr = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (ptr == MAP_FAILED)
+		return 97;
+	struct rpma_mr_local *mr = NULL;
+	int ret = rpma_mr_reg(peer, ptr, a->size, RPMA_MR_USAGE_READ_DST,
+			&mr);
+	if (ret == 0 && loopback_reads(peer, mr, a->size))
+		ret = 2;
+	child_pause(c);
+	if (mr)
+		(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	return ret == 0 ? 0 : ret == 2 ? 2 : 1;
+}
+
+START_TEST(test_memory_cgroup)
+{
+	if (!root())
+		return;
+	char parent[300];
+	bool v2;
+	struct memcg dcg, ccg;
+	if (memcg_dir(parent, sizeof(parent), &v2) ||
+			memcg_make(&dcg, parent, v2, "rpmad", 0) ||
+			memcg_make(&ccg, parent, v2, "client", 64 * MiB)) {
+		(void) fprintf(stderr, "no writable memory cgroup: skipping\n");
+		return;
+	}
+	start("socket_mode = 0666\n[user 65534]\n"
+			"max_registered_bytes = 0\n");
+	ck_assert_int_eq(memcg_join(&dcg, d.p.pid), 0);
+	unsigned long long before = memcg_read(&dcg, false);
+
+	/* 32 MiB: within the client's limit; filled by rpmad, charged to it */
+	struct shm_arg a = { .cg = &ccg, .size = 32 * MiB };
+	(void) snprintf(a.path, sizeof(a.path), "/dev/shm/rpmad-tenants-%d",
+			(int)getpid());
+	struct child c;
+	child_start(&c, join_client_cg, register_sparse, &a);
+	child_wait_ready(&c);
+	unsigned long long client_now = memcg_read(&ccg, false);
+	unsigned long long daemon_now = memcg_read(&dcg, true);
+	char log[8192];
+	int status = child_end(&c, log, sizeof(log));
+	ck_assert_msg(exit_code(status) == 0, "status %d: %s", status, log);
+	ck_assert_msg(client_now >= 32 * MiB, "client cgroup %llu",
+			client_now);
+	ck_assert_msg(daemon_now < before + 8 * MiB, "rpmad cgroup peak %llu "
+			"(was %llu)", daemon_now, before);
+	(void) unlink(a.path);
+
+	/* 256 MiB: past it; the client is refused or stopped, not rpmad */
+	a.size = 256 * MiB;
+	child_start(&c, join_client_cg, register_sparse, &a);
+	/* it pauses only if it was not killed */
+	char b;
+	ssize_t got = read(c.ready[0], &b, 1);
+	daemon_now = memcg_read(&dcg, true);
+	status = child_end(&c, log, sizeof(log));
+	ck_assert_msg(got == 0 || exit_code(status) == 1, "status %d, log %s",
+			status, log);
+	ck_assert_msg(daemon_now < before + 8 * MiB, "rpmad cgroup peak %llu "
+			"(was %llu)", daemon_now, before);
+	ck_assert_uint_le(memcg_read(&ccg, true), 64 * MiB);
+	(void) unlink(a.path);
+	ck_assert(proc_alive(&d.p));
+
+	stop();
+	memcg_remove(&ccg);
+	memcg_remove(&dcg);
+}
+END_TEST
+
+/* ------------------------------------------------------------ blocks */
+
+struct fs_arg {
+	char mnt[300];
+};
+
+/* fills the file system, then registers a hole of its own file */
+static int
+fill_then_register(struct child *c, void *p)
+{
+	(void) c;
+	struct fs_arg *a = p;
+	(void) rpma_log_set_function(capture);
+	char path[400];
+	(void) snprintf(path, sizeof(path), "%s/fill", a->mnt);
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 98;
+	static char block[64 * 1024];
+	memset(block, 7, sizeof(block));
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	if (errno != ENOSPC)
+		return 97;
+	(void) fsync(fd);
+	(void) close(fd);
+
+	(void) snprintf(path, sizeof(path), "%s/target", a->mnt);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)(2 * MiB)))
+		return 96;
+	void *ptr = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (ptr == MAP_FAILED)
+		return 95;
+	struct rpma_peer *peer = new_peer();
+	if (peer == NULL)
+		return 99;
+	struct rpma_mr_local *mr = NULL;
+	int ret = rpma_mr_reg(peer, ptr, 2 * MiB, RPMA_MR_USAGE_WRITE_DST,
+			&mr);
+	if (mr)
+		(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	return ret == 0 ? 0 : 1;
+}
+
+/* the capabilities and file-system uid of a process, from /proc */
+static void
+proc_ids(pid_t pid, unsigned *fsuid, unsigned long long *cap_eff)
+{
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	char *t = read_text(path);
+	ck_assert_ptr_nonnull(t);
+	unsigned a, b, c;
+	char *u = strstr(t, "\nUid:");
+	ck_assert_ptr_nonnull(u);
+	ck_assert_int_eq(sscanf(u, "\nUid: %u %u %u %u", &a, &b, &c, fsuid),
+			4);
+	char *e = strstr(t, "\nCapEff:");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(sscanf(e, "\nCapEff: %llx", cap_eff), 1);
+	free(t);
+}
+
+START_TEST(test_reserved_blocks)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
+
+	/* whatever rpmad writes into a file, it writes without root's rights */
+	unsigned fsuid;
+	unsigned long long caps;
+	proc_ids(d.p.pid, &fsuid, &caps);
+	ck_assert_uint_eq(fsuid, NOBODY);
+	ck_assert_msg(!(caps & (1ULL << 24)), "CAP_SYS_RESOURCE in %llx",
+			caps);
+
+	/* a small ext4 with 10% for root, full for the client */
+	char img[300], mnt[300];
+	(void) snprintf(img, sizeof(img), "%s/fs.img", d.dir);
+	(void) snprintf(mnt, sizeof(mnt), "%s/mnt", d.dir);
+	int fd = open(img, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 16 * MiB), 0);
+	(void) close(fd);
+	char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-m", "10", img, NULL };
+	struct run r;
+	ck_assert_int_eq(run_cmd(&r, mkfs, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	int mkfs_status = r.status;
+	run_free(&r);
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
+	char *mount_cmd[] = { "mount", "-o", "loop", img, mnt, NULL };
+	if (mkfs_status != 0 || run_cmd(&r, mount_cmd, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS) || r.status != 0) {
+		(void) fprintf(stderr, "cannot make or mount an ext4 image: "
+				"skipping the file-system part\n");
+		(void) rmdir(mnt);
+		(void) unlink(img);
+		stop();
+		return;
+	}
+	run_free(&r);
+	ck_assert_int_eq(chmod(mnt, 0777), 0);
+
+	struct fs_arg a;
+	(void) snprintf(a.mnt, sizeof(a.mnt), "%s", mnt);
+	struct child c;
+	char log[8192];
+	child_start(&c, NULL, fill_then_register, &a);
+	int status = exit_code(child_end(&c, log, sizeof(log)));
+	struct statvfs before;
+	ck_assert_int_eq(statvfs(mnt, &before), 0);
+	/* refused: its own faulting finds no block it may use */
+	ck_assert_msg(status == 1, "status %d: %s", status, log);
+	ck_assert_msg(strstr(log, "cannot fault in the 2097152 bytes"),
+			"%s", log);
+	/* and root's reserve is whole */
+	ck_assert_uint_ge((unsigned long long)before.f_bfree * before.f_frsize,
+			(unsigned long long)before.f_blocks * before.f_frsize /
+			10 - 64 * KiB);
+
+	char *umount_cmd[] = { "umount", mnt, NULL };
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	run_free(&r);
+	(void) rmdir(mnt);
+	(void) unlink(img);
+	stop();
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("tenants");
+	TCase *tc = tcase_create("socket");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_socket_dir_writable_by_others);
+	tcase_add_test(tc, test_socket_symlink_on_reload);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_limits_per_user);
+	tcase_add_test(tc, test_memlock_default);
+	tcase_add_test(tc, test_allow_networks_and_log_share);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("charging");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_memory_cgroup);
+	tcase_add_test(tc, test_reserved_blocks);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	/* a child killed by its cgroup leaves a pipe without a reader */
+	(void) signal(SIGPIPE, SIG_IGN);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
