@@ -11,9 +11,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "log.h"
+
+/*
+ * The default of max_registered_bytes: a quarter of the host's memory per
+ * user. Not the client's RLIMIT_MEMLOCK (max_registered_bytes = memlock):
+ * rpmad pins for its clients precisely so that they need no memlock limit
+ * of their own (an unprivileged container has 64 KiB, or 0).
+ */
+static uint64_t
+ram_share(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long size = sysconf(_SC_PAGESIZE);
+	if (pages <= 0 || size <= 0)
+		return 1ull << 30;
+	return (uint64_t)pages * (uint64_t)size / 4;
+}
 
 void
 config_defaults(struct config *cfg)
@@ -31,7 +48,7 @@ config_defaults(struct config *cfg)
 	cfg->limits.max_endpoints = 64;
 	cfg->limits.max_pending_requests = 256;
 	cfg->limits.max_descriptors = 16384;
-	cfg->limits.max_registered_bytes = LIMIT_MEMLOCK;
+	cfg->limits.max_registered_bytes = ram_share();
 }
 
 const char *

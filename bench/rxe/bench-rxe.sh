@@ -13,7 +13,7 @@
 set -u
 PREFIX=$1 BIN=$2
 A=192.168.100.1
-ITERS=${BENCH_ITERS:-2000}
+ITERS=${BENCH_ITERS:-300}
 W=$(mktemp -d "${TMPDIR:-/tmp}/bench-rxe.XXXXXX")
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT

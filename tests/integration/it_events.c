@@ -375,7 +375,7 @@ loss_event(bool own_daemon_died)
 
 static void
 observe_loss(struct rpma_conn *conn, struct rpma_peer *peer, int with_send,
-		enum rpma_conn_event want)
+		enum rpma_conn_event want_event)
 {
 	uint8_t *buf = it_alloc(4096);
 	struct rpma_mr_local *mr = NULL;
@@ -394,9 +394,9 @@ observe_loss(struct rpma_conn *conn, struct rpma_peer *peer, int with_send,
 	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
 
 	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
-	IT_ASSERT_MSG(ev == want, "event %s, wanted %s",
+	IT_ASSERT_MSG(ev == want_event, "event %s, wanted %s",
 			rpma_utils_conn_event_2str(ev),
-			rpma_utils_conn_event_2str(want));
+			rpma_utils_conn_event_2str(want_event));
 
 	/* everything outstanding is flushed, each exactly once */
 	int seen[N_RECV + 1] = { 0 };

@@ -281,7 +281,8 @@ hup_and_wait(const char *log_text)
 START_TEST(test_reload)
 {
 	ck_assert_int_eq(ops_daemon_start(&d, "log_level = notice\n"
-			"max_connections = 1\n", NULL, NULL), 0);
+			"max_connections = 1\nmax_registered_bytes = memlock\n",
+			NULL, NULL), 0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "notice");

@@ -220,7 +220,11 @@ START_TEST(test_status)
 	expect_num(&f, 2, "resources.connections");
 	expect_num(&f, 0, "resources.conn_requests");
 	expect_num(&f, 1024, "limits_per_user.max_connections");
-	expect(&f, "true", "limits_per_user.max_registered_bytes_memlock");
+	/* a quarter of the host's memory by default */
+	expect(&f, "false", "limits_per_user.max_registered_bytes_memlock");
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	expect_num(&f, (long long)pages * psize / 4,
+			"limits_per_user.max_registered_bytes");
 	expect_num(&f, 0, "refused.limits");
 	ck_assert_ptr_nonnull(flat_get(&f, "uptime_ms"));
 	ck_assert_ptr_nonnull(flat_get(&f, "version"));

@@ -423,11 +423,12 @@ register_past_memlock(struct child *c, void *arg)
 	return ret == RPMA_E_NOMEM ? 0 : 4;
 }
 
-START_TEST(test_memlock_default)
+/* max_registered_bytes = memlock: each client's own RLIMIT_MEMLOCK */
+START_TEST(test_memlock)
 {
 	if (!root())
 		return;
-	start("socket_mode = 0666\n");
+	start("socket_mode = 0666\nmax_registered_bytes = memlock\n");
 	struct child c;
 	char log[8192];
 	child_start(&c, low_memlock, register_past_memlock, NULL);
@@ -958,7 +959,7 @@ suite(void)
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_limits_per_user);
-	tcase_add_test(tc, test_memlock_default);
+	tcase_add_test(tc, test_memlock);
 	tcase_add_test(tc, test_allow_networks_and_log_share);
 	suite_add_tcase(s, tc);
 
