@@ -657,6 +657,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 {
 	uint32_t limit = rpmad.cfg.max_connections;
 	if (limit && rc->s->counts.conns >= limit) {
+		rpmad.stats.refused.max_connections++;
 		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u connections, "
 				"the limit (max_connections)",
 				rc->s->counts.conns);

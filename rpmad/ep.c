@@ -121,6 +121,7 @@ ep_handle_listen(struct req_ctx *rc)
 	}
 	uint32_t limit = rpmad.cfg.max_endpoints;
 	if (limit && rc->s->counts.eps >= limit) {
+		rpmad.stats.refused.max_endpoints++;
 		req_fail(rc, RPMA_E_NOMEM, 0, "this client has %u endpoints, "
 				"the limit (max_endpoints)", rc->s->counts.eps);
 		return;

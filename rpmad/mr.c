@@ -435,6 +435,7 @@ mr_handle_reg(struct req_ctx *rc)
 	uint64_t limit = rpmad.cfg.max_registered_bytes;
 	uint64_t pinned = rc->s->counts.pinned_bytes;
 	if (limit && (pinned > limit || mr->span_len > limit - pinned)) {
+		rpmad.stats.refused.max_registered_bytes++;
 		req_fail(rc, RPMA_E_NOMEM, 0, "registering %llu more bytes "
 				"would exceed this client's limit of %llu "
 				"(max_registered_bytes)",

@@ -186,6 +186,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"the first request must be hello");
 	} else if (h->admin && !session_is_admin(s)) {
 		/* an operator wants to see who tried */
+		rpmad.stats.refused.admin_groups++;
 		log_notice("session %s: admin request refused: not root and "
 				"in no group of admin_groups", session_name(s));
 		req_fail(&rc, RPMA_E_NOSUPP, EPERM, "admin requests need root "

@@ -352,6 +352,7 @@ session_handle_hello(struct req_ctx *rc)
 	const Rpmad__Hello *h = rc->req->hello;
 
 	if (!s->allowed) {
+		rpmad.stats.refused.allow_lists++;
 		log_warning("session %s: refused: uid %u (gid %u) is not in "
 				"allow_users and has no group of allow_groups",
 				s->name, (unsigned)s->uid, (unsigned)s->gid);
