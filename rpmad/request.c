@@ -171,6 +171,8 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	rpmad__response__init(&rc.resp);
 	rc.resp.id = req->id;
 	rpmad.stats.requests++;
+	/* every line while handling it is about this client */
+	log_subject_client(s->pid, s->uid, s->comm);
 
 	const struct handler *h = handler_for(req->body_case);
 	if (h == NULL) {
@@ -210,5 +212,6 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	if (rc.after)
 		rc.after(rc.after_arg);
 	rpmad__request__free_unpacked(req, NULL);
+	log_subject_clear();
 	return 0;
 }

@@ -229,8 +229,10 @@ session_new(int fd)
 	}
 	DL_APPEND(rpmad.sessions, s);
 	rpmad.stats.sessions_total++;
+	log_subject_client(s->pid, s->uid, s->comm);
 	log_info("session %s: connected (uid %u, gid %u; %s)", s->name,
 			(unsigned)s->uid, (unsigned)s->gid, why);
+	log_subject_clear();
 }
 
 void
@@ -264,6 +266,9 @@ session_close_later(struct session *s)
 static void
 session_release(struct session *s, enum conn_destroy_mode mode)
 {
+	/* the lines of its release are about it (an eviction: not rpmactl) */
+	log_subject_push();
+	log_subject_client(s->pid, s->uid, s->comm);
 	log_info("session %s: ended; releasing %u connection(s), %u "
 			"endpoint(s), %u registration(s) (%llu bytes), %u "
 			"peer(s)", s->name, s->counts.conns, s->counts.eps,
@@ -285,6 +290,7 @@ session_release(struct session *s, enum conn_destroy_mode mode)
 	(void) close(s->fd);
 	DL_DELETE(rpmad.sessions, s);
 	free(s);
+	log_subject_pop();
 }
 
 void

@@ -1,6 +1,7 @@
 #!/bin/sh
 # install-deps.sh -- install every Debian package rpmad needs to build, test
-# and run its conformance suite. Idempotent: installed packages are skipped.
+# and run its conformance suite, and to build its own Debian packages
+# (tests/deploy/deb-test.sh). Idempotent: installed packages are skipped.
 set -eu
 
 PACKAGES="
@@ -10,6 +11,8 @@ PACKAGES="
 	check uthash-dev
 	iproute2 python3 procps groff-base systemd
 	clang
+	python3-prometheus-client bash-completion
+	debhelper dpkg-dev lintian
 "
 
 missing=""
