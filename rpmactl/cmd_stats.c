@@ -52,6 +52,15 @@ print_json(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 	json_kv_u64(&j, "requests", st->requests);
 	json_kv_u64(&j, "request_errors", st->request_errors);
 	json_kv_u64(&j, "clients_since_start", st->sessions_total);
+	json_key(&j, "refused");
+	json_object_begin(&j);
+	json_kv_u64(&j, "max_connections", st->refused_max_connections);
+	json_kv_u64(&j, "max_endpoints", st->refused_max_endpoints);
+	json_kv_u64(&j, "max_registered_bytes",
+			st->refused_max_registered_bytes);
+	json_kv_u64(&j, "allow_users_groups", st->refused_allow_lists);
+	json_kv_u64(&j, "admin_groups", st->refused_admin_groups);
+	json_object_end(&j);
 
 	json_key(&j, "flush_latency_us");
 	json_array_begin(&j);

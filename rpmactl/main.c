@@ -34,6 +34,8 @@ static const struct command {
 		"listening endpoints and their waiting requests" },
 	{ "stats", cmd_stats, NULL, 0,
 		"operation counters and the flush latency histogram" },
+	{ "metrics", cmd_metrics, NULL, 0,
+		"all of the above as Prometheus text (for node_exporter)" },
 	{ "evict", cmd_evict, cmd_evict_check, 1,
 		"PID: close a client's session, release all it holds" },
 };

@@ -244,6 +244,13 @@ fill_stats(struct arena *a, Rpmad__AdminReply *r)
 	st->requests = rpmad.stats.requests;
 	st->request_errors = rpmad.stats.request_errors;
 	st->sessions_total = rpmad.stats.sessions_total;
+	st->flush_latency_sum_ns = rpmad.stats.flush_latency_sum_ns;
+	st->refused_max_connections = rpmad.stats.refused.max_connections;
+	st->refused_max_endpoints = rpmad.stats.refused.max_endpoints;
+	st->refused_max_registered_bytes =
+		rpmad.stats.refused.max_registered_bytes;
+	st->refused_allow_lists = rpmad.stats.refused.allow_lists;
+	st->refused_admin_groups = rpmad.stats.refused.admin_groups;
 	r->stats = st;
 	return st->totals ? 0 : -1;
 }

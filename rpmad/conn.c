@@ -469,6 +469,18 @@ conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
 
 /* -------------------------------------------------------- state changes */
 
+/* Lines about conn and its owner until log_subject_pop() (the journal's
+ * fields). */
+static void
+log_subject_of(const struct conn *conn)
+{
+	log_subject_push();
+	const struct session *s = conn->obj.owner;
+	if (s)
+		log_subject_client(s->pid, s->uid, s->comm);
+	log_subject_conn(conn->qp_num, conn->local_name, conn->remote_name);
+}
+
 void
 conn_established(struct conn *conn, const void *pdata, uint8_t len,
 		bool has_pdata)
@@ -478,8 +490,10 @@ conn_established(struct conn *conn, const void *pdata, uint8_t len,
 	conn->state = CONN_ESTABLISHED;
 	qp_set_state(&conn->qp, QP_STATE_READY);
 	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
+	log_subject_of(conn);
 	log_info("connection qp %u: established (%s <-> %s)", conn->qp_num,
 			conn->local_name, conn->remote_name);
+	log_subject_pop();
 	loop_kick(rpmad.loop);
 }
 
@@ -488,8 +502,10 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 {
 	if (conn->state == CONN_ENDED)
 		return;
+	log_subject_of(conn);
 	log_info("connection qp %u: %s", conn->qp_num,
 			event_name(event));
+	log_subject_pop();
 	conn->state = CONN_ENDED;
 	conn->release_pending = true;
 	set_qp_error(conn);
@@ -513,9 +529,11 @@ release_transport(struct conn *conn, bool abort)
 static void
 conn_fail_corrupted(struct conn *conn)
 {
+	log_subject_of(conn);
 	tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: the "
 			"client corrupted its queue pair region; ending the "
 			"connection", conn->qp_num);
+	log_subject_pop();
 	conn->qp.corrupted = false;
 	if (conn->state != CONN_ENDED) {
 		conn->state = CONN_ENDED;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * log.h -- rpmad's log lines on stderr, with levels journald understands
+ * log.h -- rpmad's log lines: the journal (with fields) or stderr
  */
 
 #ifndef RPMAD_LOG_H
 #define RPMAD_LOG_H
 
+#include <stdint.h>
 #include <syslog.h>
 
 /* levels are syslog priorities: LOG_ERR .. LOG_DEBUG */
@@ -17,8 +18,27 @@ int log_level_parse(const char *name);
 /* log_level_name -- the name of a level */
 const char *log_level_name(int level);
 
-/* log_init -- decide between journald prefixes and timestamped lines */
+/* log_init -- decide between the journal and timestamped lines */
 void log_init(void);
+
+/*
+ * What the next lines are about, until log_subject_clear(): the journal
+ * gets them as fields (RPMAD_CLIENT_PID, RPMAD_CLIENT_UID,
+ * RPMAD_CLIENT_COMM; RPMAD_CONN, the queue pair number rpmactl shows,
+ * RPMAD_LOCAL_ADDRESS, RPMAD_PEER_ADDRESS). Plain lines are unchanged.
+ */
+void log_subject_client(int pid, unsigned uid, const char *comm);
+void log_subject_conn(uint32_t qp_num, const char *local,
+		const char *remote);
+void log_subject_clear(void);
+
+/*
+ * log_subject_push / log_subject_pop -- keep the subject while lines about
+ * another are logged (a connection event inside a client's request), then
+ * restore it; push starts with no subject. Pairs nest.
+ */
+void log_subject_push(void);
+void log_subject_pop(void);
 
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

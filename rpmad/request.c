@@ -173,6 +173,8 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	rpmad__response__init(&rc.resp);
 	rc.resp.id = req->id;
 	rpmad.stats.requests++;
+	/* every line while handling it is about this client */
+	log_subject_client(s->pid, s->uid, s->comm);
 
 	const struct handler *h = handler_for(req->body_case);
 	if (h == NULL) {
@@ -188,6 +190,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"the first request must be hello");
 	} else if (h->admin && !session_is_admin(s)) {
 		/* an operator wants to see who tried */
+		rpmad.stats.refused.admin_groups++;
 		tenant_log(s, LOG_NOTICE, "session %s: admin request refused: "
 				"not root and in no group of admin_groups",
 				session_name(s));
@@ -212,5 +215,6 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	if (rc.after)
 		rc.after(rc.after_arg);
 	rpmad__request__free_unpacked(req, NULL);
+	log_subject_clear();
 	return 0;
 }

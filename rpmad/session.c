@@ -242,8 +242,10 @@ session_new(int fd)
 	}
 	DL_APPEND(rpmad.sessions, s);
 	rpmad.stats.sessions_total++;
+	log_subject_client(s->pid, s->uid, s->comm);
 	tenant_log(s, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",
 			s->name, (unsigned)s->uid, (unsigned)s->gid, why);
+	log_subject_clear();
 }
 
 void
@@ -277,6 +279,9 @@ session_close_later(struct session *s)
 static void
 session_release(struct session *s, enum conn_destroy_mode mode)
 {
+	/* the lines of its release are about it (an eviction: not rpmactl) */
+	log_subject_push();
+	log_subject_client(s->pid, s->uid, s->comm);
 	tenant_log(s, LOG_INFO, "session %s: ended; releasing %u "
 			"connection(s), %u endpoint(s), %u registration(s) "
 			"(%llu bytes), %u peer(s)", s->name, s->counts.conns, s->counts.eps,
@@ -299,6 +304,7 @@ session_release(struct session *s, enum conn_destroy_mode mode)
 	tenant_leave(s->tenant);
 	DL_DELETE(rpmad.sessions, s);
 	free(s);
+	log_subject_pop();
 }
 
 void
@@ -367,6 +373,7 @@ session_handle_hello(struct req_ctx *rc)
 	const Rpmad__Hello *h = rc->req->hello;
 
 	if (!s->allowed) {
+		rpmad.stats.refused.allow_lists++;
 		tenant_log(s, LOG_WARNING, "session %s: refused: uid %u (gid "
 				"%u) is not in allow_users and has no group of "
 				"allow_groups",

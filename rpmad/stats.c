@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * stats.c -- the flush latency histogram
+ * stats.c -- the flush latency histogram (and the sum a Prometheus
+ * histogram carries)
  */
 
 #include "stats.h"
@@ -13,4 +14,5 @@ stats_flush_latency(struct stats *s, uint64_t ns)
 	while (bucket < STATS_LATENCY_BUCKETS - 1 && (1ull << bucket) <= us)
 		bucket++;
 	s->flush_latency[bucket]++;
+	s->flush_latency_sum_ns += ns;
 }

@@ -19,10 +19,19 @@ struct op_counters {
 	uint64_t served_flushes, served_bytes_read, served_bytes_written;
 };
 
+/* requests refused because of a setting of rpmad.conf, by setting */
+struct refusals {
+	uint64_t max_connections, max_endpoints, max_registered_bytes;
+	uint64_t allow_lists;	/* allow_users/allow_groups: hello refused */
+	uint64_t admin_groups;	/* admin requests of non-admins */
+};
+
 struct stats {
 	struct op_counters ops;
 	uint64_t flush_latency[STATS_LATENCY_BUCKETS];
+	uint64_t flush_latency_sum_ns;
 	uint64_t requests, request_errors, sessions_total;
+	struct refusals refused;
 };
 
 /* stats_flush_latency -- account one flush that took `ns` */

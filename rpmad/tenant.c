@@ -260,6 +260,19 @@ count_refusal(struct session *s, uint64_t *total)
 		t->refused_connect++;
 }
 
+/* rpmad-wide refusals by setting, for rpmactl stats and metrics */
+static void
+count_setting(const char *key)
+{
+	struct refusals *r = &rpmad.stats.refused;
+	if (strcmp(key, "max_connections") == 0)
+		r->max_connections++;
+	else if (strcmp(key, "max_endpoints") == 0)
+		r->max_endpoints++;
+	else if (strcmp(key, "max_registered_bytes") == 0)
+		r->max_registered_bytes++;
+}
+
 /* Fails the request for the limit `key` (its LIMIT_SET_* bit `bit`). */
 static void
 refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
@@ -274,6 +287,7 @@ refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
 			"or for everyone)", (unsigned)s->uid, have, what, key,
 			limit, source, key, (unsigned)s->uid);
 	count_refusal(s, &totals.refused_limits);
+	count_setting(key);
 	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 			rc->errmsg);
 }
@@ -358,6 +372,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs)
 				"[user %u] in rpmad.conf", bytes,
 				(unsigned)s->uid, (unsigned)s->uid);
 		count_refusal(s, &totals.refused_limits);
+		count_setting("max_registered_bytes");
 		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 				rc->errmsg);
 		return -1;
@@ -392,6 +407,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs)
 					u.registered_bytes + bytes, limit,
 					source, (unsigned)s->uid);
 		count_refusal(s, &totals.refused_limits);
+		count_setting("max_registered_bytes");
 		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
 				rc->errmsg);
 		return -1;

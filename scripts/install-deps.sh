@@ -1,8 +1,9 @@
 #!/bin/sh
 # install-deps.sh -- install every Debian package rpmad needs to build, test
-# and run its conformance suite, and what the Soft-RoCE VM of
+# and run its conformance suite, what the Soft-RoCE VM of
 # scripts/run-vm-tests.sh needs (QEMU, busybox, the rdma-core user space,
-# perftest; the VM's kernel comes from Debian's archive when it first boots).
+# perftest; the VM's kernel comes from Debian's archive when it first
+# boots), and what builds its own Debian packages (tests/deploy/deb-test.sh).
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -15,6 +16,8 @@ PACKAGES="
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	python3-prometheus-client bash-completion
+	debhelper dpkg-dev lintian
 "
 
 missing=""

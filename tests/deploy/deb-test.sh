@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# deb-test.sh -- build the Debian packages from a copy of the checkout,
+# check them with lintian, install them on this machine, start the
+# installed /usr/sbin/rpmad the way rpmad.socket and rpmad.service would,
+# run the README's client/server exchange built with plain `cc ... -lrpma`
+# against the installed library, then purge the packages and check that
+# nothing of them is left.
+#
+# Needs root (dpkg -i) and dpkg-dev, debhelper, lintian; exits 77 (skipped)
+# without them. The packages never stay installed: the EXIT trap purges
+# them whatever happened, because an installed librpma.so would shadow
+# other builds on this machine.
+#
+# usage: tests/deploy/deb-test.sh [OUTDIR]   (OUTDIR keeps the .debs)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+PACKAGES="rpmad librpmaclient1 librpmaclient-dev"
+PORT=${PORT:-7311}
+
+say() { echo "deb-test: $*"; }
+fail() { echo "deb-test: FAIL: $*" >&2; exit 1; }
+
+if [ "$(id -u)" != 0 ]; then say "skipped: needs root (dpkg -i)"; exit 77; fi
+for tool in dpkg-buildpackage dh lintian setpriv python3 cc; do
+	command -v "$tool" >/dev/null || { say "skipped: no $tool"; exit 77; }
+done
+for p in $PACKAGES librpma-dev; do
+	if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed'; then
+		fail "$p is installed already: this test installs and purges its own"
+	fi
+done
+[ ! -e /run/rpmad ] || fail "/run/rpmad exists: another rpmad uses the default socket"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-deb.XXXXXX")
+chmod 755 "$work"
+outdir=${1:-}
+had_group=no
+getent group rpma >/dev/null && had_group=yes
+pids=()
+installed=no
+cleanup() {
+	local rc=$?
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ "$installed" = yes ]; then
+		# shellcheck disable=SC2086
+		dpkg --purge $PACKAGES >"$work/purge-trap.log" 2>&1 ||
+			{ cat "$work/purge-trap.log" >&2; rc=1; }
+	fi
+	if [ "$had_group" = no ] && getent group rpma >/dev/null; then
+		groupdel rpma || rc=1
+	fi
+	rm -rf /run/rpmad
+	rm -rf "$work"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+start=$(date +%s)
+
+say "copying the checkout (tracked and new files, as they are now)"
+mkdir "$work/src"
+(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+	tar --null -T - -cf -) | tar -x -C "$work/src"
+
+say "dpkg-buildpackage -b -uc -us"
+(cd "$work/src" && nice -n 15 dpkg-buildpackage -b -uc -us -j2) \
+	>"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; fail "package build"; }
+built=$(date +%s)
+debs=("$work"/rpmad_*.deb "$work"/librpmaclient1_*.deb "$work"/librpmaclient-dev_*.deb)
+for d in "${debs[@]}"; do [ -f "$d" ] || fail "not built: $d"; done
+[ -z "$outdir" ] || cp "${debs[@]}" "$outdir/"
+
+say "lintian (no errors allowed)"
+lintian --pedantic -I "$work"/rpmad_*.changes >"$work/lintian.log" 2>&1 || true
+cat "$work/lintian.log"
+if grep -q '^E: ' "$work/lintian.log"; then fail "lintian reports errors"; fi
+
+say "installing ${debs[*]##*/}"
+installed=yes
+dpkg -i "${debs[@]}" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "dpkg -i"; }
+getent group rpma >/dev/null || fail "the package made no group rpma"
+rpma_gid=$(getent group rpma | cut -d: -f3)
+lib=$(dpkg -L librpmaclient1 | grep '/librpmaclient\.so\.1$')
+[ -e "$lib" ] || fail "no librpmaclient.so.1 in librpmaclient1"
+
+# The unit files say how rpmad runs: take the command and the socket's
+# path, owner, group and mode from them rather than repeating them here.
+unit=/lib/systemd/system/rpmad.service
+sock_unit=/lib/systemd/system/rpmad.socket
+exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+sock=$(sed -n 's/^ListenSequentialPacket=//p' "$sock_unit")
+sock_group=$(sed -n 's/^SocketGroup=//p' "$sock_unit")
+sock_mode=$(sed -n 's/^SocketMode=//p' "$sock_unit")
+dir_mode=$(sed -n 's/^DirectoryMode=//p' "$sock_unit")
+[ "$exec_start" = "/usr/sbin/rpmad --foreground" ] || fail "ExecStart is '$exec_start'"
+[ "$sock" = /run/rpmad/rpmad.sock ] || fail "the socket unit listens on '$sock'"
+
+say "starting '$exec_start' with $sock ($sock_group, $sock_mode) as rpmad.socket passes it"
+# what systemd does for rpmad.socket + rpmad.service: make the directory and
+# the listening socket with the unit's owner and mode, and start the
+# service with it as fd 3 (LISTEN_FDS=1, LISTEN_PID = the service's pid)
+# shellcheck disable=SC2016
+python3 - "$sock" "$sock_group" "$sock_mode" "$dir_mode" $exec_start \
+	>"$work/rpmad-A.log" 2>&1 <<'EOF' &
+import grp, os, socket, sys
+path, group, mode, dmode = sys.argv[1:5]
+argv = sys.argv[5:]
+os.makedirs(os.path.dirname(path), mode=int(dmode, 8), exist_ok=True)
+os.chmod(os.path.dirname(path), int(dmode, 8))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+os.chown(path, 0, grp.getgrnam(group).gr_gid)
+os.chmod(path, int(mode, 8))
+s.listen(128)
+os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+env = dict(os.environ, LISTEN_FDS="1", LISTEN_PID=str(os.getpid()),
+           LISTEN_FDNAMES="rpmad.socket")
+os.execve(argv[0], argv, env)
+EOF
+pids+=($!)
+/usr/sbin/rpmad --foreground --socket "$work/B.sock" >"$work/rpmad-B.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do
+	[ -S "$sock" ] && [ -S "$work/B.sock" ] && /usr/bin/rpmactl status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+/usr/bin/rpmactl status >"$work/status.txt" || { cat "$work/rpmad-A.log"; fail "rpmactl status"; }
+grep -q "socket activated\|socket:.*$sock" "$work/status.txt" || { cat "$work/status.txt"; fail "status"; }
+[ "$(stat -c %a:%G "$sock")" = "${sock_mode#0}:$sock_group" ] || fail "socket is $(stat -c %a:%G "$sock")"
+
+say "compiling the demo programs with plain cc ... -lrpma -libverbs"
+for p in pmem-server pmem-client; do
+	cc -O2 -Wall -Werror -o "$work/$p" "$top/examples/$p.c" -I"$top/examples" -lrpma -libverbs
+done
+loaded=$(ldd "$work/pmem-client" | sed -n 's/^.*librpmaclient\.so\.1 => \([^ ]*\) .*$/\1/p')
+[ -n "$loaded" ] && [ "$(readlink -f "$loaded")" = "$(readlink -f "$lib")" ] ||
+	{ ldd "$work/pmem-client"; fail "pmem-client does not load $lib"; }
+
+say "a user outside group rpma is refused by the socket's mode"
+truncate -s 64K "$work/pmem.file"
+chown 65534:65534 "$work/pmem.file"
+if setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$work/pmem-server" 127.0.0.1 "$PORT" "$work/pmem.file" >"$work/refused.out" 2>&1; then
+	fail "the server ran without the group rpma"
+fi
+
+say "the server as uid 65534 in group rpma (gid $rpma_gid) on the default socket"
+setpriv --reuid=65534 --regid=65534 --groups="$rpma_gid" \
+	"$work/pmem-server" 127.0.0.1 "$PORT" "$work/pmem.file" >"$work/server.out" 2>&1 &
+spid=$!
+pids+=("$spid")
+for _ in $(seq 200); do grep -q listening "$work/server.out" && break; sleep 0.05; done
+grep -q listening "$work/server.out" || { cat "$work/server.out"; fail "server"; }
+/usr/bin/rpmactl clients | grep -q '^ *[0-9]\+ \+65534 .*pmem-server' ||
+	{ /usr/bin/rpmactl clients; fail "rpmactl clients does not show the server"; }
+
+msg="written through the installed packages"
+RPMAD_SOCKET="$work/B.sock" "$work/pmem-client" 127.0.0.1 "$PORT" "$msg" \
+	>"$work/client.out" 2>&1 || { cat "$work/client.out"; fail "client"; }
+wait "$spid" || { cat "$work/server.out"; fail "server exit status"; }
+[ "$(head -c "${#msg}" "$work/pmem.file")" = "$msg" ] || fail "the file does not hold the message"
+cat "$work/client.out"
+
+say "stopping rpmad (SIGTERM) and purging"
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+pids=()
+# everything the packages own, before they go
+# shellcheck disable=SC2086
+dpkg -L $PACKAGES | sort -u >"$work/owned.txt"
+# shellcheck disable=SC2086
+dpkg --purge $PACKAGES >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; fail "purge"; }
+installed=no
+left=""
+while read -r f; do
+	[ -n "$f" ] || continue
+	# shared directories (/usr, /usr/share/man/man3 ...) stay, of course
+	if [ -e "$f" ] && [ ! -d "$f" ]; then left="$left $f"; fi
+	case $f in /etc/rpmad|/usr/share/doc/rpmad|/usr/share/doc/librpmaclient*)
+		[ ! -e "$f" ] || left="$left $f";;
+	esac
+done <"$work/owned.txt"
+for f in /run/rpmad /etc/rpmad /var/lib/systemd/deb-systemd-helper-enabled/rpmad.socket.dsh-also \
+	/etc/systemd/system/sockets.target.wants/rpmad.socket; do
+	[ ! -e "$f" ] || left="$left $f"
+done
+for p in $PACKAGES; do
+	if dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qv '^unknown ok not-installed$\|^$'; then
+		left="$left (package $p: $(dpkg-query -W -f='${Status}' "$p"))"
+	fi
+done
+[ -z "$left" ] || fail "left after purge:$left"
+[ ! -e "$lib" ] || fail "$lib is still there"
+
+end=$(date +%s)
+say "passed: package build $((built - start)) s, all $((end - start)) s"
