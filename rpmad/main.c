@@ -187,6 +187,17 @@ env_set(const char *name)
 #define STATUS_PERIOD_NS (1000 * 1000 * 1000ull)
 
 static bool notify_enabled;		/* NOTIFY_SOCKET is set */
+/* Whether rpmad drives an RDMA device (through the verbs transport). */
+static bool
+rdma_devices_in_use(void)
+{
+	for (struct device *d = device_list(); d; d = d->next) {
+		if (d->tp == &transport_verbs)
+			return true;
+	}
+	return false;
+}
+
 static bool reload_failed;		/* the last reload found a bad file */
 static struct loop_timer status_timer;
 static struct loop_timer watchdog_timer;
@@ -549,7 +560,19 @@ main(int argc, char *argv[])
 	if (lfd < 0)
 		return 1;
 	admin_note_socket(socket_from_systemd);
-	fsident_drop();
+	/*
+	 * The kernel's RDMA interface (rdma_cm, uverbs) takes commands only
+	 * from the credentials that opened it (ib_safe_file_access): where
+	 * rpmad drives RDMA devices it keeps its file-system identity, and
+	 * what charges clients' pages and blocks to them is the library's
+	 * populate before registering.
+	 */
+	if (rdma_devices_in_use())
+		log_info("RDMA devices in use: the file-system identity stays "
+				"uid 0 (the kernel's RDMA interface refuses a "
+				"process whose credentials changed)");
+	else
+		fsident_drop();
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;
