@@ -381,7 +381,7 @@ shutdown_connections(void)
 	if (n == 0)
 		return;
 	uint64_t until = loop_now_ns() + SHUTDOWN_GRACE_NS;
-	while (loop_now_ns() < until && transport_tcp_pending())
+	while (loop_now_ns() < until && transports_pending())
 		(void) loop_run_once(rpmad.loop, 10);
 }
 
@@ -528,11 +528,9 @@ main(int argc, char *argv[])
 	apply_runtime_settings();
 	registry_init();
 	conn_init();
-	if (device_init() || transport_tcp_init())
+	/* devices are known from the start, for rpmactl and the log */
+	if (transports_init(config_transport_name(rpmad.cfg.transport)))
 		return 1;
-	/* RDMA devices are known from the start, for rpmactl and the log */
-	if (rpmad.cfg.transport != TRANSPORT_TCP)
-		transport_verbs_init();
 
 	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)
@@ -564,8 +562,7 @@ main(int argc, char *argv[])
 	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();
-	transport_tcp_fini();
-	transport_verbs_fini();
+	transports_fini();
 	device_fini();
 	loop_delete(rpmad.loop);
 	(void) close(sfd);

@@ -52,17 +52,6 @@
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
 
-/* no RDMA device here: the fake device serves every address */
-struct device *
-transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
-		bool local)
-{
-	(void) ss;
-	(void) len;
-	(void) local;
-	return NULL;
-}
-
 /* ----------------------------------------------------- the fake transport */
 
 static int fake_marker;
@@ -182,6 +171,43 @@ static const struct transport_ops fake_transport = {
 	.recv_posted = fake_recv_posted,
 };
 
+/* the fake device serves every address, in the place of the software one */
+static struct device *fake_device;
+
+static int
+fake_init(void)
+{
+	fake_device = device_add("fuzz0", &fake_transport, false, NULL);
+	return fake_device ? 0 : -1;
+}
+
+static void
+fake_fini(void)
+{
+}
+
+static struct device *
+fake_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)
+{
+	(void) ss;
+	(void) len;
+	(void) local;
+	return fake_device;
+}
+
+static const struct transport_entry fake_entry = {
+	.name = "tcp",
+	.ops = &fake_transport,
+	.fallback = true,
+	.device_noun = "fake device",
+	.init = fake_init,
+	.fini = fake_fini,
+	.device_for = fake_device_for,
+};
+
+/* rpmad's transport table, here the fake transport alone */
+const struct transport_entry *const transport_table[] = { &fake_entry, NULL };
+
 /* ------------------------------------------------------------ set-up */
 
 int
@@ -203,7 +229,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (device_add("fuzz0", &fake_transport, false, NULL) == NULL)
+	if (transports_init("tcp"))
 		abort();
 	return 0;
 }

@@ -51,21 +51,17 @@
 #include "request.h"
 #include "session.h"
 #include "tcp_internal.h"
-#include "transport.h"
+#include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
 
-struct device *
-transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
-		bool local)
-{
-	(void) ss;
-	(void) len;
-	(void) local;
-	return NULL;
-}
+/* rpmad's transport table, here the software transport alone */
+const struct transport_entry *const transport_table[] = {
+	&transport_tcp_entry,
+	NULL,
+};
 
 /*
  * rpmad's random numbers (keys, ids, tokens), made constant here: the
@@ -98,7 +94,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (device_init() || transport_tcp_init())
+	if (transports_init("tcp"))
 		abort();
 	return 0;
 }

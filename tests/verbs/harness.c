@@ -25,7 +25,8 @@
 #include "peer.h"
 #include "registry.h"
 #include "session.h"
-#include "transport.h"
+#include "transport_tcp.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -48,7 +49,7 @@ h_setup(void)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	ck_assert_int_eq(device_init(), 0);
+	ck_assert_int_eq(transport_tcp_init(), 0);
 }
 
 void

@@ -24,7 +24,7 @@
 #include "librpma.h"
 #include "mr.h"
 #include "session.h"
-#include "transport.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 #define WAIT_MS 2000

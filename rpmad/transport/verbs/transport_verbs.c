@@ -27,7 +27,7 @@
 
 #include "daemon.h"
 #include "log.h"
-#include "transport.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 /* CM events handled per wake-up before others get a turn. */
@@ -160,4 +160,20 @@ const struct transport_ops transport_verbs = {
 	.release = verbs_release,
 	.post = verbs_post,
 	.recv_posted = verbs_recv_posted,
+};
+
+static int
+verbs_init(void)
+{
+	transport_verbs_init();
+	return 0;
+}
+
+const struct transport_entry transport_verbs_entry = {
+	.name = "verbs",
+	.ops = &transport_verbs,
+	.device_noun = "RDMA device",
+	.init = verbs_init,
+	.fini = transport_verbs_fini,
+	.device_for = transport_verbs_device_for,
 };
