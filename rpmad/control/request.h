@@ -1,71 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * request.h -- one control request being answered
- *
- * A handler reads rc->req, takes the descriptors it expects, does its work
- * and ends with req_ok()/a body or req_fail(). Whatever it did not take is
- * closed; descriptors it queued with req_pass_fd() travel with the answer.
+ * request.h -- a control packet decoded, checked and handed to the
+ * handler of its kind (the handlers answer through reply.h)
  */
 
 #ifndef RPMAD_REQUEST_H
 #define RPMAD_REQUEST_H
 
-#include <stdbool.h>
 #include <stddef.h>
-
-#include "ctl_socket.h"
-#include "registry.h"
-#include "rpmad.pb-c.h"
+#include <stdint.h>
 
 struct session;
-
-struct req_ctx {
-	struct session *s;
-	const Rpmad__Request *req;
-
-	int *fds;		/* received with the request */
-	unsigned nfds;
-
-	Rpmad__Response resp;
-	Rpmad__Error err;
-	char errmsg[512];
-
-	int out_fds[CTL_MAX_FDS];	/* sent with the answer, then closed */
-	unsigned n_out_fds;
-
-	/* room for the answer bodies */
-	Rpmad__Empty ok;
-	Rpmad__HelloReply hello;
-	Rpmad__DeviceInfo device;
-	Rpmad__PeerReply peer;
-	Rpmad__MrRegReply mr;
-	Rpmad__EpReply ep;
-	Rpmad__QpReply qp;
-	Rpmad__ConnEvent event;
-
-	/* called after the answer went out (frees what the body points to) */
-	void (*after)(void *arg);
-	void *after_arg;
-};
-
-/* req_fail -- answer with an RPMA_E_* code, errno and a reason */
-void req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/*
- * req_find -- the object `id` of this kind owned by the asking session;
- * NULL, with the request failed as RPMA_E_INVAL, when there is none.
- */
-struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);
-
-/* req_ok -- answer "done", no body */
-void req_ok(struct req_ctx *rc);
-
-/* req_take_fd -- own received descriptor i (-1 when absent) */
-int req_take_fd(struct req_ctx *rc, unsigned i);
-
-/* req_pass_fd -- send fd with the answer; it is closed afterwards */
-void req_pass_fd(struct req_ctx *rc, int fd);
 
 /*
  * request_handle -- decode one packet of a session and answer it. Returns

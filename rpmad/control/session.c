@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
+#include "request.h"
 #include "session.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "loop.h"
-#include "request.h"
+#include "reply.h"
 
 struct peer;
 struct mr;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "request.h"
+#include "reply.h"
 
 struct transport_ops;
 
