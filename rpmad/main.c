@@ -27,6 +27,7 @@
 #include "listener.h"
 #include "log.h"
 #include "registry.h"
+#include "request.h"
 #include "session.h"
 #include "transport.h"
 
@@ -532,6 +533,7 @@ main(int argc, char *argv[])
 	if (transports_init(config_transport_name(rpmad.cfg.transport)))
 		return 1;
 
+	session_set_handler(request_handle);
 	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)
 		return 1;

@@ -23,13 +23,21 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
-#include "request.h"
 #include "session.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
 
 static uint64_t next_session_id = 1;
+
+/* the dispatcher above this file, handed down by main.c */
+static session_packet_fn *packet_handler;
+
+void
+session_set_handler(session_packet_fn *fn)
+{
+	packet_handler = fn;
+}
 
 const char *
 session_name(const struct session *s)
@@ -333,7 +341,7 @@ session_ready(struct loop_watch *w, uint32_t events)
 			s->closing = true;
 			break;
 		}
-		if (request_handle(s, buf, (size_t)n, fds, nfds))
+		if (packet_handler(s, buf, (size_t)n, fds, nfds))
 			s->closing = true;
 	}
 	s->dispatching = false;
