@@ -12,7 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
+#include "ctl_socket.h"
+
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
 #define CONFIG_MAX_IDS 32
 
