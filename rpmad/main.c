@@ -46,7 +46,7 @@ struct options {
 	const char *config;
 	bool config_given;
 	const char *socket;
-	int transport;
+	const char *transport;
 	int log_level;
 	bool foreground;
 	bool check_config;
@@ -93,7 +93,6 @@ parse_options(int argc, char *argv[], struct options *o)
 	};
 	memset(o, 0, sizeof(*o));
 	o->config = RPMAD_DEFAULT_CONFIG;
-	o->transport = -1;
 	o->log_level = -1;
 
 	int c;
@@ -114,8 +113,8 @@ parse_options(int argc, char *argv[], struct options *o)
 			o->socket = optarg;
 			break;
 		case 't':
-			o->transport = config_transport_parse(optarg);
-			if (o->transport < 0) {
+			o->transport = optarg;
+			if (!config_transport_valid(optarg)) {
 				(void) fprintf(stderr, "rpmad: unknown "
 						"transport '%s'\n", optarg);
 				return 2;
@@ -155,8 +154,9 @@ apply_options(struct config *cfg, const struct options *o)
 	if (o->socket)
 		(void) snprintf(cfg->socket_path, sizeof(cfg->socket_path),
 				"%s", o->socket);
-	if (o->transport >= 0)
-		cfg->transport = (enum transport_choice)o->transport;
+	if (o->transport)
+		(void) snprintf(cfg->transport, sizeof(cfg->transport), "%s",
+				o->transport);
 	if (o->log_level >= 0)
 		cfg->log_level = o->log_level;
 }
@@ -230,7 +230,7 @@ status_line(char *buf, size_t len)
 			"transport %s%s", sessions, sessions == 1 ? "" : "s",
 			conns, conns == 1 ? "" : "s", eps, eps == 1 ? "" : "s",
 			mrs, mrs == 1 ? "" : "s", bytes,
-			config_transport_name(rpmad.cfg.transport),
+			rpmad.cfg.transport,
 			reload_failed ? "; the last reload failed, the "
 			"configuration before it is in use" : "");
 }
@@ -311,12 +311,13 @@ reload(void)
 	}
 	apply_options(&next, &opts);
 	if (strcmp(next.socket_path, configured_socket) ||
-			next.transport != rpmad.cfg.transport)
+			strcmp(next.transport, rpmad.cfg.transport))
 		log_notice("reload: socket and transport changes take effect "
 				"after a restart");
 	(void) snprintf(next.socket_path, sizeof(next.socket_path), "%s",
 			rpmad.cfg.socket_path);
-	next.transport = rpmad.cfg.transport;
+	(void) snprintf(next.transport, sizeof(next.transport), "%s",
+			rpmad.cfg.transport);
 
 	char changes[512];
 	config_describe_changes(&rpmad.cfg, &next, changes, sizeof(changes));
@@ -473,6 +474,8 @@ detach_done(int ready_fd)
 int
 main(int argc, char *argv[])
 {
+	/* transport names are the table's: the configuration asks it */
+	config_set_transport_check(transport_known);
 	int ret = parse_options(argc, argv, &opts);
 	if (ret)
 		return ret == 1 ? 0 : 2;
@@ -530,7 +533,7 @@ main(int argc, char *argv[])
 	registry_init();
 	conn_init();
 	/* devices are known from the start, for rpmactl and the log */
-	if (transports_init(config_transport_name(rpmad.cfg.transport)))
+	if (transports_init(rpmad.cfg.transport))
 		return 1;
 
 	session_set_handler(request_handle);
@@ -549,7 +552,7 @@ main(int argc, char *argv[])
 	notify_start();
 	log_notice("rpmad %s ready on %s (transport %s)", PACKAGE_VERSION,
 			rpmad.cfg.socket_path,
-			config_transport_name(rpmad.cfg.transport));
+			rpmad.cfg.transport);
 	char ready[32];
 	(void) snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d",
 			(int)getpid());

@@ -157,7 +157,7 @@ device_handle_get(struct req_ctx *rc)
 		return;
 	}
 
-	const char *choice = config_transport_name(rpmad.cfg.transport);
+	const char *choice = rpmad.cfg.transport;
 	const char *noun;
 	struct device *d = transports_device_for(choice, &ss, len, local,
 			&noun);

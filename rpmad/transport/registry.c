@@ -20,6 +20,18 @@ chosen(const struct transport_entry *e, const char *choice)
 	return strcmp(choice, "auto") == 0 || strcmp(choice, e->name) == 0;
 }
 
+bool
+transport_known(const char *choice)
+{
+	if (strcmp(choice, "auto") == 0)
+		return true;
+	for (unsigned i = 0; transport_table[i] && i < TRANSPORTS_MAX; i++) {
+		if (strcmp(choice, transport_table[i]->name) == 0)
+			return true;
+	}
+	return false;
+}
+
 int
 transports_init(const char *choice)
 {

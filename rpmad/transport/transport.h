@@ -119,6 +119,9 @@ extern const struct transport_entry *const transport_table[];
  * name of one.
  */
 
+/* transport_known -- whether `choice` is "auto" or a transport's name */
+bool transport_known(const char *choice);
+
 /* transports_init -- set up the chosen transports and the fallback */
 int transports_init(const char *choice);
 

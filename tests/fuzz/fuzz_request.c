@@ -217,7 +217,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void) argv;
 	memset(&rpmad, 0, sizeof(rpmad));
 	config_defaults(&rpmad.cfg);
-	rpmad.cfg.transport = TRANSPORT_TCP;
+	strcpy(rpmad.cfg.transport, "tcp");
 	/* FUZZ_LOG=1 shows what rpmad says about each input */
 	log_max_level = getenv("FUZZ_LOG") ? LOG_DEBUG : -1;
 	(void) signal(SIGPIPE, SIG_IGN);

@@ -37,7 +37,7 @@ h_setup(void)
 {
 	memset(&rpmad, 0, sizeof(rpmad));
 	config_defaults(&rpmad.cfg);
-	rpmad.cfg.transport = TRANSPORT_AUTO;
+	strcpy(rpmad.cfg.transport, "auto");
 	/* quiet unless asked (VERBS_TEST_LOG=info): errors are expected */
 	const char *lvl = getenv("VERBS_TEST_LOG");
 	log_max_level = lvl ? log_level_parse(lvl) : LOG_CRIT;
