@@ -29,19 +29,19 @@ config_defaults(struct config *cfg)
 	cfg->rnr_timeout_ms = 7000;
 }
 
-static bool (*transport_known)(const char *name);
+static bool (*judge_transport)(const char *name);
 
 void
 config_set_transport_check(bool (*known)(const char *name))
 {
-	transport_known = known;
+	judge_transport = known;
 }
 
 bool
 config_transport_valid(const char *name)
 {
-	if (transport_known)
-		return transport_known(name);
+	if (judge_transport)
+		return judge_transport(name);
 	return strcmp(name, "auto") == 0;
 }
 
