@@ -12,6 +12,9 @@
 
 #include <stddef.h>
 
+/* Where rpmad listens unless told otherwise (rpmad, the library, rpmactl). */
+#define RPMAD_DEFAULT_SOCKET	"/run/rpmad/rpmad.sock"
+
 /* Largest encoded control message, either direction. */
 #define CTL_MAX_MSG	(64 * 1024)
 /* Most descriptors one message may carry. */

@@ -15,7 +15,7 @@
  * the consumer reads the tail with an acquire load. Head and tail sit on
  * cache lines of their own. Every value the daemon reads from the region is
  * hostile: it copies entries out before validating them and checks every
- * index against the ring size (see rpmad/qp.c).
+ * index against the ring size (see rpmad/objects/qp.c).
  */
 
 #ifndef RPMAD_COMMON_QP_REGION_H

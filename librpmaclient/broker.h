@@ -17,8 +17,6 @@
 #include "ctl_socket.h"
 #include "rpmad.pb-c.h"
 
-#define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
-
 struct broker_reply {
 	Rpmad__Response *resp;
 	int fds[CTL_MAX_FDS];

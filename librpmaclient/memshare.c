@@ -126,9 +126,9 @@ plan_add_segment(struct memshare_plan *plan, int fd, bool owned,
 			return 0;
 		}
 	}
-	if (plan->nsegs == MEMSHARE_MAX_SEGMENTS) {
+	if (plan->nsegs == MR_MAX_SEGMENTS) {
 		RLOG_ERROR("the range spans more than %d mappings",
-				MEMSHARE_MAX_SEGMENTS);
+				MR_MAX_SEGMENTS);
 		if (owned)
 			(void) close(fd);
 		return RPMA_E_NOSUPP;

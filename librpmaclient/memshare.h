@@ -23,8 +23,7 @@
 #include <stdint.h>
 
 #include "ctl_socket.h"
-
-#define MEMSHARE_MAX_SEGMENTS 64
+#include "mr_usage.h"
 
 struct memshare_segment {
 	unsigned fd_index;
@@ -37,7 +36,7 @@ struct memshare_segment {
 struct memshare_plan {
 	uintptr_t start;	/* page-aligned span covering the range */
 	uint64_t length;
-	struct memshare_segment segs[MEMSHARE_MAX_SEGMENTS];
+	struct memshare_segment segs[MR_MAX_SEGMENTS];
 	unsigned nsegs;
 	int fds[CTL_MAX_FDS];
 	bool fd_owned[CTL_MAX_FDS];	/* opened for this plan only */

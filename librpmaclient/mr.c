@@ -42,8 +42,8 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 		goto err_free;
 	}
 
-	Rpmad__Segment segs[MEMSHARE_MAX_SEGMENTS];
-	Rpmad__Segment *seg_ptrs[MEMSHARE_MAX_SEGMENTS];
+	Rpmad__Segment segs[MR_MAX_SEGMENTS];
+	Rpmad__Segment *seg_ptrs[MR_MAX_SEGMENTS];
 	for (unsigned i = 0; i < plan.nsegs; i++) {
 		rpmad__segment__init(&segs[i]);
 		segs[i].fd_index = plan.segs[i].fd_index;
@@ -177,7 +177,7 @@ rpma_mr_advise(struct rpma_mr_local *mr, size_t offset, size_t len,
 	case IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT:
 		break;
 	case IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE:
-		if (!mr_usage_has_local_write(mr->usage)) {
+		if (!mr_usage_local_write((unsigned)mr->usage)) {
 			RLOG_ERROR("PREFETCH_WRITE needs a usage that allows "
 					"writing into the registration");
 			return RPMA_E_INVAL;

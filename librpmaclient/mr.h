@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 #include "librpma.h"
+#include "mr_usage.h"
 
 /* addr (LE u64), length (LE u64), rkey (LE u32), usage (u8) */
 #define MR_DESCRIPTOR_SIZE 21
 
-#define MR_USAGE_ALL 0xff
 
 struct rpma_mr_local {
 	struct rpma_peer *peer;
@@ -33,13 +33,5 @@ struct rpma_mr_remote {
 	uint32_t rkey;
 	int usage;
 };
-
-/* mr_usage_has_local_write -- usage bits that let rpmad write into it */
-static inline int
-mr_usage_has_local_write(int usage)
-{
-	return (usage & (RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV)) != 0;
-}
 
 #endif /* RPMACLIENT_MR_H */

@@ -12,6 +12,7 @@
 #include "conn_cfg.h"
 #include "log_internal.h"
 #include "qp.h"
+#include "qp_wc.h"
 
 /* descriptor order of a QpReply, see proto/rpmad.proto */
 enum { QP_FD_REGION, QP_FD_DOORBELL, QP_FD_EVENT, QP_FD_CQ, QP_FD_RCQ };
@@ -236,21 +237,6 @@ qp_post_recv(struct qp *qp, const struct qp_rqe *rqe)
 	return 0;
 }
 
-static uint32_t
-sq_opcode_to_wc(uint8_t op)
-{
-	switch (op) {
-	case QP_OP_READ:
-	case QP_OP_FLUSH:
-		return IBV_WC_RDMA_READ;
-	case QP_OP_SEND:
-	case QP_OP_SEND_IMM:
-		return IBV_WC_SEND;
-	default:
-		return IBV_WC_RDMA_WRITE;
-	}
-}
-
 /*
  * Advances *sq_from past SQ work and *rq_from past receives whose
  * completions sit unread in the ring of `cq`.
@@ -321,7 +307,7 @@ qp_mark_dead(struct qp *qp)
 		sq_cqes[n++] = (struct qp_cqe){
 			.wr_id = e->wr_id,
 			.status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = sq_opcode_to_wc(e->opcode),
+			.opcode = qp_sq_wc_opcode(e->opcode),
 			.sq_index = sq_from + i,
 			.source = QP_CQE_FROM_SQ,
 		};

@@ -11,8 +11,8 @@
 
 #include "client.h"
 #include "commands.h"
+#include "ctl_socket.h"
 
-#define DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
 #define DEFAULT_TIMEOUT_S 10
 
 static const struct command {
@@ -62,7 +62,7 @@ usage(FILE *f)
 "\n"
 "exit status: 0 done, 1 rpmad refused or failed the request, 2 usage,\n"
 "3 cannot reach rpmad, 4 permission denied. See rpmactl(8).\n",
-			DEFAULT_SOCKET, DEFAULT_TIMEOUT_S);
+			RPMAD_DEFAULT_SOCKET, DEFAULT_TIMEOUT_S);
 }
 
 /* Prints what the command made; false when stdout failed. */
@@ -79,7 +79,7 @@ main(int argc, char *argv[])
 {
 	const char *path = getenv("RPMAD_SOCKET");
 	if (path == NULL || *path == '\0')
-		path = DEFAULT_SOCKET;
+		path = RPMAD_DEFAULT_SOCKET;
 	bool json = false;
 	long timeout_s = DEFAULT_TIMEOUT_S;
 	uint32_t page_limit = 0;

@@ -29,6 +29,7 @@
 #include "tenant.h"
 #include "log.h"
 #include "registry.h"
+#include "request.h"
 #include "session.h"
 #include "transport.h"
 
@@ -47,7 +48,7 @@ struct options {
 	const char *config;
 	bool config_given;
 	const char *socket;
-	int transport;
+	const char *transport;
 	int log_level;
 	bool foreground;
 	bool check_config;
@@ -94,7 +95,6 @@ parse_options(int argc, char *argv[], struct options *o)
 	};
 	memset(o, 0, sizeof(*o));
 	o->config = RPMAD_DEFAULT_CONFIG;
-	o->transport = -1;
 	o->log_level = -1;
 
 	int c;
@@ -115,8 +115,8 @@ parse_options(int argc, char *argv[], struct options *o)
 			o->socket = optarg;
 			break;
 		case 't':
-			o->transport = config_transport_parse(optarg);
-			if (o->transport < 0) {
+			o->transport = optarg;
+			if (!config_transport_valid(optarg)) {
 				(void) fprintf(stderr, "rpmad: unknown "
 						"transport '%s'\n", optarg);
 				return 2;
@@ -156,8 +156,9 @@ apply_options(struct config *cfg, const struct options *o)
 	if (o->socket)
 		(void) snprintf(cfg->socket_path, sizeof(cfg->socket_path),
 				"%s", o->socket);
-	if (o->transport >= 0)
-		cfg->transport = (enum transport_choice)o->transport;
+	if (o->transport)
+		(void) snprintf(cfg->transport, sizeof(cfg->transport), "%s",
+				o->transport);
 	if (o->log_level >= 0)
 		cfg->log_level = o->log_level;
 }
@@ -192,7 +193,7 @@ static bool
 rdma_devices_in_use(void)
 {
 	for (struct device *d = device_list(); d; d = d->next) {
-		if (d->tp == &transport_verbs)
+		if (d->tp->kernel_devices)
 			return true;
 	}
 	return false;
@@ -242,7 +243,7 @@ status_line(char *buf, size_t len)
 			"transport %s%s", sessions, sessions == 1 ? "" : "s",
 			conns, conns == 1 ? "" : "s", eps, eps == 1 ? "" : "s",
 			mrs, mrs == 1 ? "" : "s", bytes,
-			config_transport_name(rpmad.cfg.transport),
+			rpmad.cfg.transport,
 			reload_failed ? "; the last reload failed, the "
 			"configuration before it is in use" : "");
 }
@@ -329,12 +330,13 @@ reload(void)
 	}
 	apply_options(&next, &opts);
 	if (strcmp(next.socket_path, configured_socket) ||
-			next.transport != rpmad.cfg.transport)
+			strcmp(next.transport, rpmad.cfg.transport))
 		log_notice("reload: socket and transport changes take effect "
 				"after a restart");
 	(void) snprintf(next.socket_path, sizeof(next.socket_path), "%s",
 			rpmad.cfg.socket_path);
-	next.transport = rpmad.cfg.transport;
+	(void) snprintf(next.transport, sizeof(next.transport), "%s",
+			rpmad.cfg.transport);
 
 	char changes[512];
 	config_describe_changes(&rpmad.cfg, &next, changes, sizeof(changes));
@@ -403,7 +405,7 @@ shutdown_connections(void)
 	if (n == 0)
 		return;
 	uint64_t until = loop_now_ns() + SHUTDOWN_GRACE_NS;
-	while (loop_now_ns() < until && transport_tcp_pending())
+	while (loop_now_ns() < until && transports_pending())
 		(void) loop_run_once(rpmad.loop, 10);
 }
 
@@ -494,6 +496,8 @@ detach_done(int ready_fd)
 int
 main(int argc, char *argv[])
 {
+	/* transport names are the table's: the configuration asks it */
+	config_set_transport_check(transport_known);
 	int ret = parse_options(argc, argv, &opts);
 	if (ret)
 		return ret == 1 ? 0 : 2;
@@ -550,12 +554,11 @@ main(int argc, char *argv[])
 	apply_runtime_settings();
 	registry_init();
 	conn_init();
-	if (device_init() || transport_tcp_init())
+	/* devices are known from the start, for rpmactl and the log */
+	if (transports_init(rpmad.cfg.transport))
 		return 1;
-	/* RDMA devices are known from the start, for rpmactl and the log */
-	if (rpmad.cfg.transport != TRANSPORT_TCP)
-		transport_verbs_init();
 
+	session_set_handler(request_handle);
 	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)
 		return 1;
@@ -584,7 +587,7 @@ main(int argc, char *argv[])
 	notify_start();
 	log_notice("rpmad %s ready on %s (transport %s)", PACKAGE_VERSION,
 			rpmad.cfg.socket_path,
-			config_transport_name(rpmad.cfg.transport));
+			rpmad.cfg.transport);
 	char ready[32];
 	(void) snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d",
 			(int)getpid());
@@ -601,8 +604,7 @@ main(int argc, char *argv[])
 	shutdown_connections();
 	session_destroy_all();
 	tenant_destroy_all();
-	transport_tcp_fini();
-	transport_verbs_fini();
+	transports_fini();
 	device_fini();
 	loop_delete(rpmad.loop);
 	(void) close(sfd);

@@ -53,17 +53,6 @@
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
 
-/* no RDMA device here: the fake device serves every address */
-struct device *
-transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
-		bool local)
-{
-	(void) ss;
-	(void) len;
-	(void) local;
-	return NULL;
-}
-
 /* ----------------------------------------------------- the fake transport */
 
 static int fake_marker;
@@ -183,6 +172,43 @@ static const struct transport_ops fake_transport = {
 	.recv_posted = fake_recv_posted,
 };
 
+/* the fake device serves every address, in the place of the software one */
+static struct device *fake_device;
+
+static int
+fake_init(void)
+{
+	fake_device = device_add("fuzz0", &fake_transport, false, NULL);
+	return fake_device ? 0 : -1;
+}
+
+static void
+fake_fini(void)
+{
+}
+
+static struct device *
+fake_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)
+{
+	(void) ss;
+	(void) len;
+	(void) local;
+	return fake_device;
+}
+
+static const struct transport_entry fake_entry = {
+	.name = "tcp",
+	.ops = &fake_transport,
+	.fallback = true,
+	.device_noun = "fake device",
+	.init = fake_init,
+	.fini = fake_fini,
+	.device_for = fake_device_for,
+};
+
+/* rpmad's transport table, here the fake transport alone */
+const struct transport_entry *const transport_table[] = { &fake_entry, NULL };
+
 /* ------------------------------------------------------------ set-up */
 
 int
@@ -192,7 +218,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void) argv;
 	memset(&rpmad, 0, sizeof(rpmad));
 	config_defaults(&rpmad.cfg);
-	rpmad.cfg.transport = TRANSPORT_TCP;
+	strcpy(rpmad.cfg.transport, "tcp");
 	/* FUZZ_LOG=1 shows what rpmad says about each input */
 	log_max_level = getenv("FUZZ_LOG") ? LOG_DEBUG : -1;
 	(void) signal(SIGPIPE, SIG_IGN);
@@ -204,7 +230,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (device_add("fuzz0", &fake_transport, false, NULL) == NULL)
+	if (transports_init("tcp"))
 		abort();
 	return 0;
 }

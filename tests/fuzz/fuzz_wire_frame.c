@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * fuzz_wire_frame.c -- the software transport's frame header and HELLO
- * decoders (rpmad/tcp_wire.c), fuzzed.
+ * decoders (rpmad/transport/tcp/tcp_wire.c), fuzzed.
  *
  * An input is a frame header (32 bytes) and, for a HELLO, its payload.
  * Beyond not crashing: whatever decodes must encode to the very bytes it

@@ -52,21 +52,17 @@
 #include "session.h"
 #include "tenant.h"
 #include "tcp_internal.h"
-#include "transport.h"
+#include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
 
-struct device *
-transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
-		bool local)
-{
-	(void) ss;
-	(void) len;
-	(void) local;
-	return NULL;
-}
+/* rpmad's transport table, here the software transport alone */
+const struct transport_entry *const transport_table[] = {
+	&transport_tcp_entry,
+	NULL,
+};
 
 /*
  * rpmad's random numbers (keys, ids, tokens), made constant here: the
@@ -88,7 +84,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void) argv;
 	memset(&rpmad, 0, sizeof(rpmad));
 	config_defaults(&rpmad.cfg);
-	rpmad.cfg.transport = TRANSPORT_TCP;
+	strcpy(rpmad.cfg.transport, "tcp");
 	log_max_level = getenv("FUZZ_LOG") ? LOG_DEBUG : -1;
 	(void) signal(SIGPIPE, SIG_IGN);
 	if (guard_init())
@@ -99,7 +95,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (device_init() || transport_tcp_init())
+	if (transports_init("tcp"))
 		abort();
 	return 0;
 }

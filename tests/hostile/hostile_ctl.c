@@ -13,7 +13,7 @@
  *
  * And a file registered by its application and then truncated under a
  * remote writer: rpmad must not die of SIGBUS; the writes fail with
- * IBV_WC_REM_ACCESS_ERR (rpmad/guard.c), over the wire and through the
+ * IBV_WC_REM_ACCESS_ERR (rpmad/core/guard.c), over the wire and through the
  * memory-to-memory shortcut of one rpmad.
  *
  * The control protocol is spoken here directly (proto/rpmad.proto);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * hostile_wire.c -- a remote peer that lies on the software transport's
- * wire (rpmad/tcp_wire.h), spoken here with rpmad's own encoder.
+ * wire (rpmad/transport/tcp/tcp_wire.h), spoken here with rpmad's own encoder.
  *
  * The liar as the active side, against a server application S that uses
  * the library normally on rpmad A: truncated frames, impossible lengths,

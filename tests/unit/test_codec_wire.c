@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_codec_wire.c -- rpmad/tcp_wire.c: frame headers and the HELLO
- * payload, encoded and decoded; everything a peer must not send rejected
+ * test_codec_wire.c -- rpmad/transport/tcp/tcp_wire.c: frame headers and
+ * the HELLO payload, encoded and decoded; everything a peer must not send rejected
  */
 
 #include <check.h>

@@ -27,6 +27,8 @@
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
+#include "transport_tcp.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -37,7 +39,7 @@ h_setup(void)
 {
 	memset(&rpmad, 0, sizeof(rpmad));
 	config_defaults(&rpmad.cfg);
-	rpmad.cfg.transport = TRANSPORT_AUTO;
+	strcpy(rpmad.cfg.transport, "auto");
 	/* quiet unless asked (VERBS_TEST_LOG=info): errors are expected */
 	const char *lvl = getenv("VERBS_TEST_LOG");
 	log_max_level = lvl ? log_level_parse(lvl) : LOG_CRIT;
@@ -49,7 +51,7 @@ h_setup(void)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	ck_assert_int_eq(device_init(), 0);
+	ck_assert_int_eq(transport_tcp_init(), 0);
 }
 
 void

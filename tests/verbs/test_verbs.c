@@ -24,7 +24,7 @@
 #include "librpma.h"
 #include "mr.h"
 #include "session.h"
-#include "transport.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 #define WAIT_MS 2000
@@ -204,7 +204,7 @@ START_TEST(test_no_rdma_support)
 	/* quick: no resolution is attempted without devices */
 	ck_assert_uint_lt(loop_now_ns() - t0, 500ull * 1000 * 1000);
 
-	rpmad.cfg.transport = TRANSPORT_VERBS;
+	strcpy(rpmad.cfg.transport, "verbs");
 	h_device_get(s, "127.0.0.1", false, &r);
 	ck_assert_int_eq(r.code, RPMA_E_PROVIDER);
 	ck_assert_ptr_nonnull(strstr(r.msg, "no RDMA device"));
@@ -267,10 +267,10 @@ START_TEST(test_device_lookup)
 	h_device_get(s, "127.0.0.3", false, &c);
 	ck_assert_int_eq(c.code, 0);
 	ck_assert_str_eq(c.transport, "tcp");
-	rpmad.cfg.transport = TRANSPORT_VERBS;
+	strcpy(rpmad.cfg.transport, "verbs");
 	h_device_get(s, "127.0.0.3", false, &c);
 	ck_assert_int_eq(c.code, RPMA_E_PROVIDER);
-	rpmad.cfg.transport = TRANSPORT_TCP;
+	strcpy(rpmad.cfg.transport, "tcp");
 	h_device_get(s, "127.0.0.1", false, &c);
 	ck_assert_str_eq(c.transport, "tcp");
 

@@ -14,12 +14,13 @@
 
 #include "conn.h"
 #include "daemon.h"
+#include "device.h"
 #include "ep.h"
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
 #include "tcp_internal.h"
-#include "transport.h"
+#include "transport_tcp.h"
 
 /* Bytes one socket may deliver per wake-up before others get a turn. */
 #define RX_BUDGET (4u << 20)
@@ -179,9 +180,16 @@ static struct loop_poller tcp_poller = {
 	.wake = tcp_wake,
 };
 
+/* rpmad's own device: every address no other transport serves */
+static struct device *software_device;
+
 int
 transport_tcp_init(void)
 {
+	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
+			false, NULL);
+	if (software_device == NULL)
+		return -1;
 	loop_poller_add(rpmad.loop, &tcp_poller);
 	return 0;
 }
@@ -705,4 +713,24 @@ const struct transport_ops transport_tcp = {
 	.release = tp_release,
 	.post = tp_post,
 	.recv_posted = tp_recv_posted,
+};
+
+static struct device *
+tcp_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)
+{
+	(void) ss;
+	(void) len;
+	(void) local;
+	return software_device;
+}
+
+const struct transport_entry transport_tcp_entry = {
+	.name = "tcp",
+	.ops = &transport_tcp,
+	.fallback = true,
+	.device_noun = "software device",
+	.init = transport_tcp_init,
+	.fini = transport_tcp_fini,
+	.device_for = tcp_device_for,
+	.pending = transport_tcp_pending,
 };

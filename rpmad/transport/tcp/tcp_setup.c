@@ -19,7 +19,7 @@
 #include "log.h"
 #include "registry.h"
 #include "tcp_internal.h"
-#include "transport.h"
+#include "transport_tcp.h"
 
 /* How long an accepted socket may take to say HELLO and find its pair. */
 #define PAIRING_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)

@@ -31,6 +31,15 @@
 
 static uint64_t next_session_id = 1;
 
+/* the dispatcher above this file, handed down by main.c */
+static session_packet_fn *packet_handler;
+
+void
+session_set_handler(session_packet_fn *fn)
+{
+	packet_handler = fn;
+}
+
 const char *
 session_name(const struct session *s)
 {
@@ -353,7 +362,7 @@ session_ready(struct loop_watch *w, uint32_t events)
 			s->closing = true;
 			break;
 		}
-		if (request_handle(s, buf, (size_t)n, fds, nfds))
+		if (packet_handler(s, buf, (size_t)n, fds, nfds))
 			s->closing = true;
 	}
 	s->dispatching = false;

@@ -23,7 +23,7 @@
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "transport.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 /* Async events handled per wake-up. */

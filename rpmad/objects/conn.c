@@ -20,6 +20,7 @@
 #include "ep.h"
 #include "log.h"
 #include "peer.h"
+#include "qp_wc.h"
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
@@ -97,21 +98,6 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 
 /* ------------------------------------------------------------ completions */
 
-static uint32_t
-wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case QP_OP_READ:
-	case QP_OP_FLUSH:
-		return IBV_WC_RDMA_READ;
-	case QP_OP_SEND:
-	case QP_OP_SEND_IMM:
-		return IBV_WC_SEND;
-	default:
-		return IBV_WC_RDMA_WRITE;
-	}
-}
-
 static void
 count_op(struct conn *conn, const struct work *w, enum ibv_wc_status status)
 {
@@ -188,7 +174,7 @@ complete_sqe(struct conn *conn, uint32_t sq_index, uint64_t wr_id,
 	struct qp_cqe cqe = {
 		.wr_id = wr_id,
 		.status = status,
-		.opcode = wc_opcode(opcode),
+		.opcode = qp_sq_wc_opcode(opcode),
 		.byte_len = opcode == QP_OP_READ ? length : 0,
 		.sq_index = sq_index,
 		.source = QP_CQE_FROM_SQ,

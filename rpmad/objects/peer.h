@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "registry.h"
-#include "request.h"
+#include "reply.h"
 
 struct device;
 

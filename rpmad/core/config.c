@@ -39,7 +39,7 @@ config_defaults(struct config *cfg)
 	(void) snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
 			RPMAD_DEFAULT_SOCKET);
 	cfg->socket_mode = 0660;
-	cfg->transport = TRANSPORT_AUTO;
+	(void) snprintf(cfg->transport, sizeof(cfg->transport), "auto");
 	cfg->log_level = LOG_NOTICE;
 	cfg->poll_spin_us = 50;
 	cfg->tcp_timeout_ms = 5000;
@@ -51,29 +51,20 @@ config_defaults(struct config *cfg)
 	cfg->limits.max_registered_bytes = ram_share();
 }
 
-const char *
-config_transport_name(enum transport_choice t)
+static bool (*judge_transport)(const char *name);
+
+void
+config_set_transport_check(bool (*known)(const char *name))
 {
-	switch (t) {
-	case TRANSPORT_TCP:
-		return "tcp";
-	case TRANSPORT_VERBS:
-		return "verbs";
-	default:
-		return "auto";
-	}
+	judge_transport = known;
 }
 
-int
-config_transport_parse(const char *name)
+bool
+config_transport_valid(const char *name)
 {
-	if (strcmp(name, "auto") == 0)
-		return TRANSPORT_AUTO;
-	if (strcmp(name, "tcp") == 0)
-		return TRANSPORT_TCP;
-	if (strcmp(name, "verbs") == 0)
-		return TRANSPORT_VERBS;
-	return -1;
+	if (judge_transport)
+		return judge_transport(name);
+	return strcmp(name, "auto") == 0;
 }
 
 /* A number with an optional K, M, G or T suffix (powers of 1024). */
@@ -326,9 +317,10 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 			goto bad;
 		c->socket_mode = (unsigned)mode;
 	} else if (strcmp(key, "transport") == 0) {
-		if ((v = config_transport_parse(value)) < 0)
+		if (!config_transport_valid(value))
 			goto bad;
-		c->transport = (enum transport_choice)v;
+		(void) snprintf(c->transport, sizeof(c->transport), "%s",
+				value);
 	} else if (strcmp(key, "log_level") == 0) {
 		if ((v = log_level_parse(value)) < 0)
 			goto bad;
@@ -533,10 +525,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->socket_mode != n->socket_mode)
 		note(buf, len, "socket_mode %04o -> %04o", o->socket_mode,
 				n->socket_mode);
-	if (o->transport != n->transport)
-		note(buf, len, "transport %s -> %s",
-				config_transport_name(o->transport),
-				config_transport_name(n->transport));
+	if (strcmp(o->transport, n->transport))
+		note(buf, len, "transport %s -> %s", o->transport,
+				n->transport);
 	if (o->log_level != n->log_level)
 		note(buf, len, "log_level %s -> %s",
 				log_level_name(o->log_level),

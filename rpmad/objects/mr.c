@@ -22,13 +22,12 @@
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_usage.h"
 #include "peer.h"
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
-#define MAX_SEGMENTS 64
-#define USAGE_ALL 0xffu
 
 static struct mr *mrs_by_lkey;
 static struct mr *mrs_by_rkey;
@@ -58,10 +57,7 @@ mr_allows(const struct mr *mr, enum mr_access access)
 	case MR_LOCAL_READ:
 		return true;
 	case MR_LOCAL_WRITE:
-		/* librpma's usage-to-access mapping grants WRITE_SRC too */
-		return mr->writable && (u & (RPMA_MR_USAGE_READ_DST |
-				RPMA_MR_USAGE_WRITE_SRC |
-				RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV));
+		return mr->writable && mr_usage_local_write(u);
 	case MR_REMOTE_READ:
 		return u & (RPMA_MR_USAGE_READ_SRC |
 				RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
@@ -364,11 +360,11 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		req_fail(rc, RPMA_E_INVAL, 0, "bad range");
 		return -1;
 	}
-	if (m->usage == 0 || (m->usage & ~USAGE_ALL)) {
+	if (m->usage == 0 || (m->usage & ~MR_USAGE_ALL)) {
 		req_fail(rc, RPMA_E_INVAL, 0, "bad usage 0x%x", m->usage);
 		return -1;
 	}
-	if (m->n_segments == 0 || m->n_segments > MAX_SEGMENTS) {
+	if (m->n_segments == 0 || m->n_segments > MR_MAX_SEGMENTS) {
 		req_fail(rc, RPMA_E_INVAL, 0, "%zu segments", m->n_segments);
 		return -1;
 	}
@@ -380,8 +376,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 	mr->span_len = ((m->addr + m->length + page - 1) & ~(page - 1)) -
 		mr->span_start;
 	/* where data lands; WRITE_SRC may land data too, where possible */
-	bool needs_write = mr->usage & (RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV);
+	bool needs_write = mr_usage_rpmad_writes(mr->usage);
 	/*
 	 * Mapped writable whenever the client's files allow it, whatever the
 	 * usage: kernels before 6.2 pin every RDMA registration for writing

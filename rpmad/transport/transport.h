@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * transport.h -- what moves the data: one interface, two implementations
+ * transport.h -- what moves the data: one interface, one table of
+ * implementations (table.c), each in its own folder:
  *
- *   transport_tcp    the software transport, daemon to daemon over TCP
- *   transport_verbs  rdma-core (librdmacm, libibverbs) on RDMA NICs
+ *   tcp/    the software transport, daemon to daemon over TCP
+ *   verbs/  rdma-core (librdmacm, libibverbs) on RDMA NICs
  *
  * The core (conn.c, ep.c, qp.c) owns connections, their queue pairs and
  * every work request; a transport moves bytes and reports back through the
@@ -37,6 +38,11 @@ struct transport_ops {
 	 * message waits for one (verbs: the device holds them)
 	 */
 	bool eager_recv;
+	/*
+	 * its devices are the kernel's (RDMA): they take commands only from
+	 * the credentials that opened them, so rpmad keeps its identity
+	 */
+	bool kernel_devices;
 
 	/*
 	 * optional: protection domains and memory registration (verbs).
@@ -80,31 +86,63 @@ struct transport_ops {
 	void (*recv_posted)(struct conn *conn);
 };
 
-extern const struct transport_ops transport_tcp;
-extern const struct transport_ops transport_verbs;
+/*
+ * One transport, as the registry knows it: one entry in the table
+ * (table.c). The registry sets transports up and down, asks them which
+ * device serves an address and whether work still waits at shutdown; the
+ * rest of rpmad reaches a transport only through device->tp.
+ */
+struct transport_entry {
+	const char *name;		/* as in --transport and rpmad.conf */
+	const struct transport_ops *ops;
+	/*
+	 * the fallback is set up whatever the choice and answers for every
+	 * address no other transport serves (the software device)
+	 */
+	bool fallback;
+	/* what its devices are called, for "no RDMA device serves ..." */
+	const char *device_noun;
 
-/* transport_tcp_init -- set up the software transport; 0 or -1 */
-int transport_tcp_init(void);
-void transport_tcp_fini(void);
+	/* 0, or -1 when rpmad cannot start */
+	int (*init)(void);
+	void (*fini)(void);
+	/*
+	 * the device serving the address (as the local address of a listener
+	 * when `local`, else as a destination), or NULL
+	 */
+	struct device *(*device_for)(const struct sockaddr_storage *ss,
+			socklen_t len, bool local);
+	/* optional: whether work still waits to leave (shutdown waits) */
+	bool (*pending)(void);
+};
+
+/* the table: every transport rpmad has, NULL-terminated (table.c) */
+extern const struct transport_entry *const transport_table[];
 
 /*
- * transport_verbs_init -- find the RDMA devices there are (none is not an
- * error: every address then goes to the software transport)
+ * The registry (registry.c). `choice` is "auto" (every transport) or the
+ * name of one.
  */
-void transport_verbs_init(void);
 
-/* transport_verbs_fini -- release rpmad's CM channel and devices */
-void transport_verbs_fini(void);
+/* transport_known -- whether `choice` is "auto" or a transport's name */
+bool transport_known(const char *choice);
 
-/* transport_tcp_pending -- whether frames still wait to be sent */
-bool transport_tcp_pending(void);
+/* transports_init -- set up the chosen transports and the fallback */
+int transports_init(const char *choice);
+
+/* transports_fini -- set down what transports_init set up */
+void transports_fini(void);
+
+/* transports_pending -- whether any transport still has work to send */
+bool transports_pending(void);
 
 /*
- * transport_verbs_device_for -- the RDMA device serving the address (as
- * the local address of a listener when `local`, else as a destination), or
- * NULL when no RDMA device does (or verbs support is unavailable).
+ * transports_device_for -- the device serving the address: the first
+ * chosen transport that serves it, else the fallback when the choice
+ * allows it; NULL when none does (*noun then names what was missing).
  */
-struct device *transport_verbs_device_for(const struct sockaddr_storage *ss,
-		socklen_t len, bool local);
+struct device *transports_device_for(const char *choice,
+		const struct sockaddr_storage *ss, socklen_t len, bool local,
+		const char **noun);
 
 #endif /* RPMAD_TRANSPORT_H */

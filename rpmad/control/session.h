@@ -11,11 +11,12 @@
 #define RPMAD_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "loop.h"
-#include "request.h"
+#include "reply.h"
 
 struct peer;
 struct mr;
@@ -57,6 +58,16 @@ struct session {
 
 	struct session *prev, *next;
 };
+
+/*
+ * session_packet_fn -- what answers one packet of a session (the request
+ * dispatcher); 0, or -1 when the session should end
+ */
+typedef int session_packet_fn(struct session *s, const uint8_t *buf,
+		size_t len, int *fds, unsigned nfds);
+
+/* session_set_handler -- who answers packets, set once at start-up */
+void session_set_handler(session_packet_fn *fn);
 
 /* session_listen_fd_ready -- accept every pending client of listen_fd */
 void session_accept_all(int listen_fd);

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 
 #include "registry.h"
-#include "request.h"
+#include "reply.h"
 
 struct peer;
 struct transport_ops;

@@ -19,7 +19,7 @@
 #include <uthash.h>
 
 #include "registry.h"
-#include "request.h"
+#include "reply.h"
 
 struct peer;
 struct pmem2_map;

@@ -166,7 +166,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	rpmad__status_reply__init(st);
 	st->version = PACKAGE_VERSION;
 	st->uptime_ms = (loop_now_ns() - rpmad.start_ns) / 1000000;
-	st->transport = (char *)config_transport_name(cfg->transport);
+	st->transport = (char *)cfg->transport;
 	st->pid = (uint32_t)getpid();
 	st->socket = (char *)cfg->socket_path;
 	st->socket_activated = history.socket_activated;

@@ -27,7 +27,7 @@
 
 #include "daemon.h"
 #include "log.h"
-#include "transport.h"
+#include "transport_verbs.h"
 #include "verbs_internal.h"
 
 /* CM events handled per wake-up before others get a turn. */
@@ -144,6 +144,7 @@ transport_verbs_fini(void)
 const struct transport_ops transport_verbs = {
 	.name = "verbs",
 	.eager_recv = true,
+	.kernel_devices = true,
 	.pd_alloc = verbs_pd_alloc,
 	.pd_free = verbs_pd_free,
 	.mr_register = verbs_mr_register,
@@ -160,4 +161,20 @@ const struct transport_ops transport_verbs = {
 	.release = verbs_release,
 	.post = verbs_post,
 	.recv_posted = verbs_recv_posted,
+};
+
+static int
+verbs_init(void)
+{
+	transport_verbs_init();
+	return 0;
+}
+
+const struct transport_entry transport_verbs_entry = {
+	.name = "verbs",
+	.ops = &transport_verbs,
+	.device_noun = "RDMA device",
+	.init = verbs_init,
+	.fini = transport_verbs_fini,
+	.device_for = transport_verbs_device_for,
 };

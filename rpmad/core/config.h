@@ -12,9 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ctl_socket.h"
 #include "netrules.h"
 
-#define RPMAD_DEFAULT_SOCKET "/run/rpmad/rpmad.sock"
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
 #define CONFIG_MAX_IDS 32
 #define CONFIG_MAX_SECTIONS 32
@@ -53,17 +53,11 @@ struct config_section {
 	struct net_rules allow_connect, allow_listen;
 };
 
-enum transport_choice {
-	TRANSPORT_AUTO,
-	TRANSPORT_TCP,
-	TRANSPORT_VERBS,
-};
-
 struct config {
 	char socket_path[108];
 	char socket_group[64];		/* "" = leave the group alone */
 	unsigned socket_mode;
-	enum transport_choice transport;
+	char transport[16];		/* "auto", or a transport's name */
 	int log_level;			/* syslog priority */
 	uint64_t poll_spin_us;		/* keep polling this long after work */
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
@@ -107,10 +101,15 @@ int config_load(struct config *cfg, const char *path, bool missing_ok);
 void config_describe_changes(const struct config *old,
 		const struct config *next, char *buf, size_t len);
 
-/* config_transport_name -- "auto", "tcp" or "verbs" */
-const char *config_transport_name(enum transport_choice t);
+/*
+ * config_set_transport_check -- how a transport name is judged: the
+ * transport registry's answer, handed down by main.c before any file is
+ * read (the transports sit above the configuration). Without one, only
+ * "auto" passes.
+ */
+void config_set_transport_check(bool (*known)(const char *name));
 
-/* config_transport_parse -- the choice for a name, or -1 */
-int config_transport_parse(const char *name);
+/* config_transport_valid -- whether `name` may be the transport setting */
+bool config_transport_valid(const char *name);
 
 #endif /* RPMAD_CONFIG_H */

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "request.h"
+#include "reply.h"
 
 void admin_handle_query(struct req_ctx *rc);
 void admin_handle_evict(struct req_ctx *rc);

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * request.h -- one control request being answered
+ * reply.h -- one control request being answered
  *
  * A handler reads rc->req, takes the descriptors it expects, does its work
  * and ends with req_ok()/a body or req_fail(). Whatever it did not take is
  * closed; descriptors it queued with req_pass_fd() travel with the answer.
  */
 
-#ifndef RPMAD_REQUEST_H
-#define RPMAD_REQUEST_H
+#ifndef RPMAD_REPLY_H
+#define RPMAD_REPLY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -67,11 +67,4 @@ int req_take_fd(struct req_ctx *rc, unsigned i);
 /* req_pass_fd -- send fd with the answer; it is closed afterwards */
 void req_pass_fd(struct req_ctx *rc, int fd);
 
-/*
- * request_handle -- decode one packet of a session and answer it. Returns
- * 0, or -1 when the packet was not a request at all (the session should end).
- */
-int request_handle(struct session *s, const uint8_t *buf, size_t len,
-		int *fds, unsigned nfds);
-
-#endif /* RPMAD_REQUEST_H */
+#endif /* RPMAD_REPLY_H */

@@ -22,7 +22,7 @@
 #include "mr.h"
 #include "qp.h"
 #include "registry.h"
-#include "request.h"
+#include "reply.h"
 #include "stats.h"
 
 struct ep;

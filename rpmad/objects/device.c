@@ -4,8 +4,7 @@
  *
  * LOCAL: the address must be one of this host's (it can be bound);
  * REMOTE: a route to it must exist. Which device answers depends on the
- * transport setting: verbs when an RDMA device serves the address (auto,
- * verbs), else rpmad's software device.
+ * transport setting; the transport registry (transport/registry.c) says.
  */
 
 #include <errno.h>
@@ -41,13 +40,6 @@ device_add(const char *name, const struct transport_ops *tp,
 		pp = &(*pp)->next;
 	*pp = d;
 	return d;
-}
-
-int
-device_init(void)
-{
-	return device_add(SOFTWARE_DEVICE_NAME, &transport_tcp, false,
-			NULL) ? 0 : -1;
 }
 
 void
@@ -165,18 +157,16 @@ device_handle_get(struct req_ctx *rc)
 		return;
 	}
 
-	/* an RDMA device serving the address wins unless tcp is forced */
-	struct device *d = NULL;
-	if (rpmad.cfg.transport != TRANSPORT_TCP)
-		d = transport_verbs_device_for(&ss, len, local);
-	if (d == NULL && rpmad.cfg.transport == TRANSPORT_VERBS) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "no RDMA device serves %s "
-				"and rpmad runs with --transport verbs",
-				m->addr);
+	const char *choice = rpmad.cfg.transport;
+	const char *noun;
+	struct device *d = transports_device_for(choice, &ss, len, local,
+			&noun);
+	if (d == NULL) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "no %s serves %s and rpmad "
+				"runs with --transport %s", noun, m->addr,
+				choice);
 		return;
 	}
-	if (d == NULL)
-		d = device_by_id(1);
 	reply_device(rc, d);
 }
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "request.h"
+#include "reply.h"
 
 struct transport_ops;
 
@@ -29,11 +29,9 @@ struct device {
 	struct device *next;
 };
 
-/* device_init -- make the software device */
-int device_init(void);
 void device_fini(void);
 
-/* device_add -- a device found by a transport (verbs), owned by the list */
+/* device_add -- a device made by a transport, owned by the list */
 struct device *device_add(const char *name, const struct transport_ops *tp,
 		bool odp_capable, void *tp_dev);
 
