@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -115,6 +116,8 @@ scale_daemon_start(const char *rpmad, const char *sock)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* no daemon outlives an interrupted bench */
+		(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
 		int null = open("/dev/null", O_WRONLY);
 		(void) dup2(null, STDERR_FILENO);
 		execlp(rpmad, rpmad, "--foreground", "--socket", sock,
@@ -300,13 +303,16 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 		const unsigned *levels, unsigned nlevels,
 		struct scale_report *rep)
 {
-	unsigned max = levels[nlevels - 1];
-	unsigned total = max + nlevels * CONN_SAMPLES;
+	/* as many as the loop below makes */
+	unsigned total = 0;
+	for (unsigned l = 0; l < nlevels; l++)
+		total = (total > levels[l] ? total : levels[l]) + CONN_SAMPLES;
 	int ready[2], done[2];
 	if (pipe(ready) || pipe(done))
 		_exit(1);
 	pid_t server = fork();
 	if (server == 0) {
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		(void) close(ready[0]);
 		(void) close(done[1]);
 		conn_server(sock, port, total, ready[1], done[0]);
@@ -370,6 +376,7 @@ in_child(void (*fn)(void *arg, struct scale_report *rep), void *arg,
 	memset(shared, 0, sizeof(*shared));
 	pid_t pid = fork();
 	if (pid == 0) {
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		fn(arg, shared);
 		_exit(0);
 	}
@@ -423,9 +430,9 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 	unsigned reg_levels[MAX_LEVELS], nreg = 0;
 	for (unsigned i = 0; i < 4 && all_regs[i] <= max_regs; i++)
 		reg_levels[nreg++] = all_regs[i];
-	static const unsigned all_conns[] = { 1, 1000 };
+	static const unsigned all_conns[] = { 1, 10, 100, 1000 };
 	unsigned conn_levels[MAX_LEVELS], nconn = 0;
-	for (unsigned i = 0; i < 2 && all_conns[i] <= max_conns; i++)
+	for (unsigned i = 0; i < 4 && all_conns[i] <= max_conns; i++)
 		conn_levels[nconn++] = all_conns[i];
 
 	struct scale_report regs, conns;
