@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -67,6 +68,8 @@ struct scale_report {
 	unsigned nconn_levels;
 	struct conn_result cl[MAX_LEVELS];
 	double rss_per_conn_b;
+	unsigned npending_levels;
+	struct conn_result pl[2];	/* rpma_ep_next_conn_req */
 	int failed;
 };
 
@@ -118,7 +121,8 @@ scale_daemon_start(const char *rpmad, const char *sock)
 	if (pid == 0) {
 		/* no daemon outlives an interrupted bench */
 		(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-		int null = open("/dev/null", O_WRONLY);
+		const char *log = getenv("RPMA_BENCH_RPMAD_LOG");
+		int null = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		(void) dup2(null, STDERR_FILENO);
 		execlp(rpmad, rpmad, "--foreground", "--socket", sock,
 				"--transport", "tcp", "--config", "/dev/null",
@@ -241,6 +245,8 @@ small_cfg(void)
 	SCHECK(rpma_conn_cfg_set_sq_size(cfg, 4));
 	SCHECK(rpma_conn_cfg_set_rq_size(cfg, 4));
 	SCHECK(rpma_conn_cfg_set_cq_size(cfg, 8));
+	/* a loaded machine must not turn set-up time into failures */
+	SCHECK(rpma_conn_cfg_set_timeout(cfg, 30000));
 	return cfg;
 }
 
@@ -269,8 +275,11 @@ conn_server(const char *sock, const char *port, unsigned total, int ready,
 		SCHECK(rpma_ep_next_conn_req(ep, cfg, &req));
 		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[i]));
 		SCHECK(rpma_conn_next_event(conns[i], &ev));
-		if (ev != RPMA_CONN_ESTABLISHED)
+		if (ev != RPMA_CONN_ESTABLISHED) {
+			(void) fprintf(stderr, "rpma-bench: accepting: %s\n",
+					rpma_utils_conn_event_2str(ev));
 			_exit(1);
+		}
 	}
 	if (read(done, &ok, 1) < 0)
 		_exit(1);
@@ -293,8 +302,11 @@ conn_one(struct rpma_peer *peer, struct rpma_conn_cfg *cfg, const char *port)
 	SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
 	SCHECK(rpma_conn_req_connect(&req, NULL, &conn));
 	SCHECK(rpma_conn_next_event(conn, &ev));
-	if (ev != RPMA_CONN_ESTABLISHED)
+	if (ev != RPMA_CONN_ESTABLISHED) {
+		(void) fprintf(stderr, "rpma-bench: connecting: %s\n",
+				rpma_utils_conn_event_2str(ev));
 		_exit(1);
+	}
 	return conn;
 }
 
@@ -361,6 +373,130 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 	SCHECK(rpma_peer_delete(&peer));
 }
 
+/* ------------------------------------------------- pending requests */
+
+#define PENDING_SAMPLES 50
+
+/* Waits until `n` requests wait at the endpoint (one byte each). */
+static void
+wait_pending(struct rpma_ep *ep, int n)
+{
+	int fd, avail = 0;
+	SCHECK(rpma_ep_get_fd(ep, &fd));
+	for (int i = 0; i < 60000; i++) {
+		if (ioctl(fd, FIONREAD, &avail) == 0 && avail >= n)
+			return;
+		(void) usleep(1000);
+	}
+	(void) fprintf(stderr, "rpma-bench: %d requests of %d arrived\n",
+			avail, n);
+	_exit(1);
+}
+
+/* Times rpma_ep_next_conn_req; the request is rejected after. */
+static double
+next_req_us(struct rpma_ep *ep, struct rpma_conn_cfg *cfg)
+{
+	struct rpma_conn_req *req;
+	double a = mono_s();
+	SCHECK(rpma_ep_next_conn_req(ep, cfg, &req));
+	double t = (mono_s() - a) * 1e6;
+	SCHECK(rpma_conn_req_delete(&req));
+	return t;
+}
+
+/*
+ * The server of the pending-request run: one request pending at a time,
+ * then `many` (the client sends each when the one before arrived).
+ */
+static void
+pending_server(const char *sock, const char *port, unsigned many, int ready,
+		int go, struct scale_report *rep)
+{
+	(void) setenv("RPMAD_SOCKET", sock, 1);
+	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep;
+	SCHECK(rpma_ep_listen(peer, SCALE_ADDR, port, &ep));
+	struct rpma_conn_cfg *cfg = small_cfg();
+	char ok = 1;
+	if (write(ready, &ok, 1) != 1)
+		_exit(1);
+	double t[PENDING_SAMPLES];
+	for (unsigned i = 0; i < PENDING_SAMPLES; i++) {
+		wait_pending(ep, 1);
+		t[i] = next_req_us(ep, cfg);
+		if (write(ready, &ok, 1) != 1)
+			_exit(1);
+	}
+	rep->pl[0].existing = 1;
+	rep->pl[0].p99_us = pct(t, PENDING_SAMPLES, 0.99);
+	rep->pl[0].p50_us = pct(t, PENDING_SAMPLES, 0.5);
+	/* one at a time: rpmad drops sockets that pile up unpaired */
+	for (unsigned i = 1; i <= many; i++) {
+		wait_pending(ep, (int)i);
+		if (write(ready, &ok, 1) != 1)
+			_exit(1);
+	}
+	unsigned samples = many < PENDING_SAMPLES ? many : PENDING_SAMPLES;
+	for (unsigned i = 0; i < samples; i++)
+		t[i] = next_req_us(ep, cfg);
+	rep->pl[1].existing = many;
+	rep->pl[1].p99_us = pct(t, samples, 0.99);
+	rep->pl[1].p50_us = pct(t, samples, 0.5);
+	rep->npending_levels = 2;
+	if (write(ready, &ok, 1) != 1)
+		_exit(1);
+	/* rpmad drops the rest with the session */
+	(void) go;
+	_exit(0);
+}
+
+static void
+pending_child(const char *sock, const char *port, unsigned many,
+		struct scale_report *rep)
+{
+	int ready[2];
+	if (pipe(ready))
+		_exit(1);
+	pid_t server = fork();
+	if (server == 0) {
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void) close(ready[0]);
+		pending_server(sock, port, many, ready[1], -1, rep);
+	}
+	(void) close(ready[1]);
+	char ok;
+	if (read(ready[0], &ok, 1) != 1)
+		_exit(1);
+	(void) setenv("RPMAD_SOCKET", sock, 1);
+	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn_cfg *cfg = small_cfg();
+	struct rpma_conn **conns = calloc(many + PENDING_SAMPLES,
+			sizeof(*conns));
+	if (conns == NULL)
+		_exit(1);
+	unsigned n = 0;
+	for (unsigned i = 0; i < PENDING_SAMPLES; i++) {
+		struct rpma_conn_req *req;
+		SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
+		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
+		if (read(ready[0], &ok, 1) != 1)
+			_exit(1);
+	}
+	for (unsigned i = 0; i < many; i++) {
+		struct rpma_conn_req *req;
+		SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
+		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
+		if (read(ready[0], &ok, 1) != 1)
+			_exit(1);
+	}
+	if (read(ready[0], &ok, 1) != 1)
+		_exit(1);
+	(void) waitpid(server, NULL, 0);
+	/* rpmad drops the connections with the session */
+	_exit(0);
+}
+
 /* ------------------------------------------------------------ driver */
 
 /* Runs fn in a child (one rpmad session per process) and collects rep. */
@@ -400,6 +536,13 @@ run_regs(void *arg, struct scale_report *rep)
 {
 	struct run_args *a = arg;
 	reg_child(a->sock, a->daemon, a->levels, a->nlevels, rep);
+}
+
+static void
+run_pending(void *arg, struct scale_report *rep)
+{
+	struct run_args *a = arg;
+	pending_child(a->sock, a->port, a->levels[a->nlevels - 1], rep);
 }
 
 static void
@@ -451,6 +594,13 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 				"failed\n");
 		failed = 1;
 	}
+	struct scale_report pending;
+	memset(&pending, 0, sizeof(pending));
+	if (nconn > 1 && in_child(run_pending, &ca, &pending)) {
+		(void) fprintf(stderr, "rpma-bench: the pending-request run "
+				"failed\n");
+		failed = 1;
+	}
 	(void) kill(daemon, SIGTERM);
 	(void) waitpid(daemon, NULL, 0);
 	(void) unlink(sock);
@@ -478,5 +628,11 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 				"ends on this rpmad)\n",
 				"rpmad resident memory", conns.rss_per_conn_b,
 				conns.cl[conns.nconn_levels - 1].existing);
+	(void) printf("%-34s %10s %10s %10s\n", "rpma_ep_next_conn_req",
+			"pending", "p50 us", "p99 us");
+	for (unsigned i = 0; i < pending.npending_levels; i++)
+		(void) printf("%-34s %10u %10.1f %10.1f\n", "",
+				pending.pl[i].existing, pending.pl[i].p50_us,
+				pending.pl[i].p99_us);
 	return failed ? -1 : 0;
 }
