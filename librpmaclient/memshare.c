@@ -460,6 +460,18 @@ overlaps_own_stack(uintptr_t start, uintptr_t end)
 	return start < hi && lo < end;
 }
 
+/*
+ * The loading thread (usually the main one) learns its stack at once:
+ * glibc reads maps for it with buffers of its own, which must not appear
+ * in the middle of the first registration, between the application's
+ * mappings.
+ */
+__attribute__((constructor)) static void
+learn_own_stack(void)
+{
+	(void) overlaps_own_stack(0, 0);
+}
+
 /* Why a mapping cannot be shared, or NULL when it can. */
 static const char *
 refusal(const struct maps_entry *e)
