@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+/* a table that cannot grow is an error of the call, not exit() */
+static bool hash_oom;
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) ((void)(elt), hash_oom = true)
 #include <uthash.h>
 
 #include "librpma.h"
@@ -129,10 +134,14 @@ memfd_index(struct memfd_entry *m)
 		HASH_DELETE(hh_end, memfds_by_end, old);
 		old->by_end = false;
 	}
+	/* without an entry here the next move makes a memfd of its own */
+	hash_oom = false;
 	HASH_ADD(hh_start, memfds_by_start, start_addr, sizeof(m->start_addr),
 			m);
+	m->by_start = !hash_oom;
+	hash_oom = false;
 	HASH_ADD(hh_end, memfds_by_end, end_addr, sizeof(m->end_addr), m);
-	m->by_start = m->by_end = true;
+	m->by_end = !hash_oom;
 }
 
 static void
@@ -310,7 +319,13 @@ memfd_new(uintptr_t start, uint64_t len, struct memfd_entry **m_out)
 	m->lo = m->hi = MEMFD_ROOM;
 	m->delta = start - (uintptr_t)MEMFD_ROOM;
 	m->seen = true;
+	hash_oom = false;
 	HASH_ADD(hh, memfds, inode, sizeof(m->inode), m);
+	if (hash_oom) {
+		free(m);
+		(void) close(fd);
+		return RPMA_E_NOMEM;
+	}
 	*m_out = m;
 	return 0;
 
@@ -588,25 +603,17 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 					refusal(&e[j + 1]) == NULL)
 				j++;
 			piece_end = e[j].end < end ? e[j].end : end;
-			/* and the chunks around it, of anonymous memory only */
+			/*
+			 * and the chunks around it, of anonymous memory and
+			 * inside the same mappings only: a neighbouring
+			 * mapping may be another thread's stack
+			 */
 			uintptr_t move_start = cursor, move_end = piece_end;
-			int first = i, last = j;
-			if (cursor == start && chunk_movable(&e[i])) {
-				while (first > 0 && e[first - 1].end ==
-						e[first].start &&
-						chunk_movable(&e[first - 1]))
-					first--;
-				move_start = e[first].start > cstart ?
-					e[first].start : cstart;
-			}
-			if (piece_end == end && chunk_movable(&e[j])) {
-				while (last + 1 < count && e[last + 1].start ==
-						e[last].end &&
-						chunk_movable(&e[last + 1]))
-					last++;
-				move_end = e[last].end < cend ? e[last].end :
-					cend;
-			}
+			if (cursor == start && chunk_movable(&e[i]))
+				move_start = e[i].start > cstart ? e[i].start :
+					cstart;
+			if (piece_end == end && chunk_movable(&e[j]))
+				move_end = e[j].end < cend ? e[j].end : cend;
 			for (int k = i; k <= j; k++) {
 				if (e[k].path[0] == '/')
 					RLOG_INFO("the private mapping of %s at "
@@ -617,9 +624,8 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 							e[k].path,
 							(uintmax_t)e[k].start);
 			}
-			ret = move_to_memfd(move_start, move_end, &e[first],
-					last - first + 1, cursor, piece_end,
-					plan);
+			ret = move_to_memfd(move_start, move_end, &e[i],
+					j - i + 1, cursor, piece_end, plan);
 			i = j;
 		} else if ((m = memfd_find(&e[i])) != NULL) {
 			ret = plan_add_segment(plan, m->fd, false,
