@@ -605,14 +605,15 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 	(void) waitpid(daemon, NULL, 0);
 	(void) unlink(sock);
 
-	(void) printf("\n%-34s %10s %10s %10s %10s %10s\n", "registrations "
-			"(4 KiB, one buffer)", "existing", "reg/s",
-			"reg p50 us", "reg p99 us", "dereg p50");
+	(void) printf("\n%-34s %10s %10s %10s %10s %10s %8s\n",
+			"registrations (4 KiB, one buffer)", "existing",
+			"reg/s", "reg p50 us", "reg p99 us", "dereg p50",
+			"desc ns");
 	for (unsigned i = 0; i < regs.nlevels; i++)
-		(void) printf("%-34s %10u %10.0f %10.1f %10.1f %10.1f\n", "",
-				regs.lv[i].existing, regs.lv[i].regs_per_s,
+		(void) printf("%-34s %10u %10.0f %10.1f %10.1f %10.1f %8.0f\n",
+				"", regs.lv[i].existing, regs.lv[i].regs_per_s,
 				regs.lv[i].reg_p50_us, regs.lv[i].reg_p99_us,
-				regs.lv[i].dereg_p50_us);
+				regs.lv[i].dereg_p50_us, regs.lv[i].desc_ns);
 	if (regs.nlevels > 0)
 		(void) printf("%-34s %10.0f B per registration (at %u)\n",
 				"rpmad resident memory", regs.rss_per_reg_b,
