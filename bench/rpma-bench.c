@@ -11,10 +11,13 @@
  *     sleeping) and a TCP stream between two processes on loopback, and
  *     memcpy;
  * and prints one table with the ratio of each result to its floor and the
- * CPU time the rpmad processes used per operation.
+ * CPU time the rpmad processes used per operation; then the scale table
+ * (bench_scale.c): registrations and connection set-up beside many
+ * existing ones, and rpmad's memory per registration and per connection.
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--wait block|spin]
- *                   [--only two|one|floor]
+ *                   [--only two|one|floor|scale] [--scale-regs N]
+ *                   [--scale-conns N]
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets.
  */
@@ -38,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_scale.h"
+
 #define BUF_SIZE	(64u << 20)	/* registered on both sides */
 #define MIB		(1u << 20)
 #define KIB		1024u
@@ -52,10 +57,13 @@ static struct {
 	enum wait_mode wait;
 	const char *only;
 	int port;
+	unsigned scale_regs, scale_conns;
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
 	.port = 17400,
+	.scale_regs = 100000,
+	.scale_conns = 1000,
 };
 
 #define CHECK(call) \
@@ -762,11 +770,13 @@ main(int argc, char *argv[])
 		{ "wait", required_argument, NULL, 'w' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "scale-regs", required_argument, NULL, 'R' },
+		{ "scale-conns", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:w:o:p:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:w:o:p:R:C:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -785,10 +795,17 @@ main(int argc, char *argv[])
 		case 'p':
 			opt.port = atoi(optarg);
 			break;
+		case 'R':
+			opt.scale_regs = (unsigned)atoi(optarg);
+			break;
+		case 'C':
+			opt.scale_conns = (unsigned)atoi(optarg);
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--wait spin|block] "
-					"[--only two|one|floor] [--port N]\n");
+					"[--only two|one|floor|scale] [--port N] "
+					"[--scale-regs N] [--scale-conns N]\n");
 			return 2;
 		}
 	}
@@ -799,6 +816,12 @@ main(int argc, char *argv[])
 	if (mkdtemp(dir) == NULL) {
 		perror("mkdtemp");
 		return 1;
+	}
+	if (opt.only && strcmp(opt.only, "scale") == 0) {
+		int ret = bench_scale(opt.rpmad, dir, opt.port, opt.scale_regs,
+				opt.scale_conns);
+		(void) rmdir(dir);
+		return ret ? 1 : 0;
 	}
 	floor_pingpong(&fl_pingpong, false);
 	floor_pingpong(&fl_pingpong_spin, true);
@@ -814,6 +837,8 @@ main(int argc, char *argv[])
 		run_setup("one rpmad", &a, &a);
 	daemon_stop(&a);
 	daemon_stop(&b);
+	int scale_failed = opt.only == NULL && bench_scale(opt.rpmad, dir,
+			opt.port, opt.scale_regs, opt.scale_conns) ? 1 : 0;
 	(void) rmdir(dir);
 
 	/* the floor again: the faster of the two is the one compared to */
@@ -832,5 +857,5 @@ main(int argc, char *argv[])
 		fl_memcpy = again;
 
 	print_table();
-	return 0;
+	return scale_failed;
 }

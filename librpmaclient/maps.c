@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * maps.c -- parsing /proc/self/maps
+ * maps.c -- parsing /proc/self/maps, and asking the kernel for the
+ * mappings of one range
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "maps.h"
 
@@ -85,6 +90,146 @@ maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
 	free(line);
 	(void) fclose(f);
 	if (ret) {
+		free(entries);
+		errno = err;
+		return -1;
+	}
+	*out = entries;
+	return count;
+}
+
+/*
+ * PROCMAP_QUERY (Linux 6.11): the kernel looks one mapping up by address,
+ * so a registration costs the same however many mappings the process has.
+ * Declared here because older kernel headers lack it; the layout is ABI.
+ */
+#define MAPS_PROCMAP_QUERY _IOWR('f', 17, struct maps_procmap_query)
+#define MAPS_Q_READ		0x01
+#define MAPS_Q_WRITE		0x02
+#define MAPS_Q_EXEC		0x04
+#define MAPS_Q_SHARED		0x08
+#define MAPS_Q_COVERING_OR_NEXT	0x10
+
+struct maps_procmap_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start;
+	uint64_t vma_end;
+	uint64_t vma_flags;
+	uint64_t vma_page_size;
+	uint64_t vma_offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint32_t vma_name_size;
+	uint32_t build_id_size;
+	uint64_t vma_name_addr;
+	uint64_t build_id_addr;
+};
+
+static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
+static int query_fd = -1;
+static pid_t query_pid;		/* a forked child must not ask its parent's */
+static bool query_unsupported;
+
+/* The maps fd of this process, or -1 when the kernel cannot be asked. */
+static int
+query_open(void)
+{
+	if (query_unsupported)
+		return -1;
+	pid_t pid = getpid();
+	if (query_fd >= 0 && query_pid == pid)
+		return query_fd;
+	if (query_fd >= 0)
+		(void) close(query_fd);
+	query_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	query_pid = pid;
+	if (query_fd < 0)
+		query_unsupported = true;
+	return query_fd;
+}
+
+/* 1 found, 0 nothing at or above addr, -1 error, -2 not supported */
+static int
+query_one(int fd, uintptr_t addr, struct maps_entry *e)
+{
+	struct maps_procmap_query q;
+	memset(&q, 0, sizeof(q));
+	memset(e, 0, sizeof(*e));
+	q.size = sizeof(q);
+	q.query_flags = MAPS_Q_COVERING_OR_NEXT;
+	q.query_addr = addr;
+	q.vma_name_addr = (uint64_t)(uintptr_t)e->path;
+	q.vma_name_size = sizeof(e->path);
+	if (ioctl(fd, MAPS_PROCMAP_QUERY, &q)) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno == ENOTTY || errno == EINVAL || errno == EOPNOTSUPP)
+			return -2;
+		return -1;
+	}
+	e->start = (uintptr_t)q.vma_start;
+	e->end = (uintptr_t)q.vma_end;
+	e->offset = q.vma_offset;
+	e->inode = q.inode;
+	e->dev_major = q.dev_major;
+	e->dev_minor = q.dev_minor;
+	e->read = q.vma_flags & MAPS_Q_READ;
+	e->write = q.vma_flags & MAPS_Q_WRITE;
+	e->exec = q.vma_flags & MAPS_Q_EXEC;
+	e->shared = q.vma_flags & MAPS_Q_SHARED;
+	if (q.vma_name_size == 0)
+		e->path[0] = '\0';
+	e->path[sizeof(e->path) - 1] = '\0';
+	return 1;
+}
+
+int
+maps_query(uintptr_t start, uintptr_t end, struct maps_entry **out)
+{
+	pthread_mutex_lock(&query_lock);
+	int fd = query_open();
+	if (fd < 0) {
+		pthread_mutex_unlock(&query_lock);
+		return maps_scan(start, end, out, NULL, NULL);
+	}
+	struct maps_entry *entries = NULL;
+	int count = 0, cap = 0, ret = 0;
+	uintptr_t addr = start;
+	while (addr < end) {
+		if (count == cap) {
+			cap = cap ? cap * 2 : 4;
+			struct maps_entry *n = realloc(entries,
+					(size_t)cap * sizeof(*n));
+			if (n == NULL) {
+				errno = ENOMEM;
+				ret = -1;
+				break;
+			}
+			entries = n;
+		}
+		ret = query_one(fd, addr, &entries[count]);
+		if (ret <= 0)
+			break;
+		if (entries[count].start >= end) {
+			ret = 0;
+			break;
+		}
+		addr = entries[count].end;
+		count++;
+		ret = 0;
+	}
+	if (ret == -2)
+		query_unsupported = true;
+	pthread_mutex_unlock(&query_lock);
+	if (ret == -2) {
+		free(entries);
+		return maps_scan(start, end, out, NULL, NULL);
+	}
+	if (ret) {
+		int err = errno;
 		free(entries);
 		errno = err;
 		return -1;

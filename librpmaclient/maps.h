@@ -37,4 +37,12 @@ int maps_parse_line(const char *line, struct maps_entry *e);
 int maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
 		void (*seen)(const struct maps_entry *e, void *arg), void *arg);
 
+/*
+ * maps_query -- the entries that overlap [start, end), in address order,
+ * into a malloc'ed array (*out): asked of the kernel one mapping at a time
+ * (PROCMAP_QUERY) where it can answer, else by maps_scan. Returns how many
+ * entries overlap, or -1 (errno set).
+ */
+int maps_query(uintptr_t start, uintptr_t end, struct maps_entry **out);
+
 #endif /* RPMACLIENT_MAPS_H */

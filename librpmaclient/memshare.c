@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+/* a table that cannot grow is an error of the call, not exit() */
+static bool hash_oom;
+#define HASH_NONFATAL_OOM 1
+#define uthash_nonfatal_oom(elt) ((void)(elt), hash_oom = true)
 #include <uthash.h>
 
 #include "librpma.h"
@@ -27,17 +32,43 @@
 #define MEMFD_NAME "rpmaclient"
 #define MEMFD_MAPS_PREFIX "/memfd:" MEMFD_NAME
 
+/*
+ * Private pages are moved into memfds so that neighbouring moves land in
+ * neighbouring offsets of one file: the kernel then merges their mappings
+ * into one, and a process can hold as many registrations as it likes
+ * without one mapping each (vm.max_map_count). A memfd is made with room
+ * (MEMFD_ROOM) before and after its first pages, sparse and free until
+ * used; its used offsets [lo, hi) only ever grow at either end, so an
+ * offset is written once and never shared by two addresses.
+ */
+#define MEMFD_ROOM	(32ull << 20)
+/* a move takes whole chunks of private memory around the range (bounded
+ * by its mappings), so that nearby registrations share one mapping */
+#define MOVE_CHUNK	(64u << 10)
+/* how often (in registrations) memfds no page maps any more are closed */
+#define SWEEP_EVERY	256
+
 /* memfds this library made; kept open while some page still maps them */
 struct memfd_entry {
 	int fd;
 	dev_t dev;
 	uint64_t inode;
+	uint64_t size;		/* of the file */
+	uint64_t lo, hi;	/* offsets in use */
+	uintptr_t delta;	/* address - offset where the pages were put */
+	uintptr_t start_addr, end_addr;	/* lo + delta, hi + delta */
+	bool by_start, by_end;	/* in the address tables */
 	bool seen;	/* mapped somewhere, in the last scan of maps */
 	UT_hash_handle hh;
+	UT_hash_handle hh_start;
+	UT_hash_handle hh_end;
 };
 
 static pthread_mutex_t memshare_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct memfd_entry *memfds;
+static struct memfd_entry *memfds_by_start;	/* lo + delta */
+static struct memfd_entry *memfds_by_end;	/* hi + delta */
+static unsigned prepares_since_sweep;
 
 static uintptr_t
 page_size(void)
@@ -70,6 +101,49 @@ memfd_mark(const struct maps_entry *e, void *arg)
 		m->seen = true;
 }
 
+/* Leaves the address tables (its pages there may be gone). */
+static void
+memfd_unindex(struct memfd_entry *m)
+{
+	if (m->by_start)
+		HASH_DELETE(hh_start, memfds_by_start, m);
+	if (m->by_end)
+		HASH_DELETE(hh_end, memfds_by_end, m);
+	m->by_start = m->by_end = false;
+}
+
+/* Files m under the addresses its used offsets were put at. */
+static void
+memfd_index(struct memfd_entry *m)
+{
+	memfd_unindex(m);
+	m->start_addr = (uintptr_t)m->lo + m->delta;
+	m->end_addr = (uintptr_t)m->hi + m->delta;
+	struct memfd_entry *old = NULL;
+	/* a newer memfd at the same address replaces an older one */
+	HASH_FIND(hh_start, memfds_by_start, &m->start_addr,
+			sizeof(m->start_addr), old);
+	if (old) {
+		HASH_DELETE(hh_start, memfds_by_start, old);
+		old->by_start = false;
+	}
+	old = NULL;
+	HASH_FIND(hh_end, memfds_by_end, &m->end_addr, sizeof(m->end_addr),
+			old);
+	if (old) {
+		HASH_DELETE(hh_end, memfds_by_end, old);
+		old->by_end = false;
+	}
+	/* without an entry here the next move makes a memfd of its own */
+	hash_oom = false;
+	HASH_ADD(hh_start, memfds_by_start, start_addr, sizeof(m->start_addr),
+			m);
+	m->by_start = !hash_oom;
+	hash_oom = false;
+	HASH_ADD(hh_end, memfds_by_end, end_addr, sizeof(m->end_addr), m);
+	m->by_end = !hash_oom;
+}
+
 static void
 memfd_unmark_all(void)
 {
@@ -86,6 +160,7 @@ memfd_sweep(void)
 	HASH_ITER(hh, memfds, m, tmp) {
 		if (m->seen)
 			continue;
+		memfd_unindex(m);
 		HASH_DEL(memfds, m);
 		(void) close(m->fd);
 		free(m);
@@ -214,17 +289,17 @@ open_mapped_file(const struct maps_entry *e)
 }
 
 /*
- * Copies [src, src + len) into the memfd at offset 0, by the kernel: the
+ * Copies [src, src + len) into the memfd at `offset`, by the kernel: the
  * pages also hold bytes the application does not own (malloc's neighbours,
  * a sanitizer's redzones), which an instrumented memcpy would report.
  */
 static int
-copy_into_memfd(int fd, const void *src, size_t len)
+copy_into_memfd(int fd, uint64_t offset, const void *src, size_t len)
 {
 	size_t done = 0;
 	while (done < len) {
 		long n = syscall(SYS_pwrite64, fd, (const char *)src + done,
-				len - done, (off_t)done);
+				len - done, (off_t)(offset + done));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -234,31 +309,25 @@ copy_into_memfd(int fd, const void *src, size_t len)
 	return 0;
 }
 
-/*
- * Moves [start, end) -- private pages, possibly of several
- * mappings with different protections -- into a new memfd at the same
- * address. The copy is made in a staging mapping which then replaces the
- * original in one mremap, so the range is never left unmapped.
- */
+/* A new memfd with room around `len` bytes meant for address `start`. */
 static int
-move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
-		int count, struct memshare_plan *plan)
+memfd_new(uintptr_t start, uint64_t len, struct memfd_entry **m_out)
 {
-	size_t len = end - start;
 	int fd = memfd_create(MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		RLOG_ERROR("memfd_create: %s", strerror(errno));
-		return errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+		return errno == ENOMEM || errno == EMFILE || errno == ENFILE ?
+			RPMA_E_NOMEM : RPMA_E_PROVIDER;
 	}
 	struct memfd_entry *m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		(void) close(fd);
 		return RPMA_E_NOMEM;
 	}
-	int ret = RPMA_E_PROVIDER;
-	if (ftruncate(fd, (off_t)len)) {
-		RLOG_ERROR("cannot size a memfd to %zu bytes: %s", len,
-				strerror(errno));
+	m->size = len + 2 * MEMFD_ROOM;
+	if (ftruncate(fd, (off_t)m->size)) {
+		RLOG_ERROR("cannot size a memfd to %ju bytes: %s",
+				(uintmax_t)m->size, strerror(errno));
 		goto err;
 	}
 	/* rpmad maps these pages: they must never shrink under it */
@@ -266,27 +335,100 @@ move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
 		RLOG_ERROR("cannot seal a memfd: %s", strerror(errno));
 		goto err;
 	}
-	if (copy_into_memfd(fd, (const void *)start, len)) {
+	struct stat st;
+	if (fstat(fd, &st)) {
+		RLOG_ERROR("fstat of a memfd: %s", strerror(errno));
+		goto err;
+	}
+	m->fd = fd;
+	m->dev = st.st_dev;
+	m->inode = st.st_ino;
+	m->lo = m->hi = MEMFD_ROOM;
+	m->delta = start - (uintptr_t)MEMFD_ROOM;
+	m->seen = true;
+	hash_oom = false;
+	HASH_ADD(hh, memfds, inode, sizeof(m->inode), m);
+	if (hash_oom) {
+		free(m);
+		(void) close(fd);
+		return RPMA_E_NOMEM;
+	}
+	*m_out = m;
+	return 0;
+
+err:
+	free(m);
+	(void) close(fd);
+	return RPMA_E_PROVIDER;
+}
+
+/*
+ * Where the pages of [start, end) go: right after the used offsets of the
+ * memfd whose pages end at `start`, right before those of the one whose
+ * pages begin at `end` (either way the mappings merge), or a new memfd.
+ */
+static int
+memfd_place(uintptr_t start, uintptr_t end, struct memfd_entry **m_out,
+		uint64_t *offset)
+{
+	uint64_t len = end - start;
+	struct memfd_entry *m = NULL;
+	HASH_FIND(hh_end, memfds_by_end, &start, sizeof(start), m);
+	if (m != NULL && m->size - m->hi >= len) {
+		*m_out = m;
+		*offset = m->hi;
+		return 0;
+	}
+	m = NULL;
+	HASH_FIND(hh_start, memfds_by_start, &end, sizeof(end), m);
+	if (m != NULL && m->lo >= len) {
+		*m_out = m;
+		*offset = m->lo - len;
+		return 0;
+	}
+	int ret = memfd_new(start, len, m_out);
+	if (ret == 0)
+		*offset = (*m_out)->lo;
+	return ret;
+}
+
+/*
+ * Moves [start, end) -- private pages, possibly of several mappings with
+ * different protections -- into a memfd at the same address, and adds the
+ * part [seg_start, seg_end) the registration covers to the plan. The copy
+ * is made in a staging mapping which then replaces the original in one
+ * mremap, so the range is never left unmapped.
+ */
+static int
+move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
+		int count, uintptr_t seg_start, uintptr_t seg_end,
+		struct memshare_plan *plan)
+{
+	size_t len = end - start;
+	struct memfd_entry *m;
+	uint64_t offset;
+	int ret = memfd_place(start, end, &m, &offset);
+	if (ret)
+		return ret;
+	if (copy_into_memfd(m->fd, offset, (const void *)start, len)) {
 		int err = errno;
 		RLOG_ERROR("cannot copy %zu bytes into a memfd: %s", len,
 				strerror(err));
-		ret = err == ENOMEM || err == ENOSPC ? RPMA_E_NOMEM :
+		return err == ENOMEM || err == ENOSPC ? RPMA_E_NOMEM :
 			RPMA_E_PROVIDER;
-		goto err;
 	}
-	void *stage = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
+	void *stage = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			m->fd, (off_t)offset);
 	if (stage == MAP_FAILED) {
 		RLOG_ERROR("mmap of %zu bytes: %s", len, strerror(errno));
-		ret = errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
-		goto err;
+		return errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 	}
 	if (mremap(stage, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			(void *)start) == MAP_FAILED) {
 		RLOG_ERROR("cannot move the pages at 0x%jx into shared memory: "
 				"%s", (uintmax_t)start, strerror(errno));
 		(void) munmap(stage, len);
-		goto err;
+		return errno == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 	}
 	/* give every piece its original protection back */
 	for (int i = 0; i < count; i++) {
@@ -300,24 +442,19 @@ move_to_memfd(uintptr_t start, uintptr_t end, const struct maps_entry *e,
 					strerror(errno));
 	}
 
-	struct stat st;
-	if (fstat(fd, &st) == 0) {
-		m->fd = fd;
-		m->dev = st.st_dev;
-		m->inode = st.st_ino;
-		m->seen = true;
-		HASH_ADD(hh, memfds, inode, sizeof(m->inode), m);
+	/* the offsets are used now: never again for other pages */
+	if (m->lo == m->hi) {
+		m->lo = offset;
+		m->hi = offset + len;
+	} else if (offset == m->hi) {
+		m->hi += len;
 	} else {
-		free(m);
-		m = NULL;
+		m->lo = offset;
 	}
-	/* the table keeps fd open; without an entry the plan owns it */
-	return plan_add_segment(plan, fd, m == NULL, 0, len, false);
-
-err:
-	free(m);
-	(void) close(fd);
-	return ret;
+	memfd_index(m);
+	return plan_add_segment(plan, m->fd, false,
+			offset + (seg_start - start), seg_end - seg_start,
+			false);
 }
 
 /*
@@ -337,21 +474,44 @@ is_movable(const struct maps_entry *e)
 		strncmp(e->path, "[anon:", 6) == 0;
 }
 
-/* Whether [start, end) overlaps the calling thread's own stack. */
+/*
+ * Whether [start, end) overlaps the calling thread's own stack. A thread's
+ * stack does not move, so it is looked up once per thread (for the main
+ * thread glibc reads /proc/self/maps to find it).
+ */
 static bool
 overlaps_own_stack(uintptr_t start, uintptr_t end)
 {
-	pthread_attr_t attr;
-	void *addr;
-	size_t size;
-	bool overlap = false;
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return false;
-	if (pthread_attr_getstack(&attr, &addr, &size) == 0)
-		overlap = start < (uintptr_t)addr + size &&
-			(uintptr_t)addr < end;
-	(void) pthread_attr_destroy(&attr);
-	return overlap;
+	static __thread bool known;
+	static __thread uintptr_t lo, hi;
+	if (!known) {
+		pthread_attr_t attr;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &attr) != 0)
+			return false;
+		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+			lo = (uintptr_t)addr;
+			hi = lo + size;
+			known = true;
+		}
+		(void) pthread_attr_destroy(&attr);
+		if (!known)
+			return false;
+	}
+	return start < hi && lo < end;
+}
+
+/*
+ * The loading thread (usually the main one) learns its stack at once:
+ * glibc reads maps for it with buffers of its own, which must not appear
+ * in the middle of the first registration, between the application's
+ * mappings.
+ */
+__attribute__((constructor)) static void
+learn_own_stack(void)
+{
+	(void) overlaps_own_stack(0, 0);
 }
 
 /* Why a mapping cannot be shared, or NULL when it can. */
@@ -369,12 +529,35 @@ refusal(const struct maps_entry *e)
 	return NULL;
 }
 
+/* A full scan of maps now and then closes the memfds nothing maps. */
+static void
+memfd_maybe_sweep(void)
+{
+	if (++prepares_since_sweep < SWEEP_EVERY)
+		return;
+	prepares_since_sweep = 0;
+	struct maps_entry *none = NULL;
+	memfd_unmark_all();
+	/* an empty range: only the marks are wanted */
+	if (maps_scan(0, 0, &none, memfd_mark, NULL) >= 0)
+		memfd_sweep();
+	free(none);
+}
+
+/* Whether a private mapping may be moved as a whole chunk around a range. */
+static bool
+chunk_movable(const struct maps_entry *e)
+{
+	return is_movable(e) && refusal(e) == NULL && e->path[0] != '/';
+}
+
 int
 memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 {
 	uintptr_t ps = page_size();
 	uintptr_t addr = (uintptr_t)ptr;
-	if (addr + size < addr || addr + size > UINTPTR_MAX - ps) {
+	if (addr + size < addr ||
+			addr + size > UINTPTR_MAX - ps - MOVE_CHUNK) {
 		RLOG_ERROR("the range at %p of %zu bytes wraps around", ptr,
 				size);
 		return RPMA_E_INVAL;
@@ -392,15 +575,19 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 				"the calling thread's stack", ptr);
 		return RPMA_E_PROVIDER;
 	}
+	/* private memory around the range moves with it, by whole chunks */
+	uintptr_t cstart = start & ~((uintptr_t)MOVE_CHUNK - 1);
+	uintptr_t cend = (end + MOVE_CHUNK - 1) & ~((uintptr_t)MOVE_CHUNK - 1);
+	if (overlaps_own_stack(cstart, cend)) {
+		cstart = start;
+		cend = end;
+	}
 
 	pthread_mutex_lock(&memshare_lock);
+	memfd_maybe_sweep();
 
-	/* one pass: the range's mappings, and which memfds are still used */
 	struct maps_entry *e = NULL;
-	memfd_unmark_all();
-	int count = maps_scan(start, end, &e, memfd_mark, NULL);
-	if (count >= 0)
-		memfd_sweep();
+	int count = maps_query(cstart, cend, &e);
 	if (count < 0) {
 		RLOG_ERROR("cannot read /proc/self/maps: %s", strerror(errno));
 		pthread_mutex_unlock(&memshare_lock);
@@ -410,6 +597,8 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 	int ret = 0;
 	uintptr_t cursor = start;
 	int i = 0;
+	while (i < count && e[i].end <= cursor)
+		i++;
 	while (ret == 0 && cursor < end) {
 		if (i == count || e[i].start > cursor) {
 			RLOG_ERROR("0x%jx is not mapped: the range at %p of %zu "
@@ -441,6 +630,17 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 					refusal(&e[j + 1]) == NULL)
 				j++;
 			piece_end = e[j].end < end ? e[j].end : end;
+			/*
+			 * and the chunks around it, of anonymous memory and
+			 * inside the same mappings only: a neighbouring
+			 * mapping may be another thread's stack
+			 */
+			uintptr_t move_start = cursor, move_end = piece_end;
+			if (cursor == start && chunk_movable(&e[i]))
+				move_start = e[i].start > cstart ? e[i].start :
+					cstart;
+			if (piece_end == end && chunk_movable(&e[j]))
+				move_end = e[j].end < cend ? e[j].end : cend;
 			for (int k = i; k <= j; k++) {
 				if (e[k].path[0] == '/')
 					RLOG_INFO("the private mapping of %s at "
@@ -451,8 +651,8 @@ memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan)
 							e[k].path,
 							(uintmax_t)e[k].start);
 			}
-			ret = move_to_memfd(cursor, piece_end, &e[i], j - i + 1,
-					plan);
+			ret = move_to_memfd(move_start, move_end, &e[i],
+					j - i + 1, cursor, piece_end, plan);
 			i = j;
 		} else if ((m = memfd_find(&e[i])) != NULL) {
 			ret = plan_add_segment(plan, m->fd, false,

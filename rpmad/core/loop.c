@@ -25,6 +25,7 @@ struct loop {
 	bool kicked;
 	uint64_t spin_ns;
 	struct loop_timer *timers;	/* sorted by deadline */
+	struct loop_timer *timers_last;	/* the latest deadline */
 	struct loop_poller *pollers;
 };
 
@@ -112,6 +113,8 @@ loop_timer_cancel(struct loop *loop, struct loop_timer *t)
 		loop->timers = t->next;
 	if (t->next)
 		t->next->prev = t->prev;
+	else
+		loop->timers_last = t->prev;
 	t->prev = t->next = NULL;
 	t->armed = false;
 }
@@ -121,17 +124,25 @@ loop_timer_arm(struct loop *loop, struct loop_timer *t, uint64_t in_ns)
 {
 	loop_timer_cancel(loop, t);
 	t->deadline_ns = loop_now_ns() + in_ns;
-	struct loop_timer **pp = &loop->timers;
-	struct loop_timer *prev = NULL;
-	while (*pp && (*pp)->deadline_ns <= t->deadline_ns) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	t->next = *pp;
+	/*
+	 * From the latest deadline back: most timers (heartbeats, time-outs)
+	 * are armed for later than every other, so this costs the same with
+	 * thousands of connections as with one.
+	 */
+	struct loop_timer *prev = loop->timers_last;
+	while (prev && prev->deadline_ns > t->deadline_ns)
+		prev = prev->prev;
+	struct loop_timer *next = prev ? prev->next : loop->timers;
 	t->prev = prev;
-	if (*pp)
-		(*pp)->prev = t;
-	*pp = t;
+	t->next = next;
+	if (prev)
+		prev->next = t;
+	else
+		loop->timers = t;
+	if (next)
+		next->prev = t;
+	else
+		loop->timers_last = t;
 	t->armed = true;
 }
 

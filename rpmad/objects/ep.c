@@ -50,11 +50,27 @@ port_of(const struct sockaddr_storage *ss)
 	return 0;
 }
 
+/*
+ * Every 1-byte send takes a buffer of its own: the socket holds a few
+ * hundred before it is full. What did not fit is owed, and sent as the
+ * application reads (each rpma_ep_next_conn_req reads one byte first).
+ */
+static void
+notify_flush(struct ep *ep)
+{
+	if (ep->notify_owed > ep->pending)
+		ep->notify_owed = ep->pending;
+	char byte = 1;
+	while (ep->notify_owed > 0 && send(ep->notify_sock, &byte, 1,
+			MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
+		ep->notify_owed--;
+}
+
 static void
 notify(struct ep *ep)
 {
-	char byte = 1;
-	(void) send(ep->notify_sock, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	ep->notify_owed++;
+	notify_flush(ep);
 }
 
 int
@@ -156,6 +172,12 @@ ep_handle_listen(struct req_ctx *rc)
 	(void) fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
 	(void) shutdown(sv[0], SHUT_RD);
 	(void) shutdown(sv[1], SHUT_WR);
+	/* room for a byte per request of a full backlog, where allowed */
+	int sndbuf = EP_BACKLOG * 1024;
+	if (setsockopt(sv[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf,
+			sizeof(sndbuf)))
+		(void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				sizeof(sndbuf));
 	ep->notify_sock = sv[0];
 
 	char err[256];
@@ -207,6 +229,8 @@ ep_handle_next_conn_req(struct req_ctx *rc)
 	struct ep *ep = ep_find(rc, m->ep_id);
 	if (ep == NULL)
 		return;
+	/* the application read a byte: room for one owed */
+	notify_flush(ep);
 	struct incoming *inc = ep_pop(ep);
 	if (inc == NULL) {
 		req_fail(rc, RPMA_E_NO_EVENT, 0, "no connection request waits");

@@ -17,7 +17,7 @@ struct peer;
 struct transport_ops;
 
 /* Most requests that may wait at one endpoint for the application. */
-#define EP_BACKLOG 128
+#define EP_BACKLOG 1024
 
 /* A connection request that arrived and waits for the application. */
 struct incoming {
@@ -36,6 +36,7 @@ struct ep {
 	const struct transport_ops *tp;
 	void *tp_ep;
 	int notify_sock;		/* one byte per waiting request */
+	unsigned notify_owed;		/* bytes the socket had no room for */
 	struct incoming *head, *tail;
 	unsigned pending;
 	char addr[64], port[32];

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mr.h"
 #include "mr_usage.h"
+#include "mr_view.h"
 #include "peer.h"
 #include "session.h"
 #include "tenant.h"
@@ -151,8 +152,11 @@ mr_unmap(struct mr *mr)
 			(void) close(mr->segs[i].fd);
 	}
 	/* libpmem2 only describes the file mappings: unmap them here */
-	if (mr->base)
+	if (mr->view)
+		mr_view_put(mr->view);
+	else if (mr->base)
 		(void) munmap(mr->base, mr->span_len);
+	mr->view = NULL;
 	free(mr->segs);
 	mr->segs = NULL;
 	mr->nsegs = 0;
@@ -288,6 +292,14 @@ map_file_segment(struct mr_segment *seg, uint8_t *at, int prot,
 static int
 map_segments(struct mr *mr, char *err, size_t errlen)
 {
+	/* one segment of a memfd: a mapping shared with its neighbours */
+	if (mr->nsegs == 1 && !mr->segs[0].file_backed) {
+		mr->base = mr_view_get(mr->segs[0].fd, mr->segs[0].offset,
+				mr->segs[0].length, mr->writable, &mr->view);
+		if (mr->base)
+			return 0;
+	}
+
 	int prot = PROT_READ | (mr->writable ? PROT_WRITE : 0);
 	void *base = mmap(NULL, mr->span_len, PROT_NONE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -21,6 +21,7 @@
 #include "registry.h"
 #include "reply.h"
 
+struct mr_view;
 struct peer;
 struct pmem2_map;
 
@@ -66,6 +67,7 @@ struct mr {
 	uint64_t addr, length;		/* the client's registration */
 	uint64_t span_start, span_len;	/* page-aligned cover of it */
 	uint8_t *base;			/* rpmad's address of span_start */
+	struct mr_view *view;		/* base is in this shared mapping */
 	uint32_t usage;
 	bool writable;			/* mapped with PROT_WRITE */
 	struct mr_segment *segs;

@@ -146,6 +146,58 @@ START_TEST(next_conn_req_args_and_no_event)
 }
 END_TEST
 
+/*
+ * More requests wait than a notification socket of default size holds
+ * bytes for (about 278): every one still reaches rpma_ep_next_conn_req.
+ */
+START_TEST(many_pending)
+{
+	enum { N = 600 };
+	struct rpma_peer *peer = api_peer();
+	char port[16];
+	api_free_port(port);
+	struct rpma_ep *ep = NULL;
+	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep), 0);
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	/* the requests wait for the application, not for a time-out */
+	ck_assert_int_eq(rpma_conn_cfg_set_timeout(cfg, 60000), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_sq_size(cfg, 2), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_rq_size(cfg, 2), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 2), 0);
+
+	static struct rpma_conn *clients[N];
+	for (int i = 0; i < N; i++) {
+		struct rpma_conn_req *req = NULL;
+		ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, port,
+				cfg, &req), 0);
+		ck_assert_int_eq(rpma_conn_req_connect(&req, NULL,
+				&clients[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		struct rpma_conn_req *req = NULL;
+		ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req), 0);
+		ck_assert_int_eq(rpma_conn_req_delete(&req), 0);
+	}
+	/* and nothing more */
+	int fd;
+	ck_assert_int_eq(rpma_ep_get_fd(ep, &fd), 0);
+	api_set_nonblock(fd);
+	struct rpma_conn_req *req = NULL;
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, cfg, &req), RPMA_E_NO_EVENT);
+
+	for (int i = 0; i < N; i++) {
+		enum rpma_conn_event ev;
+		ck_assert_int_eq(rpma_conn_next_event(clients[i], &ev), 0);
+		ck_assert_int_eq(ev, RPMA_CONN_REJECTED);
+		ck_assert_int_eq(rpma_conn_delete(&clients[i]), 0);
+	}
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
 /* An incoming request with impossible queue sizes stays for a later try. */
 START_TEST(next_conn_req_bad_sizes)
 {
@@ -270,6 +322,11 @@ main(void)
 	tcase_add_test(tc, get_fd_and_shutdown_args);
 	tcase_add_test(tc, next_conn_req_args_and_no_event);
 	tcase_add_test(tc, next_conn_req_bad_sizes);
+	suite_add_tcase(s, tc);
+
+	tc = api_tcase_create("many", API_SHARED_DAEMON);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, many_pending);
 	suite_add_tcase(s, tc);
 
 	tc = api_tcase_create("quota", API_LIMITED_DAEMON);

@@ -2,11 +2,12 @@
 /*
  * test_api_mr.c -- rpma_mr_reg / rpma_mr_dereg, the local getters, the
  * 21-byte descriptor, rpma_mr_advise; memory that cannot be shared; the
- * registration quota
+ * registration quota; 100,000 registrations
  */
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -421,6 +422,110 @@ START_TEST(reg_quota)
 }
 END_TEST
 
+/* ------------------------------------------------------------- scale */
+
+#define MANY_REGS 100000
+
+static unsigned
+maps_lines(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	ck_assert_ptr_nonnull(f);
+	unsigned n = 0;
+	int c;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	(void) fclose(f);
+	return n;
+}
+
+/*
+ * 100,000 registrations of single pages of one buffer, half of them
+ * upwards and half downwards: all work, the data stays, and the pages do
+ * not become a mapping each (the process's mappings stay few).
+ */
+START_TEST(reg_many)
+{
+	struct rpma_peer *peer = api_peer();
+	size_t ps = page();
+	size_t len = (size_t)MANY_REGS * ps;
+	uint8_t *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(buf, MAP_FAILED);
+	for (size_t i = 0; i < MANY_REGS; i++)
+		buf[i * ps] = (uint8_t)(i * 13);
+	unsigned lines_before = maps_lines();
+
+	struct rpma_mr_local **mrs = calloc(MANY_REGS, sizeof(*mrs));
+	ck_assert_ptr_nonnull(mrs);
+	size_t half = MANY_REGS / 2;
+	for (size_t i = half; i < MANY_REGS; i++)
+		ck_assert_int_eq(rpma_mr_reg(peer, buf + i * ps, ps,
+				RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
+				&mrs[i]), 0);
+	for (size_t i = half; i-- > 0;)
+		ck_assert_int_eq(rpma_mr_reg(peer, buf + i * ps, ps,
+				RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST,
+				&mrs[i]), 0);
+
+	/* one memfd holds tens of MiB of neighbours: a handful of mappings */
+	unsigned lines_after = maps_lines();
+	ck_assert_msg(lines_after < lines_before + 64, "%u mappings, %u before",
+			lines_after, lines_before);
+	for (size_t i = 0; i < MANY_REGS; i++)
+		ck_assert_uint_eq(buf[i * ps], (uint8_t)(i * 13));
+
+	uint8_t desc[21];
+	ck_assert_int_eq(rpma_mr_get_descriptor(mrs[MANY_REGS - 1], desc), 0);
+	ck_assert_uint_eq(get_le(desc, 8),
+			(uint64_t)(uintptr_t)(buf + (MANY_REGS - 1) * ps));
+
+	for (size_t i = 0; i < MANY_REGS; i++)
+		ck_assert_int_eq(rpma_mr_dereg(&mrs[i]), 0);
+	free(mrs);
+	/* still the application's memory, with its data */
+	for (size_t i = 0; i < MANY_REGS; i++) {
+		ck_assert_uint_eq(buf[i * ps], (uint8_t)(i * 13));
+		buf[i * ps] = 0;
+	}
+	ck_assert_int_eq(munmap(buf, len), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/*
+ * Page-aligned buffers of posix_memalign lie a page apart (malloc's header
+ * between them): registering each still keeps the mappings few.
+ */
+START_TEST(reg_many_separate)
+{
+	struct rpma_peer *peer = api_peer();
+	size_t ps = page();
+	enum { N = 2000 };
+	void *bufs[N];
+	struct rpma_mr_local *mrs[N];
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(posix_memalign(&bufs[i], ps, ps), 0);
+		memset(bufs[i], i & 0xff, ps);
+	}
+	unsigned lines_before = maps_lines();
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(rpma_mr_reg(peer, bufs[i], ps,
+				RPMA_MR_USAGE_READ_SRC, &mrs[i]), 0);
+	unsigned lines_after = maps_lines();
+	ck_assert_msg(lines_after < lines_before + 64, "%u mappings, %u before",
+			lines_after, lines_before);
+	for (int i = 0; i < N; i++) {
+		ck_assert_uint_eq(((uint8_t *)bufs[i])[ps - 1],
+				(uint8_t)(i & 0xff));
+		ck_assert_int_eq(rpma_mr_dereg(&mrs[i]), 0);
+	}
+	for (int i = 0; i < N; i++)
+		free(bufs[i]);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -437,6 +542,13 @@ main(void)
 	tcase_add_test(tc, descriptor_layout);
 	tcase_add_test(tc, advise_validation);
 	tcase_add_test(tc, advise_success);
+	suite_add_tcase(s, tc);
+
+	/* functional, not timed: room for a sanitizer build on a busy machine */
+	tc = api_tcase_create("scale", API_SHARED_DAEMON);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, reg_many);
+	tcase_add_test(tc, reg_many_separate);
 	suite_add_tcase(s, tc);
 
 	tc = api_tcase_create("quota", API_LIMITED_DAEMON);

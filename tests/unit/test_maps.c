@@ -2,7 +2,7 @@
 /*
  * test_maps.c -- librpmaclient/maps.c: maps_parse_line on lines as the
  * kernel writes them and on lines it never writes; the real
- * /proc/self/maps of this process
+ * /proc/self/maps of this process; maps_query against maps_scan
  */
 
 #include <check.h>
@@ -239,6 +239,62 @@ START_TEST(read_range_and_inode)
 }
 END_TEST
 
+/*
+ * maps_query (the kernel's PROCMAP_QUERY, or a scan where the kernel lacks
+ * it) tells the same as maps_scan: mappings of several kinds and
+ * protections side by side, and a hole.
+ */
+START_TEST(query_matches_scan)
+{
+	char path[] = "/tmp/rpma-unit-maps.XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 2 * 4096), 0);
+	char *area = mmap(NULL, 6 * 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(area, MAP_FAILED);
+	ck_assert_int_eq(mprotect(area + 4096, 4096, PROT_READ), 0);
+	ck_assert_ptr_ne(mmap(area + 2 * 4096, 2 * 4096, PROT_READ |
+			PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0), MAP_FAILED);
+	ck_assert_int_eq(munmap(area + 4 * 4096, 4096), 0);
+
+	uintptr_t from = (uintptr_t)area, to = (uintptr_t)area + 6 * 4096;
+	struct maps_entry *q = NULL, *e = NULL;
+	int nq = maps_query(from, to, &q);
+	int ne = maps_scan(from, to, &e, NULL, NULL);
+	ck_assert_int_ge(nq, 4);
+	ck_assert_int_eq(nq, ne);
+	for (int i = 0; i < nq; i++) {
+		ck_assert_uint_eq(q[i].start, e[i].start);
+		ck_assert_uint_eq(q[i].end, e[i].end);
+		ck_assert_int_eq(q[i].read, e[i].read);
+		ck_assert_int_eq(q[i].write, e[i].write);
+		ck_assert_int_eq(q[i].exec, e[i].exec);
+		ck_assert_int_eq(q[i].shared, e[i].shared);
+		ck_assert_uint_eq(q[i].offset, e[i].offset);
+		ck_assert_uint_eq(q[i].inode, e[i].inode);
+		ck_assert_uint_eq(q[i].dev_major, e[i].dev_major);
+		ck_assert_uint_eq(q[i].dev_minor, e[i].dev_minor);
+		ck_assert_str_eq(q[i].path, e[i].path);
+	}
+	free(q);
+	free(e);
+
+	/* the heap and the stack by name */
+	int local = 0;
+	uintptr_t sp = (uintptr_t)&local;
+	ck_assert_int_eq(maps_query(sp, sp + 1, &q), 1);
+	ck_assert_int_eq(maps_scan(sp, sp + 1, &e, NULL, NULL), 1);
+	ck_assert_str_eq(q[0].path, e[0].path);
+	free(q);
+	free(e);
+
+	ck_assert_int_eq(munmap(area, 6 * 4096), 0);
+	(void) unlink(path);
+	(void) close(fd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -255,6 +311,7 @@ main(void)
 	tc = tcase_create("proc");
 	tcase_add_test(tc, own_maps);
 	tcase_add_test(tc, read_range_and_inode);
+	tcase_add_test(tc, query_matches_scan);
 	suite_add_tcase(s, tc);
 
 	SRunner *sr = srunner_create(s);

@@ -245,8 +245,9 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	int one = 1;
 	(void) setsockopt(tep->fd, SOL_SOCKET, SO_REUSEADDR, &one,
 			sizeof(one));
+	/* two sockets make one request; EP_BACKLOG requests may wait */
 	if (bind(tep->fd, (const struct sockaddr *)ss, len) ||
-			listen(tep->fd, 128))
+			listen(tep->fd, 2 * EP_BACKLOG))
 		goto err_errno;
 	tep->ep = ep;
 	tep->watch.fd = tep->fd;
