@@ -80,7 +80,7 @@ void tenant_usage(uid_t uid, struct tenant_usage *u);
  */
 int tenant_admit_conn(struct req_ctx *rc);
 int tenant_admit_ep(struct req_ctx *rc);
-int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes, unsigned nsegs);
+int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes);
 
 /*
  * allow_connect / allow_listen: 0 when the session's user may connect to

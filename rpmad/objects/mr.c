@@ -463,7 +463,7 @@ mr_handle_reg(struct req_ctx *rc)
 	if (take_segments(rc, m, mr))
 		goto err;
 
-	if (tenant_admit_mr(rc, mr->span_len, mr->nsegs))
+	if (tenant_admit_mr(rc, mr->span_len))
 		goto err;
 
 	char err[256];
