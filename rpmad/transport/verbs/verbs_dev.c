@@ -70,11 +70,58 @@ conn_of_qp(struct ibv_qp *qp)
 	return NULL;
 }
 
+/*
+ * A link that stays down: rxe fails no work while its netdev has no
+ * carrier, and a peer's retries may not end either, so a link down for
+ * longer than the liveness timeout of connections (tcp_timeout_ms, as for
+ * the software transport's silent peers) loses the connections through
+ * the device. One that comes back in time changes nothing.
+ */
+static void
+port_down_expired(struct loop_timer *t)
+{
+	struct verbs_dev *vd = t->arg;
+	log_notice("verbs: device %s: its link stayed down for %u ms; the "
+			"connections through it are lost", vd->dev->name,
+			rpmad.cfg.tcp_timeout_ms);
+	struct verbs_conn *vc, *tmp;
+	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
+		if (vc->vdev != vd || vc->conn == NULL)
+			continue;
+		verbs_qp_failed(vc);
+		verbs_conn_lost(vc);
+	}
+}
+
+static void
+port_event(struct verbs_dev *vd, bool up)
+{
+	log_info("verbs: device %s: link %s", vd->dev->name,
+			up ? "up" : "down");
+	if (up) {
+		if (vd->port_timer.armed)
+			loop_timer_cancel(rpmad.loop, &vd->port_timer);
+		return;
+	}
+	if (vd->port_timer.armed || rpmad.cfg.tcp_timeout_ms == 0)
+		return;
+	vd->port_timer.fn = port_down_expired;
+	vd->port_timer.arg = vd;
+	loop_timer_arm(rpmad.loop, &vd->port_timer,
+			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000ull);
+}
+
 static void
 async_event(struct verbs_dev *vd, enum ibv_event_type type,
 		struct verbs_conn *vc)
 {
 	switch (type) {
+	case IBV_EVENT_PORT_ERR:
+		port_event(vd, false);
+		break;
+	case IBV_EVENT_PORT_ACTIVE:
+		port_event(vd, true);
+		break;
 	case IBV_EVENT_DEVICE_FATAL:
 		verbs_dev_gone(vd, false);
 		break;
@@ -182,6 +229,8 @@ verbs_dev_forget(struct verbs_dev *vd, bool removed)
 {
 	if (vd->async_watch.added)
 		loop_del(rpmad.loop, &vd->async_watch);
+	if (vd->port_timer.armed)
+		loop_timer_cancel(rpmad.loop, &vd->port_timer);
 	if (!removed)
 		return;
 	/* a device made again gets a new context, and an entry of its own */
@@ -205,6 +254,8 @@ verbs_dev_fini(void)
 	for (unsigned i = 0; i < ndevs; i++) {
 		if (devs[i].async_watch.added)
 			loop_del(rpmad.loop, &devs[i].async_watch);
+		if (devs[i].port_timer.armed)
+			loop_timer_cancel(rpmad.loop, &devs[i].port_timer);
 	}
 	memset(devs, 0, sizeof(devs));
 	ndevs = 0;

@@ -46,6 +46,7 @@ struct verbs_dev {
 	struct ibv_context *ctx;
 	struct device *dev;
 	struct loop_watch async_watch;
+	struct loop_timer port_timer;	/* armed while its link is down */
 	bool dead;		/* fatal error or removed */
 };
 
