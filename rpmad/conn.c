@@ -54,10 +54,11 @@ conn_state_name(enum conn_state state)
 
 /* ---------------------------------------------------------------- events */
 
+/* Also names rpmad's own outcomes (CONN_END_*): compared as ints. */
 static const char *
 event_name(enum rpma_conn_event event)
 {
-	switch (event) {
+	switch ((int)event) {
 	case RPMA_CONN_ESTABLISHED:
 		return "established";
 	case RPMA_CONN_CLOSED:
@@ -66,11 +67,33 @@ event_name(enum rpma_conn_event event)
 		return "lost";
 	case RPMA_CONN_REJECTED:
 		return "rejected";
-	case RPMA_CONN_UNREACHABLE:
-		return "unreachable";
+	case (int)CONN_END_REFUSED:
+		return "refused (nothing listens there)";
+	case (int)CONN_END_UNREACHABLE:
+		return "unreachable (no route, or no answer in time)";
 	default:
 		return "undefined";
 	}
+}
+
+/* The librpma 0.12 event an application sees for an outcome. */
+static enum rpma_conn_event
+app_event(enum rpma_conn_event event)
+{
+	if (event == CONN_END_REFUSED)
+		return RPMA_CONN_REJECTED;
+	if (event == CONN_END_UNREACHABLE)
+		return RPMA_CONN_UNDEFINED;	/* the library: RPMA_E_UNKNOWN */
+	return event;
+}
+
+void
+conn_state_text(const struct conn *conn, char *buf, size_t len)
+{
+	if (conn->state != CONN_ENDED || conn->end_reason == NULL)
+		(void) snprintf(buf, len, "%s", conn_state_name(conn->state));
+	else
+		(void) snprintf(buf, len, "ended: %s", conn->end_reason);
 }
 
 static void
@@ -489,9 +512,10 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 	log_info("connection qp %u: %s", conn->qp_num,
 			event_name(event));
 	conn->state = CONN_ENDED;
+	conn->end_reason = event_name(event);
 	conn->release_pending = true;
 	set_qp_error(conn);
-	push_event(conn, event, NULL, 0, false);
+	push_event(conn, app_event(event), NULL, 0, false);
 	loop_kick(rpmad.loop);
 }
 
@@ -516,6 +540,7 @@ conn_fail_corrupted(struct conn *conn)
 	conn->qp.corrupted = false;
 	if (conn->state != CONN_ENDED) {
 		conn->state = CONN_ENDED;
+		conn->end_reason = "lost (the client corrupted its queue pair)";
 		push_event(conn, RPMA_CONN_LOST, NULL, 0, false);
 	}
 	set_qp_error(conn);
