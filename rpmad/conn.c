@@ -24,6 +24,8 @@
 #include "transport.h"
 
 static struct conn *all_conns;
+static struct conn *active_conns;	/* the poller's list */
+static uint32_t poll_pass;		/* written to the regions it polls */
 static uint32_t next_qp_num;
 
 struct conn *
@@ -230,6 +232,7 @@ set_qp_error(struct conn *conn)
 void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
+	conn_activate(conn);
 	if (w->sq_index != conn->sq_done)
 		log_err("connection qp %u: work %u completed out of order "
 				"(expected %u)", conn->qp_num, w->sq_index,
@@ -299,6 +302,7 @@ flush_deferred(struct conn *conn)
 void
 conn_qp_error(struct conn *conn)
 {
+	conn_activate(conn);
 	set_qp_error(conn);
 	(void) flush_deferred(conn);
 	(void) flush_rings(conn);
@@ -415,6 +419,7 @@ take_work(struct conn *conn)
 int
 conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
 {
+	conn_activate(conn);
 	struct qp_rqe rqe;
 	int got = qp_rq_next(&conn->qp, &rqe);
 	if (got == 0) {
@@ -445,6 +450,7 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		enum ibv_wc_status status, uint32_t byte_len,
 		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm)
 {
+	conn_activate(conn);
 	struct qp_cqe cqe = {
 		.wr_id = rs->wr_id,
 		.status = status,
@@ -496,6 +502,7 @@ conn_established(struct conn *conn, const void *pdata, uint8_t len,
 {
 	if (conn->state != CONN_CONNECTING)
 		return;
+	conn_activate(conn);
 	conn->state = CONN_ESTABLISHED;
 	qp_set_state(&conn->qp, QP_STATE_READY);
 	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
@@ -509,6 +516,7 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 {
 	if (conn->state == CONN_ENDED)
 		return;
+	conn_activate(conn);
 	log_info("connection qp %u: %s", conn->qp_num,
 			event_name(event));
 	conn->state = CONN_ENDED;
@@ -574,14 +582,25 @@ conn_poll(struct conn *conn)
 	return work;
 }
 
-static int
-poll_all(void *arg)
+void
+conn_activate(struct conn *conn)
 {
-	int work = 0;
-	struct conn *conn, *tmp;
-	DL_FOREACH_SAFE2(all_conns, conn, tmp, all_next)
-		work += conn_poll(conn);
-	return work;
+	if (conn->active)
+		return;
+	conn->active = true;
+	conn->last_work_ns = loop_now_ns();
+	qp_wake(&conn->qp);
+	DL_APPEND2(active_conns, conn, active_prev, active_next);
+	loop_kick(rpmad.loop);
+}
+
+static void
+deactivate(struct conn *conn)
+{
+	if (!conn->active)
+		return;
+	conn->active = false;
+	DL_DELETE2(active_conns, conn, active_prev, active_next);
 }
 
 /*
@@ -598,14 +617,67 @@ sq_wanted(const struct conn *conn)
 		conn->sq_taken - conn->sq_done < conn->qp.layout.sq_entries;
 }
 
+/* Whether posted receives are work now (see conn_poll). */
+static bool
+rq_wanted(const struct conn *conn)
+{
+	return conn->rnr_waiting || (conn->tp->eager_recv && conn->tp_conn &&
+			!conn->qp_error);
+}
+
+/* What only polling finds: the transport refused work for now, ... */
+static bool
+needs_polling(const struct conn *conn)
+{
+	return conn->deferred || conn->release_pending || conn->qp.corrupted;
+}
+
+/*
+ * Sets need_wakeup and leaves the poller's list, unless work came
+ * meanwhile. Returns true when the connection sleeps now.
+ */
+static bool
+conn_try_sleep(struct conn *conn)
+{
+	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn), rq_wanted(conn))) {
+		qp_wake(&conn->qp);
+		return false;
+	}
+	deactivate(conn);
+	return true;
+}
+
+static int
+poll_all(void *arg)
+{
+	int work = 0;
+	uint64_t now = loop_now_ns();
+	uint64_t spin = loop_spin_ns(rpmad.loop);
+	struct conn *conn, *tmp;
+	poll_pass++;
+	DL_FOREACH_SAFE2(active_conns, conn, tmp, active_next) {
+		if (!conn->qp.broken)
+			atomic_store_explicit(&conn->qp.hdr->progress,
+					poll_pass, memory_order_relaxed);
+		int w = conn_poll(conn);
+		work += w;
+		if (w || needs_polling(conn))
+			conn->last_work_ns = now;
+		else if (now - conn->last_work_ns >= spin &&
+				conn_try_sleep(conn))
+			continue;
+	}
+	return work;
+}
+
 static int
 prepare_sleep_all(void *arg)
 {
 	int work = 0;
 	struct conn *conn;
-	DL_FOREACH2(all_conns, conn, all_next)
+	DL_FOREACH2(active_conns, conn, active_next)
 		work += qp_prepare_sleep(&conn->qp, sq_wanted(conn),
-				conn->rnr_waiting);
+				rq_wanted(conn));
 	return work;
 }
 
@@ -613,7 +685,7 @@ static void
 wake_all(void *arg)
 {
 	struct conn *conn;
-	DL_FOREACH2(all_conns, conn, all_next)
+	DL_FOREACH2(active_conns, conn, active_next)
 		qp_wake(&conn->qp);
 }
 
@@ -635,6 +707,9 @@ doorbell_ready(struct loop_watch *w, uint32_t events)
 {
 	struct conn *conn = w->arg;
 	qp_doorbell_drain(&conn->qp);
+	conn_activate(conn);
+	/* take the work now: it was posted before what this batch reports */
+	(void) conn_poll(conn);
 	loop_kick(rpmad.loop);
 }
 
@@ -734,6 +809,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	registry_add(&conn->obj, OBJ_CONN, rc->s);
 	DL_APPEND(rc->s->conns, conn);
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
+	conn_activate(conn);
 	peer->users++;
 	rc->s->counts.conns++;
 	return conn;
@@ -801,6 +877,7 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 	registry_remove(&conn->obj);
 	DL_DELETE(s->conns, conn);
 	DL_DELETE2(all_conns, conn, all_prev, all_next);
+	deactivate(conn);
 	conn->peer->users--;
 	s->counts.conns--;
 	free(conn);
@@ -808,10 +885,14 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 
 /* ------------------------------------------------------------- requests */
 
+/* A request about a connection may change what its poller must do. */
 static struct conn *
 conn_find(struct req_ctx *rc, uint64_t id)
 {
-	return (struct conn *)req_find(rc, id, OBJ_CONN);
+	struct conn *conn = (struct conn *)req_find(rc, id, OBJ_CONN);
+	if (conn)
+		conn_activate(conn);
+	return conn;
 }
 
 void

@@ -112,9 +112,25 @@ struct conn {
 	struct op_counters ops;
 	struct conn *prev, *next;	/* the session's connections */
 	struct conn *all_prev, *all_next;	/* every connection */
+
+	/*
+	 * The poller's list: connections that had work within the spin time
+	 * or wait on their transport. The others sleep with need_wakeup set
+	 * and come back by their doorbell or by an event of their transport
+	 * (conn_activate), so a pass costs what the busy connections cost.
+	 */
+	bool active;
+	uint64_t last_work_ns;
+	struct conn *active_prev, *active_next;
 };
 
 /* ---- for the transports ---- */
+
+/*
+ * conn_activate -- put the connection on the poller's list (its transport
+ * made progress or changed its state); every conn_* call below does it
+ */
+void conn_activate(struct conn *conn);
 
 /* conn_established -- the connection is up; the active side gets pdata */
 void conn_established(struct conn *conn, const void *pdata, uint8_t len,
