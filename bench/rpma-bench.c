@@ -704,44 +704,48 @@ fi_run(const char *prov, const char *ep, size_t size, long iters,
 	return 0;
 }
 
-/* Iterations for about opt.seconds at `us` per round trip (a guess). */
+/* Iterations for about opt.seconds at `us` per round trip. */
 static long
 fi_iters(double us)
 {
 	long n = (long)(opt.seconds * 1e6 / us);
-	return n < 100 ? 100 : n > 200000 ? 200000 : n;
+	return n < 50 ? 50 : n > 200000 ? 200000 : n;
 }
 
 struct fi_floor {
 	const char *name;
 	const char *prov, *ep;
 	size_t size;
-	double guess_us;
 	bool ok;
 	struct result r;
 };
 
 static struct fi_floor fi_floors[] = {
 	{ .name = "fi_pingpong tcp 8 B", .prov = "tcp", .ep = "msg",
-		.size = 8, .guess_us = 50 },
+		.size = 8 },
 	{ .name = "fi_pingpong tcp 1 MiB", .prov = "tcp", .ep = "msg",
-		.size = MIB, .guess_us = 1000 },
+		.size = MIB },
 	{ .name = "fi_pingpong shm 8 B", .prov = "shm", .ep = "rdm",
-		.size = 8, .guess_us = 10 },
+		.size = 8 },
 	{ .name = "fi_pingpong shm 1 MiB", .prov = "shm", .ep = "rdm",
-		.size = MIB, .guess_us = 500 },
+		.size = MIB },
 };
 #define N_FI (sizeof(fi_floors) / sizeof(fi_floors[0]))
 enum { FI_TCP_8, FI_TCP_1M, FI_SHM_8, FI_SHM_1M };
 
-/* Measures the libfabric floors; keeps the better of two runs. */
+/*
+ * Measures the libfabric floors (a short run first, to size the real one
+ * to opt.seconds); keeps the better of the runs before and after.
+ */
 static void
 fi_measure(void)
 {
 	for (unsigned i = 0; i < N_FI; i++) {
 		struct fi_floor *f = &fi_floors[i];
 		struct result r;
-		if (fi_run(f->prov, f->ep, f->size, fi_iters(f->guess_us), &r))
+		if (fi_run(f->prov, f->ep, f->size, 50, &r) ||
+				fi_run(f->prov, f->ep, f->size,
+					fi_iters(r.p50_us), &r))
 			continue;
 		if (!f->ok || r.p50_us < f->r.p50_us)
 			f->r = r;
@@ -956,8 +960,8 @@ print_floor(const char *name, const struct result *r, bool latency,
 {
 	if (latency)
 		(void) printf("%-26s %-10s %-8s %9.1f %9.1f %8s %7s %11s\n",
-				name, "floor", "", r->p50_us, r->p99_us,
-				r->mbps > 0 ? "" : "-", ratio, "-");
+				name, "floor", "", r->p50_us, r->p99_us, "-",
+				ratio, "-");
 	else
 		(void) printf("%-26s %-10s %-8s %9s %9s %8.0f %7s %11s\n",
 				name, "floor", "", "-", "-", r->mbps, ratio,
@@ -984,9 +988,10 @@ print_table(void)
 					f->name, "floor");
 			continue;
 		}
-		(void) printf("%-26s %-10s %-8s %9.1f %9.1f %8.0f %7s %11s\n",
-				f->name, "floor", "", f->r.p50_us, f->r.p50_us,
-				f->r.mbps, "1.00", "-");
+		(void) printf("%-26s %-10s %-8s %9.1f %9s %8.*f %7s %11s\n",
+				f->name, "floor", "", f->r.p50_us, "-",
+				f->r.mbps < 10 ? 2 : 0, f->r.mbps, "1.00",
+				"-");
 	}
 	for (int i = 0; i < nrows; i++) {
 		const struct row *w = &rows[i];
@@ -997,7 +1002,8 @@ print_table(void)
 			(void) snprintf(p99, sizeof(p99), "%.1f", w->r.p99_us);
 		}
 		if (!w->latency || w->both)
-			(void) snprintf(mbps, sizeof(mbps), "%.0f", w->r.mbps);
+			(void) snprintf(mbps, sizeof(mbps), w->r.mbps < 10 ?
+					"%.2f" : "%.0f", w->r.mbps);
 		if (w->floor && w->latency && w->floor->p50_us > 0)
 			(void) snprintf(rt, sizeof(rt), "%.2f",
 					w->r.p50_us / w->floor->p50_us);

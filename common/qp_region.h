@@ -143,10 +143,11 @@ struct qp_region_header {
 	_Atomic uint32_t cq_space_wanted;
 
 	/*
-	 * daemon: bumped on every pass of its poller over this queue pair.
-	 * A client that busy-polls an empty CQ with work outstanding and
-	 * sees it stand still (rpmad preempted, or asleep waiting for its
-	 * peer) gives the CPU away now and then (librpmaclient/cq.c).
+	 * daemon: bumped whenever it takes work of this queue pair or
+	 * completes some. A client that busy-polls an empty CQ with work
+	 * outstanding and sees it stand still (rpmad preempted, or waiting
+	 * for its peer, which may need this CPU) gives the CPU away now and
+	 * then (librpmaclient/cq.c).
 	 */
 	_Atomic uint32_t progress;
 

@@ -25,7 +25,6 @@
 
 static struct conn *all_conns;
 static struct conn *active_conns;	/* the poller's list */
-static uint32_t poll_pass;		/* written to the regions it polls */
 static uint32_t next_qp_num;
 
 struct conn *
@@ -654,13 +653,11 @@ poll_all(void *arg)
 	uint64_t now = loop_now_ns();
 	uint64_t spin = loop_spin_ns(rpmad.loop);
 	struct conn *conn, *tmp;
-	poll_pass++;
 	DL_FOREACH_SAFE2(active_conns, conn, tmp, active_next) {
-		if (!conn->qp.broken)
-			atomic_store_explicit(&conn->qp.hdr->progress,
-					poll_pass, memory_order_relaxed);
 		int w = conn_poll(conn);
 		work += w;
+		if (w)
+			qp_progress(&conn->qp);
 		if (w || needs_polling(conn))
 			conn->last_work_ns = now;
 		else if (now - conn->last_work_ns >= spin &&

@@ -1,6 +1,7 @@
 #!/bin/sh
 # install-deps.sh -- install every Debian package rpmad needs to build, test
-# and run its conformance suite. Idempotent: installed packages are skipped.
+# and run its conformance suite, and the benchmark's floors (libfabric-bin:
+# fi_pingpong). Idempotent: installed packages are skipped.
 set -eu
 
 PACKAGES="
@@ -10,6 +11,7 @@ PACKAGES="
 	check uthash-dev
 	iproute2 python3 procps groff-base systemd
 	clang
+	libfabric-bin
 "
 
 missing=""
