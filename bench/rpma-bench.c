@@ -20,9 +20,11 @@
  * CPU time the rpmad processes used per operation.
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
- *                   [--only two|one|floor] [--rpmad-nice DELTA]
+ *                   [--only two|one|floor] [--rpmad-nice DELTA] [--idle N]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
- * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE).
+ * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
+ * --idle N: then everything again with N idle connection requests held at
+ * each daemon by another process ("two +idle", "one +idle").
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets.
  */
@@ -82,6 +84,7 @@ static struct {
 	const char *only;
 	int port;
 	int rpmad_nice;		/* added to the daemons' niceness */
+	int idle;		/* idle connection requests, for a second pass */
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
@@ -477,6 +480,8 @@ bw_write(struct client *c, size_t size, unsigned depth, struct result *r)
 			posted++;
 			out++;
 		}
+		if (out == 0)
+			break;	/* the time ended between the two checks */
 		get_wc_wait(c->cq, &wc);
 		out--;
 		done++;
@@ -766,7 +771,7 @@ struct row {
 	double rpmad_cpu_us_per_op;
 };
 
-#define MAX_ROWS 128
+#define MAX_ROWS 256
 static struct row rows[MAX_ROWS];
 static int nrows;
 
@@ -1027,6 +1032,50 @@ print_table(void)
 			"measurement before and after.\n");
 }
 
+/*
+ * A process that holds `n` idle connection requests at the daemon (they
+ * never connect): rpmad's poller must not pay for them. Returns its pid;
+ * it exits when *release_fd is closed.
+ */
+static pid_t
+idle_holder_start(const char *sock, int n, int *release_fd)
+{
+	int up[2], down[2];
+	if (pipe(up) || pipe(down))
+		exit(1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		(void) close(up[0]);
+		(void) close(down[1]);
+		(void) setenv("RPMAD_SOCKET", sock, 1);
+		struct ibv_context *dev;
+		struct rpma_peer *peer;
+		CHECK(rpma_utils_get_ibv_context(ADDR,
+				RPMA_UTIL_IBV_CONTEXT_REMOTE, &dev));
+		CHECK(rpma_peer_new(dev, &peer));
+		struct rpma_conn_req **reqs = calloc((size_t)n, sizeof(*reqs));
+		for (int i = 0; i < n; i++)
+			CHECK(rpma_conn_req_new(peer, ADDR, "9", NULL,
+					&reqs[i]));
+		char byte = 1;
+		if (write(up[1], &byte, 1) != 1)
+			_exit(1);
+		(void) read(down[0], &byte, 1);	/* until the parent closes */
+		_exit(0);
+	}
+	(void) close(up[1]);
+	(void) close(down[0]);
+	char byte;
+	if (read(up[0], &byte, 1) != 1) {
+		(void) fprintf(stderr, "rpma-bench: cannot hold %d idle "
+				"connection requests\n", n);
+		exit(1);
+	}
+	(void) close(up[0]);
+	*release_fd = down[1];
+	return pid;
+}
+
 /* Parses --modes block,busy1,busy2,busy4. */
 static int
 parse_modes(const char *list)
@@ -1080,11 +1129,12 @@ main(int argc, char *argv[])
 		{ "only", required_argument, NULL, 'o' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "rpmad-nice", required_argument, NULL, 'n' },
+		{ "idle", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:i:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1109,11 +1159,15 @@ main(int argc, char *argv[])
 		case 'n':
 			opt.rpmad_nice = atoi(optarg);
 			break;
+		case 'i':
+			opt.idle = atoi(optarg);
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
 					"busy2,busy4] [--only two|one|floor] "
-					"[--port N] [--rpmad-nice DELTA]\n");
+					"[--port N] [--rpmad-nice DELTA] "
+					"[--idle N]\n");
 			return 2;
 		}
 	}
@@ -1134,6 +1188,20 @@ main(int argc, char *argv[])
 		run_setup("two rpmads", &a, &b);
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
+	if (opt.idle > 0) {
+		/* again, with idle connection requests at both daemons */
+		int rel_a, rel_b;
+		pid_t ha = idle_holder_start(a.sock, opt.idle, &rel_a);
+		pid_t hb = idle_holder_start(b.sock, opt.idle, &rel_b);
+		if (opt.only == NULL || strcmp(opt.only, "two") == 0)
+			run_setup("two +idle", &a, &b);
+		if (opt.only == NULL || strcmp(opt.only, "one") == 0)
+			run_setup("one +idle", &a, &a);
+		(void) close(rel_a);
+		(void) close(rel_b);
+		(void) waitpid(ha, NULL, 0);
+		(void) waitpid(hb, NULL, 0);
+	}
 	daemon_stop(&a);
 	daemon_stop(&b);
 	(void) rmdir(dir);
