@@ -6,18 +6,28 @@
  *   - through rpmad, across two daemons on loopback and with both ends on
  *     one daemon: latency (p50, p99) of an 8 B write + flush, of an 8 B
  *     send/receive ping-pong and of a 4 KiB read; bandwidth of 4 KiB and
- *     1 MiB writes at queue depth 1 and 16;
+ *     1 MiB writes at queue depth 1 and 16 and of a 1 MiB send/receive
+ *     ping-pong;
+ *   - each of them in four ways: one client that blocks in rpma_cq_wait,
+ *     and 1, 2 and 4 client processes at once (each with its own server
+ *     and connection) that busy-poll rpma_cq_get_wc as fio does (their
+ *     echo servers too);
  *   - the floor: a plain TCP ping-pong (and one that polls instead of
- *     sleeping) and a TCP stream between two processes on loopback, and
- *     memcpy;
+ *     sleeping), a TCP stream between two processes on loopback, memcpy,
+ *     and libfabric's fi_pingpong (tcp provider, msg endpoints; shm
+ *     provider, rdm endpoints -- shm has no msg endpoints) when installed;
  * and prints one table with the ratio of each result to its floor and the
  * CPU time the rpmad processes used per operation; then the scale table
  * (bench_scale.c): registrations and connection set-up beside many
  * existing ones, and rpmad's memory per registration and per connection.
  *
- * usage: rpma-bench [--rpmad PATH] [--seconds S] [--wait block|spin]
- *                   [--only two|one|floor|scale] [--scale-regs N]
- *                   [--scale-conns N]
+ * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
+ *                   [--only two|one|floor|scale] [--rpmad-nice DELTA]
+ *                   [--idle N] [--scale-regs N] [--scale-conns N]
+ * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
+ * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
+ * --idle N: then everything again with N idle connection requests held at
+ * each daemon by another process ("two +idle", "one +idle").
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets.
  */
@@ -48,19 +58,43 @@
 #define KIB		1024u
 #define MAX_SAMPLES	(1u << 20)
 #define ADDR		"127.0.0.1"
+#define MAX_PROCS	4
+/* where the echo server receives and sends from (1 MiB messages fit) */
+#define ECHO_RECV_OFF	0
+#define ECHO_SEND_OFF	(2 * MIB)
+#define PP_RECV_OFF	(4 * MIB)
 
 enum wait_mode { WAIT_SPIN, WAIT_BLOCK };
+
+/* How a measurement is run: blocking waits, or n busy-polling processes. */
+struct mode {
+	const char *name;
+	enum wait_mode wait;
+	int procs;
+};
+
+static const struct mode all_modes[] = {
+	{ "block", WAIT_BLOCK, 1 },
+	{ "busy x1", WAIT_SPIN, 1 },
+	{ "busy x2", WAIT_SPIN, 2 },
+	{ "busy x4", WAIT_SPIN, 4 },
+};
+#define N_MODES (sizeof(all_modes) / sizeof(all_modes[0]))
 
 static struct {
 	const char *rpmad;
 	double seconds;
-	enum wait_mode wait;
+	enum wait_mode wait;	/* of this process (set per measurement) */
+	bool mode_on[N_MODES];
 	const char *only;
 	int port;
+	int rpmad_nice;		/* added to the daemons' niceness */
+	int idle;		/* idle connection requests, for a second pass */
 	unsigned scale_regs, scale_conns;
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
+	.mode_on = { true, true, true, true },
 	.port = 17400,
 	.scale_regs = 100000,
 	.scale_conns = 1000,
@@ -107,6 +141,9 @@ daemon_start(struct daemon *d, const char *dir, const char *name)
 	if (d->pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 		(void) dup2(null, STDERR_FILENO);
+		errno = 0;
+		if (opt.rpmad_nice && nice(opt.rpmad_nice) == -1 && errno)
+			perror("rpma-bench: nice");
 		execlp(opt.rpmad, opt.rpmad, "--foreground", "--socket", d->sock,
 				"--transport", "tcp", "--config", "/dev/null",
 				(char *)NULL);
@@ -162,6 +199,9 @@ struct offer {
 };
 
 enum server_mode { SERVE_PASSIVE = 1, SERVE_ECHO = 2 };
+
+/* The size of the echo server's messages (set before the fork). */
+static size_t echo_size = 8;
 
 static void *
 alloc_buf(void)
@@ -239,7 +279,8 @@ serve(const char *port, enum server_mode mode, int ready_fd)
 	enum rpma_conn_event ev;
 	CHECK(rpma_ep_next_conn_req(ep, cfg, &req));
 	if (mode == SERVE_ECHO)
-		CHECK(rpma_conn_req_recv(req, mr, 0, 8, NULL));
+		CHECK(rpma_conn_req_recv(req, mr, ECHO_RECV_OFF, echo_size,
+				NULL));
 	CHECK(rpma_conn_req_connect(&req, &pdata, &conn));
 	CHECK(rpma_conn_next_event(conn, &ev));
 
@@ -249,10 +290,11 @@ serve(const char *port, enum server_mode mode, int ready_fd)
 		struct ibv_wc wc;
 		for (;;) {
 			get_wc_wait(cq, &wc);	/* a message arrived */
-			if (*(uint64_t *)buf == UINT64_MAX)
+			if (*(uint64_t *)(buf + ECHO_RECV_OFF) == UINT64_MAX)
 				break;
-			CHECK(rpma_recv(conn, mr, 0, 8, NULL));
-			CHECK(rpma_send(conn, mr, 8, 8,
+			CHECK(rpma_recv(conn, mr, ECHO_RECV_OFF, echo_size,
+					NULL));
+			CHECK(rpma_send(conn, mr, ECHO_SEND_OFF, echo_size,
 					RPMA_F_COMPLETION_ALWAYS, NULL));
 			get_wc_wait(cq, &wc);	/* the answer left */
 		}
@@ -400,28 +442,32 @@ lat_read(struct client *c, size_t size, struct result *r)
 	free(lat);
 }
 
+/* Round trips of `size`-byte messages; MB/s counts both directions. */
 static void
-lat_pingpong(struct client *c, struct result *r)
+lat_pingpong(struct client *c, size_t size, struct result *r)
 {
 	double *lat = malloc(MAX_SAMPLES * sizeof(*lat));
 	size_t n = 0;
 	struct ibv_wc wc;
-	double end = now_s() + opt.seconds;
+	double t_start = now_s(), end = t_start + opt.seconds;
 	while (n < MAX_SAMPLES && now_s() < end) {
 		double t0 = now_s();
-		CHECK(rpma_recv(c->conn, c->mr, 16, 8, NULL));
+		CHECK(rpma_recv(c->conn, c->mr, PP_RECV_OFF, size, NULL));
 		*(uint64_t *)c->buf = n;
-		CHECK(rpma_send(c->conn, c->mr, 0, 8,
+		CHECK(rpma_send(c->conn, c->mr, 0, size,
 				RPMA_F_COMPLETION_ALWAYS, NULL));
 		get_wc_wait(c->cq, &wc);
 		get_wc_wait(c->cq, &wc);
 		lat[n++] = now_s() - t0;
 	}
+	double secs = now_s() - t_start;
 	/* tell the echo server to stop */
 	*(uint64_t *)c->buf = UINT64_MAX;
-	CHECK(rpma_send(c->conn, c->mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, NULL));
+	CHECK(rpma_send(c->conn, c->mr, 0, size, RPMA_F_COMPLETION_ALWAYS,
+			NULL));
 	get_wc_wait(c->cq, &wc);
 	latencies(lat, n, r);
+	r->mbps = (double)n * 2.0 * (double)size / secs / 1e6;
 	free(lat);
 }
 
@@ -442,6 +488,8 @@ bw_write(struct client *c, size_t size, unsigned depth, struct result *r)
 			posted++;
 			out++;
 		}
+		if (out == 0)
+			break;	/* the time ended between the two checks */
 		get_wc_wait(c->cq, &wc);
 		out--;
 		done++;
@@ -596,18 +644,142 @@ floor_memcpy(struct result *r)
 	(void) munmap(dst, BUF_SIZE);
 }
 
+/* ------------------------------------------------------ libfabric floor */
+
+/*
+ * One fi_pingpong run (server and client processes on loopback): the
+ * round trip of `size`-byte messages, and MB/s counting both directions
+ * as fi_pingpong does. Returns -1 when it cannot run (not installed, the
+ * provider or endpoint type missing, or it took longer than a minute).
+ */
+static int
+fi_run(const char *prov, const char *ep, size_t size, long iters,
+		struct result *r)
+{
+	char sz[32], it[32], port[16];
+	(void) snprintf(sz, sizeof(sz), "%zu", size);
+	(void) snprintf(it, sizeof(it), "%ld", iters);
+	(void) snprintf(port, sizeof(port), "%d", opt.port++);
+	pid_t srv = fork();
+	if (srv == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		(void) dup2(null, STDOUT_FILENO);
+		(void) dup2(null, STDERR_FILENO);
+		(void) alarm(60);
+		execlp("fi_pingpong", "fi_pingpong", "-p", prov, "-e", ep, "-I",
+				it, "-S", sz, "-B", port, (char *)NULL);
+		_exit(127);
+	}
+	(void) usleep(300 * 1000);	/* the server's control port listens */
+	int pfd[2];
+	if (pipe(pfd))
+		exit(1);
+	pid_t cli = fork();
+	if (cli == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		(void) dup2(pfd[1], STDOUT_FILENO);
+		(void) dup2(null, STDERR_FILENO);
+		(void) close(pfd[0]);
+		(void) alarm(60);
+		execlp("fi_pingpong", "fi_pingpong", "-p", prov, "-e", ep, "-I",
+				it, "-S", sz, "-P", port, ADDR, (char *)NULL);
+		_exit(127);
+	}
+	(void) close(pfd[1]);
+	char out[4096];
+	size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(out) - 1 &&
+			(n = read(pfd[0], out + len, sizeof(out) - 1 - len)) > 0)
+		len += (size_t)n;
+	out[len] = '\0';
+	(void) close(pfd[0]);
+	int st_cli = 1, st_srv = 1;
+	(void) waitpid(cli, &st_cli, 0);
+	if (st_cli != 0)
+		(void) kill(srv, SIGKILL);
+	(void) waitpid(srv, &st_srv, 0);
+	/* the last line: bytes #sent #ack total time MB/sec usec/xfer ... */
+	char *line = strrchr(out, '\n');
+	while (line && line > out && line[1] == '\0') {
+		*line = '\0';
+		line = strrchr(out, '\n');
+	}
+	line = line ? line + 1 : out;
+	double mbps = 0, usec = 0;
+	if (st_cli != 0 || sscanf(line, "%*s %*s %*s %*s %*s %lf %lf", &mbps,
+			&usec) != 2 || usec <= 0)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	r->p50_us = r->p99_us = 2 * usec;	/* a transfer is one way */
+	r->mbps = mbps;
+	r->ops = (double)iters;
+	return 0;
+}
+
+/* Iterations for about opt.seconds at `us` per round trip. */
+static long
+fi_iters(double us)
+{
+	long n = (long)(opt.seconds * 1e6 / us);
+	return n < 50 ? 50 : n > 200000 ? 200000 : n;
+}
+
+struct fi_floor {
+	const char *name;
+	const char *prov, *ep;
+	size_t size;
+	bool ok;
+	struct result r;
+};
+
+static struct fi_floor fi_floors[] = {
+	{ .name = "fi_pingpong tcp 8 B", .prov = "tcp", .ep = "msg",
+		.size = 8 },
+	{ .name = "fi_pingpong tcp 1 MiB", .prov = "tcp", .ep = "msg",
+		.size = MIB },
+	{ .name = "fi_pingpong shm 8 B", .prov = "shm", .ep = "rdm",
+		.size = 8 },
+	{ .name = "fi_pingpong shm 1 MiB", .prov = "shm", .ep = "rdm",
+		.size = MIB },
+};
+#define N_FI (sizeof(fi_floors) / sizeof(fi_floors[0]))
+enum { FI_TCP_8, FI_TCP_1M, FI_SHM_8, FI_SHM_1M };
+
+/*
+ * Measures the libfabric floors (a short run first, to size the real one
+ * to opt.seconds); keeps the better of the runs before and after.
+ */
+static void
+fi_measure(void)
+{
+	for (unsigned i = 0; i < N_FI; i++) {
+		struct fi_floor *f = &fi_floors[i];
+		struct result r;
+		if (fi_run(f->prov, f->ep, f->size, 50, &r) ||
+				fi_run(f->prov, f->ep, f->size,
+					fi_iters(r.p50_us), &r))
+			continue;
+		if (!f->ok || r.p50_us < f->r.p50_us)
+			f->r = r;
+		f->ok = true;
+	}
+}
+
 /* ------------------------------------------------------------- the run */
 
 struct row {
 	const char *name;
 	const char *setup;
+	const char *mode;
 	struct result r;
 	const struct result *floor;
 	bool latency;
+	bool both;	/* latency and MB/s (ping-pong) */
 	double rpmad_cpu_us_per_op;
 };
 
-#define MAX_ROWS 32
+#define MAX_ROWS 256
 static struct row rows[MAX_ROWS];
 static int nrows;
 
@@ -631,7 +803,7 @@ do_lat_read(struct client *c, struct result *r, size_t s, unsigned d)
 static void
 do_lat_pp(struct client *c, struct result *r, size_t s, unsigned d)
 {
-	lat_pingpong(c, r);
+	lat_pingpong(c, s, r);
 }
 
 static void
@@ -643,122 +815,316 @@ do_bw(struct client *c, struct result *r, size_t s, unsigned d)
 /* What a measuring child reports back. */
 struct child_report {
 	struct result r;
-	double rpmad_cpu_s;
 };
 
+/* What one measurement is. */
+struct bench {
+	const char *name;
+	bench_fn *fn;
+	size_t size;
+	unsigned depth;
+	enum server_mode server;
+	bool latency, both;
+};
+
+static void
+read_all(int fd, void *buf, size_t len)
+{
+	if (full_io(fd, buf, len, 0)) {
+		(void) fprintf(stderr, "rpma-bench: a measuring process "
+				"failed\n");
+		exit(1);
+	}
+}
+
 /*
- * One measurement, in a child process of its own: librpmaclient keeps one
- * rpmad session per process, so the client must start fresh to talk to
- * the daemon this setup names.
+ * One measurement in `m->procs` child processes at once, each with its
+ * own server and connection: librpmaclient keeps one rpmad session per
+ * process, so a client must start fresh to talk to the daemon this setup
+ * names. They start measuring together once all are connected.
  */
 static void
 run_rpma(const char *setup, struct daemon *ds, struct daemon *dc,
-		const char *name, bench_fn *fn, size_t size, unsigned depth,
-		enum server_mode mode, const struct result *floor, bool latency)
+		const struct bench *b, const struct mode *m,
+		const struct result *floor)
 {
-	int pfd[2];
-	if (pipe(pfd)) {
+	int up[2], go[2];
+	if (pipe(up) || pipe(go)) {
 		perror("pipe");
 		exit(1);
 	}
-	pid_t child = fork();
-	if (child == 0) {
-		(void) close(pfd[0]);
+	pid_t child[MAX_PROCS];
+	for (int i = 0; i < m->procs; i++) {
+		child[i] = fork();
+		if (child[i] != 0)
+			continue;
+		(void) close(up[0]);
+		(void) close(go[1]);
+		opt.wait = m->wait;	/* the server forked next inherits it */
+		echo_size = b->size;
+		opt.port += 97 * i;
 		struct client c;
-		client_open(&c, ds->sock, dc->sock, mode);
+		client_open(&c, ds->sock, dc->sock, b->server);
+		char byte = 1;
+		if (write(up[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 1)
+			_exit(1);
 		struct child_report rep;
 		memset(&rep, 0, sizeof(rep));
-		double cpu0 = cpu_seconds(ds->pid) +
-			(dc != ds ? cpu_seconds(dc->pid) : 0);
-		fn(&c, &rep.r, size, depth);
-		rep.rpmad_cpu_s = cpu_seconds(ds->pid) +
-			(dc != ds ? cpu_seconds(dc->pid) : 0) - cpu0;
+		b->fn(&c, &rep.r, b->size, b->depth);
 		client_close(&c);
-		if (write(pfd[1], &rep, sizeof(rep)) != sizeof(rep))
+		if (write(up[1], &rep, sizeof(rep)) != sizeof(rep))
 			_exit(1);
 		_exit(0);
 	}
-	(void) close(pfd[1]);
-	struct child_report rep;
-	ssize_t n = read(pfd[0], &rep, sizeof(rep));
-	(void) close(pfd[0]);
-	int status = 1;
-	(void) waitpid(child, &status, 0);
-	if (n != sizeof(rep) || status != 0) {
-		(void) fprintf(stderr, "rpma-bench: %s, %s failed\n", name,
-				setup);
-		exit(1);
+	opt.port += 97 * m->procs;
+	(void) close(up[1]);
+	(void) close(go[0]);
+	for (int i = 0; i < m->procs; i++) {
+		char byte;
+		read_all(up[0], &byte, 1);
 	}
+	double cpu0 = cpu_seconds(ds->pid) +
+		(dc != ds ? cpu_seconds(dc->pid) : 0);
+	char gos[MAX_PROCS] = { 0 };
+	if (write(go[1], gos, (size_t)m->procs) != m->procs)
+		exit(1);
+	struct result sum;
+	memset(&sum, 0, sizeof(sum));
+	for (int i = 0; i < m->procs; i++) {
+		struct child_report rep;
+		read_all(up[0], &rep, sizeof(rep));
+		/* latency: the mean of the p50s, the worst p99; MB/s: summed */
+		sum.p50_us += rep.r.p50_us / m->procs;
+		if (rep.r.p99_us > sum.p99_us)
+			sum.p99_us = rep.r.p99_us;
+		sum.mbps += rep.r.mbps;
+		sum.ops += rep.r.ops;
+	}
+	double cpu = cpu_seconds(ds->pid) +
+		(dc != ds ? cpu_seconds(dc->pid) : 0) - cpu0;
+	(void) close(up[0]);
+	(void) close(go[1]);
+	for (int i = 0; i < m->procs; i++) {
+		int status = 1;
+		(void) waitpid(child[i], &status, 0);
+		if (status != 0) {
+			(void) fprintf(stderr, "rpma-bench: %s, %s, %s failed\n",
+					b->name, setup, m->name);
+			exit(1);
+		}
+	}
+	if (nrows == MAX_ROWS)
+		return;
 	struct row *row = &rows[nrows++];
-	row->name = name;
+	row->name = b->name;
 	row->setup = setup;
+	row->mode = m->name;
 	row->floor = floor;
-	row->latency = latency;
-	row->r = rep.r;
-	row->rpmad_cpu_us_per_op = rep.r.ops > 0 ?
-		rep.rpmad_cpu_s * 1e6 / rep.r.ops : 0;
+	row->latency = b->latency;
+	row->both = b->both;
+	row->r = sum;
+	row->rpmad_cpu_us_per_op = sum.ops > 0 ? cpu * 1e6 / sum.ops : 0;
 }
 
 static void
 run_setup(const char *setup, struct daemon *ds, struct daemon *dc)
 {
-	const struct result *mem = ds == dc ? &fl_memcpy : &fl_stream;
-	run_rpma(setup, ds, dc, "8 B write+flush latency", do_lat_wf, 8, 1,
-			SERVE_PASSIVE, &fl_pingpong, true);
-	run_rpma(setup, ds, dc, "8 B send/recv ping-pong", do_lat_pp, 8, 1,
-			SERVE_ECHO, &fl_pingpong, true);
-	run_rpma(setup, ds, dc, "4 KiB read latency", do_lat_read, 4 * KIB, 1,
-			SERVE_PASSIVE, &fl_pingpong, true);
-	run_rpma(setup, ds, dc, "4 KiB write bw, QD1", do_bw, 4 * KIB, 1,
-			SERVE_PASSIVE, mem, false);
-	run_rpma(setup, ds, dc, "4 KiB write bw, QD16", do_bw, 4 * KIB, 16,
-			SERVE_PASSIVE, mem, false);
-	run_rpma(setup, ds, dc, "1 MiB write bw, QD1", do_bw, MIB, 1,
-			SERVE_PASSIVE, mem, false);
-	run_rpma(setup, ds, dc, "1 MiB write bw, QD16", do_bw, MIB, 16,
-			SERVE_PASSIVE, mem, false);
+	bool one = ds == dc;
+	const struct result *mem = one ? &fl_memcpy : &fl_stream;
+	const struct fi_floor *pp8 = &fi_floors[one ? FI_SHM_8 : FI_TCP_8];
+	const struct fi_floor *pp1m = &fi_floors[one ? FI_SHM_1M : FI_TCP_1M];
+	const struct bench benches[] = {
+		{ "8 B write+flush latency", do_lat_wf, 8, 1, SERVE_PASSIVE,
+			true, false },
+		{ "8 B send/recv ping-pong", do_lat_pp, 8, 1, SERVE_ECHO,
+			true, true },
+		{ "4 KiB read latency", do_lat_read, 4 * KIB, 1, SERVE_PASSIVE,
+			true, false },
+		{ "4 KiB write bw, QD1", do_bw, 4 * KIB, 1, SERVE_PASSIVE,
+			false, false },
+		{ "4 KiB write bw, QD16", do_bw, 4 * KIB, 16, SERVE_PASSIVE,
+			false, false },
+		{ "1 MiB write bw, QD1", do_bw, MIB, 1, SERVE_PASSIVE,
+			false, false },
+		{ "1 MiB write bw, QD16", do_bw, MIB, 16, SERVE_PASSIVE,
+			false, false },
+		{ "1 MiB send/recv ping-pong", do_lat_pp, MIB, 1, SERVE_ECHO,
+			true, true },
+	};
+	for (unsigned i = 0; i < sizeof(benches) / sizeof(benches[0]); i++) {
+		const struct bench *b = &benches[i];
+		const struct result *floor = b->latency ? &fl_pingpong : mem;
+		if (b->fn == do_lat_pp) {
+			const struct fi_floor *f = b->size == 8 ? pp8 : pp1m;
+			floor = f->ok ? &f->r : b->size == 8 ? &fl_pingpong :
+				NULL;
+		}
+		for (unsigned k = 0; k < N_MODES; k++) {
+			if (opt.mode_on[k])
+				run_rpma(setup, ds, dc, b, &all_modes[k],
+						floor);
+		}
+	}
+}
+
+static void
+print_floor(const char *name, const struct result *r, bool latency,
+		const char *ratio)
+{
+	if (latency)
+		(void) printf("%-26s %-10s %-8s %9.1f %9.1f %8s %7s %11s\n",
+				name, "floor", "", r->p50_us, r->p99_us, "-",
+				ratio, "-");
+	else
+		(void) printf("%-26s %-10s %-8s %9s %9s %8.0f %7s %11s\n",
+				name, "floor", "", "-", "-", r->mbps, ratio,
+				"-");
 }
 
 static void
 print_table(void)
 {
-	(void) printf("\n%-24s %-12s %10s %10s %10s %8s %12s\n", "measurement",
-			"setup", "p50 us", "p99 us", "MB/s", "ratio",
-			"rpmad us/op");
-	(void) printf("%-24s %-12s %10.1f %10.1f %10s %8s %12s\n",
-			"TCP 8 B ping-pong", "floor", fl_pingpong.p50_us,
-			fl_pingpong.p99_us, "-", "1.00", "-");
-	(void) printf("%-24s %-12s %10.1f %10.1f %10s %8.2f %12s\n",
-			"TCP 8 B ping-pong, spin", "floor", fl_pingpong_spin.p50_us,
-			fl_pingpong_spin.p99_us, "-",
-			fl_pingpong_spin.p50_us / fl_pingpong.p50_us, "-");
-	(void) printf("%-24s %-12s %10s %10s %10.0f %8s %12s\n",
-			"TCP stream 1 MiB", "floor", "-", "-", fl_stream.mbps,
-			"1.00", "-");
-	(void) printf("%-24s %-12s %10s %10s %10.0f %8s %12s\n",
-			"memcpy 1 MiB", "floor", "-", "-", fl_memcpy.mbps,
-			"1.00", "-");
+	(void) printf("\n%-26s %-10s %-8s %9s %9s %8s %7s %11s\n",
+			"measurement", "setup", "mode", "p50 us", "p99 us",
+			"MB/s", "ratio", "rpmad us/op");
+	print_floor("TCP 8 B ping-pong", &fl_pingpong, true, "1.00");
+	char ratio[16];
+	(void) snprintf(ratio, sizeof(ratio), "%.2f",
+			fl_pingpong_spin.p50_us / fl_pingpong.p50_us);
+	print_floor("TCP 8 B ping-pong, spin", &fl_pingpong_spin, true, ratio);
+	print_floor("TCP stream 1 MiB", &fl_stream, false, "1.00");
+	print_floor("memcpy 1 MiB", &fl_memcpy, false, "1.00");
+	for (unsigned i = 0; i < N_FI; i++) {
+		const struct fi_floor *f = &fi_floors[i];
+		if (!f->ok) {
+			(void) printf("%-26s %-10s (could not run: skipped)\n",
+					f->name, "floor");
+			continue;
+		}
+		(void) printf("%-26s %-10s %-8s %9.1f %9s %8.*f %7s %11s\n",
+				f->name, "floor", "", f->r.p50_us, "-",
+				f->r.mbps < 10 ? 2 : 0, f->r.mbps, "1.00",
+				"-");
+	}
 	for (int i = 0; i < nrows; i++) {
 		const struct row *w = &rows[i];
-		if (w->latency)
-			(void) printf("%-24s %-12s %10.1f %10.1f %10s %8.2f "
-					"%12.1f\n", w->name, w->setup,
-					w->r.p50_us, w->r.p99_us, "-",
-					w->r.p50_us / w->floor->p50_us,
-					w->rpmad_cpu_us_per_op);
-		else
-			(void) printf("%-24s %-12s %10s %10s %10.0f %8.2f "
-					"%12.1f\n", w->name, w->setup, "-",
-					"-", w->r.mbps,
-					w->r.mbps / w->floor->mbps,
-					w->rpmad_cpu_us_per_op);
+		char p50[16] = "-", p99[16] = "-", mbps[16] = "-";
+		char rt[16] = "-";
+		if (w->latency) {
+			(void) snprintf(p50, sizeof(p50), "%.1f", w->r.p50_us);
+			(void) snprintf(p99, sizeof(p99), "%.1f", w->r.p99_us);
+		}
+		if (!w->latency || w->both)
+			(void) snprintf(mbps, sizeof(mbps), w->r.mbps < 10 ?
+					"%.2f" : "%.0f", w->r.mbps);
+		if (w->floor && w->latency && w->floor->p50_us > 0)
+			(void) snprintf(rt, sizeof(rt), "%.2f",
+					w->r.p50_us / w->floor->p50_us);
+		else if (w->floor && !w->latency && w->floor->mbps > 0)
+			(void) snprintf(rt, sizeof(rt), "%.2f",
+					w->r.mbps / w->floor->mbps);
+		(void) printf("%-26s %-10s %-8s %9s %9s %8s %7s %11.1f\n",
+				w->name, w->setup, w->mode, p50, p99, mbps, rt,
+				w->rpmad_cpu_us_per_op);
 	}
-	(void) printf("\nratio: latency / TCP ping-pong latency (lower is "
-			"better); bandwidth / TCP stream (two rpmads) or / "
-			"memcpy (one rpmad) (higher is better); each floor is "
-			"the better of a measurement before and after; the "
-			"spinning ping-pong polls its socket without sleeping, "
-			"as librpmaclient polls its queues\n");
+	(void) printf("\nmode: block = one client waiting in rpma_cq_wait; "
+			"busy xN = N client processes at once, each spinning "
+			"on rpma_cq_get_wc (p50: their mean, p99: the worst, "
+			"MB/s: their sum).\nratio: latency / floor latency "
+			"(lower is better): the TCP ping-pong, for ping-pongs "
+			"fi_pingpong (tcp across two rpmads, shm on one; its "
+			"usec/xfer doubled to a round trip); bandwidth / TCP "
+			"stream (two rpmads) or memcpy (one rpmad) (higher is "
+			"better). Ping-pong MB/s counts both directions, as "
+			"fi_pingpong does. Each floor is the better of a "
+			"measurement before and after.\n");
+}
+
+/*
+ * A process that holds `n` idle connection requests at the daemon (they
+ * never connect): rpmad's poller must not pay for them. Returns its pid;
+ * it exits when *release_fd is closed.
+ */
+static pid_t
+idle_holder_start(const char *sock, int n, int *release_fd)
+{
+	int up[2], down[2];
+	if (pipe(up) || pipe(down))
+		exit(1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		(void) close(up[0]);
+		(void) close(down[1]);
+		(void) setenv("RPMAD_SOCKET", sock, 1);
+		struct ibv_context *dev;
+		struct rpma_peer *peer;
+		CHECK(rpma_utils_get_ibv_context(ADDR,
+				RPMA_UTIL_IBV_CONTEXT_REMOTE, &dev));
+		CHECK(rpma_peer_new(dev, &peer));
+		struct rpma_conn_req **reqs = calloc((size_t)n, sizeof(*reqs));
+		for (int i = 0; i < n; i++)
+			CHECK(rpma_conn_req_new(peer, ADDR, "9", NULL,
+					&reqs[i]));
+		char byte = 1;
+		if (write(up[1], &byte, 1) != 1)
+			_exit(1);
+		(void) read(down[0], &byte, 1);	/* until the parent closes */
+		_exit(0);
+	}
+	(void) close(up[1]);
+	(void) close(down[0]);
+	char byte;
+	if (read(up[0], &byte, 1) != 1) {
+		(void) fprintf(stderr, "rpma-bench: cannot hold %d idle "
+				"connection requests\n", n);
+		exit(1);
+	}
+	(void) close(up[0]);
+	*release_fd = down[1];
+	return pid;
+}
+
+/* Parses --modes block,busy1,busy2,busy4. */
+static int
+parse_modes(const char *list)
+{
+	static const char *const names[N_MODES] = { "block", "busy1", "busy2",
+		"busy4" };
+	for (unsigned k = 0; k < N_MODES; k++)
+		opt.mode_on[k] = false;
+	char *copy = strdup(list), *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t;
+			t = strtok_r(NULL, ",", &save)) {
+		unsigned k;
+		for (k = 0; k < N_MODES && strcmp(t, names[k]); k++)
+			;
+		if (k == N_MODES) {
+			free(copy);
+			return -1;
+		}
+		opt.mode_on[k] = true;
+	}
+	free(copy);
+	return 0;
+}
+
+static void
+measure_floors(bool again)
+{
+	struct result r;
+	floor_pingpong(&r, false);
+	if (!again || r.p50_us < fl_pingpong.p50_us)
+		fl_pingpong = r;
+	floor_pingpong(&r, true);
+	if (!again || r.p50_us < fl_pingpong_spin.p50_us)
+		fl_pingpong_spin = r;
+	floor_stream(&r);
+	if (!again || r.mbps > fl_stream.mbps)
+		fl_stream = r;
+	floor_memcpy(&r);
+	if (!again || r.mbps > fl_memcpy.mbps)
+		fl_memcpy = r;
+	fi_measure();
 }
 
 int
@@ -767,16 +1133,18 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "rpmad", required_argument, NULL, 'r' },
 		{ "seconds", required_argument, NULL, 's' },
-		{ "wait", required_argument, NULL, 'w' },
+		{ "modes", required_argument, NULL, 'm' },
 		{ "only", required_argument, NULL, 'o' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "rpmad-nice", required_argument, NULL, 'n' },
+		{ "idle", required_argument, NULL, 'i' },
 		{ "scale-regs", required_argument, NULL, 'R' },
 		{ "scale-conns", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:w:o:p:R:C:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:i:R:C:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -785,15 +1153,24 @@ main(int argc, char *argv[])
 		case 's':
 			opt.seconds = atof(optarg);
 			break;
-		case 'w':
-			opt.wait = strcmp(optarg, "spin") == 0 ? WAIT_SPIN :
-				WAIT_BLOCK;
+		case 'm':
+			if (parse_modes(optarg)) {
+				(void) fprintf(stderr, "rpma-bench: --modes takes "
+						"block,busy1,busy2,busy4\n");
+				return 2;
+			}
 			break;
 		case 'o':
 			opt.only = optarg;
 			break;
 		case 'p':
 			opt.port = atoi(optarg);
+			break;
+		case 'n':
+			opt.rpmad_nice = atoi(optarg);
+			break;
+		case 'i':
+			opt.idle = atoi(optarg);
 			break;
 		case 'R':
 			opt.scale_regs = (unsigned)atoi(optarg);
@@ -803,9 +1180,11 @@ main(int argc, char *argv[])
 			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
-					"[--seconds S] [--wait spin|block] "
-					"[--only two|one|floor|scale] [--port N] "
-					"[--scale-regs N] [--scale-conns N]\n");
+					"[--seconds S] [--modes block,busy1,"
+					"busy2,busy4] [--only two|one|floor|"
+					"scale] [--port N] [--rpmad-nice DELTA] "
+					"[--idle N] [--scale-regs N] "
+					"[--scale-conns N]\n");
 			return 2;
 		}
 	}
@@ -823,10 +1202,7 @@ main(int argc, char *argv[])
 		(void) rmdir(dir);
 		return ret ? 1 : 0;
 	}
-	floor_pingpong(&fl_pingpong, false);
-	floor_pingpong(&fl_pingpong_spin, true);
-	floor_stream(&fl_stream);
-	floor_memcpy(&fl_memcpy);
+	measure_floors(false);
 
 	struct daemon a, b;
 	daemon_start(&a, dir, "A");
@@ -835,26 +1211,28 @@ main(int argc, char *argv[])
 		run_setup("two rpmads", &a, &b);
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
+	if (opt.idle > 0) {
+		/* again, with idle connection requests at both daemons */
+		int rel_a, rel_b;
+		pid_t ha = idle_holder_start(a.sock, opt.idle, &rel_a);
+		pid_t hb = idle_holder_start(b.sock, opt.idle, &rel_b);
+		if (opt.only == NULL || strcmp(opt.only, "two") == 0)
+			run_setup("two +idle", &a, &b);
+		if (opt.only == NULL || strcmp(opt.only, "one") == 0)
+			run_setup("one +idle", &a, &a);
+		(void) close(rel_a);
+		(void) close(rel_b);
+		(void) waitpid(ha, NULL, 0);
+		(void) waitpid(hb, NULL, 0);
+	}
 	daemon_stop(&a);
 	daemon_stop(&b);
 	int scale_failed = opt.only == NULL && bench_scale(opt.rpmad, dir,
 			opt.port, opt.scale_regs, opt.scale_conns) ? 1 : 0;
 	(void) rmdir(dir);
 
-	/* the floor again: the faster of the two is the one compared to */
-	struct result again;
-	floor_pingpong(&again, false);
-	if (again.p50_us < fl_pingpong.p50_us)
-		fl_pingpong = again;
-	floor_pingpong(&again, true);
-	if (again.p50_us < fl_pingpong_spin.p50_us)
-		fl_pingpong_spin = again;
-	floor_stream(&again);
-	if (again.mbps > fl_stream.mbps)
-		fl_stream = again;
-	floor_memcpy(&again);
-	if (again.mbps > fl_memcpy.mbps)
-		fl_memcpy = again;
+	/* the floors again: the better of the two is the one compared to */
+	measure_floors(true);
 
 	print_table();
 	return scale_failed;

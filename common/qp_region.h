@@ -142,6 +142,15 @@ struct qp_region_header {
 	 */
 	_Atomic uint32_t cq_space_wanted;
 
+	/*
+	 * daemon: bumped whenever it takes work of this queue pair or
+	 * completes some. A client that busy-polls an empty CQ with work
+	 * outstanding and sees it stand still (rpmad preempted, or waiting
+	 * for its peer, which may need this CPU) gives the CPU away now and
+	 * then (librpmaclient/cq.c).
+	 */
+	_Atomic uint32_t progress;
+
 	/* client: "notify me through the CQ fd on the next completion" */
 	_Alignas(QP_CACHELINE) _Atomic uint32_t cq_armed;
 	_Atomic uint32_t rcq_armed;

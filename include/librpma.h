@@ -165,18 +165,13 @@ struct rpma_conn;
 
 int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd);
 
-/*
- * Connection events. RPMA_CONN_UNREACHABLE is reported when nothing accepts
- * the connection at the address (no route, nothing listening, timeout); it
- * extends the 0.12.0 list without changing any of its values.
- */
+/* Connection events: exactly librpma 0.12.0's. */
 enum rpma_conn_event {
 	RPMA_CONN_UNDEFINED = -1,	/* no event / unknown event */
 	RPMA_CONN_ESTABLISHED,		/* the connection is ready */
 	RPMA_CONN_CLOSED,		/* orderly disconnect by either side */
 	RPMA_CONN_LOST,			/* the other side vanished */
-	RPMA_CONN_REJECTED,		/* the server refused the request */
-	RPMA_CONN_UNREACHABLE		/* nothing answered at the address */
+	RPMA_CONN_REJECTED		/* the server refused the request */
 };
 
 int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event);

@@ -78,9 +78,20 @@ fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	case RPMA_CONN_CLOSED:
 	case RPMA_CONN_LOST:
 	case RPMA_CONN_REJECTED:
-	case RPMA_CONN_UNREACHABLE:
 		*event = (enum rpma_conn_event)ev->event;
 		break;
+	case RPMA_CONN_UNDEFINED:
+		/*
+		 * rpmad could not reach the server (no route, no answer in
+		 * time): librpma 0.12 has no event for it and fails
+		 * rpma_conn_next_event with RPMA_E_UNKNOWN, as here
+		 */
+		RLOG_WARNING("Undefined connection event: the server could "
+				"not be reached (no route, or no answer within "
+				"the connection timeout)");
+		*event = RPMA_CONN_UNDEFINED;
+		broker_reply_fini(&reply);
+		return RPMA_E_UNKNOWN;
 	default:
 		RLOG_WARNING("unexpected connection event %d", ev->event);
 		*event = RPMA_CONN_UNDEFINED;
@@ -109,8 +120,15 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 			return fetch_event(conn, event);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return RPMA_E_NO_EVENT;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/*
+			 * librpma 0.12 fails here as rdma_get_cm_event does on
+			 * a non-blocking channel (RPMA_E_NO_EVENT came later)
+			 */
+			RLOG_ERROR("no connection event is pending: %s",
+					strerror(errno));
+			return RPMA_E_PROVIDER;
+		}
 		if (n < 0) {
 			RLOG_ERROR("waiting for a connection event: %s",
 					strerror(errno));

@@ -17,6 +17,13 @@
 #define LIVENESS_CHECK_NS (10 * 1000 * 1000)
 /* How long rpma_cq_wait looks for a completion before it sleeps. */
 #define DEFAULT_WAIT_SPIN_US 50
+/*
+ * Empty polls, with work outstanding and rpmad's progress counter standing
+ * still, after which rpma_cq_get_wc gives the CPU away once. Measured with
+ * bench/rpma-bench on 2 cores: 64 made busy polling 1.3-1.6 times slower
+ * than blocking waits across two rpmads, 8 as fast.
+ */
+#define STALLED_POLLS_BEFORE_YIELD 8
 
 static uint64_t
 now_coarse_ns(void)
@@ -239,6 +246,44 @@ retire(struct qp *qp, const struct qp_cqe *c)
 				memory_order_release);
 }
 
+/* Whether work was posted whose completion has not been collected. */
+static bool
+work_outstanding(struct qp *qp)
+{
+	return qp->sq_tail != atomic_load_explicit(&qp->sq_retired,
+			memory_order_relaxed) ||
+		qp->rq_tail != atomic_load_explicit(&qp->rq_done,
+			memory_order_relaxed);
+}
+
+/*
+ * An empty poll. Applications spin on rpma_cq_get_wc (as on a NIC, which
+ * works meanwhile), but here rpmad must run for the work to complete, and
+ * with more busy processes than cores it would get the CPU only on the
+ * scheduler's ticks. So: while rpmad's progress counter of this queue
+ * pair moves (it takes and completes our work on another core) spin on
+ * without a system call; when it stood still for a number of polls
+ * (rpmad waits for a core, or waits for its peer, which may need a core
+ * too) and work is outstanding, yield once. Returns whether to yield
+ * (cq->lock is held).
+ */
+static bool
+stalled_poll(struct rpma_cq *cq)
+{
+	struct qp *qp = cq->qp;
+	uint32_t progress = atomic_load_explicit(&qp->hdr->progress,
+			memory_order_relaxed);
+	if (progress != cq->seen_progress) {
+		cq->seen_progress = progress;
+		cq->stalled_polls = 0;
+		return false;
+	}
+	if (++cq->stalled_polls < STALLED_POLLS_BEFORE_YIELD)
+		return false;
+	cq->stalled_polls = 0;
+	return work_outstanding(qp);
+}
+
 /* Returns 1 when rpmad's side looked gone (checked now and then). */
 static int
 liveness_check_due(struct rpma_cq *cq)
@@ -264,6 +309,7 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	struct qp *qp = cq->qp;
 	int got = 0;
 	int check_dead = 0;
+	bool yield = false;
 
 	pthread_mutex_lock(&cq->lock);
 	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
@@ -294,8 +340,13 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 			cqe_to_wc(qp, &list[(*pos)++], &wc[got++]);
 	} else if (got == 0) {
 		check_dead = liveness_check_due(cq);
+		yield = stalled_poll(cq);
+	} else {
+		cq->stalled_polls = 0;
 	}
 	pthread_mutex_unlock(&cq->lock);
+	if (yield)
+		(void) sched_yield();
 
 	if (check_dead) {
 		qp_mark_dead(qp);

@@ -178,7 +178,7 @@ plan_add_fd(struct memshare_plan *plan, int fd, bool owned, unsigned *index)
 	}
 	if (plan->nfds == CTL_MAX_FDS) {
 		RLOG_ERROR("the range spans more than %d files", CTL_MAX_FDS);
-		return RPMA_E_NOSUPP;
+		return RPMA_E_PROVIDER;	/* 0.12's code for a failed registration */
 	}
 	plan->fds[plan->nfds] = fd;
 	plan->fd_owned[plan->nfds] = owned;
@@ -206,7 +206,7 @@ plan_add_segment(struct memshare_plan *plan, int fd, bool owned,
 				MR_MAX_SEGMENTS);
 		if (owned)
 			(void) close(fd);
-		return RPMA_E_NOSUPP;
+		return RPMA_E_PROVIDER;
 	}
 	unsigned index;
 	int ret = plan_add_fd(plan, fd, owned, &index);

@@ -35,6 +35,10 @@ struct rpma_cq {
 	uint64_t last_liveness_check_ns;
 	pthread_mutex_t lock;	/* the ring's head: rpma_cq_get_wc */
 
+	/* busy polling: rpmad's progress counter as last seen (cq.c) */
+	uint32_t seen_progress;
+	uint32_t stalled_polls;
+
 	/*
 	 * The notification state, owned by rpma_cq_wait (one waiter at a
 	 * time): whether the armed flag in the region is our doing and not

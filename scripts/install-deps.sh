@@ -3,7 +3,8 @@
 # and run its conformance suite, what the Soft-RoCE VM of
 # scripts/run-vm-tests.sh needs (QEMU, busybox, the rdma-core user space,
 # perftest; the VM's kernel comes from Debian's archive when it first
-# boots), and what builds its own Debian packages (tests/deploy/deb-test.sh).
+# boots), what builds its own Debian packages (tests/deploy/deb-test.sh),
+# and the benchmark's floors (libfabric-bin: fi_pingpong).
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -18,6 +19,7 @@ PACKAGES="
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	python3-prometheus-client bash-completion
 	debhelper dpkg-dev lintian
+	libfabric-bin
 "
 
 missing=""

@@ -424,7 +424,9 @@ connection_item(struct arena *a, void *obj)
 	c->pid = (uint32_t)conn->obj.owner->pid;
 	c->local_addr = conn->local_name;
 	c->remote_addr = conn->remote_name;
-	c->state = (char *)conn_state_name(conn->state);
+	if ((c->state = arena_alloc(a, CONN_STATE_TEXT_MAX)) == NULL)
+		return NULL;
+	conn_state_text(conn, c->state, CONN_STATE_TEXT_MAX);
 	c->qp_num = conn->qp_num;
 	c->role = conn->passive ? "passive" : "active";
 	c->transport = (char *)conn->tp->name;

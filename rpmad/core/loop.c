@@ -159,6 +159,12 @@ loop_set_spin(struct loop *loop, uint64_t spin_ns)
 	loop->spin_ns = spin_ns;
 }
 
+uint64_t
+loop_spin_ns(const struct loop *loop)
+{
+	return loop->spin_ns;
+}
+
 void
 loop_stop(struct loop *loop)
 {

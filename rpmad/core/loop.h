@@ -66,6 +66,7 @@ void loop_poller_add(struct loop *loop, struct loop_poller *p);
 
 /* loop_set_spin -- how long to keep polling after the last work */
 void loop_set_spin(struct loop *loop, uint64_t spin_ns);
+uint64_t loop_spin_ns(const struct loop *loop);
 
 /* loop_run -- run until loop_stop(); returns 0 or -1 on epoll failure */
 int loop_run(struct loop *loop);

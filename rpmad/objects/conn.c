@@ -26,6 +26,7 @@
 #include "transport.h"
 
 static struct conn *all_conns;
+static struct conn *active_conns;	/* the poller's list */
 static uint32_t next_qp_num;
 
 struct conn *
@@ -56,10 +57,11 @@ conn_state_name(enum conn_state state)
 
 /* ---------------------------------------------------------------- events */
 
+/* Also names rpmad's own outcomes (CONN_END_*): compared as ints. */
 static const char *
 event_name(enum rpma_conn_event event)
 {
-	switch (event) {
+	switch ((int)event) {
 	case RPMA_CONN_ESTABLISHED:
 		return "established";
 	case RPMA_CONN_CLOSED:
@@ -68,11 +70,33 @@ event_name(enum rpma_conn_event event)
 		return "lost";
 	case RPMA_CONN_REJECTED:
 		return "rejected";
-	case RPMA_CONN_UNREACHABLE:
-		return "unreachable";
+	case (int)CONN_END_REFUSED:
+		return "refused (nothing listens there)";
+	case (int)CONN_END_UNREACHABLE:
+		return "unreachable (no route, or no answer in time)";
 	default:
 		return "undefined";
 	}
+}
+
+/* The librpma 0.12 event an application sees for an outcome. */
+static enum rpma_conn_event
+app_event(enum rpma_conn_event event)
+{
+	if (event == CONN_END_REFUSED)
+		return RPMA_CONN_REJECTED;
+	if (event == CONN_END_UNREACHABLE)
+		return RPMA_CONN_UNDEFINED;	/* the library: RPMA_E_UNKNOWN */
+	return event;
+}
+
+void
+conn_state_text(const struct conn *conn, char *buf, size_t len)
+{
+	if (conn->state != CONN_ENDED || conn->end_reason == NULL)
+		(void) snprintf(buf, len, "%s", conn_state_name(conn->state));
+	else
+		(void) snprintf(buf, len, "ended: %s", conn->end_reason);
 }
 
 static void
@@ -194,6 +218,7 @@ set_qp_error(struct conn *conn)
 void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
+	conn_activate(conn);
 	if (w->sq_index != conn->sq_done)
 		log_err("connection qp %u: work %u completed out of order "
 				"(expected %u)", conn->qp_num, w->sq_index,
@@ -263,6 +288,7 @@ flush_deferred(struct conn *conn)
 void
 conn_qp_error(struct conn *conn)
 {
+	conn_activate(conn);
 	set_qp_error(conn);
 	(void) flush_deferred(conn);
 	(void) flush_rings(conn);
@@ -380,6 +406,7 @@ take_work(struct conn *conn)
 int
 conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
 {
+	conn_activate(conn);
 	struct qp_rqe rqe;
 	int got = qp_rq_next(&conn->qp, &rqe);
 	if (got == 0) {
@@ -410,6 +437,7 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		enum ibv_wc_status status, uint32_t byte_len,
 		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm)
 {
+	conn_activate(conn);
 	struct qp_cqe cqe = {
 		.wr_id = rs->wr_id,
 		.status = status,
@@ -473,6 +501,7 @@ conn_established(struct conn *conn, const void *pdata, uint8_t len,
 {
 	if (conn->state != CONN_CONNECTING)
 		return;
+	conn_activate(conn);
 	conn->state = CONN_ESTABLISHED;
 	qp_set_state(&conn->qp, QP_STATE_READY);
 	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
@@ -488,14 +517,16 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 {
 	if (conn->state == CONN_ENDED)
 		return;
+	conn_activate(conn);
 	log_subject_of(conn);
 	log_info("connection qp %u: %s", conn->qp_num,
 			event_name(event));
 	log_subject_pop();
 	conn->state = CONN_ENDED;
+	conn->end_reason = event_name(event);
 	conn->release_pending = true;
 	set_qp_error(conn);
-	push_event(conn, event, NULL, 0, false);
+	push_event(conn, app_event(event), NULL, 0, false);
 	loop_kick(rpmad.loop);
 }
 
@@ -523,6 +554,7 @@ conn_fail_corrupted(struct conn *conn)
 	conn->qp.corrupted = false;
 	if (conn->state != CONN_ENDED) {
 		conn->state = CONN_ENDED;
+		conn->end_reason = "lost (the client corrupted its queue pair)";
 		push_event(conn, RPMA_CONN_LOST, NULL, 0, false);
 	}
 	set_qp_error(conn);
@@ -556,14 +588,25 @@ conn_poll(struct conn *conn)
 	return work;
 }
 
-static int
-poll_all(void *arg)
+void
+conn_activate(struct conn *conn)
 {
-	int work = 0;
-	struct conn *conn, *tmp;
-	DL_FOREACH_SAFE2(all_conns, conn, tmp, all_next)
-		work += conn_poll(conn);
-	return work;
+	if (conn->active)
+		return;
+	conn->active = true;
+	conn->last_work_ns = loop_now_ns();
+	qp_wake(&conn->qp);
+	DL_APPEND2(active_conns, conn, active_prev, active_next);
+	loop_kick(rpmad.loop);
+}
+
+static void
+deactivate(struct conn *conn)
+{
+	if (!conn->active)
+		return;
+	conn->active = false;
+	DL_DELETE2(active_conns, conn, active_prev, active_next);
 }
 
 /*
@@ -580,14 +623,65 @@ sq_wanted(const struct conn *conn)
 		conn->sq_taken - conn->sq_done < conn->qp.layout.sq_entries;
 }
 
+/* Whether posted receives are work now (see conn_poll). */
+static bool
+rq_wanted(const struct conn *conn)
+{
+	return conn->rnr_waiting || (conn->tp->eager_recv && conn->tp_conn &&
+			!conn->qp_error);
+}
+
+/* What only polling finds: the transport refused work for now, ... */
+static bool
+needs_polling(const struct conn *conn)
+{
+	return conn->deferred || conn->release_pending || conn->qp.corrupted;
+}
+
+/*
+ * Sets need_wakeup and leaves the poller's list, unless work came
+ * meanwhile. Returns true when the connection sleeps now.
+ */
+static bool
+conn_try_sleep(struct conn *conn)
+{
+	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn), rq_wanted(conn))) {
+		qp_wake(&conn->qp);
+		return false;
+	}
+	deactivate(conn);
+	return true;
+}
+
+static int
+poll_all(void *arg)
+{
+	int work = 0;
+	uint64_t now = loop_now_ns();
+	uint64_t spin = loop_spin_ns(rpmad.loop);
+	struct conn *conn, *tmp;
+	DL_FOREACH_SAFE2(active_conns, conn, tmp, active_next) {
+		int w = conn_poll(conn);
+		work += w;
+		if (w)
+			qp_progress(&conn->qp);
+		if (w || needs_polling(conn))
+			conn->last_work_ns = now;
+		else if (now - conn->last_work_ns >= spin &&
+				conn_try_sleep(conn))
+			continue;
+	}
+	return work;
+}
+
 static int
 prepare_sleep_all(void *arg)
 {
 	int work = 0;
 	struct conn *conn;
-	DL_FOREACH2(all_conns, conn, all_next)
+	DL_FOREACH2(active_conns, conn, active_next)
 		work += qp_prepare_sleep(&conn->qp, sq_wanted(conn),
-				conn->rnr_waiting);
+				rq_wanted(conn));
 	return work;
 }
 
@@ -595,7 +689,7 @@ static void
 wake_all(void *arg)
 {
 	struct conn *conn;
-	DL_FOREACH2(all_conns, conn, all_next)
+	DL_FOREACH2(active_conns, conn, active_next)
 		qp_wake(&conn->qp);
 }
 
@@ -617,6 +711,9 @@ doorbell_ready(struct loop_watch *w, uint32_t events)
 {
 	struct conn *conn = w->arg;
 	qp_doorbell_drain(&conn->qp);
+	conn_activate(conn);
+	/* take the work now: it was posted before what this batch reports */
+	(void) conn_poll(conn);
 	loop_kick(rpmad.loop);
 }
 
@@ -711,6 +808,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	registry_add(&conn->obj, OBJ_CONN, rc->s);
 	DL_APPEND(rc->s->conns, conn);
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
+	conn_activate(conn);
 	peer->users++;
 	rc->s->counts.conns++;
 	return conn;
@@ -778,6 +876,7 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 	registry_remove(&conn->obj);
 	DL_DELETE(s->conns, conn);
 	DL_DELETE2(all_conns, conn, all_prev, all_next);
+	deactivate(conn);
 	conn->peer->users--;
 	s->counts.conns--;
 	free(conn);
@@ -785,10 +884,14 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 
 /* ------------------------------------------------------------- requests */
 
+/* A request about a connection may change what its poller must do. */
 static struct conn *
 conn_find(struct req_ctx *rc, uint64_t id)
 {
-	return (struct conn *)req_find(rc, id, OBJ_CONN);
+	struct conn *conn = (struct conn *)req_find(rc, id, OBJ_CONN);
+	if (conn)
+		conn_activate(conn);
+	return conn;
 }
 
 void

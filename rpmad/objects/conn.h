@@ -86,6 +86,7 @@ struct conn {
 	const struct transport_ops *tp;
 	void *tp_conn;
 	enum conn_state state;
+	const char *end_reason;	/* once ended: how, in rpmad's terms */
 	bool passive;
 	bool qp_error;		/* every further work request is flushed */
 	bool release_pending;	/* ended: the transport is to be released */
@@ -111,18 +112,48 @@ struct conn {
 	struct op_counters ops;
 	struct conn *prev, *next;	/* the session's connections */
 	struct conn *all_prev, *all_next;	/* every connection */
+
+	/*
+	 * The poller's list: connections that had work within the spin time
+	 * or wait on their transport. The others sleep with need_wakeup set
+	 * and come back by their doorbell or by an event of their transport
+	 * (conn_activate), so a pass costs what the busy connections cost.
+	 */
+	bool active;
+	uint64_t last_work_ns;
+	struct conn *active_prev, *active_next;
 };
 
 /* ---- for the transports ---- */
+
+/*
+ * conn_activate -- put the connection on the poller's list (its transport
+ * made progress or changed its state); every conn_* call below does it
+ */
+void conn_activate(struct conn *conn);
 
 /* conn_established -- the connection is up; the active side gets pdata */
 void conn_established(struct conn *conn, const void *pdata, uint8_t len,
 		bool has_pdata);
 
 /*
- * conn_ended -- the connection is over (CLOSED, LOST, REJECTED or
- * UNREACHABLE). The transport must not touch the connection's work after
- * this; release() follows from the poller.
+ * Two outcomes that rpmad tells apart in its log and in rpmactl, beyond
+ * librpma 0.12's events; the application sees what 0.12 shows for them
+ * (docs/internals.md, "Connection outcomes"):
+ * CONN_END_REFUSED      nothing listens at the address: RPMA_CONN_REJECTED,
+ *                       as an RDMA CM peer without a listener answers;
+ * CONN_END_UNREACHABLE  no route, or no answer within the timeout: 0.12
+ *                       has no event for RDMA_CM_EVENT_UNREACHABLE and its
+ *                       rpma_conn_next_event fails with RPMA_E_UNKNOWN.
+ * Values outside the enum's: never compare them in a switch.
+ */
+#define CONN_END_REFUSED	((enum rpma_conn_event)100)
+#define CONN_END_UNREACHABLE	((enum rpma_conn_event)101)
+
+/*
+ * conn_ended -- the connection is over (CLOSED, LOST, REJECTED, or one of
+ * the CONN_END_* above). The transport must not touch the connection's
+ * work after this; release() follows from the poller.
  */
 void conn_ended(struct conn *conn, enum rpma_conn_event event);
 
@@ -188,6 +219,10 @@ void conn_init(void);
 struct conn *conn_all(void);
 
 const char *conn_state_name(enum conn_state state);
+
+/* conn_state_text -- the state as rpmactl shows it (ended: how) */
+#define CONN_STATE_TEXT_MAX 64
+void conn_state_text(const struct conn *conn, char *buf, size_t len);
 
 void conn_handle_req_new(struct req_ctx *rc);
 void conn_handle_req_delete(struct req_ctx *rc);

@@ -295,8 +295,17 @@ backlog_push(struct cqe_backlog *b, const struct qp_cqe *cqe)
 }
 
 void
+qp_progress(struct qp *qp)
+{
+	if (!qp->broken)
+		atomic_store_explicit(&qp->hdr->progress, ++qp->progress,
+				memory_order_relaxed);
+}
+
+void
 qp_complete(struct qp *qp, const struct qp_cqe *cqe, bool recv)
 {
+	qp_progress(qp);
 	bool rcq = recv && qp->sizes.rcq > 0;
 	struct cqe_backlog *b = rcq ? &qp->rcq_backlog : &qp->cq_backlog;
 

@@ -48,6 +48,7 @@ struct qp {
 	bool corrupted;			/* found corrupted; not reported yet */
 	bool broken;			/* was corrupted: rings never read again */
 	bool sleeping;			/* need_wakeup is set */
+	uint32_t progress;		/* our copy of hdr->progress */
 };
 
 /*
@@ -100,6 +101,12 @@ void qp_notify_event(struct qp *qp);
  * message waits for one). qp_wake -- clear need_wakeup.
  */
 bool qp_prepare_sleep(struct qp *qp, bool want_sq, bool want_rq);
+
+/*
+ * qp_progress -- bump the region's progress counter: rpmad took work of
+ * this queue pair or completed some (see common/qp_region.h)
+ */
+void qp_progress(struct qp *qp);
 void qp_wake(struct qp *qp);
 
 /* qp_doorbell_drain -- consume the doorbell's count */

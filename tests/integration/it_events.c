@@ -2,10 +2,11 @@
 /*
  * it_events.c -- every connection event between applications on two
  * rpmads: ESTABLISHED with private data both ways, CLOSED on both sides
- * whichever side disconnects, REJECTED, UNREACHABLE (nothing listening;
- * no answer within the configured timeout), LOST (the other application
- * killed; the other host's rpmad killed) with the outstanding work
- * flushed
+ * whichever side disconnects, REJECTED (by the server; nothing listening,
+ * and a client that retries until the server listens, as fio does), no
+ * answer within the configured timeout (librpma 0.12's RPMA_E_UNKNOWN),
+ * LOST (the other application killed; the other host's rpmad killed) with
+ * the outstanding work flushed
  */
 
 #include <arpa/inet.h>
@@ -201,7 +202,10 @@ END_TEST
 
 /* ======================================================= unreachable */
 
-/* Nothing listens at env->port: the connection attempt is refused. */
+/*
+ * Nothing listens at env->port: the attempt is REJECTED, as an RDMA CM
+ * peer without a listener answers (librpma 0.12 has no other event).
+ */
 static int
 refused_client(const struct it_env *env, void *arg)
 {
@@ -210,16 +214,82 @@ refused_client(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
 	struct rpma_conn *conn = NULL;
 	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
-	it_expect_event(conn, RPMA_CONN_UNREACHABLE);
+	it_expect_event(conn, RPMA_CONN_REJECTED);
 	IT_OK(rpma_conn_delete(&conn));
 	IT_OK(rpma_peer_delete(&peer));
 	return 0;
 }
 
 /*
+ * fio's client may start before its server: on RPMA_CONN_REJECTED it
+ * deletes the connection and tries again (10 times, 5 s apart; here 0.2 s
+ * apart). The server starts listening 2 s after the client's first try.
+ */
+#define RETRY_SERVER_DELAY_US (2 * 1000 * 1000)
+#define RETRY_PAUSE_US (200 * 1000)
+#define RETRY_MAX 100
+
+static int
+late_server(const struct it_env *env, void *arg)
+{
+	(void) it_expect(IT_TAG_READY, NULL, 0);	/* the client tried */
+	(void) usleep(RETRY_SERVER_DELAY_US);
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = NULL;
+	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
+	struct rpma_conn_req *req = NULL;
+	IT_OK(rpma_ep_next_conn_req(ep, NULL, &req));
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	it_expect_event(conn, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_disconnect(conn));
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+retrying_client(const struct it_env *env, void *arg)
+{
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn *conn = NULL;
+	int rejected = 0;
+	for (int i = 0; i < RETRY_MAX; i++) {
+		struct rpma_conn_req *req = NULL;
+		IT_OK(rpma_conn_req_new(peer, IT_ADDR, env->port, NULL, &req));
+		IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+		if (i == 0)
+			IT_EQ(it_tell(IT_SERVER, IT_TAG_READY, NULL, 0), 0);
+		if (ev == RPMA_CONN_ESTABLISHED)
+			break;
+		IT_ASSERT_MSG(ev == RPMA_CONN_REJECTED, "try %d: event %s", i,
+				rpma_utils_conn_event_2str(ev));
+		rejected++;
+		IT_OK(rpma_conn_delete(&conn));
+		(void) usleep(RETRY_PAUSE_US);
+	}
+	IT_ASSERT_MSG(conn != NULL, "not connected after %d tries",
+			RETRY_MAX);
+	IT_ASSERT_MSG(rejected > 0, "the first try was not rejected");
+	IT_OK(rpma_conn_disconnect(conn));
+	it_expect_event(conn, RPMA_CONN_CLOSED);
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+START_TEST(test_retry_until_listening)
+{
+	it_pair_test(2, late_server, retrying_client, NULL);
+}
+END_TEST
+
+/*
  * Nothing answers: with a 300 ms connection timeout the attempt must end
- * as UNREACHABLE well before the default 1 s would (a 700 ms margin for
- * a slow host). Two ways to get there:
+ * well before the default 1 s would (a 700 ms margin for a slow host), the
+ * way librpma 0.12 ends it on RDMA_CM_EVENT_UNREACHABLE:
+ * rpma_conn_next_event fails with RPMA_E_UNKNOWN. Two ways to get there:
  * - a non-routable address (10.255.255.1): where the network drops the
  *   packets this is the timeout; where it has no route at all the
  *   failure comes at once, which is as good;
@@ -249,20 +319,25 @@ silent_client(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_req_new(peer, o->addr, env->port, cfg, &req));
 	struct rpma_conn *conn = NULL;
 	IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
-	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+	int fd = -1;
+	IT_OK(rpma_conn_get_event_fd(conn, &fd));
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	IT_ASSERT(poll(&pfd, 1, IT_WAIT_MS) == 1);
+	enum rpma_conn_event ev = RPMA_CONN_ESTABLISHED;
+	int ret = rpma_conn_next_event(conn, &ev);
 	uint64_t took = it_now_ms() - start;
 	(void) fprintf(stderr, "it_events: %s:%s: %s after %llu ms (timeout "
-			"%d ms)\n", o->addr, env->port,
-			rpma_utils_conn_event_2str(ev),
+			"%d ms)\n", o->addr, env->port, rpma_err_2str(ret),
 			(unsigned long long)took, SILENT_TIMEOUT_MS);
-	IT_ASSERT_MSG(ev == RPMA_CONN_UNREACHABLE, "event %s after %llu ms",
+	IT_ASSERT_MSG(ret == RPMA_E_UNKNOWN && ev == RPMA_CONN_UNDEFINED,
+			"%s, event %s after %llu ms", rpma_err_2str(ret),
 			rpma_utils_conn_event_2str(ev),
 			(unsigned long long)took);
 	IT_ASSERT_MSG(took <= SILENT_TIMEOUT_MS + SILENT_MARGIN_MS,
-			"UNREACHABLE came after %llu ms, the timeout is %d ms",
+			"the failure came after %llu ms, the timeout is %d ms",
 			(unsigned long long)took, SILENT_TIMEOUT_MS);
 	IT_ASSERT_MSG(!o->hangs || took >= SILENT_TIMEOUT_MS * 8 / 10,
-			"UNREACHABLE came after %llu ms, before the %d ms "
+			"the failure came after %llu ms, before the %d ms "
 			"timeout", (unsigned long long)took, SILENT_TIMEOUT_MS);
 	IT_OK(rpma_conn_delete(&conn));
 	IT_OK(rpma_conn_cfg_delete(&cfg));
@@ -540,6 +615,7 @@ events_suite(void)
 	tcase_add_loop_test(tc, test_closed, 0, 4);
 	tcase_add_test(tc, test_rejected);
 	tcase_add_loop_test(tc, test_unreachable, 0, 3);
+	tcase_add_test(tc, test_retry_until_listening);
 	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
 	suite_add_tcase(s, tc);
 	return s;

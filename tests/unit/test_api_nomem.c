@@ -276,7 +276,7 @@ START_TEST(conn_next_event)
 	int ret = rpma_conn_next_event(conn, &ev);
 	check_result(_i, ret, disarm(), 1);
 	if (ret == 0)
-		ck_assert_int_eq(ev, RPMA_CONN_UNREACHABLE);
+		ck_assert_int_eq(ev, RPMA_CONN_REJECTED);
 	(void) rpma_conn_delete(&conn);
 	(void) rpma_peer_delete(&peer);
 }

@@ -448,6 +448,17 @@ h_wait_event(struct session *s, uint64_t conn, unsigned ms,
 
 /* ---------------------------------------------------------- the rings */
 
+/* As the library: ring the doorbell when rpmad asked for it. */
+static void
+doorbell(struct conn *c, _Atomic uint32_t *flag)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	uint64_t one = 1;
+	if (atomic_load_explicit(flag, memory_order_relaxed) &&
+			write(c->qp.doorbell_fd, &one, sizeof(one)) < 0)
+		ck_abort_msg("doorbell: %s", strerror(errno));
+}
+
 static void
 sq_push(struct conn *c, const struct qp_sqe *sqe)
 {
@@ -456,6 +467,7 @@ sq_push(struct conn *c, const struct qp_sqe *sqe)
 			memory_order_relaxed);
 	*qp_sq_slot(c->qp.region, &c->qp.layout, tail) = *sqe;
 	atomic_store_explicit(&hdr->sq.tail, tail + 1, memory_order_release);
+	doorbell(c, &hdr->need_wakeup);
 }
 
 void
@@ -510,6 +522,7 @@ h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 	};
 	*qp_rq_slot(c->qp.region, &c->qp.layout, tail) = rqe;
 	atomic_store_explicit(&hdr->rq.tail, tail + 1, memory_order_release);
+	doorbell(c, &hdr->need_wakeup);
 }
 
 int
@@ -527,6 +540,7 @@ h_cq_take(struct conn *c, bool rcq, struct qp_cqe *out)
 		return 0;
 	*out = *qp_cq_slot(c->qp.region, offset, entries, head);
 	atomic_store_explicit(&idx->head, head + 1, memory_order_release);
+	doorbell(c, &hdr->cq_space_wanted);
 	return 1;
 }
 

@@ -169,6 +169,9 @@ int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen);
 /* the active side's socket i finished connecting (or failed) */
 void tcp_connect_done(struct tcp_conn *tc, int i);
+
+/* tcp_connect_outcome -- how a failed connect (errno) ends the connection */
+enum rpma_conn_event tcp_connect_outcome(int err);
 /*
  * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; -1 when the
  * channel's connection object was freed (pairing, failure)

@@ -302,7 +302,14 @@ connect_timeout(struct loop_timer *t)
 			tc->conn->timeout_ms);
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
-	tcp_conn_over(tc, RPMA_CONN_UNREACHABLE);
+	tcp_conn_over(tc, CONN_END_UNREACHABLE);
+}
+
+enum rpma_conn_event
+tcp_connect_outcome(int err)
+{
+	/* a refused connect is a host without a listener there */
+	return err == ECONNREFUSED ? CONN_END_REFUSED : CONN_END_UNREACHABLE;
 }
 
 static int
@@ -344,7 +351,8 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 				strerror(err));
 		tcp_chan_close(&tc->chan[0], true);
 		tcp_chan_close(&tc->chan[1], true);
-		tcp_conn_over(tc, RPMA_CONN_UNREACHABLE);
+		tcp_conn_over(tc, err == ENOMEM ? RPMA_CONN_LOST :
+				tcp_connect_outcome(err));
 		return;
 	}
 	tc->connected[i] = true;
@@ -393,12 +401,13 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		if (connect(fd, (struct sockaddr *)&conn->remote,
 				conn->remote_len) && errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
+			int e = errno;
 			log_info("tcp: connection qp %u: cannot connect to "
 					"%s: %s", conn->qp_num,
-					conn->remote_name, strerror(errno));
+					conn->remote_name, strerror(e));
 			tcp_chan_close(&tc->chan[0], true);
 			tcp_chan_close(&tc->chan[1], true);
-			tcp_conn_over(tc, RPMA_CONN_UNREACHABLE);
+			tcp_conn_over(tc, tcp_connect_outcome(e));
 			return 0;
 		}
 		tc->chan[i].events = EPOLLOUT;

@@ -244,7 +244,7 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
 	tcp_chan_close(&tc->chan[1], true);
 	/* before ACCEPT, whatever answered there is no rpmad to talk to */
 	tcp_conn_over(tc, tc->state == TC_CONNECTING || tc->state == TC_HELLO ?
-			RPMA_CONN_UNREACHABLE : RPMA_CONN_LOST);
+			CONN_END_UNREACHABLE : RPMA_CONN_LOST);
 }
 
 /* The end of a socket (EOF, reset, timeout). */
@@ -257,9 +257,15 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 	switch (tc->state) {
 	case TC_CONNECTING:
+		tcp_conn_over(tc, tcp_connect_outcome((int)-err));
+		break;
 	case TC_HELLO:
-		/* nothing there answered as an rpmad (no ACCEPT, no REJECT) */
-		tcp_conn_over(tc, RPMA_CONN_UNREACHABLE);
+		/*
+		 * the far rpmad dropped the request before the server's
+		 * application answered it (its endpoint shut down, or it went
+		 * away): RDMA CM rejects the requests of a destroyed listener
+		 */
+		tcp_conn_over(tc, RPMA_CONN_REJECTED);
 		break;
 	case TC_DISCONNECTING:
 		tcp_conn_over(tc, RPMA_CONN_CLOSED);

@@ -5,11 +5,12 @@
  * rejecting, the events that end a connection, and tearing down
  *
  * Events map to the core's: ESTABLISHED; DISCONNECTED -> CLOSED;
- * REJECTED -> REJECTED; ADDR_ERROR, ROUTE_ERROR, UNREACHABLE and
- * CONNECT_ERROR -> UNREACHABLE while connecting; DEVICE_REMOVAL -> LOST
- * (verbs_gone.c lets go of the whole device).
- * A connection that was up, or the passive side of one (whose client did
- * reach it), is LOST by an error or a withdrawn request instead.
+ * REJECTED -> REJECTED; ADDR_ERROR, ROUTE_ERROR and UNREACHABLE ->
+ * CONN_END_UNREACHABLE while connecting; CONNECT_ERROR and DEVICE_REMOVAL
+ * -> LOST (as librpma 0.12 maps them; verbs_gone.c lets go of a removed
+ * device). A connection that was up, or the passive side of one (whose
+ * client did reach it), is LOST by an error or a withdrawn request
+ * instead.
  */
 
 #include <errno.h>
@@ -327,13 +328,13 @@ addr_resolved(struct verbs_conn *vc)
 				"device %s, the peer's device is %s",
 				conn->qp_num, conn->remote_name,
 				ctx_name(vc->id->verbs), conn->peer->dev->name);
-		vc_over(vc, RPMA_CONN_UNREACHABLE);
+		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
 	if (rdma_resolve_route(vc->id, (int)timeout_ms(conn))) {
 		log_info("verbs: connection qp %u: rdma_resolve_route: %s",
 				conn->qp_num, strerror(errno));
-		vc_over(vc, RPMA_CONN_UNREACHABLE);
+		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
 	vc->state = VC_RESOLVING_ROUTE;
@@ -363,7 +364,7 @@ route_resolved(struct verbs_conn *vc)
 	if (rdma_connect(vc->id, &param)) {
 		log_info("verbs: connection qp %u: rdma_connect: %s",
 				conn->qp_num, strerror(errno));
-		vc_over(vc, RPMA_CONN_UNREACHABLE);
+		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
 	vc->state = VC_CONNECTING;
@@ -474,8 +475,9 @@ conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 		if (vc->conn)
 			log_info("verbs: connection qp %u: %s (status %d)",
 					vc->conn->qp_num, what, ev->status);
-		vc_over(vc, was_reached(vc) ? RPMA_CONN_LOST :
-				RPMA_CONN_UNREACHABLE);
+		vc_over(vc, was_reached(vc) ||
+				ev->event == RDMA_CM_EVENT_CONNECT_ERROR ?
+				RPMA_CONN_LOST : CONN_END_UNREACHABLE);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		vc_over(vc, RPMA_CONN_CLOSED);
