@@ -391,6 +391,14 @@ silent_listener(const char *port, int fillers[FILLERS])
 /* _i: 0 nothing listening, 1 a non-routable address, 2 a full listener */
 START_TEST(test_unreachable)
 {
+	/*
+	 * Over RDMA the non-routable address has no RDMA device (finding
+	 * one already fails: rpma_utils_get_ibv_context, RPMA_E_PROVIDER),
+	 * and a full TCP listener means nothing to the RDMA CM: only
+	 * "nothing listening" is the same there
+	 */
+	if (_i != 0 && !it_transport_is("tcp"))
+		return;
 	struct it_env env;
 	ck_assert_int_eq(it_env_start(&env, 2), 0);
 	struct silent_opts o = { .addr = _i == 1 ? BLACKHOLE_ADDR : IT_ADDR };
