@@ -76,4 +76,16 @@ verbs_dev_gone(struct verbs_dev *vd, bool removed)
 	release_conns(vd);
 	release_client_objects(vd);
 	verbs_dev_forget(vd, removed);
+	/*
+	 * The device's context is librdmacm's, which closes a removed
+	 * device only when it next looks at the list of devices; the
+	 * kernel's removal waits for that close (rxe cannot take the
+	 * context from rpmad): look now.
+	 */
+	if (removed) {
+		int n = 0;
+		struct ibv_context **list = rdma_get_devices(&n);
+		if (list)
+			rdma_free_devices(list);
+	}
 }
