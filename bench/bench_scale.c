@@ -114,9 +114,24 @@ rss_bytes(pid_t pid)
 	return kib * 1024;
 }
 
+/*
+ * The daemon's configuration: the scale run is one user holding thousands
+ * of connections and requests, beyond the per-user defaults (0: no limit).
+ */
+static const char scale_config[] =
+	"max_connections = 0\nmax_pending_requests = 0\n"
+	"max_descriptors = 0\nmax_registered_bytes = 0\n";
+
 static pid_t
 scale_daemon_start(const char *rpmad, const char *sock)
 {
+	char config[128];
+	(void) snprintf(config, sizeof(config), "%s.conf", sock);
+	FILE *cf = fopen(config, "w");
+	if (cf == NULL || fputs(scale_config, cf) < 0 || fclose(cf)) {
+		(void) fprintf(stderr, "rpma-bench: cannot write %s\n", config);
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* no daemon outlives an interrupted bench */
@@ -125,7 +140,7 @@ scale_daemon_start(const char *rpmad, const char *sock)
 		int null = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		(void) dup2(null, STDERR_FILENO);
 		execlp(rpmad, rpmad, "--foreground", "--socket", sock,
-				"--transport", "tcp", "--config", "/dev/null",
+				"--transport", "tcp", "--config", config,
 				(char *)NULL);
 		_exit(127);
 	}
@@ -604,6 +619,9 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 	(void) kill(daemon, SIGTERM);
 	(void) waitpid(daemon, NULL, 0);
 	(void) unlink(sock);
+	char config[128];
+	(void) snprintf(config, sizeof(config), "%s.conf", sock);
+	(void) unlink(config);
 
 	(void) printf("\n%-34s %10s %10s %10s %10s %10s %8s\n",
 			"registrations (4 KiB, one buffer)", "existing",
