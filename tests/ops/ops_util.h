@@ -149,4 +149,14 @@ int ops_daemon_start(struct ops_daemon *d, const char *config,
 /* ops_daemon_stop -- SIGTERM, wait; its wait status (-1: had to kill) */
 int ops_daemon_stop(struct ops_daemon *d);
 
+/*
+ * ops_log_capture -- from now on, what librpmaclient logs in this process
+ * is appended to ops_logged (a message and a newline each, as much as
+ * fits), which starts empty; rpma_log_set_function's result (ops_log.c,
+ * for tests linked with librpmaclient)
+ */
+#define OPS_LOGGED_SIZE 16384
+extern char ops_logged[OPS_LOGGED_SIZE];
+int ops_log_capture(void);
+
 #endif /* OPS_UTIL_H */

@@ -30,33 +30,12 @@
 
 static struct ops_daemon d;
 
-/* what librpmaclient logged in this process */
-static char logged[8192];
-
-static void capture(enum rpma_log_level level, const char *file,
-		const int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-capture(enum rpma_log_level level, const char *file, const int line,
-		const char *func, const char *fmt, ...)
-{
-	size_t used = strlen(logged);
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	if (used + 1 < sizeof(logged))
-		strcat(logged, "\n");
-}
 
 static void
 start(const char *config)
 {
 	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
-	logged[0] = '\0';
-	ck_assert_int_eq(rpma_log_set_function(capture), 0);
+	ck_assert_int_eq(ops_log_capture(), 0);
 }
 
 static void
@@ -92,9 +71,9 @@ START_TEST(test_max_connections)
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
 			&req[2]), RPMA_E_NOMEM);
 	ck_assert_ptr_null(req[2]);
-	ck_assert_msg(strstr(logged, "uid 0 has 2 connections (all its "
+	ck_assert_msg(strstr(ops_logged, "uid 0 has 2 connections (all its "
 			"clients together), its limit: max_connections = 2"),
-			"logged: %s", logged);
+			"ops_logged: %s", ops_logged);
 	/* a freed slot is usable again */
 	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
@@ -117,9 +96,9 @@ START_TEST(test_max_endpoints)
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p1, &ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2),
 			RPMA_E_NOMEM);
-	ck_assert_msg(strstr(logged, "uid 0 has 1 endpoints (all its clients "
-			"together), its limit: max_endpoints = 1"), "logged: %s",
-			logged);
+	ck_assert_msg(strstr(ops_logged, "uid 0 has 1 endpoints (all its clients "
+			"together), its limit: max_endpoints = 1"), "ops_logged: %s",
+			ops_logged);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2), 0);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep2), 0);
@@ -143,8 +122,8 @@ START_TEST(test_max_registered_bytes)
 			RPMA_MR_USAGE_READ_SRC, &b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), RPMA_E_NOMEM);
-	ck_assert_msg(strstr(logged, "over its limit: max_registered_bytes = "
-			"16384"), "logged: %s", logged);
+	ck_assert_msg(strstr(ops_logged, "over its limit: max_registered_bytes = "
+			"16384"), "ops_logged: %s", ops_logged);
 	ck_assert_int_eq(rpma_mr_dereg(&b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), 0);
@@ -184,7 +163,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 		(void) close(p[0]);
 		if (setgroups(n, groups) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(1);
-		logged[0] = '\0';
+		ops_logged[0] = '\0';
 		struct ibv_context *dev;
 		struct rpma_peer *peer = NULL;
 		int ret = rpma_utils_get_ibv_context("127.0.0.1",
@@ -193,7 +172,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 			ret = rpma_peer_new(dev, &peer);
 		if (peer)
 			(void) rpma_peer_delete(&peer);
-		(void) write(p[1], logged, strlen(logged));
+		(void) write(p[1], ops_logged, strlen(ops_logged));
 		_exit(ret == 0 ? 0 : ret == RPMA_E_PROVIDER ? 2 : 3);
 	}
 	(void) close(p[1]);

@@ -42,26 +42,6 @@
 
 static struct ops_daemon d;
 
-/* what librpmaclient logged in this process */
-static char logged[16384];
-
-static void capture(enum rpma_log_level level, const char *file,
-		const int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-capture(enum rpma_log_level level, const char *file, const int line,
-		const char *func, const char *fmt, ...)
-{
-	size_t used = strlen(logged);
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	if (used + 1 < sizeof(logged))
-		strcat(logged, "\n");
-}
 
 static bool
 root(void)
@@ -77,8 +57,7 @@ static void
 start(const char *config)
 {
 	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
-	logged[0] = '\0';
-	ck_assert_int_eq(rpma_log_set_function(capture), 0);
+	ck_assert_int_eq(ops_log_capture(), 0);
 }
 
 static void
@@ -133,9 +112,9 @@ child_start(struct child *c, child_fn *prepare, child_fn *fn, void *arg)
 			_exit(90);
 		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(91);
-		logged[0] = '\0';
+		ops_logged[0] = '\0';
 		int ret = fn(c, arg);
-		(void) write(lp[1], logged, strlen(logged));
+		(void) write(lp[1], ops_logged, strlen(ops_logged));
 		_exit(ret);
 	}
 	(void) close(lp[1]);
@@ -270,7 +249,7 @@ static int
 make_conns(struct child *c, void *p)
 {
 	struct conns_arg *a = p;
-	(void) rpma_log_set_function(capture);
+	(void) ops_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -405,7 +384,7 @@ register_past_memlock(struct child *c, void *arg)
 {
 	(void) c;
 	(void) arg;
-	(void) rpma_log_set_function(capture);
+	(void) ops_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -455,7 +434,7 @@ try_networks(struct child *c, void *p)
 {
 	(void) c;
 	struct net_arg *a = p;
-	(void) rpma_log_set_function(capture);
+	(void) ops_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -730,7 +709,7 @@ static int
 register_sparse(struct child *c, void *p)
 {
 	struct shm_arg *a = p;
-	(void) rpma_log_set_function(capture);
+	(void) ops_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -823,7 +802,7 @@ fill_then_register(struct child *c, void *p)
 {
 	(void) c;
 	struct fs_arg *a = p;
-	(void) rpma_log_set_function(capture);
+	(void) ops_log_capture();
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/fill", a->mnt);
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
