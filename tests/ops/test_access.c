@@ -30,7 +30,6 @@
 
 static struct ops_daemon d;
 
-
 static void
 start(const char *config)
 {

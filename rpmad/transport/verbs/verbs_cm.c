@@ -415,6 +415,8 @@ verbs_release(struct conn *conn, bool abort)
 void
 verbs_conn_lost(struct verbs_conn *vc)
 {
+	/* the device stops touching the buffers; what it held is flushed */
+	verbs_qp_failed(vc);
 	/* the CM's view follows: it stops waiting for a peer that is gone */
 	if (vc->state == VC_ESTABLISHED)
 		(void) rdma_disconnect(vc->id);

@@ -88,7 +88,6 @@ port_down_expired(struct loop_timer *t)
 	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
 		if (vc->vdev != vd || vc->conn == NULL)
 			continue;
-		verbs_qp_failed(vc);
 		verbs_conn_lost(vc);
 	}
 }

@@ -165,8 +165,9 @@ void verbs_release(struct conn *conn, bool abort);
 /* one CM event (copied, already acknowledged) for a listener or conn */
 void verbs_cm_event(const struct rdma_cm_event *ev);
 /*
- * the peer cannot be reached (the device gave up retrying): the
- * connection is lost, as the TCP transport reports a silent peer
+ * the peer cannot be reached (the device gave up retrying, the link
+ * stayed down): the queue pair fails and the connection is lost, as the
+ * TCP transport reports a silent peer
  */
 void verbs_conn_lost(struct verbs_conn *vc);
 
