@@ -30,7 +30,8 @@ if [ "$(id -u)" != 0 ]; then say "skipped: needs root (mount namespace)"; exit 7
 command -v journalctl >/dev/null || { say "skipped: no journalctl"; exit 77; }
 lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
 [ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
-if ldd "$lib" | grep -q libasan; then san="-fsanitize=address,undefined"; else san=""; fi
+# grep reads all of ldd's output (with -q, pipefail would see ldd's SIGPIPE)
+if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-journal.XXXXXX")
 chmod 755 "$work"

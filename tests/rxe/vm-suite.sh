@@ -29,7 +29,7 @@ fail() { FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES $1"; echo "FAIL  $1
 section() { echo; echo "== $1 ($(date +%T))"; }
 
 # the rxe devices must be there: nothing below means anything without them
-rdma link show | grep -q 'rxe0.*ACTIVE' || { echo "no active rxe0"; echo "0 passed, 1 failed"; exit 1; }
+rdma link show | grep 'rxe0.*ACTIVE' >/dev/null || { echo "no active rxe0"; echo "0 passed, 1 failed"; exit 1; }
 
 # conformance NAME [ENV...]: the upstream examples over verbs
 conformance() {
