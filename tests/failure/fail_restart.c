@@ -31,8 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -414,61 +412,6 @@ new_client(const struct it_env *env, void *arg)
 
 /* ------------------------------------------------- the parent */
 
-static bool
-accepts(const char *path)
-{
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return false;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t len = strlen(path);
-	if (len >= sizeof(sun.sun_path)) {
-		(void) close(s);
-		return false;
-	}
-	memcpy(sun.sun_path, path, len + 1);
-	bool ok = connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-	(void) close(s);
-	return ok;
-}
-
-/*
- * Starts rpmad again as test_daemon_start did, on the same socket (the
- * applications know it by RPMAD_SOCKET) and with the same configuration,
- * logging to the same file. Returns 0 when it accepts connections.
- */
-static int
-restart(struct test_daemon *d, const char *config)
-{
-	const char *bin = getenv("RPMAD_BIN");
-	const char *argv[] = { bin && *bin ? bin : "rpmad", "--foreground",
-		"--socket", d->socket, "--transport", "tcp", "--log-level",
-		"info", "--config", config, NULL };
-	(void) fflush(NULL);
-	d->pid = fork();
-	if (d->pid < 0)
-		return -1;
-	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			(void) dup2(fd, STDOUT_FILENO);
-			(void) dup2(fd, STDERR_FILENO);
-		}
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	uint64_t end = it_now_ms() + IT_WAIT_MS;
-	while (!accepts(d->socket)) {
-		if (waitpid(d->pid, NULL, WNOHANG) == d->pid || it_now_ms() >
-				end) {
-			test_daemon_kill(d);
-			return -1;
-		}
-		it_sleep_ms(5);
-	}
-	return 0;
-}
-
 /* _i: enum how */
 START_TEST(test_restart_under_apps)
 {
@@ -510,8 +453,10 @@ START_TEST(test_restart_under_apps)
 		ck_assert_msg(code == 0, "rpmad ended with %d after SIGTERM",
 				code);
 	}
-	ck_assert_msg(restart(a, config_path) == 0, "rpmad did not start "
-			"again on %s", a->socket);
+	/* as it_env_start_cfg started it: its transport, its configuration */
+	const char *const again[] = { "--config", config_path, NULL };
+	ck_assert_msg(test_daemon_restart(a, again) == 0, "rpmad did not "
+			"start again on %s", a->socket);
 	ck_assert_int_eq(it_admin_open(&adm_a, a), 0);
 	footprint_now(&adm_a, a->pid, &empty_a);
 	ck_assert_int_eq(empty_a.counts.sessions, 0);

@@ -48,27 +48,23 @@ can_connect(const char *path)
 	return ok;
 }
 
-int
-test_daemon_start(struct test_daemon *d, const char *const *extra_args)
+/* Runs rpmad in d's directory, on d's socket and log, and waits for it. */
+static int
+spawn(struct test_daemon *d, const char *const *extra_args)
 {
-	memset(d, 0, sizeof(*d));
-	const char *tmp = getenv("TMPDIR");
-	(void) snprintf(d->dir, sizeof(d->dir), "%s/rpmad-test.XXXXXX",
-			tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(d->dir) == NULL)
-		return -1;
-	(void) snprintf(d->socket, sizeof(d->socket), "%s/rpmad.sock", d->dir);
-	(void) snprintf(d->log, sizeof(d->log), "%s/rpmad.log", d->dir);
-
+	/* RPMAD_TEST_LOG_LEVEL=debug: more of the daemons' story, when a
+	 * test fails (TEST_KEEP_LOGS keeps it) */
+	const char *level = getenv("RPMAD_TEST_LOG_LEVEL");
 	const char *argv[32] = { rpmad_bin(), "--foreground", "--socket",
 			d->socket, "--transport", test_daemon_transport(),
-			"--log-level", "info",
+			"--log-level", level && *level ? level : "info",
 			"--config", "/dev/null" };
 	int argc = 10;
 	for (int i = 0; extra_args && extra_args[i] && argc < 31; i++)
 		argv[argc++] = extra_args[i];
 	argv[argc] = NULL;
 
+	(void) fflush(NULL);
 	d->pid = fork();
 	if (d->pid < 0)
 		return -1;
@@ -96,6 +92,28 @@ test_daemon_start(struct test_daemon *d, const char *const *extra_args)
 	}
 	test_daemon_kill(d);
 	return -1;
+}
+
+int
+test_daemon_start(struct test_daemon *d, const char *const *extra_args)
+{
+	memset(d, 0, sizeof(*d));
+	const char *tmp = getenv("TMPDIR");
+	(void) snprintf(d->dir, sizeof(d->dir), "%s/rpmad-test.XXXXXX",
+			tmp && *tmp ? tmp : "/tmp");
+	if (mkdtemp(d->dir) == NULL)
+		return -1;
+	(void) snprintf(d->socket, sizeof(d->socket), "%s/rpmad.sock", d->dir);
+	(void) snprintf(d->log, sizeof(d->log), "%s/rpmad.log", d->dir);
+	return spawn(d, extra_args);
+}
+
+int
+test_daemon_restart(struct test_daemon *d, const char *const *extra_args)
+{
+	if (d->pid > 0 || d->dir[0] == '\0')
+		return -1;
+	return spawn(d, extra_args);
 }
 
 void

@@ -32,6 +32,14 @@ const char *test_daemon_transport(void);
  */
 int test_daemon_start(struct test_daemon *d, const char *const *extra_args);
 
+/*
+ * test_daemon_restart -- after test_daemon_kill (or a SIGTERM the test
+ * waited for), run rpmad again as test_daemon_start did, on the same
+ * socket, directory and log (appended to), with these extra arguments.
+ * Returns 0 once it accepts connections, or -1.
+ */
+int test_daemon_restart(struct test_daemon *d, const char *const *extra_args);
+
 /* test_daemon_use -- point RPMAD_SOCKET at this daemon */
 void test_daemon_use(const struct test_daemon *d);
 

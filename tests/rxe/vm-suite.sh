@@ -75,11 +75,10 @@ for s in "${SECTIONS[@]}"; do
 		done ;;
 	failure)
 		section failure
-		# an application and an rpmad killed mid-stream; fail_restart
-		# (rpmad restarted under running applications) is not run here
-		# yet: over verbs the applications' new connection after the
-		# restart is rejected, which is not understood yet
-		check_prog fail_kill "$BUILD/tests/failure/fail_kill" ;;
+		# an application and an rpmad killed mid-stream; rpmad
+		# restarted under running applications
+		check_prog fail_kill "$BUILD/tests/failure/fail_kill"
+		check_prog fail_restart "$BUILD/tests/failure/fail_restart" ;;
 	link)
 		section "link and device"
 		check_prog rxe_link "$BUILD/tests/rxe/rxe_link" ;;

@@ -449,6 +449,20 @@ was_reached(const struct verbs_conn *vc)
 		vc->state == VC_DISCONNECTING;
 }
 
+/* The IB CM's reasons for a REJ that an operator meets (IBTA 12.6.7). */
+static const char *
+reject_reason(int reason)
+{
+	switch (reason) {
+	case 3: return "no resources at the peer";
+	case 4: return "timed out";
+	case 8: return "nothing listens there";
+	case 10: return "stale connection (the peer remembers an old one)";
+	case 28: return "refused by the peer's application";
+	default: return "refused by the peer's connection manager";
+	}
+}
+
 static void
 conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 {
@@ -467,6 +481,11 @@ conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 		established(vc, ev);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		/* the reason says who refused: the peer, or its kernel's CM */
+		if (vc->conn)
+			log_info("verbs: connection qp %u: rejected: %s "
+					"(IB CM reason %d)", vc->conn->qp_num,
+					reject_reason(ev->status), ev->status);
 		/* passive: the client withdrew its request */
 		vc_over(vc, vc->passive ? RPMA_CONN_LOST : RPMA_CONN_REJECTED);
 		break;
