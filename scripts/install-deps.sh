@@ -11,7 +11,7 @@ set -eu
 PACKAGES="
 	autoconf automake libtool pkg-config make gcc
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
-	libsystemd-dev libprotobuf-c-dev protobuf-c-compiler
+	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
 	check uthash-dev
 	iproute2 python3 procps groff-base systemd e2fsprogs
 	clang

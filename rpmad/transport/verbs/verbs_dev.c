@@ -210,6 +210,7 @@ verbs_dev_of(struct ibv_context *ctx)
 				"watched", name);
 	log_notice("verbs: RDMA device %s (device %u%s)", name, vd->dev->id,
 			vd->dev->odp_capable ? ", on-demand paging" : "");
+	verbs_hotplug_watch();
 	return vd;
 }
 
@@ -218,6 +219,17 @@ verbs_dev_find(const struct ibv_context *ctx)
 {
 	for (unsigned i = 0; i < ndevs; i++) {
 		if (devs[i].ctx == ctx)
+			return &devs[i];
+	}
+	return NULL;
+}
+
+struct verbs_dev *
+verbs_dev_of_node(const char *node)
+{
+	for (unsigned i = 0; i < ndevs; i++) {
+		if (devs[i].ctx && !devs[i].dead &&
+				strcmp(devs[i].ctx->device->dev_name, node) == 0)
 			return &devs[i];
 	}
 	return NULL;
@@ -256,6 +268,7 @@ verbs_dev_fini(void)
 		if (devs[i].port_timer.armed)
 			loop_timer_cancel(rpmad.loop, &devs[i].port_timer);
 	}
+	verbs_hotplug_fini();
 	memset(devs, 0, sizeof(devs));
 	ndevs = 0;
 }

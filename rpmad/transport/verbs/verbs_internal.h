@@ -10,6 +10,7 @@
  *   verbs_qp.c         the queue pair: posting work and receives, reaping
  *                      completions
  *   verbs_gone.c       a device that went away: letting go of it
+ *   verbs_hotplug.c    noticing that a device is being removed
  */
 
 #ifndef RPMAD_VERBS_INTERNAL_H
@@ -132,6 +133,14 @@ void verbs_dev_forget(struct verbs_dev *vd, bool removed);
 
 /* the device of a CM id's context, also when it is gone already */
 struct verbs_dev *verbs_dev_find(const struct ibv_context *ctx);
+
+/* the live device whose verbs node is /dev/infiniband/<node> (uverbsN) */
+struct verbs_dev *verbs_dev_of_node(const char *node);
+
+/* ---- verbs_hotplug.c ---- */
+/* start watching for devices being removed (once; a warning if it fails) */
+void verbs_hotplug_watch(void);
+void verbs_hotplug_fini(void);
 
 /* ---- verbs_gone.c ---- */
 /* the device was removed or failed: LOST, let go of everything on it */
