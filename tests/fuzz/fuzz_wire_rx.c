@@ -51,6 +51,7 @@
 #include "request.h"
 #include "session.h"
 #include "tenant.h"
+#include "tcp_conn.h"
 #include "tcp_internal.h"
 #include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
@@ -230,7 +231,7 @@ post_work(struct conn *conn, unsigned mask)
 static void
 wire_up(struct conn *conn, unsigned flags, int peer_end[2])
 {
-	struct tcp_conn *tc = tcp_conn_new();
+	struct tcp_conn *tc = tcp_conn_new(tcp_target_rnr_expired);
 	if (tc == NULL)
 		abort();
 	bool active = flags & FUZZ_F_ACTIVE;

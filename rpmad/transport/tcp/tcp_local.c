@@ -20,25 +20,8 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "tcp_conn.h"
 #include "tcp_internal.h"
-
-void
-tcp_local_pair(struct tcp_conn *passive)
-{
-	struct tcp_conn *active = tcp_conn_find_active(passive->token);
-	if (active == NULL || active->local_peer)
-		return;
-	passive->local_peer = active;
-	active->local_peer = passive;
-}
-
-void
-tcp_local_unpair(struct tcp_conn *tc)
-{
-	if (tc->local_peer)
-		tc->local_peer->local_peer = NULL;
-	tc->local_peer = NULL;
-}
 
 static void
 wait_push(struct tcp_conn *tc, struct work *w)

@@ -18,6 +18,8 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
 #include "tcp_internal.h"
 
 /* ------------------------------------------------------------ initiator */

@@ -18,6 +18,8 @@
 #include "ep.h"
 #include "log.h"
 #include "registry.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
 #include "tcp_internal.h"
 #include "transport_tcp.h"
 
@@ -33,57 +35,20 @@
 /* ------------------------------------------------------------ passive */
 
 static void
-unpaired_remove(struct tcp_ep *tep, struct tcp_conn *tc)
-{
-	for (struct tcp_conn **pp = &tep->unpaired; *pp;
-			pp = &(*pp)->pair_next) {
-		if (*pp == tc) {
-			*pp = tc->pair_next;
-			tep->n_unpaired--;
-			break;
-		}
-	}
-	tc->pair_next = NULL;
-}
-
-void
-tcp_setup_socket_gone(struct tcp_conn *tc)
-{
-	if (tc->state == TC_PAIRING) {
-		if (tc->tep)
-			unpaired_remove(tc->tep, tc);
-		tcp_conn_free(tc);
-		return;
-	}
-	/* waiting at the endpoint: the application gets it, then LOST */
-	tc->remote_gone = true;
-	tcp_chan_close(&tc->chan[0], false);
-	tcp_chan_close(&tc->chan[1], false);
-}
-
-static void
 pairing_timeout(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
 	log_info("tcp: an incoming connection did not complete its set-up "
 			"in time");
-	tcp_setup_socket_gone(tc);
+	tcp_conn_socket_gone(tc);
 }
 
 /* Moves the socket of `from` (its only one) to be `to`'s secondary. */
 static void
 adopt_socket(struct tcp_conn *to, struct tcp_conn *from)
 {
-	struct tcp_chan *src = &from->chan[0];
-	struct tcp_chan *dst = &to->chan[1];
-	loop_del(rpmad.loop, &src->watch);
-	tcp_chan_init(dst, to, src->fd, tcp_chan_ready);
-	dst->rbuf = src->rbuf;
-	dst->rpos = src->rpos;
-	dst->rlen = src->rlen;
-	src->rbuf = NULL;
-	src->fd = -1;
-	tcp_chan_pause(dst, false);
+	tcp_chan_move(&to->chan[1], to, &from->chan[0]);
+	tcp_chan_pause(&to->chan[1], false);
 }
 
 /*
@@ -94,7 +59,7 @@ static int
 publish(struct tcp_conn *tc)
 {
 	struct tcp_ep *tep = tc->tep;
-	unpaired_remove(tep, tc);
+	tcp_conn_unpaired_remove(tep, tc);
 	loop_timer_cancel(rpmad.loop, &tc->timer);
 	tc->tgt = &tc->chan[0];
 	tc->ini = &tc->chan[1];
@@ -153,11 +118,11 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		memcpy(tc->pdata, payload + TCP_HELLO_SIZE, h.pdata_len);
 		tc->pdata_len = h.pdata_len;
 		/* a client of this very rpmad: no need for the sockets' data */
-		tcp_local_pair(tc);
+		tcp_conn_pair_local(tc);
 		struct tcp_conn *sec = find_partner(tep, tc, HELLO_SECONDARY);
 		if (sec) {
 			adopt_socket(tc, sec);
-			unpaired_remove(tep, sec);
+			tcp_conn_unpaired_remove(tep, sec);
 			tcp_conn_free(sec);
 			return publish(tc);
 		}
@@ -166,7 +131,7 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 	struct tcp_conn *prim = find_partner(tep, tc, HELLO_PRIMARY);
 	if (prim) {
 		adopt_socket(prim, tc);
-		unpaired_remove(tep, tc);
+		tcp_conn_unpaired_remove(tep, tc);
 		tcp_conn_free(tc);
 		(void) publish(prim);
 		return -1;	/* this channel now belongs to prim */
@@ -187,7 +152,7 @@ drop_oldest_unpaired(struct tcp_ep *tep)
 				"dropping the oldest", tep->ep->addr,
 				tep->ep->port, tep->n_unpaired);
 	tep->warned_full = true;
-	unpaired_remove(tep, oldest);
+	tcp_conn_unpaired_remove(tep, oldest);
 	tcp_conn_free(oldest);
 }
 
@@ -209,7 +174,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		}
 		if (tep->n_unpaired >= PAIRING_MAX)
 			drop_oldest_unpaired(tep);
-		struct tcp_conn *tc = tcp_conn_new();
+		struct tcp_conn *tc = tcp_conn_new(tcp_target_rnr_expired);
 		if (tc == NULL) {
 			(void) close(fd);
 			continue;
@@ -373,7 +338,7 @@ int
 tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen)
 {
-	struct tcp_conn *tc = tcp_conn_new();
+	struct tcp_conn *tc = tcp_conn_new(tcp_target_rnr_expired);
 	if (tc == NULL) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * transport_tcp.c -- the software transport: its operations table, the
- * life of a connection (goodbyes, loss, release) and the receive engine
+ * end of a connection (goodbyes, loss, release) and the receive engine
  * that cuts a socket's bytes into frames and hands them to their handlers
  */
 
@@ -19,6 +19,8 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
 #include "tcp_internal.h"
 #include "transport_tcp.h"
 
@@ -35,93 +37,6 @@
  */
 #define TX_THROTTLE_FRAMES 1024
 #define TX_RESUME_FRAMES 256
-
-static struct tcp_chan *dirty_list;
-static struct tcp_conn *all_tcs;
-
-/* ------------------------------------------------------------ bookkeeping */
-
-struct tcp_conn *
-tcp_conn_new(void)
-{
-	struct tcp_conn *tc = calloc(1, sizeof(*tc));
-	if (tc == NULL)
-		return NULL;
-	tc->chan[0].fd = tc->chan[1].fd = -1;
-	tc->chan[0].tc = tc->chan[1].tc = tc;
-	tc->timer.arg = tc;
-	tc->rnr_timer.arg = tc;
-	tc->rnr_timer.fn = tcp_target_rnr_expired;
-	tc->heartbeat.arg = tc;
-	tc->next_seq = 1;
-	tc->expect_seq = 1;
-	tc->all_next = all_tcs;
-	if (all_tcs)
-		all_tcs->all_prev = tc;
-	all_tcs = tc;
-	return tc;
-}
-
-void
-tcp_chan_mark_dirty(struct tcp_chan *ch)
-{
-	if (ch->dirty || ch->fd < 0)
-		return;
-	ch->dirty = true;
-	ch->dirty_next = dirty_list;
-	dirty_list = ch;
-}
-
-static void
-dirty_forget(struct tcp_chan *ch)
-{
-	if (!ch->dirty)
-		return;
-	for (struct tcp_chan **pp = &dirty_list; *pp;
-			pp = &(*pp)->dirty_next) {
-		if (*pp == ch) {
-			*pp = ch->dirty_next;
-			break;
-		}
-	}
-	ch->dirty = false;
-}
-
-struct tcp_conn *
-tcp_conn_find_active(const uint8_t *token)
-{
-	for (struct tcp_conn *tc = all_tcs; tc; tc = tc->all_next) {
-		if (!tc->passive && tc->conn &&
-				memcmp(tc->token, token, TCP_TOKEN_SIZE) == 0)
-			return tc;
-	}
-	return NULL;
-}
-
-void
-tcp_conn_free(struct tcp_conn *tc)
-{
-	tcp_local_unpair(tc);
-	for (int i = 0; i < 2; i++) {
-		dirty_forget(&tc->chan[i]);
-		tcp_chan_close(&tc->chan[i], false);
-	}
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
-	while (tc->free_items) {
-		struct tx_item *it = tc->free_items;
-		tc->free_items = it->next;
-		free(it);
-	}
-	if (tc->all_prev)
-		tc->all_prev->all_next = tc->all_next;
-	else
-		all_tcs = tc->all_next;
-	if (tc->all_next)
-		tc->all_next->all_prev = tc->all_prev;
-	free(tc);
-}
 
 /*
  * Sends what is queued; a socket that fails loses the connection.
@@ -141,7 +56,7 @@ flush_chan(struct tcp_chan *ch)
 		return 0;
 	}
 	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
+		tcp_conn_socket_gone(tc);
 		return -1;
 	}
 	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
@@ -153,10 +68,8 @@ static int
 tcp_poll(void *arg)
 {
 	int work = 0;
-	while (dirty_list) {
-		struct tcp_chan *ch = dirty_list;
-		dirty_list = ch->dirty_next;
-		ch->dirty = false;
+	struct tcp_chan *ch;
+	while ((ch = tcp_chan_next_dirty()) != NULL) {
 		(void) flush_chan(ch);
 		work++;
 	}
@@ -205,54 +118,17 @@ bool
 transport_tcp_pending(void)
 {
 	(void) tcp_poll(NULL);
-	for (struct tcp_conn *tc = all_tcs; tc; tc = tc->all_next) {
-		if (tcp_chan_pending(&tc->chan[0]) ||
-				tcp_chan_pending(&tc->chan[1]))
-			return true;
-	}
-	return false;
+	return tcp_conn_any_pending();
 }
 
 /* ------------------------------------------------------- connection life */
-
-void
-tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
-{
-	if (tc->state == TC_OVER)
-		return;
-	tc->state = TC_OVER;
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
-	/* nothing more is read; what is queued may still go out */
-	tcp_chan_pause(&tc->chan[0], true);
-	tcp_chan_pause(&tc->chan[1], true);
-	if (tc->conn)
-		conn_ended(tc->conn, event);
-}
-
-void
-tcp_conn_violation(struct tcp_conn *tc, const char *what)
-{
-	log_warning("tcp: connection qp %u: the peer broke the protocol (%s)",
-			tc->conn ? tc->conn->qp_num : 0, what);
-	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
-		return;
-	}
-	tcp_chan_close(&tc->chan[0], true);
-	tcp_chan_close(&tc->chan[1], true);
-	/* before ACCEPT, whatever answered there is no rpmad to talk to */
-	tcp_conn_over(tc, tc->state == TC_CONNECTING || tc->state == TC_HELLO ?
-			CONN_END_UNREACHABLE : RPMA_CONN_LOST);
-}
 
 /* The end of a socket (EOF, reset, timeout). */
 static void
 socket_ended(struct tcp_conn *tc, long err)
 {
 	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
+		tcp_conn_socket_gone(tc);
 		return;
 	}
 	switch (tc->state) {
@@ -279,57 +155,6 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 }
 
-/*
- * Liveness: a peer that goes silent (a cut network, a frozen host) must be
- * found within tcp_timeout_ms, also when nothing is in flight and at a
- * finer grain than TCP keepalives (whole seconds). Each socket carries a
- * heartbeat when it was quiet for a quarter of the timeout; a socket that
- * heard nothing for seven eighths of it (three heartbeats missed) has lost
- * its peer -- checked every eighth, so the loss is known within the
- * timeout. A socket we do not read (a message waits for a receive buffer)
- * proves nothing either way; the other one still does.
- */
-static void
-heartbeat_tick(struct loop_timer *t)
-{
-	struct tcp_conn *tc = t->arg;
-	uint64_t timeout = (uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000;
-	uint64_t now = loop_now_ns();
-
-	for (int i = 0; i < 2; i++) {
-		struct tcp_chan *ch = &tc->chan[i];
-		if (ch->fd < 0)
-			continue;
-		if (!ch->paused && now - ch->last_rx_ns >= timeout / 8 * 7) {
-			log_info("tcp: connection qp %u: the peer was silent "
-					"for %u ms", tc->conn ? tc->conn->qp_num :
-					0, rpmad.cfg.tcp_timeout_ms);
-			tcp_chan_close(&tc->chan[0], true);
-			tcp_chan_close(&tc->chan[1], true);
-			tcp_conn_over(tc, tc->state == TC_DISCONNECTING ?
-					RPMA_CONN_CLOSED : RPMA_CONN_LOST);
-			return;
-		}
-		if (now - ch->last_tx_ns >= timeout / 4) {
-			struct tcp_frame f = { .type = TF_HEARTBEAT };
-			if (tcp_chan_send(ch, &f, NULL, 0, NULL, NULL) == 0)
-				tcp_chan_mark_dirty(ch);
-		}
-	}
-	loop_timer_arm(rpmad.loop, t, timeout / 8);
-}
-
-void
-tcp_conn_start_heartbeat(struct tcp_conn *tc)
-{
-	uint64_t now = loop_now_ns();
-	for (int i = 0; i < 2; i++)
-		tc->chan[i].last_rx_ns = tc->chan[i].last_tx_ns = now;
-	tc->heartbeat.fn = heartbeat_tick;
-	loop_timer_arm(rpmad.loop, &tc->heartbeat,
-			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000 / 8);
-}
-
 static void
 goodbye_timeout(struct loop_timer *t)
 {
@@ -337,24 +162,12 @@ goodbye_timeout(struct loop_timer *t)
 	tcp_conn_over(tc, RPMA_CONN_CLOSED);
 }
 
-/*
- * The goodbye follows our operations on their socket, so that the peer
- * sees everything we posted before it.
- */
-static void
-send_goodbye(struct tcp_conn *tc)
-{
-	struct tcp_frame f = { .type = TF_DISCONNECT };
-	if (tcp_chan_send(tc->ini, &f, NULL, 0, NULL, NULL) == 0)
-		tcp_chan_mark_dirty(tc->ini);
-}
-
 /* A DISCONNECT from the peer: answer it, and the connection is closed. */
 static void
 goodbye_received(struct tcp_conn *tc)
 {
 	if (tc->state == TC_ESTABLISHED) {
-		send_goodbye(tc);
+		tcp_conn_send_goodbye(tc);
 		(void) flush_chan(tc->ini);
 	}
 	tcp_conn_over(tc, RPMA_CONN_CLOSED);
@@ -407,7 +220,7 @@ frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		return 0;	/* its arrival was the point */
 	if (f->type == TF_DISCONNECT) {
 		if (tc->conn == NULL) {
-			tcp_setup_socket_gone(tc);
+			tcp_conn_socket_gone(tc);
 			return -1;
 		}
 		goodbye_received(tc);
@@ -620,7 +433,7 @@ tp_disconnect(struct conn *conn)
 	case TC_ESTABLISHED:
 		tc->state = TC_DISCONNECTING;
 		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
-		send_goodbye(tc);
+		tcp_conn_send_goodbye(tc);
 		tc->timer.fn = goodbye_timeout;
 		loop_timer_arm(rpmad.loop, &tc->timer, GOODBYE_TIMEOUT_NS);
 		break;
@@ -648,13 +461,13 @@ tp_release(struct conn *conn, bool abort)
 	tcp_local_forget(tc);
 	if (!abort) {
 		if (tc->state == TC_ESTABLISHED)
-			send_goodbye(tc);
+			tcp_conn_send_goodbye(tc);
 		for (int i = 0; i < 2; i++)
 			if (tc->chan[i].fd >= 0)
 				(void) tcp_chan_flush(&tc->chan[i]);
 	}
 	for (int i = 0; i < 2; i++) {
-		dirty_forget(&tc->chan[i]);
+		tcp_chan_forget_dirty(&tc->chan[i]);
 		tcp_chan_close(&tc->chan[i], abort);
 	}
 	tc->conn = NULL;
