@@ -21,7 +21,7 @@
 #include "log.h"
 #include "mr.h"
 #include "tcp_conn.h"
-#include "tcp_internal.h"
+#include "tcp_local.h"
 
 static void
 wait_push(struct tcp_conn *tc, struct work *w)
@@ -236,13 +236,14 @@ tcp_local_resume(struct tcp_conn *target)
 		run_waiting(tc);
 }
 
-void
+bool
 tcp_local_rnr_expired(struct tcp_conn *tc)
 {
 	struct work *w = wait_pop(tc);
 	if (w == NULL)
-		return;
+		return false;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",
 			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
+	return true;
 }

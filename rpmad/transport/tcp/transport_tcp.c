@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * transport_tcp.c -- the software transport: its operations table, the
- * end of a connection (goodbyes, loss, release) and the receive engine
- * that cuts a socket's bytes into frames and hands them to their handlers
+ * transport_tcp.c -- the software transport: its operations table and its
+ * entry in the transport table, the device it makes, and the flush of
+ * queued frames before the loop sleeps
  */
 
 #include <errno.h>
@@ -21,48 +21,14 @@
 #include "mr.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
-#include "tcp_internal.h"
+#include "tcp_local.h"
+#include "tcp_open.h"
+#include "tcp_ops.h"
+#include "tcp_rx.h"
 #include "transport_tcp.h"
 
-/* Bytes one socket may deliver per wake-up before others get a turn. */
-#define RX_BUDGET (4u << 20)
 /* How long a goodbye waits for the peer's. */
 #define GOODBYE_TIMEOUT_NS (1000 * 1000 * 1000ull)
-/* Payloads this big skip the staging buffer. */
-#define DIRECT_RECV_MIN 4096
-/*
- * Answers queued on a target channel before rpmad stops reading the
- * peer's operations (a peer that never reads its answers must not make
- * rpmad grow without bound), and the level at which it reads again.
- */
-#define TX_THROTTLE_FRAMES 1024
-#define TX_RESUME_FRAMES 256
-
-/*
- * Sends what is queued; a socket that fails loses the connection.
- * Returns -1 when the connection object is gone (not adopted yet, freed).
- */
-static int
-flush_chan(struct tcp_chan *ch)
-{
-	struct tcp_conn *tc = ch->tc;
-	if (tcp_chan_flush(ch) == 0) {
-		if (ch->throttled && ch->tx_count <= TX_RESUME_FRAMES) {
-			/* the peer reads its answers again: so do we */
-			ch->throttled = false;
-			tcp_chan_pause(ch, false);
-			(void) tcp_chan_rx(ch);
-		}
-		return 0;
-	}
-	if (tc->conn == NULL) {
-		tcp_conn_socket_gone(tc);
-		return -1;
-	}
-	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
-			RPMA_CONN_LOST);
-	return 0;
-}
 
 static int
 tcp_poll(void *arg)
@@ -70,7 +36,7 @@ tcp_poll(void *arg)
 	int work = 0;
 	struct tcp_chan *ch;
 	while ((ch = tcp_chan_next_dirty()) != NULL) {
-		(void) flush_chan(ch);
+		(void) tcp_rx_flush(ch);
 		work++;
 	}
 	return work;
@@ -123,271 +89,11 @@ transport_tcp_pending(void)
 
 /* ------------------------------------------------------- connection life */
 
-/* The end of a socket (EOF, reset, timeout). */
-static void
-socket_ended(struct tcp_conn *tc, long err)
-{
-	if (tc->conn == NULL) {
-		tcp_conn_socket_gone(tc);
-		return;
-	}
-	switch (tc->state) {
-	case TC_CONNECTING:
-		tcp_conn_over(tc, tcp_connect_outcome((int)-err));
-		break;
-	case TC_HELLO:
-		/*
-		 * the far rpmad dropped the request before the server's
-		 * application answered it (its endpoint shut down, or it went
-		 * away): RDMA CM rejects the requests of a destroyed listener
-		 */
-		tcp_conn_over(tc, RPMA_CONN_REJECTED);
-		break;
-	case TC_DISCONNECTING:
-		tcp_conn_over(tc, RPMA_CONN_CLOSED);
-		break;
-	default:
-		if (err && err != -ECONNRESET)
-			log_info("tcp: connection qp %u: %s",
-					tc->conn->qp_num, strerror((int)-err));
-		tcp_conn_over(tc, RPMA_CONN_LOST);
-		break;
-	}
-}
-
 static void
 goodbye_timeout(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
 	tcp_conn_over(tc, RPMA_CONN_CLOSED);
-}
-
-/* A DISCONNECT from the peer: answer it, and the connection is closed. */
-static void
-goodbye_received(struct tcp_conn *tc)
-{
-	if (tc->state == TC_ESTABLISHED) {
-		tcp_conn_send_goodbye(tc);
-		(void) flush_chan(tc->ini);
-	}
-	tcp_conn_over(tc, RPMA_CONN_CLOSED);
-}
-
-/* --------------------------------------------------------- receive engine */
-
-/* Which handler a frame on this channel goes to; -1 when none may. */
-static int
-frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
-{
-	const struct tcp_frame *f = &ch->cur;
-	bool primary = ch == &tc->chan[0];
-
-	if (f->type < TF_WRITE) {
-		/* the goodbye comes after the peer's operations, on theirs */
-		if (!primary && f->type != TF_HELLO &&
-				f->type != TF_DISCONNECT &&
-				f->type != TF_HEARTBEAT) {
-			tcp_conn_violation(tc, "set-up frame on the secondary");
-			return -1;
-		}
-		ch->sink = SINK_SCRATCH;
-		return 0;
-	}
-	if (tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) {
-		tcp_conn_violation(tc, "operation before the connection is up");
-		return -1;
-	}
-	if (f->type < TF_ACK) {
-		if (ch != tc->tgt) {
-			tcp_conn_violation(tc, "operation on the wrong socket");
-			return -1;
-		}
-		return tcp_target_begin(tc, ch);
-	}
-	if (ch != tc->ini) {
-		tcp_conn_violation(tc, "answer on the wrong socket");
-		return -1;
-	}
-	return tcp_initiator_begin(tc, ch);
-}
-
-/* Returns -1 when the channel is gone with its connection object. */
-static int
-frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
-{
-	const struct tcp_frame *f = &ch->cur;
-	if (f->type == TF_HEARTBEAT)
-		return 0;	/* its arrival was the point */
-	if (f->type == TF_DISCONNECT) {
-		if (tc->conn == NULL) {
-			tcp_conn_socket_gone(tc);
-			return -1;
-		}
-		goodbye_received(tc);
-	} else if (f->type < TF_WRITE) {
-		return tcp_setup_frame(tc, ch, f, ch->scratch);
-	} else if (f->type < TF_ACK) {
-		tcp_target_end(tc, ch);
-	} else {
-		tcp_initiator_end(tc, ch);
-	}
-	return 0;
-}
-
-/* Moves staged payload bytes to where they belong. */
-static void
-sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
-{
-	switch (ch->sink) {
-	case SINK_MEM:
-		if (!ch->copy_failed &&
-				guarded_memcpy(ch->dst + ch->got, src, n))
-			ch->copy_failed = true;
-		break;
-	case SINK_SCRATCH:
-		if (ch->got + n <= sizeof(ch->scratch))
-			memcpy(ch->scratch + ch->got, src, n);
-		break;
-	case SINK_DISCARD:
-		break;
-	}
-	ch->got += (uint32_t)n;
-}
-
-/*
- * Receives the rest of the current frame's payload. Returns 1 when it is
- * complete, 0 when more must arrive first, -1 when the socket ended.
- */
-static int
-rx_payload(struct tcp_chan *ch, size_t *budget)
-{
-	while (ch->got < ch->cur_payload) {
-		size_t want = ch->cur_payload - ch->got;
-		size_t avail = ch->rlen - ch->rpos;
-		if (avail) {
-			size_t take = avail < want ? avail : want;
-			sink_bytes(ch, ch->rbuf + ch->rpos, take);
-			ch->rpos += take;
-			continue;
-		}
-		if (*budget == 0)
-			return 0;
-		long n;
-		if (ch->sink == SINK_MEM && !ch->copy_failed &&
-				want >= DIRECT_RECV_MIN) {
-			/* straight into registered memory: no staging copy */
-			do {
-				n = recv(ch->fd, ch->dst + ch->got, want, 0);
-			} while (n < 0 && errno == EINTR);
-			if (n < 0)
-				n = -errno;
-			if (n == -EFAULT) {
-				/*
-				 * A page is gone (its file was truncated); the
-				 * bytes stay in the socket: take them through
-				 * the staging buffer, and the operation fails.
-				 */
-				ch->copy_failed = true;
-				continue;
-			}
-			if (n > 0) {
-				ch->got += (uint32_t)n;
-				ch->last_rx_ns = loop_now_ns();
-			}
-		} else {
-			n = tcp_chan_fill(ch);
-		}
-		if (n == -EAGAIN || n == -EWOULDBLOCK)
-			return 0;
-		if (n <= 0) {
-			socket_ended(ch->tc, n);
-			return -1;
-		}
-		*budget = (size_t)n > *budget ? 0 : *budget - (size_t)n;
-	}
-	return 1;
-}
-
-int
-tcp_chan_rx(struct tcp_chan *ch)
-{
-	struct tcp_conn *tc = ch->tc;
-	size_t budget = RX_BUDGET;
-	int ret = 0;
-
-	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
-		if (!ch->in_frame && ch == tc->tgt &&
-				ch->tx_count >= TX_THROTTLE_FRAMES) {
-			ch->throttled = true;
-			tcp_chan_pause(ch, true);
-			break;
-		}
-		if (!ch->in_frame) {
-			if (ch->rlen - ch->rpos < TCP_FRAME_SIZE) {
-				if (budget == 0)
-					break;
-				long n = tcp_chan_fill(ch);
-				if (n == -EAGAIN || n == -EWOULDBLOCK)
-					break;
-				if (n <= 0) {
-					socket_ended(tc, n);
-					return -1;
-				}
-				budget = (size_t)n > budget ? 0 :
-					budget - (size_t)n;
-				continue;
-			}
-			if (tcp_frame_decode(ch->rbuf + ch->rpos, &ch->cur)) {
-				tcp_conn_violation(tc, "malformed frame");
-				return -1;
-			}
-			ch->rpos += TCP_FRAME_SIZE;
-			ch->in_frame = true;
-			ch->begun = false;
-			ch->got = 0;
-			ch->copy_failed = false;
-			ch->cur_payload = tcp_frame_payload_len(&ch->cur);
-		}
-		if (!ch->begun) {
-			int r = frame_begin(tc, ch);
-			if (r < 0)
-				return -1;
-			if (r > 0)
-				break;	/* paused until a receive is posted */
-			ch->begun = true;
-		}
-		int r = rx_payload(ch, &budget);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		ch->in_frame = false;
-		if (frame_end(tc, ch) < 0)
-			return -1;
-	}
-	if (tc->state == TC_OVER)
-		ret = -1;
-	else if (ch == tc->tgt)
-		tcp_target_ack(tc);
-	return ret;
-}
-
-void
-tcp_chan_ready(struct loop_watch *w, uint32_t events)
-{
-	struct tcp_chan *ch = w->arg;
-	struct tcp_conn *tc = ch->tc;
-
-	if (tc->state == TC_CONNECTING && (events & (EPOLLOUT | EPOLLERR |
-			EPOLLHUP))) {
-		tcp_connect_done(tc, ch == &tc->chan[0] ? 0 : 1);
-		return;
-	}
-	if ((events & EPOLLOUT) && flush_chan(ch) < 0)
-		return;
-	if (ch->fd >= 0 && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
-			EPOLLERR)))
-		(void) tcp_chan_rx(ch);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -492,7 +198,7 @@ tp_recv_posted(struct conn *conn)
 	struct tcp_conn *tc = conn->tp_conn;
 	if (tc == NULL)
 		return;
-	tcp_target_resume(tc);
+	tcp_rx_resume(tc);
 	tcp_local_resume(tc);
 }
 
