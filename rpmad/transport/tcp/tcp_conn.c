@@ -5,8 +5,9 @@
  * unpaired sockets, its twin in this rpmad), how it ends, and the frames
  * it sends of its own accord (heartbeats, the goodbye)
  *
- * Everything else in the transport stands on this file; it calls none of
- * them, so ending a connection is the same wherever the end is found.
+ * The frame handlers, the receive engine and the table stand on this
+ * file and it calls none of them: a connection ends the same way wherever
+ * its end is found.
  */
 
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 static struct tcp_conn *all_tcs;
 
-/* -------------------------------------------------------------- the object */
+/* ------------------------------------------------------------ the object */
 
 struct tcp_conn *
 tcp_conn_new(loop_timer_fn *rnr_expired)
@@ -125,7 +126,7 @@ tcp_conn_any_pending(void)
 	return false;
 }
 
-/* ------------------------------------------------------------- its end */
+/* --------------------------------------------------------------- its end */
 
 void
 tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
@@ -174,7 +175,7 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
 			CONN_END_UNREACHABLE : RPMA_CONN_LOST);
 }
 
-/* ------------------------------------------------- frames of its own */
+/* ----------------------------------------------------- frames of its own */
 
 /*
  * Liveness: a peer that goes silent (a cut network, a frozen host) must be

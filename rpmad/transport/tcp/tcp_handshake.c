@@ -2,14 +2,15 @@
 /*
  * tcp_handshake.c -- the set-up frames of a connection over TCP: HELLO on
  * each new socket, which pairs the two sockets of an incoming connection
- * and hands it to its endpoint, and the ACCEPT / REJECT / READY exchange
- * that follows
+ * and hands it to its endpoint; the core's answer to it (adopt, accept,
+ * reject, drop); and the ACCEPT / REJECT / READY exchange that follows
  *
  * The sockets come from tcp_open.c, the frames from the receive engine;
  * both stand above this file.
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,7 +22,6 @@
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
-#include "transport_tcp.h"
 
 /* ------------------------------------------------------------ passive */
 
@@ -64,7 +64,7 @@ publish(struct tcp_conn *tc)
 	tc->inc = inc;
 	tc->tep = NULL;
 	if (ep_incoming(tep->ep, inc)) {
-		transport_tcp.incoming_drop(inc, true);
+		tcp_incoming_drop(inc, true);
 		return -1;
 	}
 	return 0;
@@ -119,6 +119,62 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		return -1;	/* this channel now belongs to prim */
 	}
 	return 0;
+}
+
+/* ---------------------------------------- the core's answer to a request */
+
+int
+tcp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
+{
+	struct tcp_conn *tc = inc->tp_state;
+	tc->conn = conn;
+	tc->inc = NULL;
+	conn->tp_conn = tc;
+	return 0;
+}
+
+void
+tcp_incoming_drop(struct incoming *inc, bool reject)
+{
+	struct tcp_conn *tc = inc->tp_state;
+	if (reject && tc->chan[0].fd >= 0) {
+		struct tcp_frame f = { .type = TF_REJECT };
+		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+			(void) tcp_chan_flush(&tc->chan[0]);
+	}
+	tcp_conn_free(tc);
+	free(inc);
+}
+
+int
+tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
+		size_t errlen)
+{
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc->remote_gone) {
+		tc->state = TC_ACCEPTED;
+		tcp_conn_over(tc, RPMA_CONN_LOST);
+		return 0;
+	}
+	struct tcp_frame f = { .type = TF_ACCEPT, .length = len };
+	if (tcp_chan_send(&tc->chan[0], &f, pdata, len, NULL, NULL)) {
+		(void) snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tc->state = TC_ACCEPTED;
+	tcp_chan_mark_dirty(&tc->chan[0]);
+	return 0;
+}
+
+void
+tcp_reject(struct conn *conn)
+{
+	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_frame f = { .type = TF_REJECT };
+	if (tc->chan[0].fd >= 0 &&
+			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+		(void) tcp_chan_flush(&tc->chan[0]);
+	tc->state = TC_OVER;
 }
 
 /* ------------------------------------------------------------- active */

@@ -7,6 +7,10 @@
  * frame is checked (key, bounds, usage) before a byte of it lands, then
  * executed in order and answered; a bad one is refused with NAK and the
  * rest of that direction discarded, as a verbs responder does.
+ *
+ * The receive engine (tcp_rx.c) hands this file each frame; a message
+ * that waits for a receive pauses its socket here, and the engine reads it
+ * again once the wait is over.
  */
 
 #include <errno.h>

@@ -1,26 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * transport_tcp.c -- the software transport: its operations table and its
- * entry in the transport table, the device it makes, and the flush of
- * queued frames before the loop sleeps
+ * transport_tcp.c -- the software transport as the core sees it: its
+ * operations table and its line in the transport table, the device it
+ * makes, and the flush of queued frames before the loop sleeps
+ *
+ * Each operation is named from the file that does it; what spans several
+ * of them (disconnect, release, post, receives posted) is done here, the
+ * one file that stands above them all.
  */
 
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
+#include <stdbool.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
-#include "ep.h"
-#include "guard.h"
-#include "log.h"
-#include "mr.h"
+#include "loop.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
+#include "tcp_handshake.h"
 #include "tcp_local.h"
 #include "tcp_open.h"
 #include "tcp_ops.h"
@@ -30,103 +29,13 @@
 /* How long a goodbye waits for the peer's. */
 #define GOODBYE_TIMEOUT_NS (1000 * 1000 * 1000ull)
 
-static int
-tcp_poll(void *arg)
-{
-	int work = 0;
-	struct tcp_chan *ch;
-	while ((ch = tcp_chan_next_dirty()) != NULL) {
-		(void) tcp_rx_flush(ch);
-		work++;
-	}
-	return work;
-}
-
-static int
-tcp_prepare_sleep(void *arg)
-{
-	return tcp_poll(arg);
-}
-
-static void
-tcp_wake(void *arg)
-{
-}
-
-static struct loop_poller tcp_poller = {
-	.poll = tcp_poll,
-	.prepare_sleep = tcp_prepare_sleep,
-	.wake = tcp_wake,
-};
-
-/* rpmad's own device: every address no other transport serves */
-static struct device *software_device;
-
-int
-transport_tcp_init(void)
-{
-	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
-			false, NULL);
-	if (software_device == NULL)
-		return -1;
-	loop_poller_add(rpmad.loop, &tcp_poller);
-	return 0;
-}
-
-void
-transport_tcp_fini(void)
-{
-	/* connections were released with their sessions */
-	(void) tcp_poll(NULL);
-}
-
-bool
-transport_tcp_pending(void)
-{
-	(void) tcp_poll(NULL);
-	return tcp_conn_any_pending();
-}
-
-/* ------------------------------------------------------- connection life */
+/* ------------------------------------------------------------ operations */
 
 static void
 goodbye_timeout(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
 	tcp_conn_over(tc, RPMA_CONN_CLOSED);
-}
-
-/* ------------------------------------------------------------ operations */
-
-static int
-tp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
-		size_t errlen)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc->remote_gone) {
-		tc->state = TC_ACCEPTED;
-		tcp_conn_over(tc, RPMA_CONN_LOST);
-		return 0;
-	}
-	struct tcp_frame f = { .type = TF_ACCEPT, .length = len };
-	if (tcp_chan_send(&tc->chan[0], &f, pdata, len, NULL, NULL)) {
-		(void) snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	tc->state = TC_ACCEPTED;
-	tcp_chan_mark_dirty(&tc->chan[0]);
-	return 0;
-}
-
-static void
-tp_reject(struct conn *conn)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	struct tcp_frame f = { .type = TF_REJECT };
-	if (tc->chan[0].fd >= 0 &&
-			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
-		(void) tcp_chan_flush(&tc->chan[0]);
-	tc->state = TC_OVER;
 }
 
 static void
@@ -202,43 +111,79 @@ tp_recv_posted(struct conn *conn)
 	tcp_local_resume(tc);
 }
 
-static int
-tp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
-{
-	struct tcp_conn *tc = inc->tp_state;
-	tc->conn = conn;
-	tc->inc = NULL;
-	conn->tp_conn = tc;
-	return 0;
-}
-
-static void
-tp_incoming_drop(struct incoming *inc, bool reject)
-{
-	struct tcp_conn *tc = inc->tp_state;
-	if (reject && tc->chan[0].fd >= 0) {
-		struct tcp_frame f = { .type = TF_REJECT };
-		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
-			(void) tcp_chan_flush(&tc->chan[0]);
-	}
-	tcp_conn_free(tc);
-	free(inc);
-}
-
 const struct transport_ops transport_tcp = {
 	.name = "tcp",
 	.listen = tcp_listen,
 	.unlisten = tcp_unlisten,
-	.incoming_drop = tp_incoming_drop,
-	.adopt = tp_adopt,
+	.incoming_drop = tcp_incoming_drop,
+	.adopt = tcp_adopt,
 	.connect = tcp_connect,
-	.accept = tp_accept,
-	.reject = tp_reject,
+	.accept = tcp_accept,
+	.reject = tcp_reject,
 	.disconnect = tp_disconnect,
 	.release = tp_release,
 	.post = tp_post,
 	.recv_posted = tp_recv_posted,
 };
+
+/* ------------------------------------------------------- the transport */
+
+static int
+tcp_poll(void *arg)
+{
+	int work = 0;
+	struct tcp_chan *ch;
+	while ((ch = tcp_chan_next_dirty()) != NULL) {
+		(void) tcp_rx_flush(ch);
+		work++;
+	}
+	return work;
+}
+
+static int
+tcp_prepare_sleep(void *arg)
+{
+	return tcp_poll(arg);
+}
+
+static void
+tcp_wake(void *arg)
+{
+}
+
+static struct loop_poller tcp_poller = {
+	.poll = tcp_poll,
+	.prepare_sleep = tcp_prepare_sleep,
+	.wake = tcp_wake,
+};
+
+/* rpmad's own device: every address no other transport serves */
+static struct device *software_device;
+
+int
+transport_tcp_init(void)
+{
+	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
+			false, NULL);
+	if (software_device == NULL)
+		return -1;
+	loop_poller_add(rpmad.loop, &tcp_poller);
+	return 0;
+}
+
+void
+transport_tcp_fini(void)
+{
+	/* connections were released with their sessions */
+	(void) tcp_poll(NULL);
+}
+
+bool
+transport_tcp_pending(void)
+{
+	(void) tcp_poll(NULL);
+	return tcp_conn_any_pending();
+}
 
 static struct device *
 tcp_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)
