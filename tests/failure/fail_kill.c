@@ -41,7 +41,7 @@
  *   releases the session (session.c, CONN_DESTROY_ABORT) and closes the
  *   connection's TCP sockets with SO_LINGER 0 (tcp_chan_close), so the
  *   other rpmad reads a reset and ends the connection as LOST
- *   (transport_tcp.c socket_ended), flushing what is outstanding.
+ *   (tcp_rx.c socket_ended), flushing what is outstanding.
  * - rpmad killed: its TCP sockets close (the other rpmad sees their end,
  *   as above), and so do the notification sockets of its applications,
  *   whose library then reports LOST and makes up the flush completions.

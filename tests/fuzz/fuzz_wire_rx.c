@@ -2,7 +2,7 @@
 /*
  * fuzz_wire_rx.c -- the software transport's receive engine, fuzzed: the
  * bytes a remote peer sends on the two sockets of one connection, cut into
- * frames and handled by rpmad's real code (tcp_chan_rx and everything it
+ * frames and handled by rpmad's real code (tcp_rx.c and everything it
  * calls: set-up frames, the target's checks and execution of operations
  * into a real registration, the initiator's handling of answers).
  *
@@ -51,7 +51,8 @@
 #include "request.h"
 #include "session.h"
 #include "tenant.h"
-#include "tcp_internal.h"
+#include "tcp_conn.h"
+#include "tcp_rx.h"
 #include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
 
@@ -230,7 +231,7 @@ post_work(struct conn *conn, unsigned mask)
 static void
 wire_up(struct conn *conn, unsigned flags, int peer_end[2])
 {
-	struct tcp_conn *tc = tcp_conn_new();
+	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
 	if (tc == NULL)
 		abort();
 	bool active = flags & FUZZ_F_ACTIVE;
@@ -244,7 +245,7 @@ wire_up(struct conn *conn, unsigned flags, int peer_end[2])
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				SOCK_CLOEXEC, 0, sv))
 			abort();
-		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_chan_ready);
+		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_rx_ready);
 		tcp_chan_pause(&tc->chan[i], false);
 		peer_end[i] = sv[1];
 	}

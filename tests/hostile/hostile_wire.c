@@ -53,7 +53,7 @@
 #define FILE_SIZE (64 * 1024)
 /* a frame the liar waits for comes at once; this bounds a hang */
 #define FRAME_MS 5000
-/* rpmad closes a socket that never pairs after 5 s (tcp_setup.c) */
+/* rpmad closes a socket that never pairs after 5 s (tcp_open.c) */
 #define PAIRING_MS 5000
 /* how much more memory a flood may cost rpmad (KiB) */
 #define FLOOD_RSS_KB (100 * 1024)

@@ -254,7 +254,7 @@ END_TEST
 
 /*
  * No reset crosses a cut link: each rpmad finds the cut on its own, by
- * silence (rpmad/transport/tcp/transport_tcp.c heartbeat_tick). Each
+ * silence (rpmad/transport/tcp/tcp_conn.c heartbeat_tick). Each
  * socket sends a heartbeat after a quarter of tcp_timeout_ms without
  * sending, and a socket that heard nothing for seven eighths of it,
  * checked every eighth, ends the connection as LOST -- so within

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * tcp_chan.c -- one TCP socket of the software transport: its options,
- * its queue of frames to send (gathered into writev), its staging buffer
+ * its queue of frames to send (gathered into writev), its staging buffer,
+ * and the list of sockets with frames queued since the last flush
  */
 
 #include <errno.h>
@@ -18,9 +19,11 @@
 #include "daemon.h"
 #include "log.h"
 #include "mr.h"
-#include "tcp_internal.h"
+#include "tcp_chan.h"
 
 #define IOV_BATCH 64
+
+static struct tcp_chan *dirty_list;
 
 int
 tcp_chan_setup_socket(int fd)
@@ -63,6 +66,19 @@ tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 	ch->events = 0;
 }
 
+void
+tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc, struct tcp_chan *src)
+{
+	/* the socket keeps its handler; only its owner changes */
+	loop_del(rpmad.loop, &src->watch);
+	tcp_chan_init(dst, tc, src->fd, src->watch.fn);
+	dst->rbuf = src->rbuf;
+	dst->rpos = src->rpos;
+	dst->rlen = src->rlen;
+	src->rbuf = NULL;
+	src->fd = -1;
+}
+
 static void
 set_events(struct tcp_chan *ch, uint32_t events)
 {
@@ -94,11 +110,11 @@ tcp_chan_pause(struct tcp_chan *ch, bool paused)
 }
 
 static struct tx_item *
-item_get(struct tcp_conn *tc)
+item_get(struct tcp_chan *ch)
 {
-	struct tx_item *it = tc->free_items;
+	struct tx_item *it = *ch->spare;
 	if (it) {
-		tc->free_items = it->next;
+		*ch->spare = it->next;
 	} else {
 		it = malloc(sizeof(*it));
 		if (it == NULL)
@@ -114,13 +130,13 @@ item_get(struct tcp_conn *tc)
 }
 
 static void
-item_put(struct tcp_conn *tc, struct tx_item *it)
+item_put(struct tcp_chan *ch, struct tx_item *it)
 {
 	if (it->mr_ref)
 		mr_put(it->mr_ref);
 	it->mr_ref = NULL;
-	it->next = tc->free_items;
-	tc->free_items = it;
+	it->next = *ch->spare;
+	*ch->spare = it;
 }
 
 int
@@ -130,7 +146,7 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 {
 	if (ch->fd < 0)
 		return -1;
-	struct tx_item *it = item_get(ch->tc);
+	struct tx_item *it = item_get(ch);
 	if (it == NULL)
 		return -1;
 	tcp_frame_encode(f, it->head);
@@ -210,7 +226,7 @@ tcp_chan_flush(struct tcp_chan *ch)
 				if (ch->tx_head == NULL)
 					ch->tx_tail = NULL;
 				ch->tx_count--;
-				item_put(ch->tc, it);
+				item_put(ch, it);
 			}
 		}
 	}
@@ -268,11 +284,47 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 	while (ch->tx_head) {
 		struct tx_item *it = ch->tx_head;
 		ch->tx_head = it->next;
-		item_put(ch->tc, it);
+		item_put(ch, it);
 	}
 	ch->tx_tail = NULL;
 	ch->tx_count = 0;
 	free(ch->rbuf);
 	ch->rbuf = NULL;
 	ch->rpos = ch->rlen = 0;
+}
+
+void
+tcp_chan_mark_dirty(struct tcp_chan *ch)
+{
+	if (ch->dirty || ch->fd < 0)
+		return;
+	ch->dirty = true;
+	ch->dirty_next = dirty_list;
+	dirty_list = ch;
+}
+
+void
+tcp_chan_forget_dirty(struct tcp_chan *ch)
+{
+	if (!ch->dirty)
+		return;
+	for (struct tcp_chan **pp = &dirty_list; *pp;
+			pp = &(*pp)->dirty_next) {
+		if (*pp == ch) {
+			*pp = ch->dirty_next;
+			break;
+		}
+	}
+	ch->dirty = false;
+}
+
+struct tcp_chan *
+tcp_chan_next_dirty(void)
+{
+	struct tcp_chan *ch = dirty_list;
+	if (ch) {
+		dirty_list = ch->dirty_next;
+		ch->dirty = false;
+	}
+	return ch;
 }

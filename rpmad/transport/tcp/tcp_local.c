@@ -20,25 +20,8 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
-#include "tcp_internal.h"
-
-void
-tcp_local_pair(struct tcp_conn *passive)
-{
-	struct tcp_conn *active = tcp_conn_find_active(passive->token);
-	if (active == NULL || active->local_peer)
-		return;
-	passive->local_peer = active;
-	active->local_peer = passive;
-}
-
-void
-tcp_local_unpair(struct tcp_conn *tc)
-{
-	if (tc->local_peer)
-		tc->local_peer->local_peer = NULL;
-	tc->local_peer = NULL;
-}
+#include "tcp_conn.h"
+#include "tcp_local.h"
 
 static void
 wait_push(struct tcp_conn *tc, struct work *w)
@@ -253,13 +236,14 @@ tcp_local_resume(struct tcp_conn *target)
 		run_waiting(tc);
 }
 
-void
+bool
 tcp_local_rnr_expired(struct tcp_conn *tc)
 {
 	struct work *w = wait_pop(tc);
 	if (w == NULL)
-		return;
+		return false;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",
 			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
+	return true;
 }

@@ -7,6 +7,10 @@
  * frame is checked (key, bounds, usage) before a byte of it lands, then
  * executed in order and answered; a bad one is refused with NAK and the
  * rest of that direction discarded, as a verbs responder does.
+ *
+ * The receive engine (tcp_rx.c) hands this file each frame; a message
+ * that waits for a receive pauses its socket here, and the engine reads it
+ * again once the wait is over.
  */
 
 #include <errno.h>
@@ -18,7 +22,9 @@
 #include "guard.h"
 #include "log.h"
 #include "mr.h"
-#include "tcp_internal.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_ops.h"
 
 /* ------------------------------------------------------------ initiator */
 
@@ -453,32 +459,15 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		tcp_target_ack(tc);
 }
 
-void
-tcp_target_resume(struct tcp_conn *tc)
+bool
+tcp_target_rnr_expired(struct tcp_conn *tc)
 {
-	if (!tc->rnr || tc->tgt == NULL || tc->tgt->fd < 0)
-		return;
-	tcp_chan_pause(tc->tgt, false);
-	(void) tcp_chan_rx(tc->tgt);
-}
-
-void
-tcp_target_rnr_expired(struct loop_timer *t)
-{
-	struct tcp_conn *tc = t->arg;
-	if (tc->local_wait_head) {
-		tcp_local_rnr_expired(tc);
-		return;
-	}
 	if (!tc->rnr || tc->state != TC_ESTABLISHED)
-		return;
+		return false;
 	tc->rnr = false;
-	struct tcp_chan *ch = tc->tgt;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",
 			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
 	/* the sender's problem: its queue pair fails, ours goes on */
-	refuse(tc, ch, IBV_WC_RNR_RETRY_EXC_ERR, false);
-	ch->begun = true;
-	tcp_chan_pause(ch, false);
-	(void) tcp_chan_rx(ch);
+	refuse(tc, tc->tgt, IBV_WC_RNR_RETRY_EXC_ERR, false);
+	return true;
 }

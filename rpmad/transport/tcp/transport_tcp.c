@@ -1,163 +1,140 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * transport_tcp.c -- the software transport: its operations table, the
- * life of a connection (goodbyes, loss, release) and the receive engine
- * that cuts a socket's bytes into frames and hands them to their handlers
+ * transport_tcp.c -- the software transport as the core sees it: its
+ * operations table and its line in the transport table, the device it
+ * makes, and the flush of queued frames before the loop sleeps
+ *
+ * Each operation is named from the file that does it; what spans several
+ * of them (disconnect, release, post, receives posted) is done here, the
+ * one file that stands above them all.
  */
 
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
+#include <stdbool.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
-#include "ep.h"
-#include "guard.h"
-#include "log.h"
-#include "mr.h"
-#include "tcp_internal.h"
+#include "loop.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_handshake.h"
+#include "tcp_local.h"
+#include "tcp_open.h"
+#include "tcp_ops.h"
+#include "tcp_rx.h"
 #include "transport_tcp.h"
 
-/* Bytes one socket may deliver per wake-up before others get a turn. */
-#define RX_BUDGET (4u << 20)
 /* How long a goodbye waits for the peer's. */
 #define GOODBYE_TIMEOUT_NS (1000 * 1000 * 1000ull)
-/* Payloads this big skip the staging buffer. */
-#define DIRECT_RECV_MIN 4096
-/*
- * Answers queued on a target channel before rpmad stops reading the
- * peer's operations (a peer that never reads its answers must not make
- * rpmad grow without bound), and the level at which it reads again.
- */
-#define TX_THROTTLE_FRAMES 1024
-#define TX_RESUME_FRAMES 256
 
-static struct tcp_chan *dirty_list;
-static struct tcp_conn *all_tcs;
+/* ------------------------------------------------------------ operations */
 
-/* ------------------------------------------------------------ bookkeeping */
-
-struct tcp_conn *
-tcp_conn_new(void)
+static void
+goodbye_timeout(struct loop_timer *t)
 {
-	struct tcp_conn *tc = calloc(1, sizeof(*tc));
-	if (tc == NULL)
-		return NULL;
-	tc->chan[0].fd = tc->chan[1].fd = -1;
-	tc->chan[0].tc = tc->chan[1].tc = tc;
-	tc->timer.arg = tc;
-	tc->rnr_timer.arg = tc;
-	tc->rnr_timer.fn = tcp_target_rnr_expired;
-	tc->heartbeat.arg = tc;
-	tc->next_seq = 1;
-	tc->expect_seq = 1;
-	tc->all_next = all_tcs;
-	if (all_tcs)
-		all_tcs->all_prev = tc;
-	all_tcs = tc;
-	return tc;
-}
-
-void
-tcp_chan_mark_dirty(struct tcp_chan *ch)
-{
-	if (ch->dirty || ch->fd < 0)
-		return;
-	ch->dirty = true;
-	ch->dirty_next = dirty_list;
-	dirty_list = ch;
+	struct tcp_conn *tc = t->arg;
+	tcp_conn_over(tc, RPMA_CONN_CLOSED);
 }
 
 static void
-dirty_forget(struct tcp_chan *ch)
+tp_disconnect(struct conn *conn)
 {
-	if (!ch->dirty)
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc == NULL)
 		return;
-	for (struct tcp_chan **pp = &dirty_list; *pp;
-			pp = &(*pp)->dirty_next) {
-		if (*pp == ch) {
-			*pp = ch->dirty_next;
-			break;
-		}
+	switch (tc->state) {
+	case TC_ESTABLISHED:
+		tc->state = TC_DISCONNECTING;
+		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		tcp_conn_send_goodbye(tc);
+		tc->timer.fn = goodbye_timeout;
+		loop_timer_arm(rpmad.loop, &tc->timer, GOODBYE_TIMEOUT_NS);
+		break;
+	case TC_CONNECTING:
+	case TC_HELLO:
+	case TC_ACCEPTED:
+	case TC_WAITING:
+		/* not up yet: just go; the core reports the close */
+		tcp_chan_close(&tc->chan[0], true);
+		tcp_chan_close(&tc->chan[1], true);
+		tc->state = TC_OVER;
+		break;
+	default:
+		break;
 	}
-	ch->dirty = false;
 }
 
-struct tcp_conn *
-tcp_conn_find_active(const uint8_t *token)
+static void
+tp_release(struct conn *conn, bool abort)
 {
-	for (struct tcp_conn *tc = all_tcs; tc; tc = tc->all_next) {
-		if (!tc->passive && tc->conn &&
-				memcmp(tc->token, token, TCP_TOKEN_SIZE) == 0)
-			return tc;
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc == NULL)
+		return;
+	tcp_ops_forget(tc);
+	tcp_local_forget(tc);
+	if (!abort) {
+		if (tc->state == TC_ESTABLISHED)
+			tcp_conn_send_goodbye(tc);
+		for (int i = 0; i < 2; i++)
+			if (tc->chan[i].fd >= 0)
+				(void) tcp_chan_flush(&tc->chan[i]);
 	}
-	return NULL;
-}
-
-void
-tcp_conn_free(struct tcp_conn *tc)
-{
-	tcp_local_unpair(tc);
 	for (int i = 0; i < 2; i++) {
-		dirty_forget(&tc->chan[i]);
-		tcp_chan_close(&tc->chan[i], false);
+		tcp_chan_forget_dirty(&tc->chan[i]);
+		tcp_chan_close(&tc->chan[i], abort);
 	}
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
-	while (tc->free_items) {
-		struct tx_item *it = tc->free_items;
-		tc->free_items = it->next;
-		free(it);
-	}
-	if (tc->all_prev)
-		tc->all_prev->all_next = tc->all_next;
-	else
-		all_tcs = tc->all_next;
-	if (tc->all_next)
-		tc->all_next->all_prev = tc->all_prev;
-	free(tc);
+	tc->conn = NULL;
+	conn->tp_conn = NULL;
+	tcp_conn_free(tc);
 }
 
-/*
- * Sends what is queued; a socket that fails loses the connection.
- * Returns -1 when the connection object is gone (not adopted yet, freed).
- */
 static int
-flush_chan(struct tcp_chan *ch)
+tp_post(struct conn *conn, struct work *w)
 {
-	struct tcp_conn *tc = ch->tc;
-	if (tcp_chan_flush(ch) == 0) {
-		if (ch->throttled && ch->tx_count <= TX_RESUME_FRAMES) {
-			/* the peer reads its answers again: so do we */
-			ch->throttled = false;
-			tcp_chan_pause(ch, false);
-			(void) tcp_chan_rx(ch);
-		}
-		return 0;
-	}
-	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
-		return -1;
-	}
-	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
-			RPMA_CONN_LOST);
-	return 0;
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc == NULL || tc->state != TC_ESTABLISHED)
+		return -EAGAIN;
+	if (tc->local_peer)
+		return tcp_local_post(tc, w);
+	return tcp_ops_post(tc, w);
 }
+
+static void
+tp_recv_posted(struct conn *conn)
+{
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc == NULL)
+		return;
+	tcp_rx_resume(tc);
+	tcp_local_resume(tc);
+}
+
+const struct transport_ops transport_tcp = {
+	.name = "tcp",
+	.listen = tcp_listen,
+	.unlisten = tcp_unlisten,
+	.incoming_drop = tcp_incoming_drop,
+	.adopt = tcp_adopt,
+	.connect = tcp_connect,
+	.accept = tcp_accept,
+	.reject = tcp_reject,
+	.disconnect = tp_disconnect,
+	.release = tp_release,
+	.post = tp_post,
+	.recv_posted = tp_recv_posted,
+};
+
+/* ------------------------------------------------------- the transport */
 
 static int
 tcp_poll(void *arg)
 {
 	int work = 0;
-	while (dirty_list) {
-		struct tcp_chan *ch = dirty_list;
-		dirty_list = ch->dirty_next;
-		ch->dirty = false;
-		(void) flush_chan(ch);
+	struct tcp_chan *ch;
+	while ((ch = tcp_chan_next_dirty()) != NULL) {
+		(void) tcp_rx_flush(ch);
 		work++;
 	}
 	return work;
@@ -205,521 +182,8 @@ bool
 transport_tcp_pending(void)
 {
 	(void) tcp_poll(NULL);
-	for (struct tcp_conn *tc = all_tcs; tc; tc = tc->all_next) {
-		if (tcp_chan_pending(&tc->chan[0]) ||
-				tcp_chan_pending(&tc->chan[1]))
-			return true;
-	}
-	return false;
+	return tcp_conn_any_pending();
 }
-
-/* ------------------------------------------------------- connection life */
-
-void
-tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
-{
-	if (tc->state == TC_OVER)
-		return;
-	tc->state = TC_OVER;
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
-	/* nothing more is read; what is queued may still go out */
-	tcp_chan_pause(&tc->chan[0], true);
-	tcp_chan_pause(&tc->chan[1], true);
-	if (tc->conn)
-		conn_ended(tc->conn, event);
-}
-
-void
-tcp_conn_violation(struct tcp_conn *tc, const char *what)
-{
-	log_warning("tcp: connection qp %u: the peer broke the protocol (%s)",
-			tc->conn ? tc->conn->qp_num : 0, what);
-	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
-		return;
-	}
-	tcp_chan_close(&tc->chan[0], true);
-	tcp_chan_close(&tc->chan[1], true);
-	/* before ACCEPT, whatever answered there is no rpmad to talk to */
-	tcp_conn_over(tc, tc->state == TC_CONNECTING || tc->state == TC_HELLO ?
-			CONN_END_UNREACHABLE : RPMA_CONN_LOST);
-}
-
-/* The end of a socket (EOF, reset, timeout). */
-static void
-socket_ended(struct tcp_conn *tc, long err)
-{
-	if (tc->conn == NULL) {
-		tcp_setup_socket_gone(tc);
-		return;
-	}
-	switch (tc->state) {
-	case TC_CONNECTING:
-		tcp_conn_over(tc, tcp_connect_outcome((int)-err));
-		break;
-	case TC_HELLO:
-		/*
-		 * the far rpmad dropped the request before the server's
-		 * application answered it (its endpoint shut down, or it went
-		 * away): RDMA CM rejects the requests of a destroyed listener
-		 */
-		tcp_conn_over(tc, RPMA_CONN_REJECTED);
-		break;
-	case TC_DISCONNECTING:
-		tcp_conn_over(tc, RPMA_CONN_CLOSED);
-		break;
-	default:
-		if (err && err != -ECONNRESET)
-			log_info("tcp: connection qp %u: %s",
-					tc->conn->qp_num, strerror((int)-err));
-		tcp_conn_over(tc, RPMA_CONN_LOST);
-		break;
-	}
-}
-
-/*
- * Liveness: a peer that goes silent (a cut network, a frozen host) must be
- * found within tcp_timeout_ms, also when nothing is in flight and at a
- * finer grain than TCP keepalives (whole seconds). Each socket carries a
- * heartbeat when it was quiet for a quarter of the timeout; a socket that
- * heard nothing for seven eighths of it (three heartbeats missed) has lost
- * its peer -- checked every eighth, so the loss is known within the
- * timeout. A socket we do not read (a message waits for a receive buffer)
- * proves nothing either way; the other one still does.
- */
-static void
-heartbeat_tick(struct loop_timer *t)
-{
-	struct tcp_conn *tc = t->arg;
-	uint64_t timeout = (uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000;
-	uint64_t now = loop_now_ns();
-
-	for (int i = 0; i < 2; i++) {
-		struct tcp_chan *ch = &tc->chan[i];
-		if (ch->fd < 0)
-			continue;
-		if (!ch->paused && now - ch->last_rx_ns >= timeout / 8 * 7) {
-			log_info("tcp: connection qp %u: the peer was silent "
-					"for %u ms", tc->conn ? tc->conn->qp_num :
-					0, rpmad.cfg.tcp_timeout_ms);
-			tcp_chan_close(&tc->chan[0], true);
-			tcp_chan_close(&tc->chan[1], true);
-			tcp_conn_over(tc, tc->state == TC_DISCONNECTING ?
-					RPMA_CONN_CLOSED : RPMA_CONN_LOST);
-			return;
-		}
-		if (now - ch->last_tx_ns >= timeout / 4) {
-			struct tcp_frame f = { .type = TF_HEARTBEAT };
-			if (tcp_chan_send(ch, &f, NULL, 0, NULL, NULL) == 0)
-				tcp_chan_mark_dirty(ch);
-		}
-	}
-	loop_timer_arm(rpmad.loop, t, timeout / 8);
-}
-
-void
-tcp_conn_start_heartbeat(struct tcp_conn *tc)
-{
-	uint64_t now = loop_now_ns();
-	for (int i = 0; i < 2; i++)
-		tc->chan[i].last_rx_ns = tc->chan[i].last_tx_ns = now;
-	tc->heartbeat.fn = heartbeat_tick;
-	loop_timer_arm(rpmad.loop, &tc->heartbeat,
-			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000 / 8);
-}
-
-static void
-goodbye_timeout(struct loop_timer *t)
-{
-	struct tcp_conn *tc = t->arg;
-	tcp_conn_over(tc, RPMA_CONN_CLOSED);
-}
-
-/*
- * The goodbye follows our operations on their socket, so that the peer
- * sees everything we posted before it.
- */
-static void
-send_goodbye(struct tcp_conn *tc)
-{
-	struct tcp_frame f = { .type = TF_DISCONNECT };
-	if (tcp_chan_send(tc->ini, &f, NULL, 0, NULL, NULL) == 0)
-		tcp_chan_mark_dirty(tc->ini);
-}
-
-/* A DISCONNECT from the peer: answer it, and the connection is closed. */
-static void
-goodbye_received(struct tcp_conn *tc)
-{
-	if (tc->state == TC_ESTABLISHED) {
-		send_goodbye(tc);
-		(void) flush_chan(tc->ini);
-	}
-	tcp_conn_over(tc, RPMA_CONN_CLOSED);
-}
-
-/* --------------------------------------------------------- receive engine */
-
-/* Which handler a frame on this channel goes to; -1 when none may. */
-static int
-frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
-{
-	const struct tcp_frame *f = &ch->cur;
-	bool primary = ch == &tc->chan[0];
-
-	if (f->type < TF_WRITE) {
-		/* the goodbye comes after the peer's operations, on theirs */
-		if (!primary && f->type != TF_HELLO &&
-				f->type != TF_DISCONNECT &&
-				f->type != TF_HEARTBEAT) {
-			tcp_conn_violation(tc, "set-up frame on the secondary");
-			return -1;
-		}
-		ch->sink = SINK_SCRATCH;
-		return 0;
-	}
-	if (tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) {
-		tcp_conn_violation(tc, "operation before the connection is up");
-		return -1;
-	}
-	if (f->type < TF_ACK) {
-		if (ch != tc->tgt) {
-			tcp_conn_violation(tc, "operation on the wrong socket");
-			return -1;
-		}
-		return tcp_target_begin(tc, ch);
-	}
-	if (ch != tc->ini) {
-		tcp_conn_violation(tc, "answer on the wrong socket");
-		return -1;
-	}
-	return tcp_initiator_begin(tc, ch);
-}
-
-/* Returns -1 when the channel is gone with its connection object. */
-static int
-frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
-{
-	const struct tcp_frame *f = &ch->cur;
-	if (f->type == TF_HEARTBEAT)
-		return 0;	/* its arrival was the point */
-	if (f->type == TF_DISCONNECT) {
-		if (tc->conn == NULL) {
-			tcp_setup_socket_gone(tc);
-			return -1;
-		}
-		goodbye_received(tc);
-	} else if (f->type < TF_WRITE) {
-		return tcp_setup_frame(tc, ch, f, ch->scratch);
-	} else if (f->type < TF_ACK) {
-		tcp_target_end(tc, ch);
-	} else {
-		tcp_initiator_end(tc, ch);
-	}
-	return 0;
-}
-
-/* Moves staged payload bytes to where they belong. */
-static void
-sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
-{
-	switch (ch->sink) {
-	case SINK_MEM:
-		if (!ch->copy_failed &&
-				guarded_memcpy(ch->dst + ch->got, src, n))
-			ch->copy_failed = true;
-		break;
-	case SINK_SCRATCH:
-		if (ch->got + n <= sizeof(ch->scratch))
-			memcpy(ch->scratch + ch->got, src, n);
-		break;
-	case SINK_DISCARD:
-		break;
-	}
-	ch->got += (uint32_t)n;
-}
-
-/*
- * Receives the rest of the current frame's payload. Returns 1 when it is
- * complete, 0 when more must arrive first, -1 when the socket ended.
- */
-static int
-rx_payload(struct tcp_chan *ch, size_t *budget)
-{
-	while (ch->got < ch->cur_payload) {
-		size_t want = ch->cur_payload - ch->got;
-		size_t avail = ch->rlen - ch->rpos;
-		if (avail) {
-			size_t take = avail < want ? avail : want;
-			sink_bytes(ch, ch->rbuf + ch->rpos, take);
-			ch->rpos += take;
-			continue;
-		}
-		if (*budget == 0)
-			return 0;
-		long n;
-		if (ch->sink == SINK_MEM && !ch->copy_failed &&
-				want >= DIRECT_RECV_MIN) {
-			/* straight into registered memory: no staging copy */
-			do {
-				n = recv(ch->fd, ch->dst + ch->got, want, 0);
-			} while (n < 0 && errno == EINTR);
-			if (n < 0)
-				n = -errno;
-			if (n == -EFAULT) {
-				/*
-				 * A page is gone (its file was truncated); the
-				 * bytes stay in the socket: take them through
-				 * the staging buffer, and the operation fails.
-				 */
-				ch->copy_failed = true;
-				continue;
-			}
-			if (n > 0) {
-				ch->got += (uint32_t)n;
-				ch->last_rx_ns = loop_now_ns();
-			}
-		} else {
-			n = tcp_chan_fill(ch);
-		}
-		if (n == -EAGAIN || n == -EWOULDBLOCK)
-			return 0;
-		if (n <= 0) {
-			socket_ended(ch->tc, n);
-			return -1;
-		}
-		*budget = (size_t)n > *budget ? 0 : *budget - (size_t)n;
-	}
-	return 1;
-}
-
-int
-tcp_chan_rx(struct tcp_chan *ch)
-{
-	struct tcp_conn *tc = ch->tc;
-	size_t budget = RX_BUDGET;
-	int ret = 0;
-
-	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
-		if (!ch->in_frame && ch == tc->tgt &&
-				ch->tx_count >= TX_THROTTLE_FRAMES) {
-			ch->throttled = true;
-			tcp_chan_pause(ch, true);
-			break;
-		}
-		if (!ch->in_frame) {
-			if (ch->rlen - ch->rpos < TCP_FRAME_SIZE) {
-				if (budget == 0)
-					break;
-				long n = tcp_chan_fill(ch);
-				if (n == -EAGAIN || n == -EWOULDBLOCK)
-					break;
-				if (n <= 0) {
-					socket_ended(tc, n);
-					return -1;
-				}
-				budget = (size_t)n > budget ? 0 :
-					budget - (size_t)n;
-				continue;
-			}
-			if (tcp_frame_decode(ch->rbuf + ch->rpos, &ch->cur)) {
-				tcp_conn_violation(tc, "malformed frame");
-				return -1;
-			}
-			ch->rpos += TCP_FRAME_SIZE;
-			ch->in_frame = true;
-			ch->begun = false;
-			ch->got = 0;
-			ch->copy_failed = false;
-			ch->cur_payload = tcp_frame_payload_len(&ch->cur);
-		}
-		if (!ch->begun) {
-			int r = frame_begin(tc, ch);
-			if (r < 0)
-				return -1;
-			if (r > 0)
-				break;	/* paused until a receive is posted */
-			ch->begun = true;
-		}
-		int r = rx_payload(ch, &budget);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		ch->in_frame = false;
-		if (frame_end(tc, ch) < 0)
-			return -1;
-	}
-	if (tc->state == TC_OVER)
-		ret = -1;
-	else if (ch == tc->tgt)
-		tcp_target_ack(tc);
-	return ret;
-}
-
-void
-tcp_chan_ready(struct loop_watch *w, uint32_t events)
-{
-	struct tcp_chan *ch = w->arg;
-	struct tcp_conn *tc = ch->tc;
-
-	if (tc->state == TC_CONNECTING && (events & (EPOLLOUT | EPOLLERR |
-			EPOLLHUP))) {
-		tcp_connect_done(tc, ch == &tc->chan[0] ? 0 : 1);
-		return;
-	}
-	if ((events & EPOLLOUT) && flush_chan(ch) < 0)
-		return;
-	if (ch->fd >= 0 && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
-			EPOLLERR)))
-		(void) tcp_chan_rx(ch);
-}
-
-/* ------------------------------------------------------------ operations */
-
-static int
-tp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
-		size_t errlen)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc->remote_gone) {
-		tc->state = TC_ACCEPTED;
-		tcp_conn_over(tc, RPMA_CONN_LOST);
-		return 0;
-	}
-	struct tcp_frame f = { .type = TF_ACCEPT, .length = len };
-	if (tcp_chan_send(&tc->chan[0], &f, pdata, len, NULL, NULL)) {
-		(void) snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	tc->state = TC_ACCEPTED;
-	tcp_chan_mark_dirty(&tc->chan[0]);
-	return 0;
-}
-
-static void
-tp_reject(struct conn *conn)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	struct tcp_frame f = { .type = TF_REJECT };
-	if (tc->chan[0].fd >= 0 &&
-			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
-		(void) tcp_chan_flush(&tc->chan[0]);
-	tc->state = TC_OVER;
-}
-
-static void
-tp_disconnect(struct conn *conn)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc == NULL)
-		return;
-	switch (tc->state) {
-	case TC_ESTABLISHED:
-		tc->state = TC_DISCONNECTING;
-		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
-		send_goodbye(tc);
-		tc->timer.fn = goodbye_timeout;
-		loop_timer_arm(rpmad.loop, &tc->timer, GOODBYE_TIMEOUT_NS);
-		break;
-	case TC_CONNECTING:
-	case TC_HELLO:
-	case TC_ACCEPTED:
-	case TC_WAITING:
-		/* not up yet: just go; the core reports the close */
-		tcp_chan_close(&tc->chan[0], true);
-		tcp_chan_close(&tc->chan[1], true);
-		tc->state = TC_OVER;
-		break;
-	default:
-		break;
-	}
-}
-
-static void
-tp_release(struct conn *conn, bool abort)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc == NULL)
-		return;
-	tcp_ops_forget(tc);
-	tcp_local_forget(tc);
-	if (!abort) {
-		if (tc->state == TC_ESTABLISHED)
-			send_goodbye(tc);
-		for (int i = 0; i < 2; i++)
-			if (tc->chan[i].fd >= 0)
-				(void) tcp_chan_flush(&tc->chan[i]);
-	}
-	for (int i = 0; i < 2; i++) {
-		dirty_forget(&tc->chan[i]);
-		tcp_chan_close(&tc->chan[i], abort);
-	}
-	tc->conn = NULL;
-	conn->tp_conn = NULL;
-	tcp_conn_free(tc);
-}
-
-static int
-tp_post(struct conn *conn, struct work *w)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc == NULL || tc->state != TC_ESTABLISHED)
-		return -EAGAIN;
-	if (tc->local_peer)
-		return tcp_local_post(tc, w);
-	return tcp_ops_post(tc, w);
-}
-
-static void
-tp_recv_posted(struct conn *conn)
-{
-	struct tcp_conn *tc = conn->tp_conn;
-	if (tc == NULL)
-		return;
-	tcp_target_resume(tc);
-	tcp_local_resume(tc);
-}
-
-static int
-tp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
-{
-	struct tcp_conn *tc = inc->tp_state;
-	tc->conn = conn;
-	tc->inc = NULL;
-	conn->tp_conn = tc;
-	return 0;
-}
-
-static void
-tp_incoming_drop(struct incoming *inc, bool reject)
-{
-	struct tcp_conn *tc = inc->tp_state;
-	if (reject && tc->chan[0].fd >= 0) {
-		struct tcp_frame f = { .type = TF_REJECT };
-		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
-			(void) tcp_chan_flush(&tc->chan[0]);
-	}
-	tcp_conn_free(tc);
-	free(inc);
-}
-
-const struct transport_ops transport_tcp = {
-	.name = "tcp",
-	.listen = tcp_listen,
-	.unlisten = tcp_unlisten,
-	.incoming_drop = tp_incoming_drop,
-	.adopt = tp_adopt,
-	.connect = tcp_connect,
-	.accept = tp_accept,
-	.reject = tp_reject,
-	.disconnect = tp_disconnect,
-	.release = tp_release,
-	.post = tp_post,
-	.recv_posted = tp_recv_posted,
-};
 
 static struct device *
 tcp_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)

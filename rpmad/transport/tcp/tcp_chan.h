@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcp_chan.h -- one TCP socket of the software transport: what it sends,
+ * what it has read, and the channels to flush before the loop sleeps
+ */
+
+#ifndef RPMAD_TCP_CHAN_H
+#define RPMAD_TCP_CHAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "tcp_wire.h"
+
+struct mr;
+struct tcp_conn;
+
+#define TCP_RBUF_SIZE (64 * 1024)
+#define TCP_INLINE_MAX (TCP_FRAME_SIZE + TCP_HELLO_SIZE + TCP_PDATA_MAX)
+
+/* One frame to send: header and small payload inline, big payload by
+ * reference (held alive by mr_ref). */
+struct tx_item {
+	struct tx_item *next;
+	uint8_t head[TCP_INLINE_MAX];
+	size_t head_len;
+	const uint8_t *payload;
+	size_t payload_len;
+	struct mr *mr_ref;
+	size_t sent;
+};
+
+/* Where the payload of the frame being received goes. */
+enum rx_sink {
+	SINK_MEM,	/* registered memory (dst), guarded copies */
+	SINK_SCRATCH,	/* the channel's small buffer (set-up frames) */
+	SINK_DISCARD,	/* nowhere: an operation the target refused */
+};
+
+struct tcp_chan {
+	int fd;
+	struct loop_watch watch;
+	uint32_t events;
+	struct tcp_conn *tc;	/* whose socket it is (opaque here) */
+
+	/* receiving: a staging buffer, then the frame being received */
+	uint8_t *rbuf;
+	size_t rpos, rlen;
+	bool in_frame;
+	bool begun;		/* the frame's handler accepted its header */
+	struct tcp_frame cur;
+	uint32_t cur_payload;	/* payload bytes of cur (0 for READ, FLUSH) */
+	enum rx_sink sink;
+	uint8_t *dst;
+	uint32_t got;
+	bool copy_failed;
+	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
+	bool paused;		/* waiting for a receive buffer (RNR) */
+	uint64_t last_rx_ns;	/* when bytes last arrived */
+	uint64_t last_tx_ns;	/* when bytes last left */
+
+	/* sending */
+	struct tx_item *tx_head, *tx_tail;
+	unsigned tx_count;	/* frames queued */
+	struct tx_item **spare;	/* unused items, shared by both sockets */
+	bool throttled;		/* not reading until answers drain */
+	bool dirty;		/* frames queued since the last flush */
+	struct tcp_chan *dirty_next;
+};
+
+int tcp_chan_setup_socket(int fd);
+void tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
+		loop_fd_fn *fn);
+/* the socket of `src`, with what it has read, becomes `dst`'s */
+void tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc,
+		struct tcp_chan *src);
+void tcp_chan_close(struct tcp_chan *ch, bool abort);
+/* queue a frame: header, inline bytes, optional referenced payload */
+int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *inline_data, size_t inline_len,
+		const void *payload, struct mr *mr_ref);
+/* write what is queued; 0, or -1 when the socket failed */
+int tcp_chan_flush(struct tcp_chan *ch);
+bool tcp_chan_pending(const struct tcp_chan *ch);
+void tcp_chan_pause(struct tcp_chan *ch, bool paused);
+/* read more into the staging buffer: >0 bytes, 0 EOF, -EAGAIN, -errno */
+long tcp_chan_fill(struct tcp_chan *ch);
+
+/* frames were queued: flush the channel before the loop sleeps */
+void tcp_chan_mark_dirty(struct tcp_chan *ch);
+/* the channel goes away: off the list of those to flush */
+void tcp_chan_forget_dirty(struct tcp_chan *ch);
+/* take the next channel to flush off the list, or NULL */
+struct tcp_chan *tcp_chan_next_dirty(void);
+
+#endif /* RPMAD_TCP_CHAN_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcp_conn.h -- the software transport's connection object and listening
+ * endpoint, as every part of the transport sees them
+ */
+
+#ifndef RPMAD_TCP_CONN_H
+#define RPMAD_TCP_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "loop.h"
+#include "tcp_chan.h"
+#include "tcp_wire.h"
+
+struct ep;
+struct incoming;
+struct mr;
+
+enum tc_state {
+	TC_PAIRING,		/* passive: waiting for the other socket */
+	TC_WAITING,		/* passive: at the endpoint, for the app */
+	TC_CONNECTING,		/* active: TCP connects under way */
+	TC_HELLO,		/* active: waiting for ACCEPT or REJECT */
+	TC_ACCEPTED,		/* passive: waiting for READY */
+	TC_ESTABLISHED,
+	TC_DISCONNECTING,	/* our DISCONNECT is out */
+	TC_OVER,		/* reported to the core; waiting for release */
+};
+
+struct tcp_ep;
+
+struct tcp_conn {
+	struct conn *conn;		/* NULL until a passive one is adopted */
+	enum tc_state state;
+	bool passive;
+	struct tcp_chan chan[2];	/* [0] primary, [1] secondary */
+	struct tcp_chan *ini;		/* our operations go out here */
+	struct tcp_chan *tgt;		/* the peer's operations come in here */
+	bool connected[2];
+	uint8_t role;			/* passive, pairing: enum tcp_hello_role */
+	uint8_t token[TCP_TOKEN_SIZE];
+	uint8_t pdata[TCP_PDATA_MAX];	/* active: to send; passive: received */
+	uint8_t pdata_len;
+	struct loop_timer timer;	/* connect, pairing, goodbye */
+	struct loop_timer rnr_timer;
+	struct loop_timer heartbeat;	/* liveness while established */
+
+	/* passive, until adopted */
+	struct tcp_ep *tep;
+	struct incoming *inc;
+	bool remote_gone;
+	struct tcp_conn *pair_next;	/* the endpoint's unpaired sockets */
+
+	/* initiator */
+	uint64_t next_seq;
+	struct work *out_head, *out_tail;	/* sent, unanswered, in order */
+
+	/* target */
+	uint64_t expect_seq;
+	uint64_t last_done;
+	bool ack_due;
+	bool tgt_error;		/* refused one: discard the rest */
+	bool rnr;		/* a message waits for a receive buffer */
+	struct recv_slot rs;	/* the receive a message is landing in */
+	bool rs_active;
+	struct mr *tgt_mr;	/* registration a payload is landing in */
+
+	/*
+	 * Both ends in this rpmad: operations go memory to memory, the
+	 * sockets carry set-up and tear-down only (see tcp_local.c).
+	 */
+	struct tcp_conn *local_peer;
+	struct work *local_wait_head, *local_wait_tail;	/* RNR, in order */
+
+	struct tx_item *free_items;	/* the sockets' spare items */
+	struct tcp_conn *all_prev, *all_next;
+};
+
+struct tcp_ep {
+	struct ep *ep;
+	int fd;
+	struct loop_watch watch;
+	struct tcp_conn *unpaired;	/* one socket of two arrived */
+	unsigned n_unpaired;
+	bool warned_full;
+};
+
+/*
+ * a new connection object, on the list of all; `rnr_expired` ends its
+ * waits for a receive buffer (the receive engine, above this file)
+ */
+struct tcp_conn *tcp_conn_new(loop_timer_fn *rnr_expired);
+/* close the sockets and free; the connection is known to nobody */
+void tcp_conn_free(struct tcp_conn *tc);
+/* whether a socket of any connection still has frames to send */
+bool tcp_conn_any_pending(void);
+
+/* take a passive connection off its endpoint's unpaired sockets */
+void tcp_conn_unpaired_remove(struct tcp_ep *tep, struct tcp_conn *tc);
+/* link a passive connection with its active end in this rpmad, if there */
+void tcp_conn_pair_local(struct tcp_conn *passive);
+
+/* the connection is over: tell the core (once), stop reading */
+void tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event);
+/* a passive connection's socket ended before the app took it */
+void tcp_conn_socket_gone(struct tcp_conn *tc);
+/* a peer broke the protocol: log, abort, report the connection lost */
+void tcp_conn_violation(struct tcp_conn *tc, const char *what);
+
+/* the connection is up: start proving that both ends are alive */
+void tcp_conn_start_heartbeat(struct tcp_conn *tc);
+/* queue our DISCONNECT behind our operations */
+void tcp_conn_send_goodbye(struct tcp_conn *tc);
+
+#endif /* RPMAD_TCP_CONN_H */

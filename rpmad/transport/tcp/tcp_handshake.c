@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_handshake.c -- the set-up frames of a connection over TCP: HELLO on
+ * each new socket, which pairs the two sockets of an incoming connection
+ * and hands it to its endpoint; the core's answer to it (adopt, accept,
+ * reject, drop); and the ACCEPT / REJECT / READY exchange that follows
+ *
+ * The sockets come from tcp_open.c, the frames from the receive engine;
+ * both stand above this file.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "ep.h"
+#include "log.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_handshake.h"
+
+/* ------------------------------------------------------------ passive */
+
+/* Moves the socket of `from` (its only one) to be `to`'s secondary. */
+static void
+adopt_socket(struct tcp_conn *to, struct tcp_conn *from)
+{
+	tcp_chan_move(&to->chan[1], to, &from->chan[0]);
+	tcp_chan_pause(&to->chan[1], false);
+}
+
+/*
+ * Both sockets are here: the request goes to the endpoint's queue.
+ * Returns -1 when it could not (tc is freed then).
+ */
+static int
+publish(struct tcp_conn *tc)
+{
+	struct tcp_ep *tep = tc->tep;
+	tcp_conn_unpaired_remove(tep, tc);
+	loop_timer_cancel(rpmad.loop, &tc->timer);
+	tc->tgt = &tc->chan[0];
+	tc->ini = &tc->chan[1];
+	tc->state = TC_WAITING;
+
+	struct incoming *inc = calloc(1, sizeof(*inc));
+	if (inc == NULL) {
+		tcp_conn_free(tc);
+		return -1;
+	}
+	inc->tp_state = tc;
+	memcpy(inc->pdata, tc->pdata, tc->pdata_len);
+	inc->pdata_len = tc->pdata_len;
+	socklen_t len = sizeof(inc->local);
+	(void) getsockname(tc->chan[0].fd, (struct sockaddr *)&inc->local,
+			&len);
+	inc->remote_len = sizeof(inc->remote);
+	(void) getpeername(tc->chan[0].fd, (struct sockaddr *)&inc->remote,
+			&inc->remote_len);
+	tc->inc = inc;
+	tc->tep = NULL;
+	if (ep_incoming(tep->ep, inc)) {
+		tcp_incoming_drop(inc, true);
+		return -1;
+	}
+	return 0;
+}
+
+static struct tcp_conn *
+find_partner(struct tcp_ep *tep, const struct tcp_conn *tc, uint8_t role)
+{
+	for (struct tcp_conn *o = tep->unpaired; o; o = o->pair_next) {
+		if (o != tc && o->role == role &&
+				memcmp(o->token, tc->token, TCP_TOKEN_SIZE) == 0)
+			return o;
+	}
+	return NULL;
+}
+
+/* The HELLO of an accepted socket. Returns -1 when tc was freed. */
+static int
+hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
+		const uint8_t *payload)
+{
+	struct tcp_hello h;
+	if (tc->state != TC_PAIRING || tc->role != 0 ||
+			tcp_hello_decode(payload, f->length, &h)) {
+		tcp_conn_violation(tc, "bad HELLO");
+		return -1;
+	}
+	tc->role = h.role;
+	memcpy(tc->token, h.token, TCP_TOKEN_SIZE);
+
+	struct tcp_ep *tep = tc->tep;
+	if (h.role == HELLO_PRIMARY) {
+		memcpy(tc->pdata, payload + TCP_HELLO_SIZE, h.pdata_len);
+		tc->pdata_len = h.pdata_len;
+		/* a client of this very rpmad: no need for the sockets' data */
+		tcp_conn_pair_local(tc);
+		struct tcp_conn *sec = find_partner(tep, tc, HELLO_SECONDARY);
+		if (sec) {
+			adopt_socket(tc, sec);
+			tcp_conn_unpaired_remove(tep, sec);
+			tcp_conn_free(sec);
+			return publish(tc);
+		}
+		return 0;
+	}
+	struct tcp_conn *prim = find_partner(tep, tc, HELLO_PRIMARY);
+	if (prim) {
+		adopt_socket(prim, tc);
+		tcp_conn_unpaired_remove(tep, tc);
+		tcp_conn_free(tc);
+		(void) publish(prim);
+		return -1;	/* this channel now belongs to prim */
+	}
+	return 0;
+}
+
+/* ---------------------------------------- the core's answer to a request */
+
+int
+tcp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
+{
+	struct tcp_conn *tc = inc->tp_state;
+	tc->conn = conn;
+	tc->inc = NULL;
+	conn->tp_conn = tc;
+	return 0;
+}
+
+void
+tcp_incoming_drop(struct incoming *inc, bool reject)
+{
+	struct tcp_conn *tc = inc->tp_state;
+	if (reject && tc->chan[0].fd >= 0) {
+		struct tcp_frame f = { .type = TF_REJECT };
+		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+			(void) tcp_chan_flush(&tc->chan[0]);
+	}
+	tcp_conn_free(tc);
+	free(inc);
+}
+
+int
+tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
+		size_t errlen)
+{
+	struct tcp_conn *tc = conn->tp_conn;
+	if (tc->remote_gone) {
+		tc->state = TC_ACCEPTED;
+		tcp_conn_over(tc, RPMA_CONN_LOST);
+		return 0;
+	}
+	struct tcp_frame f = { .type = TF_ACCEPT, .length = len };
+	if (tcp_chan_send(&tc->chan[0], &f, pdata, len, NULL, NULL)) {
+		(void) snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tc->state = TC_ACCEPTED;
+	tcp_chan_mark_dirty(&tc->chan[0]);
+	return 0;
+}
+
+void
+tcp_reject(struct conn *conn)
+{
+	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_frame f = { .type = TF_REJECT };
+	if (tc->chan[0].fd >= 0 &&
+			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+		(void) tcp_chan_flush(&tc->chan[0]);
+	tc->state = TC_OVER;
+}
+
+/* ------------------------------------------------------------- active */
+
+enum rpma_conn_event
+tcp_connect_outcome(int err)
+{
+	/* a refused connect is a host without a listener there */
+	return err == ECONNREFUSED ? CONN_END_REFUSED : CONN_END_UNREACHABLE;
+}
+
+static int
+send_hello(struct tcp_conn *tc, int i)
+{
+	struct tcp_hello h = {
+		.magic = TCP_WIRE_MAGIC,
+		.version = TCP_WIRE_VERSION,
+		.role = i == 0 ? HELLO_PRIMARY : HELLO_SECONDARY,
+		.pdata_len = i == 0 ? tc->pdata_len : 0,
+		.qp_num = tc->conn->qp_num,
+	};
+	memcpy(h.token, tc->token, TCP_TOKEN_SIZE);
+	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
+	tcp_hello_encode(&h, buf);
+	memcpy(buf + TCP_HELLO_SIZE, tc->pdata, h.pdata_len);
+	struct tcp_frame f = {
+		.type = TF_HELLO,
+		.length = TCP_HELLO_SIZE + h.pdata_len,
+	};
+	if (tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, NULL))
+		return -1;
+	tcp_chan_mark_dirty(&tc->chan[i]);
+	return 0;
+}
+
+void
+tcp_connect_done(struct tcp_conn *tc, int i)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err == 0 && send_hello(tc, i))
+		err = ENOMEM;
+	if (err) {
+		log_info("tcp: connection qp %u: cannot connect to %s: %s",
+				tc->conn->qp_num, tc->conn->remote_name,
+				strerror(err));
+		tcp_chan_close(&tc->chan[0], true);
+		tcp_chan_close(&tc->chan[1], true);
+		tcp_conn_over(tc, err == ENOMEM ? RPMA_CONN_LOST :
+				tcp_connect_outcome(err));
+		return;
+	}
+	tc->connected[i] = true;
+	tcp_chan_pause(&tc->chan[i], false);
+	if (tc->connected[0] && tc->connected[1]) {
+		/* reachable: from now on it is up to the server's application */
+		loop_timer_cancel(rpmad.loop, &tc->timer);
+		tc->state = TC_HELLO;
+		struct sockaddr_storage local;
+		socklen_t llen = sizeof(local);
+		if (getsockname(tc->chan[0].fd, (struct sockaddr *)&local,
+				&llen) == 0)
+			conn_set_names(tc->conn, &local, NULL);
+	}
+}
+
+/* --------------------------------------------------------- set-up frames */
+
+int
+tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
+		const struct tcp_frame *f, const uint8_t *payload)
+{
+	switch (f->type) {
+	case TF_HELLO:
+		return hello_received(tc, f, payload);
+	case TF_ACCEPT:
+		if (tc->passive || tc->state != TC_HELLO)
+			break;
+		struct tcp_frame ready = { .type = TF_READY };
+		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, NULL)) {
+			tcp_conn_over(tc, RPMA_CONN_LOST);
+			return 0;
+		}
+		tcp_chan_mark_dirty(&tc->chan[0]);
+		tc->state = TC_ESTABLISHED;
+		tcp_conn_start_heartbeat(tc);
+		conn_established(tc->conn, payload, (uint8_t)f->length, true);
+		return 0;
+	case TF_REJECT:
+		if (tc->passive || tc->state != TC_HELLO)
+			break;
+		tcp_conn_over(tc, RPMA_CONN_REJECTED);
+		return 0;
+	case TF_READY:
+		if (!tc->passive || tc->state != TC_ACCEPTED)
+			break;
+		tc->state = TC_ESTABLISHED;
+		tcp_conn_start_heartbeat(tc);
+		conn_established(tc->conn, NULL, 0, false);
+		return 0;
+	default:
+		break;
+	}
+	bool adopted = tc->conn != NULL;
+	tcp_conn_violation(tc, "unexpected set-up frame");
+	return adopted ? 0 : -1;
+}

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_open.c -- opening the sockets of a connection over TCP: listening
+ * and accepting them (passive), connecting both (active), and how long
+ * each may take (pairing, connecting); the set-up frames that follow are
+ * tcp_handshake.c's
+ *
+ * A socket is handed to the receive engine here, which is why this file
+ * stands above it and the set-up frames below it.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "daemon.h"
+#include "ep.h"
+#include "log.h"
+#include "registry.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_handshake.h"
+#include "tcp_open.h"
+#include "tcp_rx.h"
+
+/* How long an accepted socket may take to say HELLO and find its pair. */
+#define PAIRING_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
+/*
+ * Sockets that may be pairing at one endpoint. A new one pushes out the
+ * oldest: half-open connections cannot pile up, and a real client, whose
+ * two sockets pair within a moment, still gets through a flood of them.
+ */
+#define PAIRING_MAX 64
+
+/* ------------------------------------------------------------ passive */
+
+static void
+pairing_timeout(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	log_info("tcp: an incoming connection did not complete its set-up "
+			"in time");
+	tcp_conn_socket_gone(tc);
+}
+
+static void
+drop_oldest_unpaired(struct tcp_ep *tep)
+{
+	struct tcp_conn *oldest = tep->unpaired;
+	while (oldest && oldest->pair_next)
+		oldest = oldest->pair_next;
+	if (oldest == NULL)
+		return;
+	if (!tep->warned_full)
+		log_warning("tcp: %s:%s: %u connections are setting up at once; "
+				"dropping the oldest", tep->ep->addr,
+				tep->ep->port, tep->n_unpaired);
+	tep->warned_full = true;
+	tcp_conn_unpaired_remove(tep, oldest);
+	tcp_conn_free(oldest);
+}
+
+static void
+listener_ready(struct loop_watch *w, uint32_t events)
+{
+	struct tcp_ep *tep = w->arg;
+	for (;;) {
+		int fd = accept4(tep->fd, NULL, NULL,
+				SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warning("tcp: accept at %s:%s: %s",
+						tep->ep->addr, tep->ep->port,
+						strerror(errno));
+			return;
+		}
+		if (tep->n_unpaired >= PAIRING_MAX)
+			drop_oldest_unpaired(tep);
+		struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+		if (tc == NULL) {
+			(void) close(fd);
+			continue;
+		}
+		(void) tcp_chan_setup_socket(fd);
+		tc->passive = true;
+		tc->state = TC_PAIRING;
+		tc->tep = tep;
+		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready);
+		tcp_chan_pause(&tc->chan[0], false);
+		tc->pair_next = tep->unpaired;
+		tep->unpaired = tc;
+		tep->n_unpaired++;
+		tc->timer.fn = pairing_timeout;
+		loop_timer_arm(rpmad.loop, &tc->timer, PAIRING_TIMEOUT_NS);
+	}
+}
+
+int
+tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
+		char *err, size_t errlen)
+{
+	struct tcp_ep *tep = calloc(1, sizeof(*tep));
+	if (tep == NULL) {
+		(void) snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int ret;
+	tep->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+			SOCK_CLOEXEC, 0);
+	if (tep->fd < 0)
+		goto err_errno;
+	int one = 1;
+	(void) setsockopt(tep->fd, SOL_SOCKET, SO_REUSEADDR, &one,
+			sizeof(one));
+	/* two sockets make one request; EP_BACKLOG requests may wait */
+	if (bind(tep->fd, (const struct sockaddr *)ss, len) ||
+			listen(tep->fd, 2 * EP_BACKLOG))
+		goto err_errno;
+	tep->ep = ep;
+	tep->watch.fd = tep->fd;
+	tep->watch.fn = listener_ready;
+	tep->watch.arg = tep;
+	if (loop_add(rpmad.loop, &tep->watch, EPOLLIN)) {
+		ret = -EIO;
+		(void) snprintf(err, errlen, "cannot watch the listener");
+		goto err;
+	}
+	ep->tp_ep = tep;
+	return 0;
+
+err_errno:
+	ret = -errno;
+	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep->addr,
+			ep->port, strerror(errno));
+err:
+	if (tep->fd >= 0)
+		(void) close(tep->fd);
+	free(tep);
+	return ret;
+}
+
+void
+tcp_unlisten(struct ep *ep)
+{
+	struct tcp_ep *tep = ep->tp_ep;
+	if (tep == NULL)
+		return;
+	loop_del(rpmad.loop, &tep->watch);
+	(void) close(tep->fd);
+	while (tep->unpaired) {
+		struct tcp_conn *tc = tep->unpaired;
+		tep->unpaired = tc->pair_next;
+		tcp_conn_free(tc);
+	}
+	free(tep);
+	ep->tp_ep = NULL;
+}
+
+/* ------------------------------------------------------------- active */
+
+static void
+connect_timeout(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	if (tc->state != TC_CONNECTING)
+		return;
+	log_info("tcp: connection qp %u: %s did not answer within %u ms",
+			tc->conn->qp_num, tc->conn->remote_name,
+			tc->conn->timeout_ms);
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, CONN_END_UNREACHABLE);
+}
+
+int
+tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
+		char *err, size_t errlen)
+{
+	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+	if (tc == NULL) {
+		(void) snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tc->conn = conn;
+	conn->tp_conn = tc;
+	tc->state = TC_CONNECTING;
+	tc->ini = &tc->chan[0];
+	tc->tgt = &tc->chan[1];
+	registry_random_bytes(tc->token, sizeof(tc->token));
+	if (pdata_len)	/* no private data may come as a NULL pointer */
+		memcpy(tc->pdata, pdata, pdata_len);
+	tc->pdata_len = pdata_len;
+
+	for (int i = 0; i < 2; i++) {
+		int fd = socket(conn->remote.ss_family, SOCK_STREAM |
+				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0) {
+			(void) snprintf(err, errlen, "socket: %s",
+					strerror(errno));
+			return -errno;
+		}
+		(void) tcp_chan_setup_socket(fd);
+		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready);
+		if (connect(fd, (struct sockaddr *)&conn->remote,
+				conn->remote_len) && errno != EINPROGRESS) {
+			/* refused at once (loopback): the event says so */
+			int e = errno;
+			log_info("tcp: connection qp %u: cannot connect to "
+					"%s: %s", conn->qp_num,
+					conn->remote_name, strerror(e));
+			tcp_chan_close(&tc->chan[0], true);
+			tcp_chan_close(&tc->chan[1], true);
+			tcp_conn_over(tc, tcp_connect_outcome(e));
+			return 0;
+		}
+		tc->chan[i].events = EPOLLOUT;
+		if (loop_add(rpmad.loop, &tc->chan[i].watch, EPOLLOUT)) {
+			(void) snprintf(err, errlen, "cannot watch a socket");
+			return -EIO;
+		}
+	}
+	uint32_t ms = conn->timeout_ms ? conn->timeout_ms :
+		RPMA_DEFAULT_TIMEOUT_MS;
+	tc->timer.fn = connect_timeout;
+	loop_timer_arm(rpmad.loop, &tc->timer, (uint64_t)ms * 1000000);
+	return 0;
+}

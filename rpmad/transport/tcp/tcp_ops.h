@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tcp_ops.h -- operations over the software transport's sockets: the
+ * initiator's side and the target's, as the receive engine and the
+ * operations table call them
+ */
+
+#ifndef RPMAD_TCP_OPS_H
+#define RPMAD_TCP_OPS_H
+
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+struct tcp_chan;
+struct tcp_conn;
+struct work;
+
+int tcp_ops_post(struct tcp_conn *tc, struct work *w);
+/* complete every work still unanswered with `status` */
+void tcp_ops_fail_outstanding(struct tcp_conn *tc, enum ibv_wc_status status);
+/* forget all work: the connection ends (the core flushes it) */
+void tcp_ops_forget(struct tcp_conn *tc);
+
+/*
+ * A frame header arrived on the target (or initiator) channel: 0 to take
+ * its payload where ch->sink says, 1 to wait for a receive buffer, -1
+ * when the connection ended. Its end, once the payload is in.
+ */
+int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch);
+void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
+int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch);
+void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
+/* after a batch of frames: send the ACK that is due */
+void tcp_target_ack(struct tcp_conn *tc);
+/*
+ * the message waiting for a receive buffer waited too long: refuse it;
+ * false when none waits
+ */
+bool tcp_target_rnr_expired(struct tcp_conn *tc);
+
+#endif /* RPMAD_TCP_OPS_H */

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_rx.c -- the receive engine of the software transport: the events of
+ * a connection's sockets, their bytes cut into frames and handed to the
+ * frame's handler (set-up in tcp_handshake.c, operations and answers in
+ * tcp_ops.c, goodbye and heartbeat here), and reading again once a wait
+ * is over (answers drained, a receive posted, the RNR time run out)
+ *
+ * It stands above the handlers and calls them; they only pause a socket,
+ * and only this file reads one again.
+ */
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "conn.h"
+#include "guard.h"
+#include "log.h"
+#include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_handshake.h"
+#include "tcp_local.h"
+#include "tcp_ops.h"
+#include "tcp_rx.h"
+
+/* Bytes one socket may deliver per wake-up before others get a turn. */
+#define RX_BUDGET (4u << 20)
+/* Payloads this big skip the staging buffer. */
+#define DIRECT_RECV_MIN 4096
+/*
+ * Answers queued on a target channel before rpmad stops reading the
+ * peer's operations (a peer that never reads its answers must not make
+ * rpmad grow without bound), and the level at which it reads again.
+ */
+#define TX_THROTTLE_FRAMES 1024
+#define TX_RESUME_FRAMES 256
+
+/* The end of a socket (EOF, reset, timeout). */
+static void
+socket_ended(struct tcp_conn *tc, long err)
+{
+	if (tc->conn == NULL) {
+		tcp_conn_socket_gone(tc);
+		return;
+	}
+	switch (tc->state) {
+	case TC_CONNECTING:
+		tcp_conn_over(tc, tcp_connect_outcome((int)-err));
+		break;
+	case TC_HELLO:
+		/*
+		 * the far rpmad dropped the request before the server's
+		 * application answered it (its endpoint shut down, or it went
+		 * away): RDMA CM rejects the requests of a destroyed listener
+		 */
+		tcp_conn_over(tc, RPMA_CONN_REJECTED);
+		break;
+	case TC_DISCONNECTING:
+		tcp_conn_over(tc, RPMA_CONN_CLOSED);
+		break;
+	default:
+		if (err && err != -ECONNRESET)
+			log_info("tcp: connection qp %u: %s",
+					tc->conn->qp_num, strerror((int)-err));
+		tcp_conn_over(tc, RPMA_CONN_LOST);
+		break;
+	}
+}
+
+/* Reads and handles what arrived; -1 when the connection is over. */
+static int chan_rx(struct tcp_chan *ch);
+
+int
+tcp_rx_flush(struct tcp_chan *ch)
+{
+	struct tcp_conn *tc = ch->tc;
+	if (tcp_chan_flush(ch) == 0) {
+		if (ch->throttled && ch->tx_count <= TX_RESUME_FRAMES) {
+			/* the peer reads its answers again: so do we */
+			ch->throttled = false;
+			tcp_chan_pause(ch, false);
+			(void) chan_rx(ch);
+		}
+		return 0;
+	}
+	if (tc->conn == NULL) {
+		tcp_conn_socket_gone(tc);
+		return -1;
+	}
+	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
+			RPMA_CONN_LOST);
+	return 0;
+}
+
+/* A DISCONNECT from the peer: answer it, and the connection is closed. */
+static void
+goodbye_received(struct tcp_conn *tc)
+{
+	if (tc->state == TC_ESTABLISHED) {
+		tcp_conn_send_goodbye(tc);
+		(void) tcp_rx_flush(tc->ini);
+	}
+	tcp_conn_over(tc, RPMA_CONN_CLOSED);
+}
+
+/* Which handler a frame on this channel goes to; -1 when none may. */
+static int
+frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	const struct tcp_frame *f = &ch->cur;
+	bool primary = ch == &tc->chan[0];
+
+	if (f->type < TF_WRITE) {
+		/* the goodbye comes after the peer's operations, on theirs */
+		if (!primary && f->type != TF_HELLO &&
+				f->type != TF_DISCONNECT &&
+				f->type != TF_HEARTBEAT) {
+			tcp_conn_violation(tc, "set-up frame on the secondary");
+			return -1;
+		}
+		ch->sink = SINK_SCRATCH;
+		return 0;
+	}
+	if (tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) {
+		tcp_conn_violation(tc, "operation before the connection is up");
+		return -1;
+	}
+	if (f->type < TF_ACK) {
+		if (ch != tc->tgt) {
+			tcp_conn_violation(tc, "operation on the wrong socket");
+			return -1;
+		}
+		return tcp_target_begin(tc, ch);
+	}
+	if (ch != tc->ini) {
+		tcp_conn_violation(tc, "answer on the wrong socket");
+		return -1;
+	}
+	return tcp_initiator_begin(tc, ch);
+}
+
+/* Returns -1 when the channel is gone with its connection object. */
+static int
+frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	const struct tcp_frame *f = &ch->cur;
+	if (f->type == TF_HEARTBEAT)
+		return 0;	/* its arrival was the point */
+	if (f->type == TF_DISCONNECT) {
+		if (tc->conn == NULL) {
+			tcp_conn_socket_gone(tc);
+			return -1;
+		}
+		goodbye_received(tc);
+	} else if (f->type < TF_WRITE) {
+		return tcp_setup_frame(tc, ch, f, ch->scratch);
+	} else if (f->type < TF_ACK) {
+		tcp_target_end(tc, ch);
+	} else {
+		tcp_initiator_end(tc, ch);
+	}
+	return 0;
+}
+
+/* Moves staged payload bytes to where they belong. */
+static void
+sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
+{
+	switch (ch->sink) {
+	case SINK_MEM:
+		if (!ch->copy_failed &&
+				guarded_memcpy(ch->dst + ch->got, src, n))
+			ch->copy_failed = true;
+		break;
+	case SINK_SCRATCH:
+		if (ch->got + n <= sizeof(ch->scratch))
+			memcpy(ch->scratch + ch->got, src, n);
+		break;
+	case SINK_DISCARD:
+		break;
+	}
+	ch->got += (uint32_t)n;
+}
+
+/*
+ * Receives the rest of the current frame's payload. Returns 1 when it is
+ * complete, 0 when more must arrive first, -1 when the socket ended.
+ */
+static int
+rx_payload(struct tcp_chan *ch, size_t *budget)
+{
+	while (ch->got < ch->cur_payload) {
+		size_t want = ch->cur_payload - ch->got;
+		size_t avail = ch->rlen - ch->rpos;
+		if (avail) {
+			size_t take = avail < want ? avail : want;
+			sink_bytes(ch, ch->rbuf + ch->rpos, take);
+			ch->rpos += take;
+			continue;
+		}
+		if (*budget == 0)
+			return 0;
+		long n;
+		if (ch->sink == SINK_MEM && !ch->copy_failed &&
+				want >= DIRECT_RECV_MIN) {
+			/* straight into registered memory: no staging copy */
+			do {
+				n = recv(ch->fd, ch->dst + ch->got, want, 0);
+			} while (n < 0 && errno == EINTR);
+			if (n < 0)
+				n = -errno;
+			if (n == -EFAULT) {
+				/*
+				 * A page is gone (its file was truncated); the
+				 * bytes stay in the socket: take them through
+				 * the staging buffer, and the operation fails.
+				 */
+				ch->copy_failed = true;
+				continue;
+			}
+			if (n > 0) {
+				ch->got += (uint32_t)n;
+				ch->last_rx_ns = loop_now_ns();
+			}
+		} else {
+			n = tcp_chan_fill(ch);
+		}
+		if (n == -EAGAIN || n == -EWOULDBLOCK)
+			return 0;
+		if (n <= 0) {
+			socket_ended(ch->tc, n);
+			return -1;
+		}
+		*budget = (size_t)n > *budget ? 0 : *budget - (size_t)n;
+	}
+	return 1;
+}
+
+static int
+chan_rx(struct tcp_chan *ch)
+{
+	struct tcp_conn *tc = ch->tc;
+	size_t budget = RX_BUDGET;
+	int ret = 0;
+
+	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
+		if (!ch->in_frame && ch == tc->tgt &&
+				ch->tx_count >= TX_THROTTLE_FRAMES) {
+			ch->throttled = true;
+			tcp_chan_pause(ch, true);
+			break;
+		}
+		if (!ch->in_frame) {
+			if (ch->rlen - ch->rpos < TCP_FRAME_SIZE) {
+				if (budget == 0)
+					break;
+				long n = tcp_chan_fill(ch);
+				if (n == -EAGAIN || n == -EWOULDBLOCK)
+					break;
+				if (n <= 0) {
+					socket_ended(tc, n);
+					return -1;
+				}
+				budget = (size_t)n > budget ? 0 :
+					budget - (size_t)n;
+				continue;
+			}
+			if (tcp_frame_decode(ch->rbuf + ch->rpos, &ch->cur)) {
+				tcp_conn_violation(tc, "malformed frame");
+				return -1;
+			}
+			ch->rpos += TCP_FRAME_SIZE;
+			ch->in_frame = true;
+			ch->begun = false;
+			ch->got = 0;
+			ch->copy_failed = false;
+			ch->cur_payload = tcp_frame_payload_len(&ch->cur);
+		}
+		if (!ch->begun) {
+			int r = frame_begin(tc, ch);
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				break;	/* paused until a receive is posted */
+			ch->begun = true;
+		}
+		int r = rx_payload(ch, &budget);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		ch->in_frame = false;
+		if (frame_end(tc, ch) < 0)
+			return -1;
+	}
+	if (tc->state == TC_OVER)
+		ret = -1;
+	else if (ch == tc->tgt)
+		tcp_target_ack(tc);
+	return ret;
+}
+
+void
+tcp_rx_ready(struct loop_watch *w, uint32_t events)
+{
+	struct tcp_chan *ch = w->arg;
+	struct tcp_conn *tc = ch->tc;
+
+	if (tc->state == TC_CONNECTING && (events & (EPOLLOUT | EPOLLERR |
+			EPOLLHUP))) {
+		tcp_connect_done(tc, ch == &tc->chan[0] ? 0 : 1);
+		return;
+	}
+	if ((events & EPOLLOUT) && tcp_rx_flush(ch) < 0)
+		return;
+	if (ch->fd >= 0 && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
+			EPOLLERR)))
+		(void) chan_rx(ch);
+}
+
+void
+tcp_rx_resume(struct tcp_conn *tc)
+{
+	if (!tc->rnr || tc->tgt == NULL || tc->tgt->fd < 0)
+		return;
+	tcp_chan_pause(tc->tgt, false);
+	(void) chan_rx(tc->tgt);
+}
+
+void
+tcp_rx_rnr_expired(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	/* one timer for both waits: our local work's, else the peer's */
+	if (tcp_local_rnr_expired(tc) || !tcp_target_rnr_expired(tc))
+		return;
+	/* the message was refused: its payload is read and discarded */
+	struct tcp_chan *ch = tc->tgt;
+	ch->begun = true;
+	tcp_chan_pause(ch, false);
+	(void) chan_rx(ch);
+}
