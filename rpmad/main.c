@@ -230,11 +230,12 @@ status_line(char *buf, size_t len)
 	uint64_t pinned = 0;
 	struct session *s;
 	DL_FOREACH(rpmad.sessions, s) {
+		const struct client_counts *c = &session_client(s)->counts;
 		sessions++;
-		conns += s->counts.conns;
-		mrs += s->counts.mrs;
-		eps += s->counts.eps;
-		pinned += s->counts.pinned_bytes;
+		conns += c->conns;
+		mrs += c->mrs;
+		eps += c->eps;
+		pinned += c->pinned_bytes;
 	}
 	char bytes[32];
 	human_bytes(pinned, bytes, sizeof(bytes));

@@ -12,6 +12,7 @@
 #include <utlist.h>
 
 #include "admin.h"
+#include "client.h"
 #include "config.h"
 #include "conn.h"
 #include "daemon.h"
@@ -97,7 +98,7 @@ arena_free(void *arg)
 }
 
 static Rpmad__ResourceCounts *
-counts_msg(struct arena *a, const struct session_counts *c, uint32_t sessions)
+counts_msg(struct arena *a, const struct client_counts *c, uint32_t sessions)
 {
 	Rpmad__ResourceCounts *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
@@ -115,12 +116,12 @@ counts_msg(struct arena *a, const struct session_counts *c, uint32_t sessions)
 
 /* Requests are connections that are not connecting or connected yet. */
 static void
-session_counts_now(struct session *s, struct session_counts *c)
+client_counts_now(const struct client *who, struct client_counts *c)
 {
-	*c = s->counts;
+	*c = who->counts;
 	c->conn_reqs = 0;
 	struct conn *conn;
-	DL_FOREACH(s->conns, conn) {
+	DL_FOREACH(who->conns, conn) {
 		if (conn->state == CONN_REQ_OUT || conn->state == CONN_REQ_IN)
 			c->conn_reqs++;
 	}
@@ -210,12 +211,12 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	}
 	st->n_devices = ndev;
 
-	struct session_counts total = { 0 };
+	struct client_counts total = { 0 };
 	uint32_t sessions = 0;
 	struct session *s;
 	DL_FOREACH(rpmad.sessions, s) {
-		struct session_counts c;
-		session_counts_now(s, &c);
+		struct client_counts c;
+		client_counts_now(session_client(s), &c);
 		total.peers += c.peers;
 		total.mrs += c.mrs;
 		total.eps += c.eps;
@@ -346,43 +347,43 @@ page_finish(struct page *p, Rpmad__AdminReply *r)
 }
 
 static Rpmad__UserLimits *
-user_limits_msg(struct arena *a, const struct session *s)
+user_limits_msg(struct arena *a, const struct client *who)
 {
 	Rpmad__UserLimits *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
 		return NULL;
 	rpmad__user_limits__init(m);
 	struct limits l;
-	tenant_limits(s, &l);
+	tenant_limits(who, &l);
 	m->max_connections = l.max_connections;
 	m->max_endpoints = l.max_endpoints;
 	m->max_pending_requests = l.max_pending_requests;
 	m->max_descriptors = l.max_descriptors;
 	m->max_registered_bytes = l.max_registered_bytes == LIMIT_MEMLOCK ?
-		s->memlock : l.max_registered_bytes;
+		who->memlock : l.max_registered_bytes;
 	return m;
 }
 
 static Rpmad__UserUse *
-user_use_msg(struct arena *a, const struct session *s)
+user_use_msg(struct arena *a, const struct client *who)
 {
 	Rpmad__UserUse *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
 		return NULL;
 	rpmad__user_use__init(m);
 	struct tenant_usage u;
-	tenant_usage(s->uid, &u);
+	tenant_usage(who->uid, &u);
 	m->sessions = u.sessions;
 	m->connections = u.conns;
 	m->endpoints = u.eps;
 	m->pending_requests = u.pending;
 	m->descriptors = u.descriptors;
 	m->registered_bytes = u.registered_bytes;
-	if (s->tenant) {
-		m->refused_limits = s->tenant->refused_limits;
-		m->refused_connect = s->tenant->refused_connect;
-		m->refused_listen = s->tenant->refused_listen;
-		m->log_suppressed = s->tenant->log_suppressed;
+	if (who->tenant) {
+		m->refused_limits = who->tenant->refused_limits;
+		m->refused_connect = who->tenant->refused_connect;
+		m->refused_listen = who->tenant->refused_listen;
+		m->log_suppressed = who->tenant->log_suppressed;
 	}
 	return m;
 }
@@ -391,22 +392,23 @@ static ProtobufCMessage *
 client_item(struct arena *a, void *obj)
 {
 	struct session *s = obj;
+	struct client *who = session_client(s);
 	Rpmad__ClientInfo *c = arena_alloc(a, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	rpmad__client_info__init(c);
-	c->session_id = s->id;
-	c->pid = (uint32_t)s->pid;
-	c->uid = s->uid;
-	c->gid = s->gid;
-	c->comm = s->comm;
-	c->admin = s->admin;
-	struct session_counts counts;
-	session_counts_now(s, &counts);
+	c->session_id = who->id;
+	c->pid = (uint32_t)who->pid;
+	c->uid = who->uid;
+	c->gid = who->gid;
+	c->comm = who->comm;
+	c->admin = session_is_admin(s);
+	struct client_counts counts;
+	client_counts_now(who, &counts);
 	if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
 		return NULL;
-	if ((c->user_limits = user_limits_msg(a, s)) == NULL ||
-			(c->user_use = user_use_msg(a, s)) == NULL)
+	if ((c->user_limits = user_limits_msg(a, who)) == NULL ||
+			(c->user_use = user_use_msg(a, who)) == NULL)
 		return NULL;
 	return &c->base;
 }
@@ -486,27 +488,29 @@ fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
 {
 	struct session *s;
 	DL_FOREACH(rpmad.sessions, s) {
+		const struct client *who = session_client(s);
 		switch (kind) {
 		case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
-			page_offer(p, s->id, 0, client_item, s);
+			page_offer(p, who->id, 0, client_item, s);
 			break;
 		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS: {
 			struct conn *conn;
-			DL_FOREACH(s->conns, conn)
-				page_offer(p, s->id, conn->obj.id,
+			DL_FOREACH(who->conns, conn)
+				page_offer(p, who->id, conn->obj.id,
 						connection_item, conn);
 			break;
 		}
 		case RPMAD__ADMIN_QUERY__KIND__MRS: {
 			struct mr *mr;
-			DL_FOREACH(s->mrs, mr)
-				page_offer(p, s->id, mr->obj.id, mr_item, mr);
+			DL_FOREACH(who->mrs, mr)
+				page_offer(p, who->id, mr->obj.id, mr_item,
+						mr);
 			break;
 		}
 		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS: {
 			struct ep *ep;
-			DL_FOREACH(s->eps, ep)
-				page_offer(p, s->id, ep->obj.id,
+			DL_FOREACH(who->eps, ep)
+				page_offer(p, who->id, ep->obj.id,
 						endpoint_item, ep);
 			break;
 		}
@@ -598,7 +602,7 @@ void
 admin_handle_evict(struct req_ctx *rc)
 {
 	pid_t pid = (pid_t)rc->req->admin_evict->pid;
-	if (rc->s->pid == pid) {
+	if (rc->client->pid == pid) {
 		req_fail(rc, RPMA_E_INVAL, 0, "a session cannot evict itself");
 		return;
 	}
@@ -611,8 +615,8 @@ admin_handle_evict(struct req_ctx *rc)
 	/* a process normally has one session; evict every one it has */
 	do {
 		log_notice("session %s: evicted by %s (uid %u)",
-				session_name(s), session_name(rc->s),
-				(unsigned)rc->s->uid);
+				session_name(s), rc->client->name,
+				(unsigned)rc->client->uid);
 		history.evictions++;
 		session_destroy(s);
 	} while ((s = session_find_pid(pid)) != NULL);

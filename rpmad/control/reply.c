@@ -40,7 +40,7 @@ req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
 		[OBJ_EP] = "endpoint",
 		[OBJ_CONN] = "connection",
 	};
-	struct obj *o = registry_find(id, kind, rc->s);
+	struct obj *o = registry_find(id, kind, rc->client);
 	if (o == NULL)
 		req_fail(rc, RPMA_E_INVAL, 0, "no %s %llx in this session",
 				names[kind], (unsigned long long)id);

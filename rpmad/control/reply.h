@@ -17,10 +17,10 @@
 #include "registry.h"
 #include "rpmad.pb-c.h"
 
-struct session;
+struct client;
 
 struct req_ctx {
-	struct session *s;
+	struct client *client;	/* who asks: the owner of what it makes */
 	const Rpmad__Request *req;
 
 	int *fds;		/* received with the request */
@@ -53,7 +53,7 @@ void req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * req_find -- the object `id` of this kind owned by the asking session;
+ * req_find -- the object `id` of this kind owned by the asking client;
  * NULL, with the request failed as RPMA_E_INVAL, when there is none.
  */
 struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);

@@ -2,9 +2,10 @@
 /*
  * session.h -- one client process connected to rpmad
  *
- * A session is known by SO_PEERCRED (pid, uid, gid) and owns every object
- * it creates. When its socket closes -- clean exit, crash, kill -9 -- or an
- * admin evicts it, everything it owned is released (session_destroy).
+ * A session is known by SO_PEERCRED (pid, uid, gid); its client (client.h)
+ * owns every object it creates. When its socket closes -- clean exit,
+ * crash, kill -9 -- or an admin evicts it, everything it owned is released
+ * (session_destroy).
  */
 
 #ifndef RPMAD_SESSION_H
@@ -15,46 +16,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "client.h"
 #include "loop.h"
 #include "reply.h"
 
-struct peer;
-struct mr;
-struct ep;
-struct conn;
-struct tenant;
-
-#define SESSION_MAX_GROUPS 64
-
-struct session_counts {
-	uint32_t peers, mrs, eps, conn_reqs, conns;
-	uint64_t pinned_bytes;
-};
-
 struct session {
-	uint64_t id;
+	struct client client;	/* who it is and what it holds */
 	int fd;
 	struct loop_watch watch;
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	char comm[32];
-	char name[64];		/* "pid 123 (comm)" for log lines */
-	gid_t groups[SESSION_MAX_GROUPS];	/* primary first */
-	unsigned n_groups;
-	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
-	struct tenant *tenant;	/* its user */
 	bool hello;
 	bool allowed;
 	bool admin;
 	bool closing;
 	bool dispatching;
-
-	struct peer *peers;
-	struct mr *mrs;
-	struct ep *eps;
-	struct conn *conns;
-	struct session_counts counts;
 
 	struct session *prev, *next;
 };
@@ -71,6 +45,9 @@ void session_set_handler(session_packet_fn *fn);
 
 /* session_listen_fd_ready -- accept every pending client of listen_fd */
 void session_accept_all(int listen_fd);
+
+/* session_client -- the client it speaks for: what the layers below know */
+struct client *session_client(struct session *s);
 
 const char *session_name(const struct session *s);
 int session_fd(const struct session *s);

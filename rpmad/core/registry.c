@@ -46,7 +46,7 @@ registry_init(void)
 }
 
 void
-registry_add(struct obj *o, enum obj_kind kind, struct session *owner)
+registry_add(struct obj *o, enum obj_kind kind, struct client *owner)
 {
 	o->id = next_id++;
 	o->kind = kind;
@@ -61,7 +61,7 @@ registry_remove(struct obj *o)
 }
 
 struct obj *
-registry_find(uint64_t id, enum obj_kind kind, const struct session *owner)
+registry_find(uint64_t id, enum obj_kind kind, const struct client *owner)
 {
 	struct obj *o = NULL;
 	HASH_FIND(hh, objects, &id, sizeof(id), o);

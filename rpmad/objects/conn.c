@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -21,7 +22,6 @@
 #include "log.h"
 #include "peer.h"
 #include "qp_wc.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -489,9 +489,9 @@ static void
 log_subject_of(const struct conn *conn)
 {
 	log_subject_push();
-	const struct session *s = conn->obj.owner;
-	if (s)
-		log_subject_client(s->pid, s->uid, s->comm);
+	const struct client *owner = conn->obj.owner;
+	if (owner)
+		log_subject_client(owner->pid, owner->uid, owner->comm);
 	log_subject_conn(conn->qp_num, conn->local_name, conn->remote_name);
 }
 
@@ -805,12 +805,12 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->timeout_ms = timeout_ms;
 	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
 	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
-	registry_add(&conn->obj, OBJ_CONN, rc->s);
-	DL_APPEND(rc->s->conns, conn);
+	registry_add(&conn->obj, OBJ_CONN, rc->client);
+	DL_APPEND(rc->client->conns, conn);
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
 	conn_activate(conn);
 	peer->users++;
-	rc->s->counts.conns++;
+	rc->client->counts.conns++;
 	return conn;
 }
 
@@ -861,7 +861,7 @@ conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
 void
 conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 {
-	struct session *s = conn->obj.owner;
+	struct client *owner = conn->obj.owner;
 
 	if (conn->state == CONN_REQ_IN && conn->tp_conn &&
 			mode == CONN_DESTROY_ORDERLY)
@@ -874,11 +874,11 @@ conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
 	qp_destroy(&conn->qp);
 	free(conn->works);
 	registry_remove(&conn->obj);
-	DL_DELETE(s->conns, conn);
+	DL_DELETE(owner->conns, conn);
 	DL_DELETE2(all_conns, conn, all_prev, all_next);
 	deactivate(conn);
 	conn->peer->users--;
-	s->counts.conns--;
+	owner->counts.conns--;
 	free(conn);
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -22,7 +23,6 @@
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -110,17 +110,17 @@ ep_pop(struct ep *ep)
 void
 ep_destroy(struct ep *ep)
 {
-	struct session *s = ep->obj.owner;
+	struct client *owner = ep->obj.owner;
 	struct incoming *inc;
 	while ((inc = ep_pop(ep)) != NULL)
 		ep->tp->incoming_drop(inc, true);
 	ep->tp->unlisten(ep);
 	(void) close(ep->notify_sock);
 	registry_remove(&ep->obj);
-	DL_DELETE(s->eps, ep);
+	DL_DELETE(owner->eps, ep);
 	ep->peer->users--;
-	s->counts.eps--;
-	log_info("session %s: endpoint %s:%s closed", session_name(s),
+	owner->counts.eps--;
+	log_info("session %s: endpoint %s:%s closed", owner->name,
 			ep->addr, ep->port);
 	free(ep);
 }
@@ -147,7 +147,7 @@ ep_handle_listen(struct req_ctx *rc)
 		return;
 
 	/* rpmad's privileges are not the client's: no privileged ports */
-	if (rc->s->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
+	if (rc->client->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
 		req_fail(rc, RPMA_E_PROVIDER, EACCES, "port %u is privileged "
 				"and the client is not root", port_of(&ss));
 		return;
@@ -191,11 +191,11 @@ ep_handle_listen(struct req_ctx *rc)
 		return;
 	}
 
-	registry_add(&ep->obj, OBJ_EP, rc->s);
-	DL_APPEND(rc->s->eps, ep);
+	registry_add(&ep->obj, OBJ_EP, rc->client);
+	DL_APPEND(rc->client->eps, ep);
 	peer->users++;
-	rc->s->counts.eps++;
-	log_info("session %s: listening at %s:%s", session_name(rc->s),
+	rc->client->counts.eps++;
+	log_info("session %s: listening at %s:%s", rc->client->name,
 			ep->addr, ep->port);
 
 	rpmad__ep_reply__init(&rc->ep);

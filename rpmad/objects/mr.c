@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "client.h"
 #include "daemon.h"
 #include "device.h"
 #include "guard.h"
@@ -25,7 +26,6 @@
 #include "mr_usage.h"
 #include "mr_view.h"
 #include "peer.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -500,19 +500,19 @@ mr_handle_reg(struct req_ctx *rc)
 		mr->segs[i].fd = -1;
 	}
 
-	registry_add(&mr->obj, OBJ_MR, rc->s);
+	registry_add(&mr->obj, OBJ_MR, rc->client);
 	HASH_ADD(hh_lkey, mrs_by_lkey, lkey, sizeof(mr->lkey), mr);
 	if (mr_rkey(mr))
 		HASH_ADD(hh_rkey, mrs_by_rkey, rkey_id, sizeof(mr->rkey_id),
 				mr);
-	DL_APPEND(rc->s->mrs, mr);
+	DL_APPEND(rc->client->mrs, mr);
 	peer->users++;
-	rc->s->counts.mrs++;
-	rc->s->counts.pinned_bytes += mr->span_len;
+	rc->client->counts.mrs++;
+	rc->client->counts.pinned_bytes += mr->span_len;
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
-			"lkey %08x, rkey %08x", session_name(rc->s),
+			"lkey %08x, rkey %08x", rc->client->name,
 			(unsigned long long)mr->length,
 			(unsigned long long)mr->addr, mr->backing,
 			peer->dev->name, mr->lkey, mr_rkey(mr));
@@ -532,17 +532,17 @@ err:
 void
 mr_destroy(struct mr *mr)
 {
-	struct session *s = mr->obj.owner;
+	struct client *owner = mr->obj.owner;
 	if (mr->peer->dev->tp->mr_deregister)
 		mr->peer->dev->tp->mr_deregister(mr);
 	registry_remove(&mr->obj);
 	HASH_DELETE(hh_lkey, mrs_by_lkey, mr);
 	if (mr_rkey(mr))
 		HASH_DELETE(hh_rkey, mrs_by_rkey, mr);
-	DL_DELETE(s->mrs, mr);
+	DL_DELETE(owner->mrs, mr);
 	mr->peer->users--;
-	s->counts.mrs--;
-	s->counts.pinned_bytes -= mr->span_len;
+	owner->counts.mrs--;
+	owner->counts.pinned_bytes -= mr->span_len;
 	mr->peer->dev->mrs--;
 	mr->peer->dev->pinned_bytes -= mr->span_len;
 	mr->deregistered = true;

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <utlist.h>
 
+#include "client.h"
 #include "device.h"
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "session.h"
 #include "transport.h"
 
 struct peer *
@@ -46,9 +46,9 @@ peer_handle_new(struct req_ctx *rc)
 		}
 	}
 
-	registry_add(&peer->obj, OBJ_PEER, rc->s);
-	DL_APPEND(rc->s->peers, peer);
-	rc->s->counts.peers++;
+	registry_add(&peer->obj, OBJ_PEER, rc->client);
+	DL_APPEND(rc->client->peers, peer);
+	rc->client->counts.peers++;
 
 	rpmad__peer_reply__init(&rc->peer);
 	rc->peer.peer_id = peer->obj.id;
@@ -59,12 +59,12 @@ peer_handle_new(struct req_ctx *rc)
 void
 peer_destroy(struct peer *peer)
 {
-	struct session *s = peer->obj.owner;
+	struct client *owner = peer->obj.owner;
 	if (peer->dev->tp->pd_free)
 		peer->dev->tp->pd_free(peer);
 	registry_remove(&peer->obj);
-	DL_DELETE(s->peers, peer);
-	s->counts.peers--;
+	DL_DELETE(owner->peers, peer);
+	owner->counts.peers--;
 	free(peer);
 }
 

@@ -47,17 +47,17 @@ release_client_objects(struct verbs_dev *vd)
 	struct session *s;
 	DL_FOREACH(rpmad.sessions, s) {
 		struct ep *ep;
-		DL_FOREACH(s->eps, ep) {
+		DL_FOREACH(s->client.eps, ep) {
 			if (ep->peer->dev == vd->dev)
 				verbs_unlisten(ep);
 		}
 		struct mr *mr;
-		DL_FOREACH(s->mrs, mr) {
+		DL_FOREACH(s->client.mrs, mr) {
 			if (mr->peer->dev == vd->dev)
 				verbs_mr_deregister(mr);
 		}
 		struct peer *peer;
-		DL_FOREACH(s->peers, peer) {
+		DL_FOREACH(s->client.peers, peer) {
 			if (peer->dev == vd->dev)
 				verbs_pd_free(peer);
 		}
