@@ -228,8 +228,7 @@ status_line(char *buf, size_t len)
 {
 	uint32_t sessions = 0, conns = 0, mrs = 0, eps = 0;
 	uint64_t pinned = 0;
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	for (struct session *s = session_first(); s; s = session_next(s)) {
 		const struct client_counts *c = &session_client(s)->counts;
 		sessions++;
 		conns += c->conns;

@@ -213,8 +213,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 
 	struct client_counts total = { 0 };
 	uint32_t sessions = 0;
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	for (struct session *s = session_first(); s; s = session_next(s)) {
 		struct client_counts c;
 		client_counts_now(session_client(s), &c);
 		total.peers += c.peers;
@@ -486,8 +485,7 @@ static int
 fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
 		Rpmad__AdminReply *r)
 {
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	for (struct session *s = session_first(); s; s = session_next(s)) {
 		const struct client *who = session_client(s);
 		switch (kind) {
 		case RPMAD__ADMIN_QUERY__KIND__CLIENTS:

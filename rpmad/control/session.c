@@ -79,6 +79,24 @@ session_is_admin(const struct session *s)
 	return s->admin;
 }
 
+void
+session_add(struct session *s)
+{
+	DL_APPEND(rpmad.sessions, s);
+}
+
+struct session *
+session_first(void)
+{
+	return rpmad.sessions;
+}
+
+struct session *
+session_next(const struct session *s)
+{
+	return s->next;
+}
+
 struct session *
 session_find_pid(pid_t pid)
 {
@@ -266,7 +284,7 @@ session_new(int fd)
 		free(s);
 		return;
 	}
-	DL_APPEND(rpmad.sessions, s);
+	session_add(s);
 	rpmad.stats.sessions_total++;
 	log_subject_client(who->pid, who->uid, who->comm);
 	tenant_log(who, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",

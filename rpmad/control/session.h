@@ -63,6 +63,16 @@ void session_destroy(struct session *s);
 /* session_destroy_all -- at shutdown: connections close in order */
 void session_destroy_all(void);
 
+/*
+ * session_add -- a session its maker filled in joins the others
+ * (session.c's own; the tests make theirs by hand)
+ */
+void session_add(struct session *s);
+
+/* session_first, session_next -- every session, oldest first */
+struct session *session_first(void);
+struct session *session_next(const struct session *s);
+
 /* session_find_pid -- the first session of a process, or NULL */
 struct session *session_find_pid(pid_t pid);
 

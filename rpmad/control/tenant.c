@@ -221,9 +221,8 @@ void
 tenant_usage(uid_t uid, struct tenant_usage *u)
 {
 	memset(u, 0, sizeof(*u));
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		const struct client *who = &s->client;
+	for (struct session *s = session_first(); s; s = session_next(s)) {
+		const struct client *who = session_client(s);
 		if (who->uid != uid)
 			continue;
 		u->sessions++;

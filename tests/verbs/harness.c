@@ -95,7 +95,7 @@ h_session(void)
 	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
 	who->memlock = UINT64_MAX;
 	who->tenant = tenant_join(who->uid);
-	DL_APPEND(rpmad.sessions, s);
+	session_add(s);
 	return s;
 }
 
