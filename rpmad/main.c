@@ -20,6 +20,7 @@
 #include <utlist.h>
 
 #include "admin.h"
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -229,12 +230,13 @@ status_line(char *buf, size_t len)
 	uint32_t sessions = 0, conns = 0, mrs = 0, eps = 0;
 	uint64_t pinned = 0;
 	for (struct session *s = session_first(); s; s = session_next(s)) {
-		const struct client_counts *c = &session_client(s)->counts;
+		struct client_counts c;
+		client_counts(session_client(s), &c);
 		sessions++;
-		conns += c->conns;
-		mrs += c->mrs;
-		eps += c->eps;
-		pinned += c->pinned_bytes;
+		conns += c.conns;
+		mrs += c.mrs;
+		eps += c.eps;
+		pinned += c.pinned_bytes;
 	}
 	char bytes[32];
 	human_bytes(pinned, bytes, sizeof(bytes));

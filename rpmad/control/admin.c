@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <utlist.h>
 
 #include "admin.h"
 #include "client.h"
@@ -22,6 +21,7 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
+#include "registry.h"
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
@@ -114,17 +114,11 @@ counts_msg(struct arena *a, const struct client_counts *c, uint32_t sessions)
 	return m;
 }
 
-/* Requests are connections that are not connecting or connected yet. */
+/* Requests (not connecting or connected yet) are no connections here. */
 static void
 client_counts_now(const struct client *who, struct client_counts *c)
 {
-	*c = who->counts;
-	c->conn_reqs = 0;
-	struct conn *conn;
-	DL_FOREACH(who->conns, conn) {
-		if (conn->state == CONN_REQ_OUT || conn->state == CONN_REQ_IN)
-			c->conn_reqs++;
-	}
+	client_counts(who, c);
 	c->conns -= c->conn_reqs;
 }
 
@@ -421,8 +415,8 @@ connection_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__connection_info__init(c);
 	c->conn_id = conn->obj.id;
-	c->session_id = conn->obj.owner->id;
-	c->pid = (uint32_t)conn->obj.owner->pid;
+	c->session_id = obj_client(&conn->obj)->id;
+	c->pid = (uint32_t)obj_client(&conn->obj)->pid;
 	c->local_addr = conn->local_name;
 	c->remote_addr = conn->remote_name;
 	if ((c->state = arena_alloc(a, CONN_STATE_TEXT_MAX)) == NULL)
@@ -445,8 +439,8 @@ mr_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__mr_info__init(m);
 	m->mr_id = mr->obj.id;
-	m->session_id = mr->obj.owner->id;
-	m->pid = (uint32_t)mr->obj.owner->pid;
+	m->session_id = obj_client(&mr->obj)->id;
+	m->pid = (uint32_t)obj_client(&mr->obj)->pid;
 	m->addr = mr->addr;
 	m->length = mr->length;
 	m->usage = mr->usage;
@@ -467,8 +461,8 @@ endpoint_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__endpoint_info__init(e);
 	e->ep_id = ep->obj.id;
-	e->session_id = ep->obj.owner->id;
-	e->pid = (uint32_t)ep->obj.owner->pid;
+	e->session_id = obj_client(&ep->obj)->id;
+	e->pid = (uint32_t)obj_client(&ep->obj)->pid;
 	e->addr = ep->addr;
 	e->port = ep->port;
 	e->pending_requests = ep->pending;
@@ -476,9 +470,19 @@ endpoint_item(struct arena *a, void *obj)
 	return &e->base;
 }
 
+/* The client's objects of a kind (each one's struct obj comes first). */
+static void
+offer_objects(struct page *p, const struct client *who, enum obj_kind kind,
+		item_fn *make)
+{
+	for (struct obj *o = registry_first(&who->owner, kind); o;
+			o = o->next)
+		page_offer(p, who->id, o->id, make, o);
+}
+
 /*
  * Sessions are kept in the order they came, with ascending ids, and every
- * session's objects in the order they were made, with ascending ids (ids
+ * client's objects in the order they were made, with ascending ids (ids
  * only grow): walking them gives the (session, object) order pages need.
  */
 static int
@@ -491,27 +495,15 @@ fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
 		case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
 			page_offer(p, who->id, 0, client_item, s);
 			break;
-		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS: {
-			struct conn *conn;
-			DL_FOREACH(who->conns, conn)
-				page_offer(p, who->id, conn->obj.id,
-						connection_item, conn);
+		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS:
+			offer_objects(p, who, OBJ_CONN, connection_item);
 			break;
-		}
-		case RPMAD__ADMIN_QUERY__KIND__MRS: {
-			struct mr *mr;
-			DL_FOREACH(who->mrs, mr)
-				page_offer(p, who->id, mr->obj.id, mr_item,
-						mr);
+		case RPMAD__ADMIN_QUERY__KIND__MRS:
+			offer_objects(p, who, OBJ_MR, mr_item);
 			break;
-		}
-		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS: {
-			struct ep *ep;
-			DL_FOREACH(who->eps, ep)
-				page_offer(p, who->id, ep->obj.id,
-						endpoint_item, ep);
+		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS:
+			offer_objects(p, who, OBJ_EP, endpoint_item);
 			break;
-		}
 		default:
 			return -1;
 		}

@@ -17,13 +17,11 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
+#include "client.h"
 #include "daemon.h"
-#include "ep.h"
 #include "librpma.h"
 #include "log.h"
-#include "mr.h"
-#include "peer.h"
+#include "registry.h"
 #include "session.h"
 #include "tenant.h"
 
@@ -31,6 +29,9 @@
 #define REQUESTS_PER_TURN 16
 
 static uint64_t next_session_id = 1;
+
+/* every session, oldest first */
+static struct session *sessions;
 
 /* the dispatcher above this file, handed down by main.c */
 static session_packet_fn *packet_handler;
@@ -82,13 +83,14 @@ session_is_admin(const struct session *s)
 void
 session_add(struct session *s)
 {
-	DL_APPEND(rpmad.sessions, s);
+	registry_owner_add(&s->client.owner);
+	DL_APPEND(sessions, s);
 }
 
 struct session *
 session_first(void)
 {
-	return rpmad.sessions;
+	return sessions;
 }
 
 struct session *
@@ -101,7 +103,7 @@ struct session *
 session_find_pid(pid_t pid)
 {
 	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	DL_FOREACH(sessions, s) {
 		if (s->client.pid == pid && !s->closing)
 			return s;
 	}
@@ -321,33 +323,27 @@ session_close_later(struct session *s)
  * its connections in order (they see them closed).
  */
 static void
-session_release(struct session *s, enum conn_destroy_mode mode)
+session_release(struct session *s, enum obj_release how)
 {
 	struct client *who = &s->client;
+	struct client_counts held;
+	client_counts(who, &held);
 	/* the lines of its release are about it (an eviction: not rpmactl) */
 	log_subject_push();
 	log_subject_client(who->pid, who->uid, who->comm);
 	tenant_log(who, LOG_INFO, "session %s: ended; releasing %u "
 			"connection(s), %u endpoint(s), %u registration(s) "
-			"(%llu bytes), %u peer(s)", who->name,
-			who->counts.conns, who->counts.eps, who->counts.mrs,
-			(unsigned long long)who->counts.pinned_bytes,
-			who->counts.peers);
+			"(%llu bytes), %u peer(s)", who->name, held.conns,
+			held.eps, held.mrs,
+			(unsigned long long)held.pinned_bytes, held.peers);
 
-	/* users before what they use: connections, endpoints, memory, peers */
-	while (who->conns)
-		conn_destroy(who->conns, mode);
-	while (who->eps)
-		ep_destroy(who->eps);
-	while (who->mrs)
-		mr_destroy(who->mrs);
-	while (who->peers)
-		peer_destroy(who->peers);
+	/* each kind lets go of its own, in the registry's order */
+	registry_owner_release(&who->owner, how);
 
 	loop_del(rpmad.loop, &s->watch);
 	(void) close(s->fd);
 	tenant_leave(who->tenant);
-	DL_DELETE(rpmad.sessions, s);
+	DL_DELETE(sessions, s);
 	free(s);
 	log_subject_pop();
 }
@@ -359,14 +355,14 @@ session_destroy(struct session *s)
 		s->closing = true;
 		return;
 	}
-	session_release(s, CONN_DESTROY_ABORT);
+	session_release(s, OBJ_RELEASE_ABORT);
 }
 
 void
 session_destroy_all(void)
 {
-	while (rpmad.sessions)
-		session_release(rpmad.sessions, CONN_DESTROY_ORDERLY);
+	while (sessions)
+		session_release(sessions, OBJ_RELEASE_ORDERLY);
 }
 
 static void

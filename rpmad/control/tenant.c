@@ -2,9 +2,9 @@
 /*
  * tenant.c -- per-user accounting, limits, network rules and log shares
  *
- * Usage is summed over the user's sessions when a request asks for more
- * (control requests are rare next to data-path work), so there is no
- * second count to keep in step with the objects themselves.
+ * Usage is summed over the user's clients (what each holds) when a
+ * request asks for more (control requests are rare next to data-path
+ * work), so there is no per-user count to keep in step with the objects.
  */
 
 #include <errno.h>
@@ -15,14 +15,13 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <utlist.h>
 
-#include "conn.h"
+#include "client.h"
 #include "daemon.h"
 #include "librpma.h"
 #include "log.h"
-#include "mr.h"
-#include "session.h"
+#include "registry.h"
+#include "reply.h"
 #include "tenant.h"
 
 /* users without sessions are kept (their log share lives on) up to this */
@@ -221,23 +220,21 @@ void
 tenant_usage(uid_t uid, struct tenant_usage *u)
 {
 	memset(u, 0, sizeof(*u));
-	for (struct session *s = session_first(); s; s = session_next(s)) {
-		const struct client *who = session_client(s);
+	/* the registry's owners are the clients (client.h) */
+	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
+		const struct client *who = client_of(o);
 		if (who->uid != uid)
 			continue;
+		struct client_counts held;
+		client_counts(who, &held);
 		u->sessions++;
-		u->conns += who->counts.conns;
-		u->eps += who->counts.eps;
-		u->registered_bytes += who->counts.pinned_bytes;
+		u->conns += held.conns;
+		u->eps += held.eps;
+		u->registered_bytes += held.pinned_bytes;
 		u->descriptors += TENANT_FDS_SESSION +
-			who->counts.conns * TENANT_FDS_CONN +
-			who->counts.eps * TENANT_FDS_EP;
-		struct conn *c;
-		DL_FOREACH(who->conns, c) {
-			if (c->state == CONN_REQ_OUT ||
-					c->state == CONN_REQ_IN)
-				u->pending++;
-		}
+			held.conns * TENANT_FDS_CONN +
+			held.eps * TENANT_FDS_EP;
+		u->pending += held.conn_reqs;
 		/* registrations hold none: rpmad closes the descriptors a
 		 * client passes once it has mapped them */
 	}

@@ -18,9 +18,9 @@
 #include "config.h"
 #include "loop.h"
 #include "ratelimit.h"
-#include "request.h"
 
 struct client;
+struct req_ctx;
 
 /* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
 #define TENANT_FDS_SESSION 1

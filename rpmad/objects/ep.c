@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <utlist.h>
 
 #include "client.h"
 #include "conn.h"
@@ -77,9 +76,9 @@ int
 ep_incoming(struct ep *ep, struct incoming *inc)
 {
 	if (ep->pending >= EP_BACKLOG) {
-		tenant_log(ep->obj.owner, LOG_WARNING, "endpoint %s:%s: %u "
-				"requests wait already; rejecting another",
-				ep->addr, ep->port, ep->pending);
+		tenant_log(obj_client(&ep->obj), LOG_WARNING, "endpoint "
+				"%s:%s: %u requests wait already; rejecting "
+				"another", ep->addr, ep->port, ep->pending);
 		return -1;
 	}
 	inc->ep = ep;
@@ -107,23 +106,31 @@ ep_pop(struct ep *ep)
 	return inc;
 }
 
-void
+/* Stops listening; waiting requests are rejected. */
+static void
 ep_destroy(struct ep *ep)
 {
-	struct client *owner = ep->obj.owner;
 	struct incoming *inc;
 	while ((inc = ep_pop(ep)) != NULL)
 		ep->tp->incoming_drop(inc, true);
 	ep->tp->unlisten(ep);
 	(void) close(ep->notify_sock);
 	registry_remove(&ep->obj);
-	DL_DELETE(owner->eps, ep);
 	ep->peer->users--;
-	owner->counts.eps--;
-	log_info("session %s: endpoint %s:%s closed", owner->name,
-			ep->addr, ep->port);
+	log_info("session %s: endpoint %s:%s closed",
+			obj_client(&ep->obj)->name, ep->addr, ep->port);
 	free(ep);
 }
+
+static void
+ep_release(struct obj *o, enum obj_release how)
+{
+	(void) how;
+	ep_destroy((struct ep *)o);
+}
+
+/* what the registry does with an endpoint whose client goes */
+static const struct obj_type ep_type = { OBJ_EP, ep_release };
 
 void
 ep_handle_listen(struct req_ctx *rc)
@@ -191,10 +198,8 @@ ep_handle_listen(struct req_ctx *rc)
 		return;
 	}
 
-	registry_add(&ep->obj, OBJ_EP, rc->client);
-	DL_APPEND(rc->client->eps, ep);
+	registry_add(&ep->obj, &ep_type, &rc->client->owner);
 	peer->users++;
-	rc->client->counts.eps++;
 	log_info("session %s: listening at %s:%s", rc->client->name,
 			ep->addr, ep->port);
 

@@ -190,7 +190,7 @@ objects(struct session *s)
 	req.conn_req_new = &crn;
 	call(s, conn_handle_req_new, &req, NULL, 0, &rc);
 	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN,
-			&s->client);
+			&s->client.owner);
 }
 
 /* Work of rpmad's own client, written into the shared rings. */

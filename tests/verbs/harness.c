@@ -298,7 +298,7 @@ h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
 struct mr *
 h_mr(struct session *s, uint64_t id)
 {
-	return (struct mr *)registry_find(id, OBJ_MR, &s->client);
+	return (struct mr *)registry_find(id, OBJ_MR, &s->client.owner);
 }
 
 void
@@ -430,7 +430,7 @@ h_req_delete(struct session *s, uint64_t conn, struct h_reply *r)
 struct conn *
 h_conn(struct session *s, uint64_t id)
 {
-	return (struct conn *)registry_find(id, OBJ_CONN, &s->client);
+	return (struct conn *)registry_find(id, OBJ_CONN, &s->client.owner);
 }
 
 int
