@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * reply.h -- one control request being answered
+ * reply.h -- one control request of a client being answered
  *
  * A handler reads rc->req, takes the descriptors it expects, does its work
  * and ends with req_ok()/a body or req_fail(). Whatever it did not take is
  * closed; descriptors it queued with req_pass_fd() travel with the answer.
+ * Below the objects, whose handlers answer through it, as the tenants'
+ * refusals do; control/request.c makes one per request.
  */
 
 #ifndef RPMAD_REPLY_H
