@@ -20,6 +20,10 @@
 #include "loop.h"
 #include "reply.h"
 
+/*
+ * The fields are session.c's: other files use the functions below. It is
+ * not opaque because the white-box tests make sessions by hand.
+ */
 struct session {
 	struct client client;	/* who it is and what it holds */
 	int fd;
@@ -43,7 +47,7 @@ typedef int session_packet_fn(struct session *s, const uint8_t *buf,
 /* session_set_handler -- who answers packets, set once at start-up */
 void session_set_handler(session_packet_fn *fn);
 
-/* session_listen_fd_ready -- accept every pending client of listen_fd */
+/* session_accept_all -- accept every pending client of listen_fd */
 void session_accept_all(int listen_fd);
 
 /* session_client -- the client it speaks for: what the layers below know */
@@ -57,7 +61,7 @@ bool session_is_admin(const struct session *s);
 /* session_close_later -- end the session once the current request is done */
 void session_close_later(struct session *s);
 
-/* session_destroy -- release everything the session owns and close it */
+/* session_destroy -- release everything its client owns and close it */
 void session_destroy(struct session *s);
 
 /* session_destroy_all -- at shutdown: connections close in order */
