@@ -20,6 +20,7 @@
 #include <utlist.h>
 
 #include "admin.h"
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -228,13 +229,14 @@ status_line(char *buf, size_t len)
 {
 	uint32_t sessions = 0, conns = 0, mrs = 0, eps = 0;
 	uint64_t pinned = 0;
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	for (struct session *s = session_first(); s; s = session_next(s)) {
+		struct client_counts c;
+		client_counts(session_client(s), &c);
 		sessions++;
-		conns += s->counts.conns;
-		mrs += s->counts.mrs;
-		eps += s->counts.eps;
-		pinned += s->counts.pinned_bytes;
+		conns += c.conns;
+		mrs += c.mrs;
+		eps += c.eps;
+		pinned += c.pinned_bytes;
 	}
 	char bytes[32];
 	human_bytes(pinned, bytes, sizeof(bytes));

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <utlist.h>
 
 #include "admin.h"
+#include "client.h"
 #include "config.h"
 #include "conn.h"
 #include "daemon.h"
@@ -21,6 +21,7 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
+#include "registry.h"
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
@@ -97,7 +98,7 @@ arena_free(void *arg)
 }
 
 static Rpmad__ResourceCounts *
-counts_msg(struct arena *a, const struct session_counts *c, uint32_t sessions)
+counts_msg(struct arena *a, const struct client_counts *c, uint32_t sessions)
 {
 	Rpmad__ResourceCounts *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
@@ -113,17 +114,11 @@ counts_msg(struct arena *a, const struct session_counts *c, uint32_t sessions)
 	return m;
 }
 
-/* Requests are connections that are not connecting or connected yet. */
+/* Requests (not connecting or connected yet) are no connections here. */
 static void
-session_counts_now(struct session *s, struct session_counts *c)
+client_counts_now(const struct client *who, struct client_counts *c)
 {
-	*c = s->counts;
-	c->conn_reqs = 0;
-	struct conn *conn;
-	DL_FOREACH(s->conns, conn) {
-		if (conn->state == CONN_REQ_OUT || conn->state == CONN_REQ_IN)
-			c->conn_reqs++;
-	}
+	client_counts(who, c);
 	c->conns -= c->conn_reqs;
 }
 
@@ -210,12 +205,11 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	}
 	st->n_devices = ndev;
 
-	struct session_counts total = { 0 };
+	struct client_counts total = { 0 };
 	uint32_t sessions = 0;
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		struct session_counts c;
-		session_counts_now(s, &c);
+	for (struct session *s = session_first(); s; s = session_next(s)) {
+		struct client_counts c;
+		client_counts_now(session_client(s), &c);
 		total.peers += c.peers;
 		total.mrs += c.mrs;
 		total.eps += c.eps;
@@ -346,43 +340,43 @@ page_finish(struct page *p, Rpmad__AdminReply *r)
 }
 
 static Rpmad__UserLimits *
-user_limits_msg(struct arena *a, const struct session *s)
+user_limits_msg(struct arena *a, const struct client *who)
 {
 	Rpmad__UserLimits *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
 		return NULL;
 	rpmad__user_limits__init(m);
 	struct limits l;
-	tenant_limits(s, &l);
+	tenant_limits(who, &l);
 	m->max_connections = l.max_connections;
 	m->max_endpoints = l.max_endpoints;
 	m->max_pending_requests = l.max_pending_requests;
 	m->max_descriptors = l.max_descriptors;
 	m->max_registered_bytes = l.max_registered_bytes == LIMIT_MEMLOCK ?
-		s->memlock : l.max_registered_bytes;
+		who->memlock : l.max_registered_bytes;
 	return m;
 }
 
 static Rpmad__UserUse *
-user_use_msg(struct arena *a, const struct session *s)
+user_use_msg(struct arena *a, const struct client *who)
 {
 	Rpmad__UserUse *m = arena_alloc(a, sizeof(*m));
 	if (m == NULL)
 		return NULL;
 	rpmad__user_use__init(m);
 	struct tenant_usage u;
-	tenant_usage(s->uid, &u);
+	tenant_usage(who->uid, &u);
 	m->sessions = u.sessions;
 	m->connections = u.conns;
 	m->endpoints = u.eps;
 	m->pending_requests = u.pending;
 	m->descriptors = u.descriptors;
 	m->registered_bytes = u.registered_bytes;
-	if (s->tenant) {
-		m->refused_limits = s->tenant->refused_limits;
-		m->refused_connect = s->tenant->refused_connect;
-		m->refused_listen = s->tenant->refused_listen;
-		m->log_suppressed = s->tenant->log_suppressed;
+	if (who->tenant) {
+		m->refused_limits = who->tenant->refused_limits;
+		m->refused_connect = who->tenant->refused_connect;
+		m->refused_listen = who->tenant->refused_listen;
+		m->log_suppressed = who->tenant->log_suppressed;
 	}
 	return m;
 }
@@ -391,22 +385,23 @@ static ProtobufCMessage *
 client_item(struct arena *a, void *obj)
 {
 	struct session *s = obj;
+	struct client *who = session_client(s);
 	Rpmad__ClientInfo *c = arena_alloc(a, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	rpmad__client_info__init(c);
-	c->session_id = s->id;
-	c->pid = (uint32_t)s->pid;
-	c->uid = s->uid;
-	c->gid = s->gid;
-	c->comm = s->comm;
-	c->admin = s->admin;
-	struct session_counts counts;
-	session_counts_now(s, &counts);
+	c->session_id = who->id;
+	c->pid = (uint32_t)who->pid;
+	c->uid = who->uid;
+	c->gid = who->gid;
+	c->comm = who->comm;
+	c->admin = session_is_admin(s);
+	struct client_counts counts;
+	client_counts_now(who, &counts);
 	if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
 		return NULL;
-	if ((c->user_limits = user_limits_msg(a, s)) == NULL ||
-			(c->user_use = user_use_msg(a, s)) == NULL)
+	if ((c->user_limits = user_limits_msg(a, who)) == NULL ||
+			(c->user_use = user_use_msg(a, who)) == NULL)
 		return NULL;
 	return &c->base;
 }
@@ -420,8 +415,8 @@ connection_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__connection_info__init(c);
 	c->conn_id = conn->obj.id;
-	c->session_id = conn->obj.owner->id;
-	c->pid = (uint32_t)conn->obj.owner->pid;
+	c->session_id = obj_client(&conn->obj)->id;
+	c->pid = (uint32_t)obj_client(&conn->obj)->pid;
 	c->local_addr = conn->local_name;
 	c->remote_addr = conn->remote_name;
 	if ((c->state = arena_alloc(a, CONN_STATE_TEXT_MAX)) == NULL)
@@ -444,8 +439,8 @@ mr_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__mr_info__init(m);
 	m->mr_id = mr->obj.id;
-	m->session_id = mr->obj.owner->id;
-	m->pid = (uint32_t)mr->obj.owner->pid;
+	m->session_id = obj_client(&mr->obj)->id;
+	m->pid = (uint32_t)obj_client(&mr->obj)->pid;
 	m->addr = mr->addr;
 	m->length = mr->length;
 	m->usage = mr->usage;
@@ -466,8 +461,8 @@ endpoint_item(struct arena *a, void *obj)
 		return NULL;
 	rpmad__endpoint_info__init(e);
 	e->ep_id = ep->obj.id;
-	e->session_id = ep->obj.owner->id;
-	e->pid = (uint32_t)ep->obj.owner->pid;
+	e->session_id = obj_client(&ep->obj)->id;
+	e->pid = (uint32_t)obj_client(&ep->obj)->pid;
 	e->addr = ep->addr;
 	e->port = ep->port;
 	e->pending_requests = ep->pending;
@@ -475,41 +470,40 @@ endpoint_item(struct arena *a, void *obj)
 	return &e->base;
 }
 
+/* The client's objects of a kind (each one's struct obj comes first). */
+static void
+offer_objects(struct page *p, const struct client *who, enum obj_kind kind,
+		item_fn *make)
+{
+	for (struct obj *o = registry_first(&who->owner, kind); o;
+			o = o->next)
+		page_offer(p, who->id, o->id, make, o);
+}
+
 /*
  * Sessions are kept in the order they came, with ascending ids, and every
- * session's objects in the order they were made, with ascending ids (ids
+ * client's objects in the order they were made, with ascending ids (ids
  * only grow): walking them gives the (session, object) order pages need.
  */
 static int
 fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
 		Rpmad__AdminReply *r)
 {
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
+	for (struct session *s = session_first(); s; s = session_next(s)) {
+		const struct client *who = session_client(s);
 		switch (kind) {
 		case RPMAD__ADMIN_QUERY__KIND__CLIENTS:
-			page_offer(p, s->id, 0, client_item, s);
+			page_offer(p, who->id, 0, client_item, s);
 			break;
-		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS: {
-			struct conn *conn;
-			DL_FOREACH(s->conns, conn)
-				page_offer(p, s->id, conn->obj.id,
-						connection_item, conn);
+		case RPMAD__ADMIN_QUERY__KIND__CONNECTIONS:
+			offer_objects(p, who, OBJ_CONN, connection_item);
 			break;
-		}
-		case RPMAD__ADMIN_QUERY__KIND__MRS: {
-			struct mr *mr;
-			DL_FOREACH(s->mrs, mr)
-				page_offer(p, s->id, mr->obj.id, mr_item, mr);
+		case RPMAD__ADMIN_QUERY__KIND__MRS:
+			offer_objects(p, who, OBJ_MR, mr_item);
 			break;
-		}
-		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS: {
-			struct ep *ep;
-			DL_FOREACH(s->eps, ep)
-				page_offer(p, s->id, ep->obj.id,
-						endpoint_item, ep);
+		case RPMAD__ADMIN_QUERY__KIND__ENDPOINTS:
+			offer_objects(p, who, OBJ_EP, endpoint_item);
 			break;
-		}
 		default:
 			return -1;
 		}
@@ -598,7 +592,7 @@ void
 admin_handle_evict(struct req_ctx *rc)
 {
 	pid_t pid = (pid_t)rc->req->admin_evict->pid;
-	if (rc->s->pid == pid) {
+	if (rc->client->pid == pid) {
 		req_fail(rc, RPMA_E_INVAL, 0, "a session cannot evict itself");
 		return;
 	}
@@ -611,8 +605,8 @@ admin_handle_evict(struct req_ctx *rc)
 	/* a process normally has one session; evict every one it has */
 	do {
 		log_notice("session %s: evicted by %s (uid %u)",
-				session_name(s), session_name(rc->s),
-				(unsigned)rc->s->uid);
+				session_name(s), rc->client->name,
+				(unsigned)rc->client->uid);
 		history.evictions++;
 		session_destroy(s);
 	} while ((s = session_find_pid(pid)) != NULL);

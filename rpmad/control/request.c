@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "admin.h"
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -68,24 +69,24 @@ fds_expected(const Rpmad__Request *req)
 }
 
 static void
-send_answer(struct req_ctx *rc)
+send_answer(struct session *s, struct req_ctx *rc)
 {
 	size_t len = rpmad__response__get_packed_size(&rc->resp);
 	uint8_t *buf = len <= CTL_MAX_MSG ? malloc(len ? len : 1) : NULL;
 	if (buf == NULL) {
 		log_err("session %s: answer of %zu bytes cannot be sent",
-				session_name(rc->s), len);
-		session_close_later(rc->s);
+				session_name(s), len);
+		session_close_later(s);
 		return;
 	}
 	rpmad__response__pack(&rc->resp, buf);
-	int ret = ctl_send(session_fd(rc->s), buf, len, rc->out_fds,
+	int ret = ctl_send(session_fd(s), buf, len, rc->out_fds,
 			rc->n_out_fds);
 	free(buf);
 	if (ret) {
-		log_info("session %s: cannot answer: %s", session_name(rc->s),
+		log_info("session %s: cannot answer: %s", session_name(s),
 				strerror(-ret));
-		session_close_later(rc->s);
+		session_close_later(s);
 	}
 }
 
@@ -93,9 +94,10 @@ int
 request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 		unsigned nfds)
 {
+	struct client *who = session_client(s);
 	Rpmad__Request *req = rpmad__request__unpack(NULL, len, buf);
 	if (req == NULL) {
-		tenant_log(s, LOG_WARNING, "session %s: a packet that is not "
+		tenant_log(who, LOG_WARNING, "session %s: a packet that is not "
 				"a request; ending the session",
 				session_name(s));
 		ctl_close_fds(fds, nfds);
@@ -104,7 +106,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 
 	struct req_ctx rc;
 	memset(&rc, 0, sizeof(rc));
-	rc.s = s;
+	rc.client = who;
 	rc.req = req;
 	rc.fds = fds;
 	rc.nfds = nfds;
@@ -112,7 +114,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	rc.resp.id = req->id;
 	rpmad.stats.requests++;
 	/* every line while handling it is about this client */
-	log_subject_client(s->pid, s->uid, s->comm);
+	log_subject_client(who->pid, who->uid, who->comm);
 
 	const struct handler *h = handler_for(req->body_case);
 	if (h == NULL) {
@@ -129,8 +131,9 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 	} else if (h->admin && !session_is_admin(s)) {
 		/* an operator wants to see who tried */
 		rpmad.stats.refused.admin_groups++;
-		tenant_log(s, LOG_NOTICE, "session %s: admin request refused: "
-				"not root and in no group of admin_groups",
+		tenant_log(who, LOG_NOTICE, "session %s: admin request "
+				"refused: not root and in no group of "
+				"admin_groups",
 				session_name(s));
 		req_fail(&rc, RPMA_E_NOSUPP, EPERM, "admin requests need root "
 				"or a group of admin_groups");
@@ -148,7 +151,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 
 	/* descriptors the handler did not take are not kept */
 	ctl_close_fds(rc.fds, rc.nfds);
-	send_answer(&rc);
+	send_answer(s, &rc);
 	ctl_close_fds(rc.out_fds, rc.n_out_fds);
 	if (rc.after)
 		rc.after(rc.after_arg);

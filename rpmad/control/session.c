@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,11 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
+#include "client.h"
 #include "daemon.h"
-#include "ep.h"
 #include "librpma.h"
 #include "log.h"
-#include "mr.h"
-#include "peer.h"
+#include "registry.h"
 #include "session.h"
 #include "tenant.h"
 
@@ -30,6 +29,9 @@
 #define REQUESTS_PER_TURN 16
 
 static uint64_t next_session_id = 1;
+
+/* every session, oldest first */
+static struct session *sessions;
 
 /* the dispatcher above this file, handed down by main.c */
 static session_packet_fn *packet_handler;
@@ -40,10 +42,24 @@ session_set_handler(session_packet_fn *fn)
 	packet_handler = fn;
 }
 
+/* The session a request's client speaks through (every client has one). */
+static struct session *
+session_of(struct client *c)
+{
+	return (struct session *)((char *)c - offsetof(struct session,
+			client));
+}
+
+struct client *
+session_client(struct session *s)
+{
+	return &s->client;
+}
+
 const char *
 session_name(const struct session *s)
 {
-	return s->name;
+	return s->client.name;
 }
 
 int
@@ -64,12 +80,31 @@ session_is_admin(const struct session *s)
 	return s->admin;
 }
 
+void
+session_add(struct session *s)
+{
+	registry_owner_add(&s->client.owner);
+	DL_APPEND(sessions, s);
+}
+
+struct session *
+session_first(void)
+{
+	return sessions;
+}
+
+struct session *
+session_next(const struct session *s)
+{
+	return s->next;
+}
+
 struct session *
 session_find_pid(pid_t pid)
 {
 	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		if (s->pid == pid && !s->closing)
+	DL_FOREACH(sessions, s) {
+		if (s->client.pid == pid && !s->closing)
 			return s;
 	}
 	return NULL;
@@ -159,15 +194,16 @@ static void
 identify(struct session *s, char *why, size_t len)
 {
 	const struct config *c = &rpmad.cfg;
+	struct client *who = &s->client;
 	struct peer_groups g;
-	peer_groups_get(s->fd, s->uid, s->gid, &g);
+	peer_groups_get(s->fd, who->uid, who->gid, &g);
 
-	s->n_groups = g.n < SESSION_MAX_GROUPS ? g.n : SESSION_MAX_GROUPS;
-	memcpy(s->groups, g.list, s->n_groups * sizeof(gid_t));
+	who->n_groups = g.n < CLIENT_MAX_GROUPS ? g.n : CLIENT_MAX_GROUPS;
+	memcpy(who->groups, g.list, who->n_groups * sizeof(gid_t));
 
 	long gid;
 	s->allowed = true;
-	if (s->uid == 0) {
+	if (who->uid == 0) {
 		s->admin = true;
 		(void) snprintf(why, len, "admin: root");
 	} else if ((gid = member_of_any(&g, c->admin_groups,
@@ -178,7 +214,7 @@ identify(struct session *s, char *why, size_t len)
 	} else if (c->n_allow_users == 0 && c->n_allow_groups == 0) {
 		(void) snprintf(why, len, "allowed: no allow_users or "
 				"allow_groups");
-	} else if (id_in(s->uid, c->allow_users, c->n_allow_users)) {
+	} else if (id_in(who->uid, c->allow_users, c->n_allow_users)) {
 		(void) snprintf(why, len, "allowed: in allow_users");
 	} else if ((gid = member_of_any(&g, c->allow_groups,
 			c->n_allow_groups)) >= 0) {
@@ -192,18 +228,18 @@ identify(struct session *s, char *why, size_t len)
 	peer_groups_free(&g);
 
 	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/comm", (int)s->pid);
+	(void) snprintf(path, sizeof(path), "/proc/%d/comm", (int)who->pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		ssize_t n = read(fd, s->comm, sizeof(s->comm) - 1);
+		ssize_t n = read(fd, who->comm, sizeof(who->comm) - 1);
 		if (n > 0) {
-			s->comm[n] = '\0';
-			s->comm[strcspn(s->comm, "\n")] = '\0';
+			who->comm[n] = '\0';
+			who->comm[strcspn(who->comm, "\n")] = '\0';
 		}
 		(void) close(fd);
 	}
-	(void) snprintf(s->name, sizeof(s->name), "pid %d (%s)", (int)s->pid,
-			s->comm[0] ? s->comm : "?");
+	(void) snprintf(who->name, sizeof(who->name), "pid %d (%s)",
+			(int)who->pid, who->comm[0] ? who->comm : "?");
 }
 
 static void session_ready(struct loop_watch *w, uint32_t events);
@@ -224,16 +260,17 @@ session_new(int fd)
 		(void) close(fd);
 		return;
 	}
-	s->id = next_session_id++;
+	struct client *who = &s->client;
+	who->id = next_session_id++;
 	s->fd = fd;
-	s->pid = cred.pid;
-	s->uid = cred.uid;
-	s->gid = cred.gid;
+	who->pid = cred.pid;
+	who->uid = cred.uid;
+	who->gid = cred.gid;
 	char why[128];
 	identify(s, why, sizeof(why));
-	s->memlock = tenant_read_memlock(s->pid);
-	s->tenant = tenant_join(s->uid);
-	if (s->tenant == NULL) {
+	who->memlock = tenant_read_memlock(who->pid);
+	who->tenant = tenant_join(who->uid);
+	if (who->tenant == NULL) {
 		log_err("out of memory for a new session");
 		(void) close(fd);
 		free(s);
@@ -244,16 +281,16 @@ session_new(int fd)
 	s->watch.fn = session_ready;
 	s->watch.arg = s;
 	if (loop_add(rpmad.loop, &s->watch, EPOLLIN | EPOLLRDHUP)) {
-		tenant_leave(s->tenant);
+		tenant_leave(who->tenant);
 		(void) close(fd);
 		free(s);
 		return;
 	}
-	DL_APPEND(rpmad.sessions, s);
+	session_add(s);
 	rpmad.stats.sessions_total++;
-	log_subject_client(s->pid, s->uid, s->comm);
-	tenant_log(s, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",
-			s->name, (unsigned)s->uid, (unsigned)s->gid, why);
+	log_subject_client(who->pid, who->uid, who->comm);
+	tenant_log(who, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",
+			who->name, (unsigned)who->uid, (unsigned)who->gid, why);
 	log_subject_clear();
 }
 
@@ -286,32 +323,27 @@ session_close_later(struct session *s)
  * its connections in order (they see them closed).
  */
 static void
-session_release(struct session *s, enum conn_destroy_mode mode)
+session_release(struct session *s, enum obj_release how)
 {
+	struct client *who = &s->client;
+	struct client_counts held;
+	client_counts(who, &held);
 	/* the lines of its release are about it (an eviction: not rpmactl) */
 	log_subject_push();
-	log_subject_client(s->pid, s->uid, s->comm);
-	tenant_log(s, LOG_INFO, "session %s: ended; releasing %u "
+	log_subject_client(who->pid, who->uid, who->comm);
+	tenant_log(who, LOG_INFO, "session %s: ended; releasing %u "
 			"connection(s), %u endpoint(s), %u registration(s) "
-			"(%llu bytes), %u peer(s)", s->name, s->counts.conns, s->counts.eps,
-			s->counts.mrs,
-			(unsigned long long)s->counts.pinned_bytes,
-			s->counts.peers);
+			"(%llu bytes), %u peer(s)", who->name, held.conns,
+			held.eps, held.mrs,
+			(unsigned long long)held.pinned_bytes, held.peers);
 
-	/* users before what they use: connections, endpoints, memory, peers */
-	while (s->conns)
-		conn_destroy(s->conns, mode);
-	while (s->eps)
-		ep_destroy(s->eps);
-	while (s->mrs)
-		mr_destroy(s->mrs);
-	while (s->peers)
-		peer_destroy(s->peers);
+	/* each kind lets go of its own, in the registry's order */
+	registry_owner_release(&who->owner, how);
 
 	loop_del(rpmad.loop, &s->watch);
 	(void) close(s->fd);
-	tenant_leave(s->tenant);
-	DL_DELETE(rpmad.sessions, s);
+	tenant_leave(who->tenant);
+	DL_DELETE(sessions, s);
 	free(s);
 	log_subject_pop();
 }
@@ -323,14 +355,14 @@ session_destroy(struct session *s)
 		s->closing = true;
 		return;
 	}
-	session_release(s, CONN_DESTROY_ABORT);
+	session_release(s, OBJ_RELEASE_ABORT);
 }
 
 void
 session_destroy_all(void)
 {
-	while (rpmad.sessions)
-		session_release(rpmad.sessions, CONN_DESTROY_ORDERLY);
+	while (sessions)
+		session_release(sessions, OBJ_RELEASE_ORDERLY);
 }
 
 static void
@@ -356,8 +388,9 @@ session_ready(struct loop_watch *w, uint32_t events)
 			break;
 		}
 		if (n < 0) {
-			tenant_log(s, LOG_WARNING, "session %s: bad packet "
-					"(%s); ending the session", s->name,
+			tenant_log(&s->client, LOG_WARNING, "session %s: bad "
+					"packet (%s); ending the session",
+					s->client.name,
 					strerror((int)-n));
 			s->closing = true;
 			break;
@@ -378,18 +411,19 @@ session_ready(struct loop_watch *w, uint32_t events)
 void
 session_handle_hello(struct req_ctx *rc)
 {
-	struct session *s = rc->s;
+	struct session *s = session_of(rc->client);
+	struct client *who = rc->client;
 	const Rpmad__Hello *h = rc->req->hello;
 
 	if (!s->allowed) {
 		rpmad.stats.refused.allow_lists++;
-		tenant_log(s, LOG_WARNING, "session %s: refused: uid %u (gid "
+		tenant_log(who, LOG_WARNING, "session %s: refused: uid %u (gid "
 				"%u) is not in allow_users and has no group of "
-				"allow_groups",
-				s->name, (unsigned)s->uid, (unsigned)s->gid);
+				"allow_groups", who->name, (unsigned)who->uid,
+				(unsigned)who->gid);
 		req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not use this "
 				"rpmad (allow_users/allow_groups)",
-				(unsigned)s->uid);
+				(unsigned)who->uid);
 		session_close_later(s);
 		return;
 	}
@@ -401,11 +435,11 @@ session_handle_hello(struct req_ctx *rc)
 		session_close_later(s);
 		return;
 	}
-	if (s->comm[0] == '\0' && h->client_name) {
-		(void) snprintf(s->comm, sizeof(s->comm), "%s",
+	if (who->comm[0] == '\0' && h->client_name) {
+		(void) snprintf(who->comm, sizeof(who->comm), "%s",
 				h->client_name);
-		(void) snprintf(s->name, sizeof(s->name), "pid %d (%s)",
-				(int)s->pid, s->comm);
+		(void) snprintf(who->name, sizeof(who->name), "pid %d (%s)",
+				(int)who->pid, who->comm);
 	}
 	s->hello = true;
 

@@ -2,9 +2,10 @@
 /*
  * session.h -- one client process connected to rpmad
  *
- * A session is known by SO_PEERCRED (pid, uid, gid) and owns every object
- * it creates. When its socket closes -- clean exit, crash, kill -9 -- or an
- * admin evicts it, everything it owned is released (session_destroy).
+ * A session is known by SO_PEERCRED (pid, uid, gid); its client (client.h)
+ * owns every object it creates. When its socket closes -- clean exit,
+ * crash, kill -9 -- or an admin evicts it, everything it owned is released
+ * (session_destroy).
  */
 
 #ifndef RPMAD_SESSION_H
@@ -15,46 +16,23 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "client.h"
 #include "loop.h"
 #include "reply.h"
 
-struct peer;
-struct mr;
-struct ep;
-struct conn;
-struct tenant;
-
-#define SESSION_MAX_GROUPS 64
-
-struct session_counts {
-	uint32_t peers, mrs, eps, conn_reqs, conns;
-	uint64_t pinned_bytes;
-};
-
+/*
+ * The fields are session.c's: other files use the functions below. It is
+ * not opaque because the white-box tests make sessions by hand.
+ */
 struct session {
-	uint64_t id;
+	struct client client;	/* who it is and what it holds */
 	int fd;
 	struct loop_watch watch;
-	pid_t pid;
-	uid_t uid;
-	gid_t gid;
-	char comm[32];
-	char name[64];		/* "pid 123 (comm)" for log lines */
-	gid_t groups[SESSION_MAX_GROUPS];	/* primary first */
-	unsigned n_groups;
-	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
-	struct tenant *tenant;	/* its user */
 	bool hello;
 	bool allowed;
 	bool admin;
 	bool closing;
 	bool dispatching;
-
-	struct peer *peers;
-	struct mr *mrs;
-	struct ep *eps;
-	struct conn *conns;
-	struct session_counts counts;
 
 	struct session *prev, *next;
 };
@@ -69,8 +47,11 @@ typedef int session_packet_fn(struct session *s, const uint8_t *buf,
 /* session_set_handler -- who answers packets, set once at start-up */
 void session_set_handler(session_packet_fn *fn);
 
-/* session_listen_fd_ready -- accept every pending client of listen_fd */
+/* session_accept_all -- accept every pending client of listen_fd */
 void session_accept_all(int listen_fd);
+
+/* session_client -- the client it speaks for: what the layers below know */
+struct client *session_client(struct session *s);
 
 const char *session_name(const struct session *s);
 int session_fd(const struct session *s);
@@ -80,11 +61,21 @@ bool session_is_admin(const struct session *s);
 /* session_close_later -- end the session once the current request is done */
 void session_close_later(struct session *s);
 
-/* session_destroy -- release everything the session owns and close it */
+/* session_destroy -- release everything its client owns and close it */
 void session_destroy(struct session *s);
 
 /* session_destroy_all -- at shutdown: connections close in order */
 void session_destroy_all(void);
+
+/*
+ * session_add -- a session its maker filled in joins the others
+ * (session.c's own; the tests make theirs by hand)
+ */
+void session_add(struct session *s);
+
+/* session_first, session_next -- every session, oldest first */
+struct session *session_first(void);
+struct session *session_next(const struct session *s);
 
 /* session_find_pid -- the first session of a process, or NULL */
 struct session *session_find_pid(pid_t pid);

@@ -12,15 +12,12 @@
 #include "loop.h"
 #include "stats.h"
 
-struct session;
-
 struct daemon_state {
 	struct config cfg;
 	const char *config_path;
 	bool config_absent;	/* no file there: built-in defaults */
 	struct loop *loop;
 	uint64_t start_ns;
-	struct session *sessions;
 	struct stats stats;
 };
 

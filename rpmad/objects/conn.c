@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -21,7 +22,6 @@
 #include "log.h"
 #include "peer.h"
 #include "qp_wc.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -53,6 +53,13 @@ conn_state_name(enum conn_state state)
 		return "ended";
 	}
 	return "?";
+}
+
+/* The client the connection is of: its log share, its counts. */
+static struct client *
+owner_of(const struct conn *conn)
+{
+	return obj_client(&conn->obj);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -104,7 +111,7 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 		uint8_t len, bool has_pdata)
 {
 	if (conn->ev_count == CONN_MAX_EVENTS) {
-		tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: "
+		tenant_log(owner_of(conn), LOG_WARNING, "connection qp %u: "
 				"event queue full, dropping %s", conn->qp_num,
 				event_name(event));
 		return;
@@ -386,7 +393,7 @@ take_work(struct conn *conn)
 		n++;
 		int status = work_from_sqe(conn, &sqe, index, w);
 		if (status) {
-			tenant_log(conn->obj.owner, LOG_INFO, "connection qp "
+			tenant_log(owner_of(conn), LOG_INFO, "connection qp "
 					"%u: work request %u rejected (%s)",
 					conn->qp_num, index,
 					ibv_wc_status_str(status));
@@ -483,15 +490,37 @@ conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
 
 /* -------------------------------------------------------- state changes */
 
+static bool
+is_request(enum conn_state state)
+{
+	return state == CONN_REQ_OUT || state == CONN_REQ_IN;
+}
+
+/*
+ * Every change of state comes here: the client counts its requests (not
+ * connecting yet) for max_pending_requests and rpmactl.
+ */
+static void
+set_state(struct conn *conn, enum conn_state state)
+{
+	struct client *owner = owner_of(conn);
+	if (is_request(conn->state) && !is_request(state))
+		owner->conn_reqs--;
+	else if (!is_request(conn->state) && is_request(state))
+		owner->conn_reqs++;
+	conn->state = state;
+}
+
 /* Lines about conn and its owner until log_subject_pop() (the journal's
  * fields). */
 static void
 log_subject_of(const struct conn *conn)
 {
 	log_subject_push();
-	const struct session *s = conn->obj.owner;
-	if (s)
-		log_subject_client(s->pid, s->uid, s->comm);
+	if (conn->obj.owner) {
+		const struct client *owner = owner_of(conn);
+		log_subject_client(owner->pid, owner->uid, owner->comm);
+	}
 	log_subject_conn(conn->qp_num, conn->local_name, conn->remote_name);
 }
 
@@ -502,7 +531,7 @@ conn_established(struct conn *conn, const void *pdata, uint8_t len,
 	if (conn->state != CONN_CONNECTING)
 		return;
 	conn_activate(conn);
-	conn->state = CONN_ESTABLISHED;
+	set_state(conn, CONN_ESTABLISHED);
 	qp_set_state(&conn->qp, QP_STATE_READY);
 	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
 	log_subject_of(conn);
@@ -522,7 +551,7 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 	log_info("connection qp %u: %s", conn->qp_num,
 			event_name(event));
 	log_subject_pop();
-	conn->state = CONN_ENDED;
+	set_state(conn, CONN_ENDED);
 	conn->end_reason = event_name(event);
 	conn->release_pending = true;
 	set_qp_error(conn);
@@ -547,13 +576,13 @@ static void
 conn_fail_corrupted(struct conn *conn)
 {
 	log_subject_of(conn);
-	tenant_log(conn->obj.owner, LOG_WARNING, "connection qp %u: the "
+	tenant_log(owner_of(conn), LOG_WARNING, "connection qp %u: the "
 			"client corrupted its queue pair region; ending the "
 			"connection", conn->qp_num);
 	log_subject_pop();
 	conn->qp.corrupted = false;
 	if (conn->state != CONN_ENDED) {
-		conn->state = CONN_ENDED;
+		set_state(conn, CONN_ENDED);
 		conn->end_reason = "lost (the client corrupted its queue pair)";
 		push_event(conn, RPMA_CONN_LOST, NULL, 0, false);
 	}
@@ -719,6 +748,12 @@ doorbell_ready(struct loop_watch *w, uint32_t events)
 
 /* ------------------------------------------------------ create, destroy */
 
+static void conn_destroy(struct conn *conn, enum obj_release how);
+static void conn_release(struct obj *o, enum obj_release how);
+
+/* what the registry does with a connection whose client goes */
+static const struct obj_type conn_type = { OBJ_CONN, conn_release };
+
 static void
 name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
@@ -805,12 +840,11 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->timeout_ms = timeout_ms;
 	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
 	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
-	registry_add(&conn->obj, OBJ_CONN, rc->s);
-	DL_APPEND(rc->s->conns, conn);
+	registry_add(&conn->obj, &conn_type, &rc->client->owner);
+	rc->client->conn_reqs++;	/* CONN_REQ_OUT, as calloc left it */
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
 	conn_activate(conn);
 	peer->users++;
-	rc->s->counts.conns++;
 	return conn;
 }
 
@@ -842,7 +876,7 @@ conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
 	if (conn == NULL)
 		return NULL;
 	conn->passive = true;
-	conn->state = CONN_REQ_IN;
+	set_state(conn, CONN_REQ_IN);
 	conn->remote = inc->remote;
 	conn->remote_len = inc->remote_len;
 	memcpy(conn->pdata_in, inc->pdata, inc->pdata_len);
@@ -852,34 +886,39 @@ conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
 	char err[256];
 	if (conn->tp->adopt(conn, inc, err, sizeof(err))) {
 		req_fail(rc, RPMA_E_PROVIDER, 0, "%s", err);
-		conn_destroy(conn, CONN_DESTROY_ABORT);
+		conn_destroy(conn, OBJ_RELEASE_ABORT);
 		return NULL;
 	}
 	return conn;
 }
 
-void
-conn_destroy(struct conn *conn, enum conn_destroy_mode mode)
+/* Releases everything the connection holds. */
+static void
+conn_destroy(struct conn *conn, enum obj_release how)
 {
-	struct session *s = conn->obj.owner;
-
 	if (conn->state == CONN_REQ_IN && conn->tp_conn &&
-			mode == CONN_DESTROY_ORDERLY)
+			how == OBJ_RELEASE_ORDERLY)
 		conn->tp->reject(conn);
-	if (conn->state == CONN_ESTABLISHED && mode == CONN_DESTROY_ORDERLY)
+	if (conn->state == CONN_ESTABLISHED && how == OBJ_RELEASE_ORDERLY)
 		(void) take_work(conn);
-	release_transport(conn, mode == CONN_DESTROY_ABORT);
+	release_transport(conn, how == OBJ_RELEASE_ABORT);
 
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 	qp_destroy(&conn->qp);
 	free(conn->works);
+	if (is_request(conn->state))
+		owner_of(conn)->conn_reqs--;
 	registry_remove(&conn->obj);
-	DL_DELETE(s->conns, conn);
 	DL_DELETE2(all_conns, conn, all_prev, all_next);
 	deactivate(conn);
 	conn->peer->users--;
-	s->counts.conns--;
 	free(conn);
+}
+
+static void
+conn_release(struct obj *o, enum obj_release how)
+{
+	conn_destroy((struct conn *)o, how);
 }
 
 /* ------------------------------------------------------------- requests */
@@ -923,7 +962,7 @@ conn_handle_req_new(struct req_ctx *rc)
 	struct conn *conn = conn_new(rc, peer, m->cfg);
 	if (conn == NULL)
 		return;
-	conn->state = CONN_REQ_OUT;
+	set_state(conn, CONN_REQ_OUT);
 	conn->remote = ss;
 	conn->remote_len = len;
 	conn_set_names(conn, NULL, &ss);
@@ -936,7 +975,7 @@ conn_handle_req_delete(struct req_ctx *rc)
 	struct conn *conn = conn_find(rc, rc->req->conn_req_delete->conn_id);
 	if (conn == NULL)
 		return;
-	conn_destroy(conn, CONN_DESTROY_ORDERLY);
+	conn_destroy(conn, OBJ_RELEASE_ORDERLY);
 	req_ok(rc);
 }
 
@@ -962,7 +1001,7 @@ conn_handle_req_connect(struct req_ctx *rc)
 
 	char err[256] = "";
 	bool passive = conn->state == CONN_REQ_IN;
-	conn->state = CONN_CONNECTING;
+	set_state(conn, CONN_CONNECTING);
 	int ret = passive ?
 		conn->tp->accept(conn, m->private_data.data,
 				(uint8_t)m->private_data.len, err, sizeof(err)) :
@@ -970,7 +1009,7 @@ conn_handle_req_connect(struct req_ctx *rc)
 				(uint8_t)m->private_data.len, err, sizeof(err));
 	if (ret) {
 		/* the library deletes the connection after this answer */
-		conn->state = CONN_ENDED;
+		set_state(conn, CONN_ENDED);
 		set_qp_error(conn);
 		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
@@ -1012,7 +1051,7 @@ conn_handle_disconnect(struct req_ctx *rc)
 	case CONN_ESTABLISHED:
 		/* what was posted before goes out before the goodbye */
 		(void) take_work(conn);
-		conn->state = CONN_DISCONNECTING;
+		set_state(conn, CONN_DISCONNECTING);
 		set_qp_error(conn);
 		conn->tp->disconnect(conn);
 		break;
@@ -1036,6 +1075,6 @@ conn_handle_delete(struct req_ctx *rc)
 	struct conn *conn = conn_find(rc, rc->req->conn_delete->conn_id);
 	if (conn == NULL)
 		return;
-	conn_destroy(conn, CONN_DESTROY_ORDERLY);
+	conn_destroy(conn, OBJ_RELEASE_ORDERLY);
 	req_ok(rc);
 }

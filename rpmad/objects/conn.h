@@ -28,7 +28,6 @@
 struct ep;
 struct incoming;
 struct peer;
-struct session;
 struct transport_ops;
 
 enum conn_state {
@@ -75,11 +74,6 @@ struct conn_event_entry {
 	uint8_t pdata[255];
 };
 
-enum conn_destroy_mode {
-	CONN_DESTROY_ORDERLY,	/* the client deleted it: say goodbye */
-	CONN_DESTROY_ABORT,	/* the client vanished: just close */
-};
-
 struct conn {
 	struct obj obj;
 	struct peer *peer;
@@ -110,7 +104,6 @@ struct conn {
 	unsigned ev_head, ev_count;
 
 	struct op_counters ops;
-	struct conn *prev, *next;	/* the session's connections */
 	struct conn *all_prev, *all_next;	/* every connection */
 
 	/*
@@ -208,9 +201,6 @@ struct conn *conn_new_passive(struct req_ctx *rc, struct peer *peer,
 
 /* conn_reply_qp -- the QpReply for a new queue pair */
 void conn_reply_qp(struct req_ctx *rc, struct conn *conn);
-
-/* conn_destroy -- release everything the connection holds */
-void conn_destroy(struct conn *conn, enum conn_destroy_mode mode);
 
 /* conn_init -- register the poller of every connection's queue pair */
 void conn_init(void);

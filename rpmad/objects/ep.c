@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <utlist.h>
 
+#include "client.h"
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
@@ -22,7 +22,6 @@
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -77,9 +76,9 @@ int
 ep_incoming(struct ep *ep, struct incoming *inc)
 {
 	if (ep->pending >= EP_BACKLOG) {
-		tenant_log(ep->obj.owner, LOG_WARNING, "endpoint %s:%s: %u "
-				"requests wait already; rejecting another",
-				ep->addr, ep->port, ep->pending);
+		tenant_log(obj_client(&ep->obj), LOG_WARNING, "endpoint "
+				"%s:%s: %u requests wait already; rejecting "
+				"another", ep->addr, ep->port, ep->pending);
 		return -1;
 	}
 	inc->ep = ep;
@@ -107,23 +106,31 @@ ep_pop(struct ep *ep)
 	return inc;
 }
 
-void
+/* Stops listening; waiting requests are rejected. */
+static void
 ep_destroy(struct ep *ep)
 {
-	struct session *s = ep->obj.owner;
 	struct incoming *inc;
 	while ((inc = ep_pop(ep)) != NULL)
 		ep->tp->incoming_drop(inc, true);
 	ep->tp->unlisten(ep);
 	(void) close(ep->notify_sock);
 	registry_remove(&ep->obj);
-	DL_DELETE(s->eps, ep);
 	ep->peer->users--;
-	s->counts.eps--;
-	log_info("session %s: endpoint %s:%s closed", session_name(s),
-			ep->addr, ep->port);
+	log_info("session %s: endpoint %s:%s closed",
+			obj_client(&ep->obj)->name, ep->addr, ep->port);
 	free(ep);
 }
+
+static void
+ep_release(struct obj *o, enum obj_release how)
+{
+	(void) how;
+	ep_destroy((struct ep *)o);
+}
+
+/* what the registry does with an endpoint whose client goes */
+static const struct obj_type ep_type = { OBJ_EP, ep_release };
 
 void
 ep_handle_listen(struct req_ctx *rc)
@@ -147,7 +154,7 @@ ep_handle_listen(struct req_ctx *rc)
 		return;
 
 	/* rpmad's privileges are not the client's: no privileged ports */
-	if (rc->s->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
+	if (rc->client->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
 		req_fail(rc, RPMA_E_PROVIDER, EACCES, "port %u is privileged "
 				"and the client is not root", port_of(&ss));
 		return;
@@ -191,11 +198,9 @@ ep_handle_listen(struct req_ctx *rc)
 		return;
 	}
 
-	registry_add(&ep->obj, OBJ_EP, rc->s);
-	DL_APPEND(rc->s->eps, ep);
+	registry_add(&ep->obj, &ep_type, &rc->client->owner);
 	peer->users++;
-	rc->s->counts.eps++;
-	log_info("session %s: listening at %s:%s", session_name(rc->s),
+	log_info("session %s: listening at %s:%s", rc->client->name,
 			ep->addr, ep->port);
 
 	rpmad__ep_reply__init(&rc->ep);

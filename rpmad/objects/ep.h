@@ -40,7 +40,6 @@ struct ep {
 	struct incoming *head, *tail;
 	unsigned pending;
 	char addr[64], port[32];
-	struct ep *prev, *next;		/* the session's endpoints */
 };
 
 /*
@@ -48,9 +47,6 @@ struct ep {
  * -1 when the backlog is full (the transport rejects it then).
  */
 int ep_incoming(struct ep *ep, struct incoming *inc);
-
-/* ep_destroy -- stop listening; waiting requests are rejected */
-void ep_destroy(struct ep *ep);
 
 void ep_handle_listen(struct req_ctx *rc);
 void ep_handle_shutdown(struct req_ctx *rc);

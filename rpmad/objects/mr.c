@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include <utlist.h>
 
+#include "client.h"
 #include "daemon.h"
 #include "device.h"
 #include "guard.h"
@@ -25,7 +25,6 @@
 #include "mr_usage.h"
 #include "mr_view.h"
 #include "peer.h"
-#include "session.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -446,6 +445,11 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 	return 0;
 }
 
+static void mr_release(struct obj *o, enum obj_release how);
+
+/* what the registry does with a registration whose client goes */
+static const struct obj_type mr_type = { OBJ_MR, mr_release };
+
 void
 mr_handle_reg(struct req_ctx *rc)
 {
@@ -500,19 +504,17 @@ mr_handle_reg(struct req_ctx *rc)
 		mr->segs[i].fd = -1;
 	}
 
-	registry_add(&mr->obj, OBJ_MR, rc->s);
+	registry_add(&mr->obj, &mr_type, &rc->client->owner);
 	HASH_ADD(hh_lkey, mrs_by_lkey, lkey, sizeof(mr->lkey), mr);
 	if (mr_rkey(mr))
 		HASH_ADD(hh_rkey, mrs_by_rkey, rkey_id, sizeof(mr->rkey_id),
 				mr);
-	DL_APPEND(rc->s->mrs, mr);
 	peer->users++;
-	rc->s->counts.mrs++;
-	rc->s->counts.pinned_bytes += mr->span_len;
+	rc->client->pinned_bytes += mr->span_len;
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
-			"lkey %08x, rkey %08x", session_name(rc->s),
+			"lkey %08x, rkey %08x", rc->client->name,
 			(unsigned long long)mr->length,
 			(unsigned long long)mr->addr, mr->backing,
 			peer->dev->name, mr->lkey, mr_rkey(mr));
@@ -529,24 +531,29 @@ err:
 	mr_put(mr);
 }
 
-void
+/* Deregisters; the mapping goes with the last reference. */
+static void
 mr_destroy(struct mr *mr)
 {
-	struct session *s = mr->obj.owner;
 	if (mr->peer->dev->tp->mr_deregister)
 		mr->peer->dev->tp->mr_deregister(mr);
 	registry_remove(&mr->obj);
 	HASH_DELETE(hh_lkey, mrs_by_lkey, mr);
 	if (mr_rkey(mr))
 		HASH_DELETE(hh_rkey, mrs_by_rkey, mr);
-	DL_DELETE(s->mrs, mr);
 	mr->peer->users--;
-	s->counts.mrs--;
-	s->counts.pinned_bytes -= mr->span_len;
+	obj_client(&mr->obj)->pinned_bytes -= mr->span_len;
 	mr->peer->dev->mrs--;
 	mr->peer->dev->pinned_bytes -= mr->span_len;
 	mr->deregistered = true;
 	mr_put(mr);
+}
+
+static void
+mr_release(struct obj *o, enum obj_release how)
+{
+	(void) how;
+	mr_destroy((struct mr *)o);
 }
 
 static struct mr *

@@ -80,7 +80,6 @@ struct mr {
 	bool on_demand;			/* the NIC faults pages in (ODP) */
 	UT_hash_handle hh_lkey;
 	UT_hash_handle hh_rkey;		/* only with a non-zero rkey */
-	struct mr *prev, *next;		/* the session's registrations */
 };
 
 /* mr_by_lkey -- the live registration rpmad named so, or NULL */
@@ -109,9 +108,6 @@ int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
 
 void mr_get(struct mr *mr);
 void mr_put(struct mr *mr);
-
-/* mr_destroy -- deregister (the mapping goes with the last reference) */
-void mr_destroy(struct mr *mr);
 
 void mr_handle_reg(struct req_ctx *rc);
 void mr_handle_dereg(struct req_ctx *rc);

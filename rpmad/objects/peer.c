@@ -5,14 +5,18 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <utlist.h>
 
+#include "client.h"
 #include "device.h"
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "session.h"
 #include "transport.h"
+
+static void peer_release(struct obj *o, enum obj_release how);
+
+/* what the registry does with a peer whose client goes */
+static const struct obj_type peer_type = { OBJ_PEER, peer_release };
 
 struct peer *
 peer_find(struct req_ctx *rc, uint64_t id)
@@ -46,9 +50,7 @@ peer_handle_new(struct req_ctx *rc)
 		}
 	}
 
-	registry_add(&peer->obj, OBJ_PEER, rc->s);
-	DL_APPEND(rc->s->peers, peer);
-	rc->s->counts.peers++;
+	registry_add(&peer->obj, &peer_type, &rc->client->owner);
 
 	rpmad__peer_reply__init(&rc->peer);
 	rc->peer.peer_id = peer->obj.id;
@@ -56,16 +58,21 @@ peer_handle_new(struct req_ctx *rc)
 	rc->resp.peer = &rc->peer;
 }
 
-void
+/* Its users must be gone. */
+static void
 peer_destroy(struct peer *peer)
 {
-	struct session *s = peer->obj.owner;
 	if (peer->dev->tp->pd_free)
 		peer->dev->tp->pd_free(peer);
 	registry_remove(&peer->obj);
-	DL_DELETE(s->peers, peer);
-	s->counts.peers--;
 	free(peer);
+}
+
+static void
+peer_release(struct obj *o, enum obj_release how)
+{
+	(void) how;
+	peer_destroy((struct peer *)o);
 }
 
 void

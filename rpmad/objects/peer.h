@@ -19,14 +19,10 @@ struct peer {
 	struct device *dev;
 	uint32_t users;		/* registrations, endpoints, connections */
 	void *tp_pd;		/* the transport's protection domain */
-	struct peer *prev, *next;	/* the session's peers */
 };
 
-/* peer_find -- the asking session's peer `id`, or NULL (answer failed) */
+/* peer_find -- the asking client's peer `id`, or NULL (answer failed) */
 struct peer *peer_find(struct req_ctx *rc, uint64_t id);
-
-/* peer_destroy -- release a peer (its users must be gone) */
-void peer_destroy(struct peer *peer);
 
 void peer_handle_new(struct req_ctx *rc);
 void peer_handle_delete(struct req_ctx *rc);

@@ -38,7 +38,7 @@
  * on the way waits for a timer: the kernel closes a killed process's
  * descriptors at once, and each step is an event on one of them.
  * - Application killed: its control socket reaches its end, rpmad
- *   releases the session (session.c, CONN_DESTROY_ABORT) and closes the
+ *   releases the session (session.c, OBJ_RELEASE_ABORT) and closes the
  *   connection's TCP sockets with SO_LINGER 0 (tcp_chan_close), so the
  *   other rpmad reads a reset and ends the connection as LOST
  *   (tcp_rx.c socket_ended), flushing what is outstanding.

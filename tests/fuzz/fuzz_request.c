@@ -242,19 +242,20 @@ session_open(int fd)
 	struct session *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		abort();
-	s->id = next_id++;
+	struct client *who = &s->client;
+	who->id = next_id++;
 	s->fd = fd;
-	s->pid = getpid();
-	s->uid = getuid();
-	s->gid = getgid();
+	who->pid = getpid();
+	who->uid = getuid();
+	who->gid = getgid();
 	s->allowed = true;
 	s->admin = true;
-	(void) snprintf(s->comm, sizeof(s->comm), "fuzz");
-	(void) snprintf(s->name, sizeof(s->name), "fuzz session");
+	(void) snprintf(who->comm, sizeof(who->comm), "fuzz");
+	(void) snprintf(who->name, sizeof(who->name), "fuzz session");
 	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	s->memlock = UINT64_MAX;
-	s->tenant = tenant_join(s->uid);
-	DL_APPEND(rpmad.sessions, s);
+	who->memlock = UINT64_MAX;
+	who->tenant = tenant_join(who->uid);
+	session_add(s);
 	return s;
 }
 

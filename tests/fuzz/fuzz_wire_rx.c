@@ -111,7 +111,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 		unsigned nfds, struct req_ctx *rc)
 {
 	memset(rc, 0, sizeof(*rc));
-	rc->s = s;
+	rc->client = &s->client;
 	rc->req = req;
 	rc->fds = fds;
 	rc->nfds = nfds;
@@ -132,15 +132,16 @@ session_open(void)
 	struct session *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		abort();
-	s->id = 1;
+	struct client *who = &s->client;
+	who->id = 1;
 	s->fd = -1;
-	s->pid = getpid();
+	who->pid = getpid();
 	s->allowed = s->hello = true;
-	(void) snprintf(s->name, sizeof(s->name), "fuzz session");
+	(void) snprintf(who->name, sizeof(who->name), "fuzz session");
 	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	s->memlock = UINT64_MAX;
-	s->tenant = tenant_join(s->uid);
-	DL_APPEND(rpmad.sessions, s);
+	who->memlock = UINT64_MAX;
+	who->tenant = tenant_join(who->uid);
+	session_add(s);
 	return s;
 }
 
@@ -189,7 +190,8 @@ objects(struct session *s)
 	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
 	req.conn_req_new = &crn;
 	call(s, conn_handle_req_new, &req, NULL, 0, &rc);
-	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN, s);
+	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN,
+			&s->client.owner);
 }
 
 /* Work of rpmad's own client, written into the shared rings. */

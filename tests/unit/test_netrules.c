@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_netrules.c -- allow_connect/allow_listen rules (rpmad/netrules.c)
+ * test_netrules.c -- allow_connect/allow_listen rules (rpmad/core/netrules.c)
  * and the per-user log limiter (rpmad/ratelimit.c), linked straight in
  */
 

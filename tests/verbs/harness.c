@@ -81,19 +81,21 @@ h_session(void)
 	static unsigned n;
 	struct session *s = calloc(1, sizeof(*s));
 	ck_assert_ptr_nonnull(s);
-	s->id = ++n;
+	struct client *who = &s->client;
+	who->id = ++n;
 	s->fd = -1;
-	s->pid = getpid();
-	s->uid = getuid();
-	s->gid = getgid();
+	who->pid = getpid();
+	who->uid = getuid();
+	who->gid = getgid();
 	s->hello = true;
 	s->allowed = true;
-	(void) snprintf(s->comm, sizeof(s->comm), "client%u", n);
-	(void) snprintf(s->name, sizeof(s->name), "test client %u", n);
+	(void) snprintf(who->comm, sizeof(who->comm), "client%u", n);
+	(void) snprintf(who->name, sizeof(who->name), "test client %u",
+			n);
 	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	s->memlock = UINT64_MAX;
-	s->tenant = tenant_join(s->uid);
-	DL_APPEND(rpmad.sessions, s);
+	who->memlock = UINT64_MAX;
+	who->tenant = tenant_join(who->uid);
+	session_add(s);
 	return s;
 }
 
@@ -116,7 +118,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 {
 	struct req_ctx rc;
 	memset(&rc, 0, sizeof(rc));
-	rc.s = s;
+	rc.client = &s->client;
 	rc.req = req;
 	rc.fds = fds;
 	rc.nfds = nfds;
@@ -296,7 +298,7 @@ h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
 struct mr *
 h_mr(struct session *s, uint64_t id)
 {
-	return (struct mr *)registry_find(id, OBJ_MR, s);
+	return (struct mr *)registry_find(id, OBJ_MR, &s->client.owner);
 }
 
 void
@@ -428,7 +430,7 @@ h_req_delete(struct session *s, uint64_t conn, struct h_reply *r)
 struct conn *
 h_conn(struct session *s, uint64_t id)
 {
-	return (struct conn *)registry_find(id, OBJ_CONN, s);
+	return (struct conn *)registry_find(id, OBJ_CONN, &s->client.owner);
 }
 
 int

@@ -14,13 +14,12 @@
 #include <string.h>
 #include <utlist.h>
 
-#include "daemon.h"
 #include "device.h"
 #include "ep.h"
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
-#include "session.h"
+#include "registry.h"
 #include "verbs_internal.h"
 
 /* Connections: LOST, then their queue pairs and CM ids go. */
@@ -44,20 +43,20 @@ release_conns(struct verbs_dev *vd)
 static void
 release_client_objects(struct verbs_dev *vd)
 {
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		struct ep *ep;
-		DL_FOREACH(s->eps, ep) {
+	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
+		struct obj *x;
+		DL_FOREACH(registry_first(o, OBJ_EP), x) {
+			struct ep *ep = (struct ep *)x;
 			if (ep->peer->dev == vd->dev)
 				verbs_unlisten(ep);
 		}
-		struct mr *mr;
-		DL_FOREACH(s->mrs, mr) {
+		DL_FOREACH(registry_first(o, OBJ_MR), x) {
+			struct mr *mr = (struct mr *)x;
 			if (mr->peer->dev == vd->dev)
 				verbs_mr_deregister(mr);
 		}
-		struct peer *peer;
-		DL_FOREACH(s->peers, peer) {
+		DL_FOREACH(registry_first(o, OBJ_PEER), x) {
+			struct peer *peer = (struct peer *)x;
 			if (peer->dev == vd->dev)
 				verbs_pd_free(peer);
 		}

@@ -18,9 +18,9 @@
 #include "config.h"
 #include "loop.h"
 #include "ratelimit.h"
-#include "request.h"
 
-struct session;
+struct client;
+struct req_ctx;
 
 /* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
 #define TENANT_FDS_SESSION 1
@@ -66,14 +66,14 @@ void tenant_destroy_all(void);
  */
 uint64_t tenant_read_memlock(pid_t pid);
 
-/* tenant_limits -- the limits for the session's user, sections applied */
-void tenant_limits(const struct session *s, struct limits *out);
+/* tenant_limits -- the limits for the client's user, sections applied */
+void tenant_limits(const struct client *c, struct limits *out);
 
 /* tenant_usage -- what the user holds now */
 void tenant_usage(uid_t uid, struct tenant_usage *u);
 
 /*
- * Admission of a new object of the asking session: 0 when the user stays
+ * Admission of a new object of the asking client: 0 when the user stays
  * within its limits; otherwise the request fails (RPMA_E_NOMEM, with
  * which limit and how to raise it), the refusal is counted and logged,
  * and -1 is returned.
@@ -83,7 +83,7 @@ int tenant_admit_ep(struct req_ctx *rc);
 int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes);
 
 /*
- * allow_connect / allow_listen: 0 when the session's user may connect to
+ * allow_connect / allow_listen: 0 when the client's user may connect to
  * (listen on) the address; otherwise the request fails (RPMA_E_PROVIDER,
  * EACCES), the refusal is counted and logged, and -1 is returned.
  */
@@ -99,7 +99,7 @@ void tenant_totals(struct tenant_totals *t);
  * ("suppressed N messages from uid U, last from client pid P") when the
  * window ends
  */
-void tenant_log(struct session *s, int level, const char *fmt, ...)
+void tenant_log(struct client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif /* RPMAD_TENANT_H */

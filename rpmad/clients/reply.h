@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * reply.h -- one control request being answered
+ * reply.h -- one control request of a client being answered
  *
  * A handler reads rc->req, takes the descriptors it expects, does its work
  * and ends with req_ok()/a body or req_fail(). Whatever it did not take is
  * closed; descriptors it queued with req_pass_fd() travel with the answer.
+ * Below the objects, whose handlers answer through it, as the tenants'
+ * refusals do; control/request.c makes one per request.
  */
 
 #ifndef RPMAD_REPLY_H
@@ -17,10 +19,10 @@
 #include "registry.h"
 #include "rpmad.pb-c.h"
 
-struct session;
+struct client;
 
 struct req_ctx {
-	struct session *s;
+	struct client *client;	/* who asks: the owner of what it makes */
 	const Rpmad__Request *req;
 
 	int *fds;		/* received with the request */
@@ -53,7 +55,7 @@ void req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * req_find -- the object `id` of this kind owned by the asking session;
+ * req_find -- the object `id` of this kind owned by the asking client;
  * NULL, with the request failed as RPMA_E_INVAL, when there is none.
  */
 struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client.h"
 #include "librpma.h"
 #include "reply.h"
 
@@ -40,7 +41,7 @@ req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
 		[OBJ_EP] = "endpoint",
 		[OBJ_CONN] = "connection",
 	};
-	struct obj *o = registry_find(id, kind, rc->s);
+	struct obj *o = registry_find(id, kind, &rc->client->owner);
 	if (o == NULL)
 		req_fail(rc, RPMA_E_INVAL, 0, "no %s %llx in this session",
 				names[kind], (unsigned long long)id);

@@ -2,9 +2,9 @@
 /*
  * tenant.c -- per-user accounting, limits, network rules and log shares
  *
- * Usage is summed over the user's sessions when a request asks for more
- * (control requests are rare next to data-path work), so there is no
- * second count to keep in step with the objects themselves.
+ * Usage is summed over the user's clients (what each holds) when a
+ * request asks for more (control requests are rare next to data-path
+ * work), so there is no per-user count to keep in step with the objects.
  */
 
 #include <errno.h>
@@ -15,14 +15,13 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <utlist.h>
 
-#include "conn.h"
+#include "client.h"
 #include "daemon.h"
 #include "librpma.h"
 #include "log.h"
-#include "mr.h"
-#include "session.h"
+#include "registry.h"
+#include "reply.h"
 #include "tenant.h"
 
 /* users without sessions are kept (their log share lives on) up to this */
@@ -161,12 +160,12 @@ tenant_read_memlock(pid_t pid)
 /* ------------------------------------------------------------ limits */
 
 static bool
-section_applies(const struct config_section *sec, const struct session *s)
+section_applies(const struct config_section *sec, const struct client *who)
 {
 	if (!sec->group)
-		return sec->id == s->uid;
-	for (unsigned i = 0; i < s->n_groups; i++) {
-		if (s->groups[i] == sec->id)
+		return sec->id == who->uid;
+	for (unsigned i = 0; i < who->n_groups; i++) {
+		if (who->groups[i] == sec->id)
 			return true;
 	}
 	return false;
@@ -176,19 +175,19 @@ section_applies(const struct config_section *sec, const struct session *s)
  * Every matching section in the order of the file, [group] sections
  * before [user] sections: a user's own section wins. `visit` gets each.
  */
-#define FOR_EACH_SECTION(s, sec) \
+#define FOR_EACH_SECTION(who, sec) \
 	for (int pass_ = 0; pass_ < 2; pass_++) \
 		for (unsigned i_ = 0; i_ < rpmad.cfg.n_sections; i_++) \
 			if (((sec) = &rpmad.cfg.sections[i_]), \
 					(sec)->group == (pass_ == 0) && \
-					section_applies((sec), (s)))
+					section_applies((sec), (who)))
 
 void
-tenant_limits(const struct session *s, struct limits *out)
+tenant_limits(const struct client *who, struct limits *out)
 {
 	*out = rpmad.cfg.limits;
 	const struct config_section *sec;
-	FOR_EACH_SECTION(s, sec) {
+	FOR_EACH_SECTION(who, sec) {
 		const struct limits *l = &sec->limits;
 		if (sec->limits_set & LIMIT_SET_CONNECTIONS)
 			out->max_connections = l->max_connections;
@@ -205,11 +204,11 @@ tenant_limits(const struct session *s, struct limits *out)
 
 /* Where a limit came from: "[user x]", "[group y]" or "rpmad.conf". */
 static void
-limit_source(const struct session *s, unsigned bit, char *buf, size_t len)
+limit_source(const struct client *who, unsigned bit, char *buf, size_t len)
 {
 	(void) snprintf(buf, len, "the default or rpmad.conf");
 	const struct config_section *sec;
-	FOR_EACH_SECTION(s, sec) {
+	FOR_EACH_SECTION(who, sec) {
 		if (sec->limits_set & bit)
 			(void) snprintf(buf, len, "[%s %s]",
 					sec->group ? "group" : "user",
@@ -221,23 +220,21 @@ void
 tenant_usage(uid_t uid, struct tenant_usage *u)
 {
 	memset(u, 0, sizeof(*u));
-	struct session *s;
-	DL_FOREACH(rpmad.sessions, s) {
-		if (s->uid != uid)
+	/* the registry's owners are the clients (client.h) */
+	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
+		const struct client *who = client_of(o);
+		if (who->uid != uid)
 			continue;
+		struct client_counts held;
+		client_counts(who, &held);
 		u->sessions++;
-		u->conns += s->counts.conns;
-		u->eps += s->counts.eps;
-		u->registered_bytes += s->counts.pinned_bytes;
+		u->conns += held.conns;
+		u->eps += held.eps;
+		u->registered_bytes += held.pinned_bytes;
 		u->descriptors += TENANT_FDS_SESSION +
-			s->counts.conns * TENANT_FDS_CONN +
-			s->counts.eps * TENANT_FDS_EP;
-		struct conn *c;
-		DL_FOREACH(s->conns, c) {
-			if (c->state == CONN_REQ_OUT ||
-					c->state == CONN_REQ_IN)
-				u->pending++;
-		}
+			held.conns * TENANT_FDS_CONN +
+			held.eps * TENANT_FDS_EP;
+		u->pending += held.conn_reqs;
 		/* registrations hold none: rpmad closes the descriptors a
 		 * client passes once it has mapped them */
 	}
@@ -245,10 +242,10 @@ tenant_usage(uid_t uid, struct tenant_usage *u)
 
 /* One refusal, in the totals and (its counter of the same kind) the user's. */
 static void
-count_refusal(struct session *s, uint64_t *total)
+count_refusal(struct client *who, uint64_t *total)
 {
 	(*total)++;
-	struct tenant *t = s->tenant;
+	struct tenant *t = who->tenant;
 	if (t == NULL)
 		return;
 	if (total == &totals.refused_limits)
@@ -277,17 +274,17 @@ static void
 refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
 		uint64_t have, uint64_t limit)
 {
-	struct session *s = rc->s;
+	struct client *who = rc->client;
 	char source[96];
-	limit_source(s, bit, source, sizeof(source));
+	limit_source(who, bit, source, sizeof(source));
 	req_fail(rc, RPMA_E_NOMEM, 0, "uid %u has %" PRIu64 " %s (all its "
 			"clients together), its limit: %s = %" PRIu64 " from %s; "
 			"an operator raises it in rpmad.conf (%s under [user %u], "
-			"or for everyone)", (unsigned)s->uid, have, what, key,
-			limit, source, key, (unsigned)s->uid);
-	count_refusal(s, &totals.refused_limits);
+			"or for everyone)", (unsigned)who->uid, have, what, key,
+			limit, source, key, (unsigned)who->uid);
+	count_refusal(who, &totals.refused_limits);
 	count_setting(key);
-	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+	tenant_log(who, LOG_NOTICE, "session %s: refused: %s", who->name,
 			rc->errmsg);
 }
 
@@ -315,8 +312,8 @@ tenant_admit_conn(struct req_ctx *rc)
 {
 	struct limits l;
 	struct tenant_usage u;
-	tenant_limits(rc->s, &l);
-	tenant_usage(rc->s->uid, &u);
+	tenant_limits(rc->client, &l);
+	tenant_usage(rc->client->uid, &u);
 	if (over(u.conns, 1, l.max_connections)) {
 		refuse(rc, LIMIT_SET_CONNECTIONS, "max_connections",
 				"connections", u.conns, l.max_connections);
@@ -337,8 +334,8 @@ tenant_admit_ep(struct req_ctx *rc)
 {
 	struct limits l;
 	struct tenant_usage u;
-	tenant_limits(rc->s, &l);
-	tenant_usage(rc->s->uid, &u);
+	tenant_limits(rc->client, &l);
+	tenant_usage(rc->client->uid, &u);
 	if (over(u.eps, 1, l.max_endpoints)) {
 		refuse(rc, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
 				u.eps, l.max_endpoints);
@@ -350,18 +347,18 @@ tenant_admit_ep(struct req_ctx *rc)
 int
 tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 {
-	struct session *s = rc->s;
+	struct client *who = rc->client;
 	struct limits l;
 	struct tenant_usage u;
-	tenant_limits(s, &l);
-	tenant_usage(s->uid, &u);
+	tenant_limits(who, &l);
+	tenant_usage(who->uid, &u);
 	uint64_t limit = l.max_registered_bytes;
 	bool memlock = limit == LIMIT_MEMLOCK;
 	if (memlock)
-		limit = s->memlock;
+		limit = who->memlock;
 	if (memlock && limit == UINT64_MAX)
 		limit = 0;	/* unlimited, or CAP_IPC_LOCK */
-	if (memlock && s->memlock == 0) {
+	if (memlock && who->memlock == 0) {
 		req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64 " bytes: "
 				"uid %u may register no memory: "
 				"max_registered_bytes = memlock, and this "
@@ -369,16 +366,16 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 				"raise it (ulimit -l, LimitMEMLOCK=), or an "
 				"operator sets max_registered_bytes under "
 				"[user %u] in rpmad.conf", bytes,
-				(unsigned)s->uid, (unsigned)s->uid);
-		count_refusal(s, &totals.refused_limits);
+				(unsigned)who->uid, (unsigned)who->uid);
+		count_refusal(who, &totals.refused_limits);
 		count_setting("max_registered_bytes");
-		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
-				rc->errmsg);
+		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
+				who->name, rc->errmsg);
 		return -1;
 	}
 	if (over(u.registered_bytes, bytes, limit)) {
 		char source[96];
-		limit_source(s, LIMIT_SET_BYTES, source, sizeof(source));
+		limit_source(who, LIMIT_SET_BYTES, source, sizeof(source));
 		if (memlock)
 			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
 					" more bytes would bring uid %u (all "
@@ -390,9 +387,9 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 					"LimitMEMLOCK=), or an operator sets "
 					"max_registered_bytes under [user %u] "
 					"in rpmad.conf", bytes,
-					(unsigned)s->uid,
+					(unsigned)who->uid,
 					u.registered_bytes + bytes, limit,
-					source, (unsigned)s->uid);
+					source, (unsigned)who->uid);
 		else
 			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
 					" more bytes would bring uid %u (all "
@@ -402,13 +399,13 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 					"operator raises it in rpmad.conf "
 					"(max_registered_bytes under [user "
 					"%u], or for everyone)", bytes,
-					(unsigned)s->uid,
+					(unsigned)who->uid,
 					u.registered_bytes + bytes, limit,
-					source, (unsigned)s->uid);
-		count_refusal(s, &totals.refused_limits);
+					source, (unsigned)who->uid);
+		count_refusal(who, &totals.refused_limits);
 		count_setting("max_registered_bytes");
-		tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
-				rc->errmsg);
+		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
+				who->name, rc->errmsg);
 		return -1;
 	}
 	return 0;
@@ -417,13 +414,13 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 /* ------------------------------------------------------------ networks */
 
 static const struct net_rules *
-rules_for(const struct session *s, bool listen, char *source, size_t len)
+rules_for(const struct client *who, bool listen, char *source, size_t len)
 {
 	const struct net_rules *r = listen ? &rpmad.cfg.allow_listen :
 		&rpmad.cfg.allow_connect;
 	(void) snprintf(source, len, "rpmad.conf");
 	const struct config_section *sec;
-	FOR_EACH_SECTION(s, sec) {
+	FOR_EACH_SECTION(who, sec) {
 		const struct net_rules *own = listen ? &sec->allow_listen :
 			&sec->allow_connect;
 		if (own->set) {
@@ -460,9 +457,9 @@ addr_text(const struct sockaddr *sa, char *buf, size_t len)
 static int
 check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
 {
-	struct session *s = rc->s;
+	struct client *who = rc->client;
 	char source[96];
-	const struct net_rules *r = rules_for(s, listen, source,
+	const struct net_rules *r = rules_for(who, listen, source,
 			sizeof(source));
 	if (net_rules_allow(r, sa))
 		return 0;
@@ -471,12 +468,12 @@ check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
 	addr_text(sa, where, sizeof(where));
 	req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not %s %s (%s of "
 			"%s); an operator allows it in rpmad.conf (%s under "
-			"[user %u], or for everyone)", (unsigned)s->uid,
+			"[user %u], or for everyone)", (unsigned)who->uid,
 			listen ? "listen on" : "connect to", where, key, source,
-			key, (unsigned)s->uid);
-	count_refusal(s, listen ? &totals.refused_listen :
+			key, (unsigned)who->uid);
+	count_refusal(who, listen ? &totals.refused_listen :
 			&totals.refused_connect);
-	tenant_log(s, LOG_NOTICE, "session %s: refused: %s", s->name,
+	tenant_log(who, LOG_NOTICE, "session %s: refused: %s", who->name,
 			rc->errmsg);
 	return -1;
 }
@@ -496,7 +493,7 @@ tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa)
 /* ------------------------------------------------------------ log */
 
 void
-tenant_log(struct session *s, int level, const char *fmt, ...)
+tenant_log(struct client *who, int level, const char *fmt, ...)
 {
 	if (level > log_max_level)
 		return;
@@ -506,7 +503,7 @@ tenant_log(struct session *s, int level, const char *fmt, ...)
 	(void) vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 
-	struct tenant *t = s->tenant;
+	struct tenant *t = who->tenant;
 	if (t == NULL) {
 		log_msg(level, "%s", text);
 		return;
@@ -521,7 +518,7 @@ tenant_log(struct session *s, int level, const char *fmt, ...)
 		log_msg(level, "%s", text);
 		return;
 	}
-	t->last_pid = s->pid;
+	t->last_pid = who->pid;
 	t->log_suppressed++;
 	totals.log_suppressed++;
 	/* the count is said when the window ends, even if all goes quiet */

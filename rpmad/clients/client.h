@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * client.h -- a client process as its objects see their owner: who it is
+ * (the name its log lines carry, the uid and groups its user's limits and
+ * rules go by) and what it holds
+ *
+ * Its session (control/session.c) embeds one and fills it in when the
+ * process connects. Below the control plane there are clients, not
+ * sessions: the objects, the tenants and the replies need nothing else.
+ * The registry's owners (core/registry.h) are the clients.
+ */
+
+#ifndef RPMAD_CLIENT_H
+#define RPMAD_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "registry.h"
+
+struct tenant;
+
+#define CLIENT_MAX_GROUPS 64
+
+struct client {
+	struct obj_owner owner;	/* its objects, by kind (registry.h) */
+	uint64_t id;		/* its session's number (rpmactl shows it) */
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	char comm[32];
+	char name[64];		/* "pid 123 (comm)" for log lines */
+	gid_t groups[CLIENT_MAX_GROUPS];	/* primary first */
+	unsigned n_groups;
+	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
+	struct tenant *tenant;	/* its user */
+
+	/* what the registry's counts by kind do not tell */
+	uint64_t pinned_bytes;	/* what its registrations span (mr.c) */
+	uint32_t conn_reqs;	/* connections not connecting yet (conn.c) */
+};
+
+/* client_of -- the client that is this owner */
+static inline struct client *
+client_of(struct obj_owner *owner)
+{
+	return (struct client *)((char *)owner - offsetof(struct client,
+			owner));
+}
+
+/* obj_client -- the client owning o */
+static inline struct client *
+obj_client(const struct obj *o)
+{
+	return client_of(o->owner);
+}
+
+/* What a client holds, as rpmactl, its user's limits and the log count. */
+struct client_counts {
+	uint32_t peers, mrs, eps, conn_reqs, conns;	/* conns: with reqs */
+	uint64_t pinned_bytes;
+};
+
+static inline void
+client_counts(const struct client *c, struct client_counts *out)
+{
+	out->peers = registry_count(&c->owner, OBJ_PEER);
+	out->mrs = registry_count(&c->owner, OBJ_MR);
+	out->eps = registry_count(&c->owner, OBJ_EP);
+	out->conn_reqs = c->conn_reqs;
+	out->conns = registry_count(&c->owner, OBJ_CONN);
+	out->pinned_bytes = c->pinned_bytes;
+}
+
+#endif /* RPMAD_CLIENT_H */
