@@ -308,9 +308,12 @@ tcp_rx_ready(struct loop_watch *w, uint32_t events)
 	struct tcp_chan *ch = w->arg;
 	struct tcp_conn *tc = ch->tc;
 
-	if (tc->state == TC_CONNECTING && (events & (EPOLLOUT | EPOLLERR |
-			EPOLLHUP))) {
-		tcp_connect_done(tc, ch == &tc->chan[0] ? 0 : 1);
+	/* a socket connects once: later events on it, while its twin still
+	 * connects, are read as on any socket (not a second HELLO) */
+	int i = ch == &tc->chan[0] ? 0 : 1;
+	if (tc->state == TC_CONNECTING && !tc->connected[i] &&
+			(events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+		tcp_connect_done(tc, i);
 		return;
 	}
 	if ((events & EPOLLOUT) && tcp_rx_flush(ch) < 0)
