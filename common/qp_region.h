@@ -15,7 +15,8 @@
  * the consumer reads the tail with an acquire load. Head and tail sit on
  * cache lines of their own. Every value the daemon reads from the region is
  * hostile: it copies entries out before validating them and checks every
- * index against the ring size (see rpmad/objects/qp.c).
+ * index against the ring size. Both sides take those steps with
+ * common/qp_ring.h.
  */
 
 #ifndef RPMAD_COMMON_QP_REGION_H
