@@ -14,9 +14,6 @@
 #include "qp.h"
 #include "qp_wc.h"
 
-/* descriptor order of a QpReply, see proto/rpmad.proto */
-enum { QP_FD_REGION, QP_FD_DOORBELL, QP_FD_EVENT, QP_FD_CQ, QP_FD_RCQ };
-
 void
 qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes)
 {
@@ -52,7 +49,7 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 		struct qp **qp_ptr)
 {
 	const Rpmad__QpReply *r = reply->resp->qp;
-	unsigned want = sizes->rcq ? 5 : 4;
+	unsigned want = qp_fd_count(sizes->rcq);
 	if (reply->nfds != want || r->fd_count != want) {
 		RLOG_ERROR("rpmad passed %u descriptors for a queue pair, "
 				"expected %u", reply->nfds, want);

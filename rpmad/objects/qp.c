@@ -59,7 +59,7 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	qp->memfd = qp->doorbell_fd = qp->event_sock = qp->cq_sock = -1;
 	qp->rcq_sock = -1;
 	qp->sizes = *sizes;
-	for (unsigned i = 0; i < 5; i++)
+	for (unsigned i = 0; i < QP_FD_MAX; i++)
 		qp->client_fds[i] = -1;
 
 	int ret;
@@ -103,27 +103,22 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	if (qp->doorbell_fd < 0)
 		goto err_errno;
 
-	/* passed to the client in the order of proto/rpmad.proto (QpReply) */
+	/* passed to the client in the order of a QpReply (enum qp_fd) */
+	int *cfd = qp->client_fds;
+	qp->n_client_fds = qp_fd_count(sizes->rcq);
 	/* the mapping holds the region; the client's copy is the only fd */
-	qp->client_fds[qp->n_client_fds++] = qp->memfd;
+	cfd[QP_FD_REGION] = qp->memfd;
 	qp->memfd = -1;
-	qp->client_fds[qp->n_client_fds++] = dup(qp->doorbell_fd);
-	int client_end;
-	if ((ret = notify_pair(&qp->event_sock, &client_end)))
+	cfd[QP_FD_DOORBELL] = dup(qp->doorbell_fd);
+	if (cfd[QP_FD_DOORBELL] < 0)
+		goto err_errno;
+	if ((ret = notify_pair(&qp->event_sock, &cfd[QP_FD_EVENT])))
 		goto err_ret;
-	qp->client_fds[qp->n_client_fds++] = client_end;
-	if ((ret = notify_pair(&qp->cq_sock, &client_end)))
+	if ((ret = notify_pair(&qp->cq_sock, &cfd[QP_FD_CQ])))
 		goto err_ret;
-	qp->client_fds[qp->n_client_fds++] = client_end;
-	if (sizes->rcq) {
-		if ((ret = notify_pair(&qp->rcq_sock, &client_end)))
-			goto err_ret;
-		qp->client_fds[qp->n_client_fds++] = client_end;
-	}
-	for (unsigned i = 0; i < qp->n_client_fds; i++) {
-		if (qp->client_fds[i] < 0)
-			goto err_errno;
-	}
+	if (sizes->rcq && (ret = notify_pair(&qp->rcq_sock,
+			&cfd[QP_FD_RCQ])))
+		goto err_ret;
 
 	/* every SQ and RQ entry makes at most one completion */
 	uint32_t most = qp->layout.sq_entries + qp->layout.rq_entries;
@@ -155,7 +150,7 @@ qp_destroy(struct qp *qp)
 	close_fd(&qp->event_sock);
 	close_fd(&qp->cq_sock);
 	close_fd(&qp->rcq_sock);
-	for (unsigned i = 0; i < qp->n_client_fds; i++)
+	for (unsigned i = 0; i < QP_FD_MAX; i++)
 		close_fd(&qp->client_fds[i]);
 	qp->n_client_fds = 0;
 	free(qp->cq_backlog.entries);

@@ -40,8 +40,8 @@ struct qp {
 	int cq_sock;			/* socket pairs */
 	int rcq_sock;
 
-	/* the client's ends, passed once and then closed */
-	int client_fds[5];
+	/* the client's ends (enum qp_fd), passed once and then closed */
+	int client_fds[QP_FD_MAX];
 	unsigned n_client_fds;
 
 	uint32_t sq_head;		/* next SQ entry to take */
