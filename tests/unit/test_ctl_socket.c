@@ -326,6 +326,18 @@ request_arrived(int *fds, unsigned *nfds)
 	return r;
 }
 
+/* A hello numbered `id` through ctl_call, from the client's end. */
+static int
+call_hello(uint64_t id, const int *fds, unsigned nfds, int timeout_ms,
+		struct ctl_answer *ans)
+{
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, "test_ctl_socket");
+	req.id = id;
+	return ctl_call(sv[0], &req, fds, nfds, timeout_ms, ans);
+}
+
 /* whether the daemon's end has nothing (more) to read */
 static void
 assert_nothing_sent(void)
@@ -346,13 +358,9 @@ START_TEST(call_ok)
 	make_fds(in, 2);
 	answer(7, in, 2);
 
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "test_ctl_socket");
-	req.id = 7;
 	int fds[CTL_MAX_FDS];
 	struct ctl_answer ans = { .fds = fds };
-	ck_assert_int_eq(ctl_call(sv[0], &req, out, 3, 1000, &ans), 0);
+	ck_assert_int_eq(call_hello(7, out, 3, 1000, &ans), 0);
 	ck_assert_ptr_nonnull(ans.resp);
 	ck_assert_uint_eq(ans.resp->id, 7);
 	ck_assert_int_eq(ans.resp->body_case, RPMAD__RESPONSE__BODY_OK);
@@ -392,12 +400,8 @@ START_TEST(call_fds_not_taken)
 	int would_be[3];
 	free_numbers(would_be, 3);
 
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
-	req.id = 1;
 	struct ctl_answer ans = { .fds = NULL };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans), 0);
+	ck_assert_int_eq(call_hello(1, NULL, 0, 1000, &ans), 0);
 	ck_assert_uint_eq(ans.nfds, 0);
 	rpmad__response__free_unpacked(ans.resp, NULL);
 	ck_assert_int_eq(open_fds(), before);
@@ -423,13 +427,9 @@ START_TEST(call_bad_answer)
 	ctl_close_fds(in, 2);
 	int before = open_fds();
 
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
-	req.id = 7;
 	int fds[CTL_MAX_FDS];
 	struct ctl_answer ans = { .fds = fds };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans), -EBADMSG);
+	ck_assert_int_eq(call_hello(7, NULL, 0, 1000, &ans), -EBADMSG);
 	ck_assert_int_eq(ans.failed, CTL_STEP_DECODE);
 	ck_assert_ptr_null(ans.resp);
 	ck_assert_uint_eq(ans.nfds, 0);
@@ -463,13 +463,9 @@ START_TEST(call_answer_too_many_fds)
 	ctl_close_fds(in, CTL_MAX_FDS + 1);
 	int before = open_fds();
 
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
-	req.id = 3;
 	int fds[CTL_MAX_FDS];
 	struct ctl_answer ans = { .fds = fds };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans),
+	ck_assert_int_eq(call_hello(3, NULL, 0, 1000, &ans),
 			-EMSGSIZE);
 	ck_assert_int_eq(ans.failed, CTL_STEP_RECV);
 	ck_assert_ptr_null(ans.resp);
@@ -481,12 +477,8 @@ END_TEST
 /* no answer in time: sent, -ETIMEDOUT at CTL_STEP_WAIT */
 START_TEST(call_no_answer)
 {
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
-	req.id = 5;
 	struct ctl_answer ans = { .fds = NULL };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 20, &ans), -ETIMEDOUT);
+	ck_assert_int_eq(call_hello(5, NULL, 0, 20, &ans), -ETIMEDOUT);
 	ck_assert_int_eq(ans.failed, CTL_STEP_WAIT);
 	ck_assert_ptr_null(ans.resp);
 	int got[CTL_MAX_FDS];
@@ -501,12 +493,8 @@ END_TEST
 START_TEST(call_daemon_ends)
 {
 	ck_assert_int_eq(shutdown(sv[1], SHUT_WR), 0);
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
-	req.id = 5;
 	struct ctl_answer ans = { .fds = NULL };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans),
+	ck_assert_int_eq(call_hello(5, NULL, 0, 1000, &ans),
 			-ECONNRESET);
 	ck_assert_int_eq(ans.failed, CTL_STEP_END);
 	ck_assert_ptr_null(ans.resp);
@@ -518,11 +506,8 @@ START_TEST(call_daemon_gone)
 {
 	(void) close(sv[1]);
 	sv[1] = -1;
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "x");
 	struct ctl_answer ans = { .fds = NULL };
-	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans), -EPIPE);
+	ck_assert_int_eq(call_hello(0, NULL, 0, 1000, &ans), -EPIPE);
 	ck_assert_int_eq(ans.failed, CTL_STEP_SEND);
 	ck_assert_ptr_null(ans.resp);
 }
@@ -547,9 +532,8 @@ START_TEST(call_too_large)
 	int fds[CTL_MAX_FDS + 1];
 	for (int i = 0; i <= CTL_MAX_FDS; i++)
 		fds[i] = STDIN_FILENO;
-	ctl_hello(&req, &hello, "x");
-	ck_assert_int_eq(ctl_call(sv[0], &req, fds, CTL_MAX_FDS + 1, 1000,
-			&ans), -EMSGSIZE);
+	ck_assert_int_eq(call_hello(1, fds, CTL_MAX_FDS + 1, 1000, &ans),
+			-EMSGSIZE);
 	ck_assert_int_eq(ans.failed, CTL_STEP_SEND);
 	assert_nothing_sent();
 }
