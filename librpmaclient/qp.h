@@ -6,7 +6,9 @@
  * connection made from it. Posting writes an entry into the shared SQ or
  * RQ and rings the doorbell only when rpmad's poller sleeps; completions
  * are read from the shared CQ (and RCQ). No system call per operation
- * while rpmad is awake.
+ * while rpmad is awake. The steps on the rings are rpmad's too
+ * (common/qp_ring.h); which slots are free, the locks and the made-up
+ * completions of a dead queue pair are the library's.
  */
 
 #ifndef RPMACLIENT_QP_H
