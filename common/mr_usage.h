@@ -32,7 +32,7 @@ mr_usage_local_write(unsigned usage)
 /*
  * mr_usage_rpmad_writes -- usages for which rpmad itself stores into the
  * registration (read data, written data, received messages): the client
- * must hand it the memory writable
+ * must hand it the memory writable, and faults it in for writing
  */
 static inline bool
 mr_usage_rpmad_writes(unsigned usage)

@@ -15,7 +15,8 @@
  * the consumer reads the tail with an acquire load. Head and tail sit on
  * cache lines of their own. Every value the daemon reads from the region is
  * hostile: it copies entries out before validating them and checks every
- * index against the ring size (see rpmad/objects/qp.c).
+ * index against the ring size. Both sides take those steps with
+ * common/qp_ring.h.
  */
 
 #ifndef RPMAD_COMMON_QP_REGION_H
@@ -157,6 +158,26 @@ struct qp_region_header {
 
 	struct qp_ring_idx sq, rq, cq, rcq;
 };
+
+/*
+ * The descriptors of a queue pair, in the order a QpReply passes them
+ * (proto/rpmad.proto); the last only when the queue pair has an RCQ.
+ */
+enum qp_fd {
+	QP_FD_REGION,	/* this region (a sealed memfd) */
+	QP_FD_DOORBELL,	/* the eventfd rpmad sleeps on */
+	QP_FD_EVENT,	/* connection event notifications */
+	QP_FD_CQ,	/* CQ notifications */
+	QP_FD_RCQ,	/* RCQ notifications */
+	QP_FD_MAX
+};
+
+/* qp_fd_count -- how many of them a queue pair has */
+static inline unsigned
+qp_fd_count(uint32_t rcq_depth)
+{
+	return rcq_depth ? QP_FD_MAX : QP_FD_RCQ;
+}
 
 /* Sizes asked for by the client, after defaults and clamping. */
 struct qp_sizes {

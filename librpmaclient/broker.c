@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * broker.c -- the control connection to rpmad: connecting, one request and
- * its response at a time, descriptors in both directions
+ * its response at a time (the round trip is common/ctl_call.c), sessions
+ * and their generations, rpmad's errors as RPMA_E_* and log lines
  */
 
 #include <errno.h>
@@ -48,58 +49,20 @@ disconnect_locked(void)
 }
 
 /*
- * One round trip; the lock is held. Returns 0 or a negative errno; *sent
- * says whether the request left (a SEQPACKET send is all or nothing).
+ * One round trip (common/ctl_call.c); the lock is held. Returns 0 or a
+ * negative errno; *sent says whether the request left (a SEQPACKET send is
+ * all or nothing).
  */
 static int
 exchange_locked(Rpmad__Request *req, const int *fds, unsigned nfds,
 		struct broker_reply *reply, bool *sent)
 {
-	*sent = false;
 	req->id = ++broker.next_id;
-
-	size_t len = rpmad__request__get_packed_size(req);
-	if (len > CTL_MAX_MSG)
-		return -EMSGSIZE;
-	uint8_t *buf = malloc(CTL_MAX_MSG);
-	if (buf == NULL)
-		return -ENOMEM;
-	rpmad__request__pack(req, buf);
-
-	int ret = ctl_send(broker.sock, buf, len, fds, nfds);
-	if (ret)
-		goto out;
-	*sent = true;
-
-	struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
-	do {
-		ret = poll(&pfd, 1, REPLY_TIMEOUT_MS);
-	} while (ret < 0 && errno == EINTR);
-	if (ret <= 0) {
-		ret = ret == 0 ? -ETIMEDOUT : -errno;
-		goto out;
-	}
-
-	long n = ctl_recv(broker.sock, buf, CTL_MAX_MSG, reply->fds,
-			CTL_MAX_FDS, &reply->nfds);
-	if (n <= 0) {
-		ret = n == 0 ? -ECONNRESET : (int)n;
-		goto out;
-	}
-
-	reply->resp = rpmad__response__unpack(NULL, (size_t)n, buf);
-	if (reply->resp == NULL || reply->resp->id != req->id) {
-		ctl_close_fds(reply->fds, reply->nfds);
-		reply->nfds = 0;
-		if (reply->resp)
-			rpmad__response__free_unpacked(reply->resp, NULL);
-		reply->resp = NULL;
-		ret = -EBADMSG;
-		goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
+	struct ctl_answer ans = { .fds = reply->fds };
+	int ret = ctl_call(broker.sock, req, fds, nfds, REPLY_TIMEOUT_MS, &ans);
+	*sent = ret == 0 || ans.failed >= CTL_STEP_WAIT;
+	reply->resp = ans.resp;
+	reply->nfds = ans.nfds;
 	return ret;
 }
 
@@ -146,12 +109,9 @@ connect_locked(void)
 	broker.sock = sock;
 	broker.pid = getpid();
 
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	hello.client_name = program_invocation_short_name;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, program_invocation_short_name);
 
 	struct broker_reply reply = { .resp = NULL };
 	bool sent;

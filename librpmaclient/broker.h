@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "ctl_socket.h"
+#include "ctl_call.h"
 #include "rpmad.pb-c.h"
 
 struct broker_reply {

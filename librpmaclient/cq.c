@@ -53,9 +53,10 @@ flushed_left(const struct rpma_cq *cq)
 static int
 cq_has_work(struct rpma_cq *cq)
 {
-	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
+	/* without cq->lock: the head as the last collector published it */
+	uint32_t tail = atomic_load_explicit(&cq->ring.idx->tail,
 			memory_order_acquire);
-	uint32_t head = atomic_load_explicit(&cq->idx->head,
+	uint32_t head = atomic_load_explicit(&cq->ring.idx->head,
 			memory_order_relaxed);
 	if (tail != head)
 		return 1;
@@ -97,7 +98,7 @@ disarm(struct rpma_cq *cq)
 	if (!cq->armed_by_us)
 		return;
 	cq->armed_by_us = false;
-	if (atomic_exchange_explicit(cq->armed, 0, memory_order_acq_rel))
+	if (qp_wakeup_withdraw(cq->armed))
 		return;
 	cq->stale++;
 	drain_stale(cq);
@@ -175,13 +176,15 @@ wait_locked(struct rpma_cq *cq)
 		if (spin_for_work(cq))
 			continue;
 
-		/* arm, then look again: a completion may have just come */
+		/*
+		 * arm, then look again: a completion may have just come. An
+		 * arming of ours still stands, or rpmad took it and its byte
+		 * is on the way: nothing to order then.
+		 */
 		if (!cq->armed_by_us) {
-			atomic_store_explicit(cq->armed, 1,
-					memory_order_relaxed);
+			qp_wakeup_request(cq->armed);
 			cq->armed_by_us = true;
 		}
-		atomic_thread_fence(memory_order_seq_cst);
 		if (cq_has_work(cq))
 			continue;
 
@@ -312,23 +315,22 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 	bool yield = false;
 
 	pthread_mutex_lock(&cq->lock);
-	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
-			memory_order_acquire);
-	uint32_t avail = tail - cq->head;
-	if (avail > cq->entries) {
+	uint32_t avail;
+	if (qp_ring_avail(&cq->ring, cq->head, &avail)) {
 		pthread_mutex_unlock(&cq->lock);
 		RLOG_ERROR("the completion queue is corrupted");
 		return RPMA_E_PROVIDER;
 	}
 	while (got < num_entries && avail > 0) {
-		struct qp_cqe c = *qp_cq_slot(qp->region, cq->offset,
-				cq->entries, cq->head);
+		struct qp_cqe c;
+		qp_ring_read(&cq->ring, cq->head, &c, sizeof(c));
 		cq->head++;
 		avail--;
 		retire(qp, &c);
 		cqe_to_wc(qp, &c, &wc[got++]);
 	}
-	atomic_store_explicit(&cq->idx->head, cq->head, memory_order_release);
+	/* one release for the batch: rpmad may fill those slots again */
+	qp_ring_release(&cq->ring, cq->head);
 	if (got > 0)
 		qp_cq_space_made(qp);
 

@@ -34,9 +34,8 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	int ret = memshare_prepare(ptr, size, &plan);
 	if (ret)
 		goto err_free;
-	/* rpmad writes only into these (see its mapping of the segments) */
-	ret = memshare_populate(&plan, usage & (RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV));
+	/* for writing only where rpmad will write into it */
+	ret = memshare_populate(&plan, mr_usage_rpmad_writes((unsigned)usage));
 	if (ret) {
 		memshare_done(&plan);
 		goto err_free;

@@ -14,9 +14,6 @@
 #include "qp.h"
 #include "qp_wc.h"
 
-/* descriptor order of a QpReply, see proto/rpmad.proto */
-enum { QP_FD_REGION, QP_FD_DOORBELL, QP_FD_EVENT, QP_FD_CQ, QP_FD_RCQ };
-
 void
 qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes)
 {
@@ -33,11 +30,14 @@ cq_init(struct rpma_cq *cq, struct qp *qp, bool is_rcq, int fd)
 	cq->qp = qp;
 	cq->is_rcq = is_rcq;
 	cq->fd = fd;
-	cq->offset = is_rcq ? qp->layout.rcq_offset : qp->layout.cq_offset;
-	cq->entries = is_rcq ? qp->layout.rcq_entries : qp->layout.cq_entries;
-	cq->idx = is_rcq ? &qp->hdr->rcq : &qp->hdr->cq;
+	if (is_rcq)
+		qp_ring_init(&cq->ring, qp->region, qp->layout.rcq_offset,
+				qp->layout.rcq_entries, &qp->hdr->rcq);
+	else
+		qp_ring_init(&cq->ring, qp->region, qp->layout.cq_offset,
+				qp->layout.cq_entries, &qp->hdr->cq);
 	cq->armed = is_rcq ? &qp->hdr->rcq_armed : &qp->hdr->cq_armed;
-	cq->head = atomic_load(&cq->idx->head);
+	cq->head = atomic_load(&cq->ring.idx->head);
 	cq->armed_by_us = true;	/* rpmad arms every queue at the start */
 	cq->stale = 0;
 	pthread_mutex_init(&cq->lock, NULL);
@@ -49,7 +49,7 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 		struct qp **qp_ptr)
 {
 	const Rpmad__QpReply *r = reply->resp->qp;
-	unsigned want = sizes->rcq ? 5 : 4;
+	unsigned want = qp_fd_count(sizes->rcq);
 	if (reply->nfds != want || r->fd_count != want) {
 		RLOG_ERROR("rpmad passed %u descriptors for a queue pair, "
 				"expected %u", reply->nfds, want);
@@ -88,6 +88,10 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 	qp->qp_num = r->qp_num;
 	qp->doorbell_fd = broker_take_fd(reply, QP_FD_DOORBELL);
 	qp->event_fd = broker_take_fd(reply, QP_FD_EVENT);
+	qp_ring_init(&qp->sq, qp->region, qp->layout.sq_offset,
+			qp->layout.sq_entries, &qp->hdr->sq);
+	qp_ring_init(&qp->rq, qp->region, qp->layout.rq_offset,
+			qp->layout.rq_entries, &qp->hdr->rq);
 	qp->sq_tail = atomic_load(&qp->hdr->sq.tail);
 	qp->rq_tail = atomic_load(&qp->hdr->rq.tail);
 	atomic_init(&qp->sq_retired, qp->sq_tail);
@@ -156,9 +160,7 @@ ring_doorbell(struct qp *qp)
 void
 qp_cq_space_made(struct qp *qp)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&qp->hdr->cq_space_wanted,
-			memory_order_relaxed))
+	if (qp_wakeup_wanted(&qp->hdr->cq_space_wanted))
 		ring_doorbell(qp);
 }
 
@@ -166,10 +168,8 @@ qp_cq_space_made(struct qp *qp)
 static void
 qp_doorbell(struct qp *qp)
 {
-	/* pairs with the daemon's fence between need_wakeup and its recheck */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&qp->hdr->need_wakeup,
-			memory_order_relaxed))
+	/* pairs with rpmad's request (need_wakeup) before its recheck */
+	if (qp_wakeup_wanted(&qp->hdr->need_wakeup))
 		ring_doorbell(qp);
 }
 
@@ -201,10 +201,7 @@ qp_post_send(struct qp *qp, const struct qp_sqe *sqe)
 				"completions first", qp->sizes.sq);
 		return RPMA_E_PROVIDER;
 	}
-	*qp_sq_slot(qp->region, &qp->layout, tail) = *sqe;
-	qp->sq_tail = tail + 1;
-	atomic_store_explicit(&qp->hdr->sq.tail, tail + 1,
-			memory_order_release);
+	qp_ring_put(&qp->sq, &qp->sq_tail, sqe, sizeof(*sqe));
 	pthread_mutex_unlock(&qp->sq_lock);
 
 	qp_doorbell(qp);
@@ -227,10 +224,7 @@ qp_post_recv(struct qp *qp, const struct qp_rqe *rqe)
 				qp->sizes.rq);
 		return RPMA_E_PROVIDER;
 	}
-	*qp_rq_slot(qp->region, &qp->layout, tail) = *rqe;
-	qp->rq_tail = tail + 1;
-	atomic_store_explicit(&qp->hdr->rq.tail, tail + 1,
-			memory_order_release);
+	qp_ring_put(&qp->rq, &qp->rq_tail, rqe, sizeof(*rqe));
 	pthread_mutex_unlock(&qp->rq_lock);
 
 	qp_doorbell(qp);
@@ -244,17 +238,15 @@ qp_post_recv(struct qp *qp, const struct qp_rqe *rqe)
 static void
 ring_pending(struct rpma_cq *cq, uint32_t *sq_from, uint32_t *rq_from)
 {
-	uint32_t tail = atomic_load_explicit(&cq->idx->tail,
-			memory_order_acquire);
-	uint32_t n = tail - cq->head;
-	if (n > cq->entries)
+	uint32_t n;
+	if (qp_ring_avail(&cq->ring, cq->head, &n))
 		return;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct qp_cqe *c = qp_cq_slot(cq->qp->region, cq->offset,
-				cq->entries, cq->head + i);
-		if (c->source == QP_CQE_FROM_SQ) {
-			if ((int32_t)(c->sq_index + 1 - *sq_from) > 0)
-				*sq_from = c->sq_index + 1;
+		struct qp_cqe c;
+		qp_ring_read(&cq->ring, cq->head + i, &c, sizeof(c));
+		if (c.source == QP_CQE_FROM_SQ) {
+			if ((int32_t)(c.sq_index + 1 - *sq_from) > 0)
+				*sq_from = c.sq_index + 1;
 		} else {
 			(*rq_from)++;
 		}

@@ -6,7 +6,9 @@
  * connection made from it. Posting writes an entry into the shared SQ or
  * RQ and rings the doorbell only when rpmad's poller sleeps; completions
  * are read from the shared CQ (and RCQ). No system call per operation
- * while rpmad is awake.
+ * while rpmad is awake. The steps on the rings are rpmad's too
+ * (common/qp_ring.h); which slots are free, the locks and the made-up
+ * completions of a dead queue pair are the library's.
  */
 
 #ifndef RPMACLIENT_QP_H
@@ -20,6 +22,7 @@
 #include "broker.h"
 #include "librpma.h"
 #include "qp_region.h"
+#include "qp_ring.h"
 
 struct qp;
 
@@ -27,9 +30,7 @@ struct rpma_cq {
 	struct qp *qp;
 	bool is_rcq;
 	int fd;			/* notification socket from rpmad */
-	uint64_t offset;	/* of the entry array in the region */
-	uint32_t entries;
-	struct qp_ring_idx *idx;
+	struct qp_ring ring;	/* this side consumes it (common/qp_ring.h) */
 	_Atomic uint32_t *armed;
 	uint32_t head;		/* private copy of idx->head */
 	uint64_t last_liveness_check_ns;
@@ -64,6 +65,8 @@ struct qp {
 
 	int doorbell_fd;	/* eventfd rpmad sleeps on */
 	int event_fd;		/* connection events from rpmad */
+
+	struct qp_ring sq, rq;	/* this side produces them */
 
 	pthread_mutex_t sq_lock;
 	uint32_t sq_tail;

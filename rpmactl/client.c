@@ -4,17 +4,15 @@
  */
 
 #include <errno.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "client.h"
-#include "ctl_socket.h"
+#include "ctl_call.h"
 
 #define ADMIN_HINT "rpmactl commands need root or a group named in " \
 	"admin_groups of rpmad.conf(5)"
@@ -43,52 +41,36 @@ refused(const struct client *c, const Rpmad__Error *err, const char *what,
 static int
 call(struct client *c, Rpmad__Request *req, Rpmad__Response **resp)
 {
-	*resp = NULL;
 	req->id = ++c->next_id;
-	size_t len = rpmad__request__get_packed_size(req);
-	if (len > CTL_MAX_MSG) {
-		(void) fprintf(stderr, "rpmactl: request too large\n");
+	struct ctl_answer ans = { .fds = NULL };	/* admin answers: none */
+	int ret = ctl_call(c->sock, req, NULL, 0, c->timeout_ms, &ans);
+	*resp = ans.resp;
+	if (ret == 0)
+		return EXIT_OK;
+	switch (ans.failed) {
+	case CTL_STEP_PACK:
+		(void) fprintf(stderr, "rpmactl: %s\n", ret == -EMSGSIZE ?
+				"request too large" : strerror(-ret));
 		return EXIT_REFUSED;
-	}
-	rpmad__request__pack(req, c->buf);
-	int ret = ctl_send(c->sock, c->buf, len, NULL, 0);
-	if (ret) {
+	case CTL_STEP_WAIT:
+		(void) fprintf(stderr, "rpmactl: rpmad at %s did not answer "
+				"within %d ms\n", c->path, c->timeout_ms);
+		return EXIT_UNREACHABLE;
+	case CTL_STEP_END:
+		(void) fprintf(stderr, "rpmactl: lost rpmad at %s: it closed "
+				"the connection\n", c->path);
+		return EXIT_UNREACHABLE;
+	case CTL_STEP_DECODE:
+		(void) fprintf(stderr, "rpmactl: rpmad at %s sent an answer "
+				"that makes no sense\n", c->path);
+		return EXIT_REFUSED;
+	case CTL_STEP_SEND:
+	case CTL_STEP_RECV:
+	default:
 		(void) fprintf(stderr, "rpmactl: lost rpmad at %s: %s\n",
 				c->path, strerror(-ret));
 		return EXIT_UNREACHABLE;
 	}
-
-	struct pollfd pfd = { .fd = c->sock, .events = POLLIN };
-	do {
-		ret = poll(&pfd, 1, c->timeout_ms);
-	} while (ret < 0 && errno == EINTR);
-	if (ret <= 0) {
-		(void) fprintf(stderr, "rpmactl: rpmad at %s did not answer "
-				"within %d ms\n", c->path, c->timeout_ms);
-		return EXIT_UNREACHABLE;
-	}
-
-	int fds[CTL_MAX_FDS];
-	unsigned nfds = 0;
-	long n = ctl_recv(c->sock, c->buf, CTL_MAX_MSG, fds, CTL_MAX_FDS,
-			&nfds);
-	ctl_close_fds(fds, nfds);	/* admin answers carry none */
-	if (n <= 0) {
-		(void) fprintf(stderr, "rpmactl: lost rpmad at %s: %s\n",
-				c->path, n == 0 ? "it closed the connection" :
-				strerror((int)-n));
-		return EXIT_UNREACHABLE;
-	}
-	*resp = rpmad__response__unpack(NULL, (size_t)n, c->buf);
-	if (*resp == NULL || (*resp)->id != req->id) {
-		(void) fprintf(stderr, "rpmactl: rpmad at %s sent an answer "
-				"that makes no sense\n", c->path);
-		if (*resp)
-			rpmad__response__free_unpacked(*resp, NULL);
-		*resp = NULL;
-		return EXIT_REFUSED;
-	}
-	return EXIT_OK;
 }
 
 int
@@ -107,9 +89,8 @@ client_open(struct client *c, const char *path, int timeout_ms)
 	}
 	strcpy(sun.sun_path, path);
 
-	c->buf = malloc(CTL_MAX_MSG);
 	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->buf == NULL || c->sock < 0) {
+	if (c->sock < 0) {
 		(void) fprintf(stderr, "rpmactl: %s\n", strerror(errno));
 		return EXIT_REFUSED;
 	}
@@ -130,12 +111,9 @@ client_open(struct client *c, const char *path, int timeout_ms)
 		return EXIT_UNREACHABLE;
 	}
 
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	hello.client_name = "rpmactl";
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, "rpmactl");
 	Rpmad__Response *resp;
 	int ret = call(c, &req, &resp);
 	if (ret)
@@ -154,8 +132,6 @@ client_close(struct client *c)
 	if (c->sock >= 0)
 		(void) close(c->sock);
 	c->sock = -1;
-	free(c->buf);
-	c->buf = NULL;
 }
 
 static const char *

@@ -25,7 +25,6 @@ struct client {
 	const char *path;
 	uint64_t next_id;
 	int timeout_ms;
-	uint8_t *buf;		/* CTL_MAX_MSG bytes */
 };
 
 /*

@@ -59,7 +59,7 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	qp->memfd = qp->doorbell_fd = qp->event_sock = qp->cq_sock = -1;
 	qp->rcq_sock = -1;
 	qp->sizes = *sizes;
-	for (unsigned i = 0; i < 5; i++)
+	for (unsigned i = 0; i < QP_FD_MAX; i++)
 		qp->client_fds[i] = -1;
 
 	int ret;
@@ -89,32 +89,36 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	}
 	qp->hdr = qp->region;
 	qp_layout_init_header(qp->hdr, sizes, &qp->layout, qp_num);
+	const struct qp_layout *l = &qp->layout;
+	qp_ring_init(&qp->sq, qp->region, l->sq_offset, l->sq_entries,
+			&qp->hdr->sq);
+	qp_ring_init(&qp->rq, qp->region, l->rq_offset, l->rq_entries,
+			&qp->hdr->rq);
+	qp_ring_init(&qp->cq, qp->region, l->cq_offset, l->cq_entries,
+			&qp->hdr->cq);
+	qp_ring_init(&qp->rcq, qp->region, l->rcq_offset, l->rcq_entries,
+			&qp->hdr->rcq);
 
 	qp->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (qp->doorbell_fd < 0)
 		goto err_errno;
 
-	/* passed to the client in the order of proto/rpmad.proto (QpReply) */
+	/* passed to the client in the order of a QpReply (enum qp_fd) */
+	int *cfd = qp->client_fds;
+	qp->n_client_fds = qp_fd_count(sizes->rcq);
 	/* the mapping holds the region; the client's copy is the only fd */
-	qp->client_fds[qp->n_client_fds++] = qp->memfd;
+	cfd[QP_FD_REGION] = qp->memfd;
 	qp->memfd = -1;
-	qp->client_fds[qp->n_client_fds++] = dup(qp->doorbell_fd);
-	int client_end;
-	if ((ret = notify_pair(&qp->event_sock, &client_end)))
+	cfd[QP_FD_DOORBELL] = dup(qp->doorbell_fd);
+	if (cfd[QP_FD_DOORBELL] < 0)
+		goto err_errno;
+	if ((ret = notify_pair(&qp->event_sock, &cfd[QP_FD_EVENT])))
 		goto err_ret;
-	qp->client_fds[qp->n_client_fds++] = client_end;
-	if ((ret = notify_pair(&qp->cq_sock, &client_end)))
+	if ((ret = notify_pair(&qp->cq_sock, &cfd[QP_FD_CQ])))
 		goto err_ret;
-	qp->client_fds[qp->n_client_fds++] = client_end;
-	if (sizes->rcq) {
-		if ((ret = notify_pair(&qp->rcq_sock, &client_end)))
-			goto err_ret;
-		qp->client_fds[qp->n_client_fds++] = client_end;
-	}
-	for (unsigned i = 0; i < qp->n_client_fds; i++) {
-		if (qp->client_fds[i] < 0)
-			goto err_errno;
-	}
+	if (sizes->rcq && (ret = notify_pair(&qp->rcq_sock,
+			&cfd[QP_FD_RCQ])))
+		goto err_ret;
 
 	/* every SQ and RQ entry makes at most one completion */
 	uint32_t most = qp->layout.sq_entries + qp->layout.rq_entries;
@@ -146,7 +150,7 @@ qp_destroy(struct qp *qp)
 	close_fd(&qp->event_sock);
 	close_fd(&qp->cq_sock);
 	close_fd(&qp->rcq_sock);
-	for (unsigned i = 0; i < qp->n_client_fds; i++)
+	for (unsigned i = 0; i < QP_FD_MAX; i++)
 		close_fd(&qp->client_fds[i]);
 	qp->n_client_fds = 0;
 	free(qp->cq_backlog.entries);
@@ -174,20 +178,13 @@ qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index)
 {
 	if (qp->broken)
 		return -1;
-	uint32_t tail = atomic_load_explicit(&qp->hdr->sq.tail,
-			memory_order_acquire);
-	uint32_t avail = tail - qp->sq_head;
-	if (avail == 0)
-		return 0;
-	if (avail > qp->layout.sq_entries) {
+	uint32_t head = qp->sq_head;
+	int got = qp_ring_take(&qp->sq, &qp->sq_head, out, sizeof(*out));
+	if (got < 0)
 		mark_corrupted(qp);
-		return -1;
-	}
-	*out = *qp_sq_slot(qp->region, &qp->layout, qp->sq_head);
-	*index = qp->sq_head++;
-	atomic_store_explicit(&qp->hdr->sq.head, qp->sq_head,
-			memory_order_release);
-	return 1;
+	else if (got > 0)
+		*index = head;
+	return got;
 }
 
 int
@@ -195,34 +192,22 @@ qp_rq_next(struct qp *qp, struct qp_rqe *out)
 {
 	if (qp->broken)
 		return -1;
-	uint32_t tail = atomic_load_explicit(&qp->hdr->rq.tail,
-			memory_order_acquire);
-	uint32_t avail = tail - qp->rq_head;
-	if (avail == 0)
-		return 0;
-	if (avail > qp->layout.rq_entries) {
+	int got = qp_ring_take(&qp->rq, &qp->rq_head, out, sizeof(*out));
+	if (got < 0)
 		mark_corrupted(qp);
-		return -1;
-	}
-	*out = *qp_rq_slot(qp->region, &qp->layout, qp->rq_head);
-	qp->rq_head++;
-	atomic_store_explicit(&qp->hdr->rq.head, qp->rq_head,
-			memory_order_release);
-	return 1;
+	return got;
 }
 
 bool
 qp_sq_pending(struct qp *qp)
 {
-	return !qp->broken && atomic_load_explicit(&qp->hdr->sq.tail,
-			memory_order_acquire) != qp->sq_head;
+	return !qp->broken && qp_ring_pending(&qp->sq, qp->sq_head);
 }
 
 bool
 qp_rq_pending(struct qp *qp)
 {
-	return !qp->broken && atomic_load_explicit(&qp->hdr->rq.tail,
-			memory_order_acquire) != qp->rq_head;
+	return !qp->broken && qp_ring_pending(&qp->rq, qp->rq_head);
 }
 
 /* Sends one notification byte; a full socket already says "look". */
@@ -252,35 +237,28 @@ qp_notify_event(struct qp *qp)
 static bool
 ring_put(struct qp *qp, bool rcq, const struct qp_cqe *cqe)
 {
-	struct qp_ring_idx *idx = rcq ? &qp->hdr->rcq : &qp->hdr->cq;
+	const struct qp_ring *r = rcq ? &qp->rcq : &qp->cq;
 	uint32_t *tail = rcq ? &qp->rcq_tail : &qp->cq_tail;
-	uint32_t entries = rcq ? qp->layout.rcq_entries : qp->layout.cq_entries;
 	uint32_t depth = rcq ? qp->sizes.rcq : qp->sizes.cq;
-	uint64_t offset = rcq ? qp->layout.rcq_offset : qp->layout.cq_offset;
 
 	if (qp->broken)
 		return false;
-	uint32_t head = atomic_load_explicit(&idx->head, memory_order_acquire);
-	uint32_t used = *tail - head;
-	if (used > entries) {
+	uint32_t used;
+	if (qp_ring_used(r, *tail, &used)) {
 		mark_corrupted(qp);
 		return false;
 	}
 	if (used >= depth)
 		return false;
-	*qp_cq_slot(qp->region, offset, entries, *tail) = *cqe;
-	(*tail)++;
-	atomic_store_explicit(&idx->tail, *tail, memory_order_release);
+	qp_ring_put(r, tail, cqe, sizeof(*cqe));
 	return true;
 }
 
 static void
 notify_cq(struct qp *qp, bool rcq)
 {
-	_Atomic uint32_t *armed = rcq ? &qp->hdr->rcq_armed : &qp->hdr->cq_armed;
-	/* pairs with the client's fence between arming and its recheck */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_exchange_explicit(armed, 0, memory_order_acq_rel))
+	/* pairs with the client's request (cq_armed) before its recheck */
+	if (qp_wakeup_claim(rcq ? &qp->hdr->rcq_armed : &qp->hdr->cq_armed))
 		notify(rcq ? qp->rcq_sock : qp->cq_sock);
 }
 
@@ -366,10 +344,9 @@ qp_backlog_waiting(struct qp *qp)
 bool
 qp_prepare_sleep(struct qp *qp, bool want_sq, bool want_rq)
 {
-	atomic_store_explicit(&qp->hdr->need_wakeup, 1, memory_order_relaxed);
+	/* pairs with the client's check after publishing (qp_wakeup_wanted) */
+	qp_wakeup_request(&qp->hdr->need_wakeup);
 	qp->sleeping = true;
-	/* pairs with the client's fence between publishing and its check */
-	atomic_thread_fence(memory_order_seq_cst);
 	if ((want_sq && qp_sq_pending(qp)) || (want_rq && qp_rq_pending(qp)))
 		return true;
 	/* a backlog that fits now is work too */

@@ -3,10 +3,11 @@
  * qp.h -- rpmad's side of a shared queue pair (see common/qp_region.h)
  *
  * The region is a sealed memfd the client maps too. Everything rpmad reads
- * from it is hostile: entries are copied out before they are looked at and
- * an index the client moved beyond what is possible marks the queue pair
- * corrupted (the connection then fails; nothing else does). rpmad keeps its
- * own copy of the layout and of every index it owns.
+ * from it is hostile: the ring steps (common/qp_ring.h, the library's too)
+ * copy entries out before they are looked at, and an index the client moved
+ * beyond what is possible marks the queue pair corrupted (the connection
+ * then fails; nothing else does). rpmad keeps its own copy of the layout
+ * and of every index it owns.
  */
 
 #ifndef RPMAD_QP_H
@@ -17,6 +18,7 @@
 
 #include "loop.h"
 #include "qp_region.h"
+#include "qp_ring.h"
 
 /* completions that did not fit a full CQ yet, in order */
 struct cqe_backlog {
@@ -30,6 +32,7 @@ struct qp {
 	struct qp_region_header *hdr;
 	struct qp_layout layout;
 	struct qp_sizes sizes;
+	struct qp_ring sq, rq, cq, rcq;	/* placed by layout, not the header */
 
 	int doorbell_fd;		/* eventfd the client writes */
 	struct loop_watch doorbell_watch;
@@ -37,8 +40,8 @@ struct qp {
 	int cq_sock;			/* socket pairs */
 	int rcq_sock;
 
-	/* the client's ends, passed once and then closed */
-	int client_fds[5];
+	/* the client's ends (enum qp_fd), passed once and then closed */
+	int client_fds[QP_FD_MAX];
 	unsigned n_client_fds;
 
 	uint32_t sq_head;		/* next SQ entry to take */

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "ctl_call.h"
 #include "ctl_socket.h"
 #include "fuzz_wire_rx.h"
 #include "rpmad.pb-c.h"
@@ -345,19 +346,16 @@ admin(const char *socket_path)
 	struct sockaddr_un sun = unix_addr(socket_path);
 	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof(sun)))
 		die("admin connect");
-	static uint8_t buf[CTL_MAX_MSG];
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	hello.client_name = "rpmactl";
+	Rpmad__Hello hello;
+	Rpmad__Request hello_req;
+	ctl_hello(&hello_req, &hello, "rpmactl");
 	Rpmad__AdminQuery q = RPMAD__ADMIN_QUERY__INIT;
 	Rpmad__AdminEvict ev = RPMAD__ADMIN_EVICT__INIT;
 	ev.pid = 1;
 	for (int i = -1; i <= RPMAD__ADMIN_QUERY__KIND__STATS + 1; i++) {
 		Rpmad__Request req = RPMAD__REQUEST__INIT;
-		req.id = (uint64_t)(i + 2);
 		if (i < 0) {
-			req.body_case = RPMAD__REQUEST__BODY_HELLO;
-			req.hello = &hello;
+			req = hello_req;
 		} else if (i > RPMAD__ADMIN_QUERY__KIND__STATS) {
 			req.body_case = RPMAD__REQUEST__BODY_ADMIN_EVICT;
 			req.admin_evict = &ev;
@@ -367,14 +365,11 @@ admin(const char *socket_path)
 			req.body_case = RPMAD__REQUEST__BODY_ADMIN_QUERY;
 			req.admin_query = &q;
 		}
-		size_t len = rpmad__request__pack(&req, buf);
-		unsigned nfds = 0;
-		int fds[CTL_MAX_FDS];
-		if (ctl_send(s, buf, len, NULL, 0) ||
-				ctl_recv(s, buf, sizeof(buf), fds, CTL_MAX_FDS,
-				&nfds) <= 0)
+		req.id = (uint64_t)(i + 2);
+		struct ctl_answer ans = { .fds = NULL };
+		if (ctl_call(s, &req, NULL, 0, -1, &ans))
 			die("admin request");
-		ctl_close_fds(fds, nfds);
+		rpmad__response__free_unpacked(ans.resp, NULL);
 	}
 	(void) close(s);
 	return 0;

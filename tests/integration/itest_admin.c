@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl_socket.h"
+#include "ctl_call.h"
 #include "itest.h"
 #include "rpmad.pb-c.h"
 
@@ -24,28 +24,13 @@ static Rpmad__Response *
 call(int sock, Rpmad__Request *req, uint64_t id)
 {
 	req->id = id;
-	size_t len = rpmad__request__get_packed_size(req);
-	uint8_t *buf = malloc(CTL_MAX_MSG);
-	if (buf == NULL || len > CTL_MAX_MSG) {
-		free(buf);
+	struct ctl_answer ans = { .fds = NULL };
+	if (ctl_call(sock, req, NULL, 0, -1, &ans))
 		return NULL;
-	}
-	rpmad__request__pack(req, buf);
-	Rpmad__Response *resp = NULL;
-	if (ctl_send(sock, buf, len, NULL, 0) == 0) {
-		int fds[CTL_MAX_FDS];
-		unsigned nfds = 0;
-		long n = ctl_recv(sock, buf, CTL_MAX_MSG, fds, CTL_MAX_FDS,
-				&nfds);
-		ctl_close_fds(fds, nfds);
-		if (n > 0)
-			resp = rpmad__response__unpack(NULL, (size_t)n, buf);
-	}
-	free(buf);
-	if (resp && (resp->id != id || resp->error)) {
-		if (resp->error)
-			(void) fprintf(stderr, "itest: rpmad refused: %s\n",
-					resp->error->message);
+	Rpmad__Response *resp = ans.resp;
+	if (resp->error) {
+		(void) fprintf(stderr, "itest: rpmad refused: %s\n",
+				resp->error->message);
 		rpmad__response__free_unpacked(resp, NULL);
 		resp = NULL;
 	}
@@ -67,12 +52,9 @@ it_admin_open(struct it_admin *a, const struct test_daemon *d)
 	if (connect(a->sock, (struct sockaddr *)&sun, sizeof(sun)))
 		goto err;
 
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	hello.client_name = "itest-admin";
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, "itest-admin");
 	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
 	if (resp == NULL)
 		goto err;

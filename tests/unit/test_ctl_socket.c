@@ -3,7 +3,9 @@
  * test_ctl_socket.c -- common/ctl_socket.c over a real
  * socketpair(AF_UNIX, SOCK_SEQPACKET): packets with 0..CTL_MAX_FDS
  * descriptors, and every way a packet can be refused without a descriptor
- * staying open
+ * staying open; common/ctl_call.c, the request round trip, against a
+ * daemon end played here: every step that can fail says which, and leaves
+ * no response and no descriptor behind
  */
 
 #include <check.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctl_call.h"
 #include "ctl_socket.h"
 
 static int sv[2];
@@ -295,6 +298,247 @@ START_TEST(close_fds)
 }
 END_TEST
 
+/* ------------------------------------------------------ the round trip */
+
+/* The daemon's end: an answer to request `id`, queued before the call. */
+static void
+answer(uint64_t id, const int *fds, unsigned nfds)
+{
+	Rpmad__Response resp = RPMAD__RESPONSE__INIT;
+	Rpmad__Empty ok = RPMAD__EMPTY__INIT;
+	resp.id = id;
+	resp.body_case = RPMAD__RESPONSE__BODY_OK;
+	resp.ok = &ok;
+	uint8_t buf[64];
+	size_t len = rpmad__response__pack(&resp, buf);
+	ck_assert_int_eq(ctl_send(sv[1], buf, len, fds, nfds), 0);
+}
+
+/* The daemon's end: the request that arrived, and its descriptors. */
+static Rpmad__Request *
+request_arrived(int *fds, unsigned *nfds)
+{
+	static uint8_t buf[CTL_MAX_MSG];
+	long n = ctl_recv(sv[1], buf, sizeof(buf), fds, CTL_MAX_FDS, nfds);
+	ck_assert_int_gt(n, 0);
+	Rpmad__Request *r = rpmad__request__unpack(NULL, (size_t)n, buf);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* A hello numbered `id` through ctl_call, from the client's end. */
+static int
+call_hello(uint64_t id, const int *fds, unsigned nfds, int timeout_ms,
+		struct ctl_answer *ans)
+{
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, "test_ctl_socket");
+	req.id = id;
+	return ctl_call(sv[0], &req, fds, nfds, timeout_ms, ans);
+}
+
+/* whether the daemon's end has nothing (more) to read */
+static void
+assert_nothing_sent(void)
+{
+	char buf[16];
+	int got[CTL_MAX_FDS];
+	unsigned n;
+	ck_assert_int_eq(fcntl(sv[1], F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(ctl_recv(sv[1], buf, sizeof(buf), got, CTL_MAX_FDS,
+			&n), -EAGAIN);
+}
+
+/* descriptors both ways; the answer's are the caller's, in order */
+START_TEST(call_ok)
+{
+	int out[3], in[2];
+	make_fds(out, 3);
+	make_fds(in, 2);
+	answer(7, in, 2);
+
+	int fds[CTL_MAX_FDS];
+	struct ctl_answer ans = { .fds = fds };
+	ck_assert_int_eq(call_hello(7, out, 3, 1000, &ans), 0);
+	ck_assert_ptr_nonnull(ans.resp);
+	ck_assert_uint_eq(ans.resp->id, 7);
+	ck_assert_int_eq(ans.resp->body_case, RPMAD__RESPONSE__BODY_OK);
+	ck_assert_uint_eq(ans.nfds, 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_uint_eq(inode_of(fds[i]), inode_of(in[i]));
+	rpmad__response__free_unpacked(ans.resp, NULL);
+	ctl_close_fds(fds, ans.nfds);
+
+	/* what rpmad got: a hello of this version, and the descriptors */
+	int got[CTL_MAX_FDS];
+	unsigned n;
+	Rpmad__Request *r = request_arrived(got, &n);
+	ck_assert_uint_eq(r->id, 7);
+	ck_assert_int_eq(r->body_case, RPMAD__REQUEST__BODY_HELLO);
+	ck_assert_uint_eq(r->hello->version,
+			RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT);
+	ck_assert_str_eq(r->hello->client_name, "test_ctl_socket");
+	ck_assert_uint_eq(n, 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(inode_of(got[i]), inode_of(out[i]));
+	rpmad__request__free_unpacked(r, NULL);
+	ctl_close_fds(got, n);
+	ctl_close_fds(out, 3);
+	ctl_close_fds(in, 2);
+}
+END_TEST
+
+/* a caller that takes no descriptors (rpmactl): the answer's are closed */
+START_TEST(call_fds_not_taken)
+{
+	int in[3];
+	make_fds(in, 3);
+	answer(1, in, 3);
+	ctl_close_fds(in, 3);
+	int before = open_fds();
+	int would_be[3];
+	free_numbers(would_be, 3);
+
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(call_hello(1, NULL, 0, 1000, &ans), 0);
+	ck_assert_uint_eq(ans.nfds, 0);
+	rpmad__response__free_unpacked(ans.resp, NULL);
+	ck_assert_int_eq(open_fds(), before);
+	assert_closed(would_be, 3);
+}
+END_TEST
+
+/*
+ * An answer to another request, or one that does not decode: -EBADMSG at
+ * CTL_STEP_DECODE, no response, its descriptors closed (loop: which).
+ */
+START_TEST(call_bad_answer)
+{
+	int in[2];
+	make_fds(in, 2);
+	if (_i == 0) {
+		answer(8, in, 2);
+	} else {
+		uint8_t junk[32];
+		memset(junk, 0xff, sizeof(junk));
+		ck_assert_int_eq(ctl_send(sv[1], junk, sizeof(junk), in, 2), 0);
+	}
+	ctl_close_fds(in, 2);
+	int before = open_fds();
+
+	int fds[CTL_MAX_FDS];
+	struct ctl_answer ans = { .fds = fds };
+	ck_assert_int_eq(call_hello(7, NULL, 0, 1000, &ans), -EBADMSG);
+	ck_assert_int_eq(ans.failed, CTL_STEP_DECODE);
+	ck_assert_ptr_null(ans.resp);
+	ck_assert_uint_eq(ans.nfds, 0);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+/* an answer with more descriptors than a message may carry */
+START_TEST(call_answer_too_many_fds)
+{
+	int in[CTL_MAX_FDS + 1];
+	make_fds(in, CTL_MAX_FDS + 1);
+	/* ctl_send refuses that many: the hostile daemon's raw sendmsg */
+	union {
+		char buf[CMSG_SPACE(sizeof(in))];
+		struct cmsghdr align;
+	} control;
+	memset(&control, 0, sizeof(control));
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(in));
+	memcpy(CMSG_DATA(cm), in, sizeof(in));
+	ck_assert_int_eq(sendmsg(sv[1], &msg, 0), 1);
+	ctl_close_fds(in, CTL_MAX_FDS + 1);
+	int before = open_fds();
+
+	int fds[CTL_MAX_FDS];
+	struct ctl_answer ans = { .fds = fds };
+	ck_assert_int_eq(call_hello(3, NULL, 0, 1000, &ans),
+			-EMSGSIZE);
+	ck_assert_int_eq(ans.failed, CTL_STEP_RECV);
+	ck_assert_ptr_null(ans.resp);
+	ck_assert_uint_eq(ans.nfds, 0);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+/* no answer in time: sent, -ETIMEDOUT at CTL_STEP_WAIT */
+START_TEST(call_no_answer)
+{
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(call_hello(5, NULL, 0, 20, &ans), -ETIMEDOUT);
+	ck_assert_int_eq(ans.failed, CTL_STEP_WAIT);
+	ck_assert_ptr_null(ans.resp);
+	int got[CTL_MAX_FDS];
+	unsigned n;
+	Rpmad__Request *r = request_arrived(got, &n);
+	ck_assert_uint_eq(r->id, 5);
+	rpmad__request__free_unpacked(r, NULL);
+}
+END_TEST
+
+/* rpmad closes after reading: -ECONNRESET at CTL_STEP_END */
+START_TEST(call_daemon_ends)
+{
+	ck_assert_int_eq(shutdown(sv[1], SHUT_WR), 0);
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(call_hello(5, NULL, 0, 1000, &ans),
+			-ECONNRESET);
+	ck_assert_int_eq(ans.failed, CTL_STEP_END);
+	ck_assert_ptr_null(ans.resp);
+}
+END_TEST
+
+/* rpmad is gone: nothing sent, CTL_STEP_SEND */
+START_TEST(call_daemon_gone)
+{
+	(void) close(sv[1]);
+	sv[1] = -1;
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(call_hello(0, NULL, 0, 1000, &ans), -EPIPE);
+	ck_assert_int_eq(ans.failed, CTL_STEP_SEND);
+	ck_assert_ptr_null(ans.resp);
+}
+END_TEST
+
+/* larger than a message may be, or too many descriptors: nothing sent */
+START_TEST(call_too_large)
+{
+	char *name = malloc(CTL_MAX_MSG + 1);
+	ck_assert_ptr_nonnull(name);
+	memset(name, 'n', CTL_MAX_MSG);
+	name[CTL_MAX_MSG] = '\0';
+	Rpmad__Hello hello;
+	Rpmad__Request req;
+	ctl_hello(&req, &hello, name);
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(ctl_call(sv[0], &req, NULL, 0, 1000, &ans),
+			-EMSGSIZE);
+	ck_assert_int_eq(ans.failed, CTL_STEP_PACK);
+	free(name);
+
+	int fds[CTL_MAX_FDS + 1];
+	for (int i = 0; i <= CTL_MAX_FDS; i++)
+		fds[i] = STDIN_FILENO;
+	ck_assert_int_eq(call_hello(1, fds, CTL_MAX_FDS + 1, 1000, &ans),
+			-EMSGSIZE);
+	ck_assert_int_eq(ans.failed, CTL_STEP_SEND);
+	assert_nothing_sent();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -310,6 +554,18 @@ main(void)
 	tcase_add_test(tc, end_of_stream);
 	tcase_add_test(tc, nothing_pending);
 	tcase_add_test(tc, close_fds);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("round trip");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, call_ok);
+	tcase_add_test(tc, call_fds_not_taken);
+	tcase_add_loop_test(tc, call_bad_answer, 0, 2);
+	tcase_add_test(tc, call_answer_too_many_fds);
+	tcase_add_test(tc, call_no_answer);
+	tcase_add_test(tc, call_daemon_ends);
+	tcase_add_test(tc, call_daemon_gone);
+	tcase_add_test(tc, call_too_large);
 	suite_add_tcase(s, tc);
 
 	SRunner *sr = srunner_create(s);

@@ -450,13 +450,15 @@ h_wait_event(struct session *s, uint64_t conn, unsigned ms,
 
 /* ---------------------------------------------------------- the rings */
 
-/* As the library: ring the doorbell when rpmad asked for it. */
+/*
+ * As the library: the client's side of the ring steps (common/qp_ring.h)
+ * on rpmad's views of the rings, and the doorbell when rpmad asked for it.
+ */
 static void
 doorbell(struct conn *c, _Atomic uint32_t *flag)
 {
-	atomic_thread_fence(memory_order_seq_cst);
 	uint64_t one = 1;
-	if (atomic_load_explicit(flag, memory_order_relaxed) &&
+	if (qp_wakeup_wanted(flag) &&
 			write(c->qp.doorbell_fd, &one, sizeof(one)) < 0)
 		ck_abort_msg("doorbell: %s", strerror(errno));
 }
@@ -464,12 +466,10 @@ doorbell(struct conn *c, _Atomic uint32_t *flag)
 static void
 sq_push(struct conn *c, const struct qp_sqe *sqe)
 {
-	struct qp_region_header *hdr = c->qp.hdr;
-	uint32_t tail = atomic_load_explicit(&hdr->sq.tail,
+	uint32_t tail = atomic_load_explicit(&c->qp.hdr->sq.tail,
 			memory_order_relaxed);
-	*qp_sq_slot(c->qp.region, &c->qp.layout, tail) = *sqe;
-	atomic_store_explicit(&hdr->sq.tail, tail + 1, memory_order_release);
-	doorbell(c, &hdr->need_wakeup);
+	qp_ring_put(&c->qp.sq, &tail, sqe, sizeof(*sqe));
+	doorbell(c, &c->qp.hdr->need_wakeup);
 }
 
 void
@@ -513,8 +513,7 @@ void
 h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 		size_t off, uint32_t len)
 {
-	struct qp_region_header *hdr = c->qp.hdr;
-	uint32_t tail = atomic_load_explicit(&hdr->rq.tail,
+	uint32_t tail = atomic_load_explicit(&c->qp.hdr->rq.tail,
 			memory_order_relaxed);
 	struct qp_rqe rqe = {
 		.wr_id = wr_id,
@@ -522,27 +521,21 @@ h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 		.lkey = m ? m->lkey : 0,
 		.length = len,
 	};
-	*qp_rq_slot(c->qp.region, &c->qp.layout, tail) = rqe;
-	atomic_store_explicit(&hdr->rq.tail, tail + 1, memory_order_release);
-	doorbell(c, &hdr->need_wakeup);
+	qp_ring_put(&c->qp.rq, &tail, &rqe, sizeof(rqe));
+	doorbell(c, &c->qp.hdr->need_wakeup);
 }
 
 int
 h_cq_take(struct conn *c, bool rcq, struct qp_cqe *out)
 {
-	struct qp_region_header *hdr = c->qp.hdr;
-	struct qp_ring_idx *idx = rcq ? &hdr->rcq : &hdr->cq;
-	uint32_t entries = rcq ? c->qp.layout.rcq_entries :
-		c->qp.layout.cq_entries;
-	uint64_t offset = rcq ? c->qp.layout.rcq_offset :
-		c->qp.layout.cq_offset;
-	uint32_t head = atomic_load_explicit(&idx->head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&idx->tail, memory_order_acquire);
-	if (head == tail)
+	const struct qp_ring *r = rcq ? &c->qp.rcq : &c->qp.cq;
+	uint32_t head = atomic_load_explicit(&r->idx->head,
+			memory_order_relaxed);
+	int got = qp_ring_take(r, &head, out, sizeof(*out));
+	ck_assert_int_ge(got, 0);
+	if (got == 0)
 		return 0;
-	*out = *qp_cq_slot(c->qp.region, offset, entries, head);
-	atomic_store_explicit(&idx->head, head + 1, memory_order_release);
-	doorbell(c, &hdr->cq_space_wanted);
+	doorbell(c, &c->qp.hdr->cq_space_wanted);
 	return 1;
 }
 
