@@ -9,11 +9,13 @@
 # QD16 (ib_write_bw, tx-depth 1 and 16). The VM is emulated, so only the
 # ratios mean something: brokered/native (goal: latency <= 1.5x, bandwidth
 # >= 0.8x) and each to the perftest floor. Clients spin on rpma_cq_get_wc
-# (`spin`) or wait in rpma_cq_wait (`block`); both are shown.
+# (`spin`) or wait in rpma_cq_wait (`block`); both are shown. Native and
+# brokered runs alternate BENCH_ROUNDS times (3); each row is the median.
 set -u
 PREFIX=$1 BIN=$2
 A=192.168.100.1
 ITERS=${BENCH_ITERS:-300}
+ROUNDS=${BENCH_ROUNDS:-3}
 W=$(mktemp -d "${TMPDIR:-/tmp}/bench-rxe.XXXXXX")
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done' EXIT
@@ -37,33 +39,40 @@ bw16=$(perftest bw16 ib_write_bw -s 1048576 -n 400 -t 16 | awk '{print $4}')
 
 start_rpmad() {
 	"$PREFIX/sbin/rpmad" --foreground --socket "$W/$1.sock" --transport verbs \
-		--config /dev/null > "$W/$1.log" 2>&1 &
+		--config "${RXE_BENCH_CONFIG:-/dev/null}" > "$W/$1.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 200); do [ -S "$W/$1.sock" ] && return; sleep 0.05; done
 }
 start_rpmad A; start_rpmad B
 
+# R[kind-wait-name] holds one value per round, space-separated
 declare -A R
-pair() { # pair KIND(native|brokered) WAIT PORT
-	local kind=$1 wait=$2 port=$3 s
-	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" > "$W/$kind-$wait.server" 2>&1 &
+pair() { # pair KIND(native|brokered) WAIT PORT ROUND
+	local kind=$1 wait=$2 port=$3 out=$W/$1-$2-$4 s
+	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" > "$out.server" 2>&1 &
 	s=$!
-	for _ in $(seq 200); do grep -q listening "$W/$kind-$wait.server" && break; sleep 0.05; done
+	for _ in $(seq 200); do grep -q listening "$out.server" && break; sleep 0.05; done
 	RPMAD_SOCKET=$W/B.sock timeout 600 "$BIN/${kind}_pair" client $A "$port" --wait "$wait" \
-		--iters "$ITERS" > "$W/$kind-$wait.client" 2>&1
+		--iters "$ITERS" > "$out.client" 2>&1
 	wait $s
-	while read -r name value _; do R[$kind-$wait-$name]=$value; done < "$W/$kind-$wait.client"
+	while read -r name value _; do R[$kind-$wait-$name]+="$value "; done < "$out.client"
 }
+# native and brokered alternate, ROUNDS times: the emulated VM's speed
+# drifts with the host's load, and each row is the median of its rounds
 port=7700
-for wait in spin block; do
-	for kind in native brokered; do port=$((port + 1)); pair $kind $wait $port; done
+for round in $(seq "$ROUNDS"); do
+	for wait in spin block; do
+		for kind in native brokered; do port=$((port + 1)); pair $kind $wait $port "$round"; done
+	done
 done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR]=$1} END {if (NR) print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
 printf '%-26s %-5s %9s %9s %9s %10s %10s\n' measurement wait floor native brokered brk/native brk/floor
 row() { # row LABEL KEY FLOOR UNIT
 	for wait in spin block; do
-		local n=${R[native-$wait-$2]:-} b=${R[brokered-$wait-$2]:-}
+		local n b
+		n=$(median <<< "${R[native-$wait-$2]:-}") b=$(median <<< "${R[brokered-$wait-$2]:-}")
 		printf '%-26s %-5s %9s %9s %9s %10s %10s\n' "$1 ($4)" $wait "$3" "${n:--}" "${b:--}" \
 			"$(ratio "$b" "$n")" "$(ratio "$b" "$3")"
 	done
