@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # run-tests.sh -- build from scratch and run every test: make check with
 # -Werror, the conformance programs against an installed build, the verbs
-# transport on Soft-RoCE in a VM (scripts/run-vm-tests.sh), the same tests
-# under ASan+UBSan, the libFuzzer targets for a bounded time, and make
-# distcheck. This is the README's test command; CI runs it too.
+# transport on Soft-RoCE in a VM (scripts/run-vm-tests.sh), the Debian
+# packages (tests/deploy/deb-test.sh), the same tests under ASan+UBSan,
+# the libFuzzer targets for a bounded time, and make distcheck. This is the README's test command; CI runs it too.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -36,6 +36,14 @@ elif [ -x ../shared/rxe-vm/run-in-rxe-vm.sh ]; then
 	scripts/run-vm-tests.sh
 else
 	echo "(../shared/rxe-vm not found: skipped)"
+fi
+
+echo "== the Debian packages: build, install, serve the demo, purge"
+# root only (dpkg -i); about a minute. SKIP_DEB=1 leaves it out.
+if [ "${SKIP_DEB:-0}" = 1 ] || [ "$(id -u)" != 0 ]; then
+	echo "(skipped: SKIP_DEB=1 or not root)"
+else
+	tests/deploy/deb-test.sh
 fi
 
 echo "== make check under AddressSanitizer and UndefinedBehaviorSanitizer"
