@@ -25,7 +25,7 @@
 #include "mr.h"
 #include "session.h"
 #include "transport_verbs.h"
-#include "verbs_internal.h"
+#include "verbs_conn.h"
 
 #define WAIT_MS 2000
 #define MEM_SIZE (4 * 4096)
