@@ -127,6 +127,80 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 	qp_notify_event(&conn->qp);
 }
 
+/* ------------------------------------------------------- work in flight */
+
+/*
+ * What the transport took, in order: works on a list through work.next
+ * (their slots in works[] stay theirs until completed). Taking the oldest
+ * off is part of completing it.
+ */
+
+void
+conn_work_handed(struct conn *conn, struct work *w)
+{
+	struct conn_inflight *f = &conn->inflight;
+	w->next = NULL;
+	if (f->tail)
+		f->tail->next = w;
+	else
+		f->head = w;
+	f->tail = w;
+	f->works++;
+	f->work_seq = w->tp_seq;
+}
+
+struct work *
+conn_work_oldest(const struct conn *conn)
+{
+	return conn->inflight.head;
+}
+
+uint32_t
+conn_works_in_flight(const struct conn *conn)
+{
+	return conn->inflight.works;
+}
+
+uint64_t
+conn_work_last_seq(const struct conn *conn)
+{
+	return conn->inflight.work_seq;
+}
+
+/* A completed work leaves the list (one never handed over is not on it). */
+static void
+work_leaves(struct conn *conn, struct work *w)
+{
+	struct conn_inflight *f = &conn->inflight;
+	if (f->head != w)
+		return;
+	f->head = w->next;
+	if (f->head == NULL)
+		f->tail = NULL;
+	w->next = NULL;
+	f->works--;
+}
+
+/*
+ * The transport let go: what it had in flight is flushed with the rest of
+ * the works taken, in SQ order (flush_taken).
+ */
+static void
+works_forget(struct conn *conn)
+{
+	struct conn_inflight *f = &conn->inflight;
+	f->head = f->tail = NULL;
+	f->works = 0;
+}
+
+void
+conn_work_flush(struct conn *conn)
+{
+	struct work *w;
+	while ((w = conn->inflight.head) != NULL)
+		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
+}
+
 /* ------------------------------------------------------------ completions */
 
 static void
@@ -226,6 +300,7 @@ void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
 	conn_activate(conn);
+	work_leaves(conn, w);
 	if (w->sq_index != conn->sq_done)
 		log_err("connection qp %u: work %u completed out of order "
 				"(expected %u)", conn->qp_num, w->sq_index,
@@ -366,6 +441,14 @@ work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 	}
 }
 
+/* Offers w to the transport, numbered as it would be once handed over. */
+static int
+post(struct conn *conn, struct work *w)
+{
+	w->tp_seq = conn->inflight.work_seq + 1;
+	return conn->tp->post(conn, w);
+}
+
 /* Takes work from the SQ into the transport; returns how much. */
 static int
 take_work(struct conn *conn)
@@ -376,7 +459,7 @@ take_work(struct conn *conn)
 	if (conn->deferred) {
 		struct work *w = &conn->works[(conn->sq_taken - 1) &
 				(entries - 1)];
-		if (conn->tp->post(conn, w) == -EAGAIN)
+		if (post(conn, w) == -EAGAIN)
 			return 0;
 		conn->deferred = false;
 		n++;
@@ -400,7 +483,7 @@ take_work(struct conn *conn)
 			conn_work_done(conn, w, status);
 			break;
 		}
-		if (conn->tp->post(conn, w) == -EAGAIN) {
+		if (post(conn, w) == -EAGAIN) {
 			conn->deferred = true;
 			break;
 		}
@@ -567,6 +650,7 @@ release_transport(struct conn *conn, bool abort)
 		conn->tp->release(conn, abort);
 	conn->tp_conn = NULL;
 	conn->release_pending = false;
+	works_forget(conn);
 	flush_taken(conn);
 }
 

@@ -57,11 +57,6 @@ struct verbs_conn {
 	bool qp_failed;		/* the device put the queue pair in error */
 	bool polled;		/* on the poller's list */
 
-	/* work handed to the device, in order (wr_id = work->tp_seq) */
-	struct work *out_head, *out_tail;
-	uint64_t next_wr_id;
-	uint32_t sends_out;
-
 	/* receives handed to the device, in order (wr_id = sequence) */
 	struct recv_slot *recvs;
 	uint64_t recv_posted, recv_done;

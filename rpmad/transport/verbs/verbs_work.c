@@ -140,32 +140,6 @@ recv_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 
 /* ----------------------------------------------------------------- work */
 
-static void
-out_push(struct verbs_conn *vc, struct work *w)
-{
-	w->next = NULL;
-	if (vc->out_tail)
-		vc->out_tail->next = w;
-	else
-		vc->out_head = w;
-	vc->out_tail = w;
-	vc->sends_out++;
-}
-
-static struct work *
-out_pop(struct verbs_conn *vc)
-{
-	struct work *w = vc->out_head;
-	if (w) {
-		vc->out_head = w->next;
-		if (vc->out_head == NULL)
-			vc->out_tail = NULL;
-		w->next = NULL;
-		vc->sends_out--;
-	}
-	return w;
-}
-
 void
 verbs_work_failed(struct verbs_conn *vc)
 {
@@ -177,9 +151,7 @@ verbs_work_failed(struct verbs_conn *vc)
 		struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 		(void) ibv_modify_qp(vc->qp, &attr, IBV_QP_STATE);
 	}
-	struct work *w;
-	while ((w = out_pop(vc)) != NULL)
-		conn_work_done(vc->conn, w, IBV_WC_WR_FLUSH_ERR);
+	conn_work_flush(vc->conn);
 	recvs_flush(vc);
 	conn_qp_error(vc->conn);
 }
@@ -223,12 +195,13 @@ path_failed(enum ibv_wc_status status)
 static void
 send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 {
+	struct conn *conn = vc->conn;
 	struct work *w;
 	/* unsignaled work before it is done: a later completion says so */
-	while ((w = vc->out_head) != NULL && w->tp_seq < wc->wr_id)
-		conn_work_done(vc->conn, out_pop(vc), IBV_WC_SUCCESS);
-	if ((w = vc->out_head) != NULL && w->tp_seq == wc->wr_id)
-		conn_work_done(vc->conn, out_pop(vc), wc->status);
+	while ((w = conn_work_oldest(conn)) != NULL && w->tp_seq < wc->wr_id)
+		conn_work_done(conn, w, IBV_WC_SUCCESS);
+	if ((w = conn_work_oldest(conn)) != NULL && w->tp_seq == wc->wr_id)
+		conn_work_done(conn, w, wc->status);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			log_info("verbs: connection qp %u: work failed: %s "
@@ -275,12 +248,12 @@ verbs_post(struct conn *conn, struct work *w)
 		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
 		return 0;
 	}
-	if (vc->sends_out >= vc->max_send_wr)
+	if (conn_works_in_flight(conn) >= vc->max_send_wr)
 		return -EAGAIN;
 
 	struct ibv_sge sge = { 0 };
 	struct ibv_send_wr wr = {
-		.wr_id = vc->next_wr_id + 1,
+		.wr_id = w->tp_seq,
 		.sg_list = &sge,
 		.send_flags = w->signaled ? IBV_SEND_SIGNALED : 0,
 	};
@@ -342,9 +315,7 @@ verbs_post(struct conn *conn, struct work *w)
 		post_failed(vc, w, ret);
 		return 0;
 	}
-	vc->next_wr_id++;
-	w->tp_seq = wr.wr_id;
-	out_push(vc, w);
+	conn_work_handed(conn, w);
 	return 0;
 }
 
@@ -398,7 +369,4 @@ verbs_work_forget(struct verbs_conn *vc)
 	/* the device holds nothing now: the receives it held are flushed */
 	if (vc->recvs && vc->conn)
 		recvs_flush(vc);
-	/* the core flushes the work (release) */
-	vc->out_head = vc->out_tail = NULL;
-	vc->sends_out = 0;
 }

@@ -25,7 +25,7 @@ int verbs_work_poll(struct verbs_conn *vc);
 
 /*
  * verbs_work_forget -- the queue pair is destroyed: the receives it held
- * are flushed, the work is forgotten (the core flushes it at release)
+ * are flushed (the core flushes the work in flight at release)
  */
 void verbs_work_forget(struct verbs_conn *vc);
 
