@@ -131,8 +131,8 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 
 /*
  * What the transport took, in order: works on a list through work.next
- * (their slots in works[] stay theirs until completed). Taking the oldest
- * off is part of completing it.
+ * (their slots in works[] stay theirs until completed), receives in a ring
+ * of their own by number. Taking the oldest off is part of completing it.
  */
 
 void
@@ -199,6 +199,42 @@ conn_work_flush(struct conn *conn)
 	struct work *w;
 	while ((w = conn->inflight.head) != NULL)
 		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
+}
+
+/* The ring's slot of receive number `seq`. */
+static struct recv_slot *
+recv_at(const struct conn *conn, uint64_t seq)
+{
+	return &conn->inflight.recvs[seq & (conn->qp.layout.rq_entries - 1)];
+}
+
+void
+conn_recv_handed(struct conn *conn, struct recv_slot *rs)
+{
+	conn->inflight.recv_seq = rs->tp_seq;
+}
+
+struct recv_slot *
+conn_recv_oldest(const struct conn *conn)
+{
+	const struct conn_inflight *f = &conn->inflight;
+	return f->recv_done == f->recv_seq ? NULL :
+		recv_at(conn, f->recv_done + 1);
+}
+
+uint32_t
+conn_recvs_in_flight(const struct conn *conn)
+{
+	return (uint32_t)(conn->inflight.recv_seq - conn->inflight.recv_done);
+}
+
+void
+conn_recv_flush(struct conn *conn)
+{
+	struct recv_slot *rs;
+	while ((rs = conn_recv_oldest(conn)) != NULL)
+		conn_recv_done(conn, rs, IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV,
+				false, 0);
 }
 
 /* ------------------------------------------------------------ completions */
@@ -494,9 +530,12 @@ take_work(struct conn *conn)
 /* ------------------------------------------------------------- receives */
 
 int
-conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
+conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 {
 	conn_activate(conn);
+	/* a transport holds at most the RQ's depth; more would reuse a slot */
+	if (conn_recvs_in_flight(conn) >= conn->qp.layout.rq_entries)
+		return -EAGAIN;
 	struct qp_rqe rqe;
 	int got = qp_rq_next(&conn->qp, &rqe);
 	if (got == 0) {
@@ -507,7 +546,11 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
 		return -EPROTO;	/* corrupted: the poller ends the connection */
 
 	conn->rnr_waiting = false;
+	uint64_t seq = conn->inflight.recv_seq + 1;
+	struct recv_slot *rs = recv_at(conn, seq);
 	memset(rs, 0, sizeof(*rs));
+	rs->tp_seq = seq;
+	*rsp = rs;
 	rs->wr_id = rqe.wr_id;
 	rs->length = rqe.length;
 	int status = resolve_local(conn, rqe.lkey, rqe.laddr, rqe.length,
@@ -528,6 +571,8 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm)
 {
 	conn_activate(conn);
+	if (rs == conn_recv_oldest(conn))
+		conn->inflight.recv_done++;
 	struct qp_cqe cqe = {
 		.wr_id = rs->wr_id,
 		.status = status,
@@ -650,6 +695,7 @@ release_transport(struct conn *conn, bool abort)
 		conn->tp->release(conn, abort);
 	conn->tp_conn = NULL;
 	conn->release_pending = false;
+	conn_recv_flush(conn);
 	works_forget(conn);
 	flush_taken(conn);
 }
@@ -902,8 +948,12 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		return NULL;
 	}
 	conn->works = calloc(conn->qp.layout.sq_entries, sizeof(*conn->works));
-	if (conn->works == NULL) {
+	conn->inflight.recvs = calloc(conn->qp.layout.rq_entries,
+			sizeof(*conn->inflight.recvs));
+	if (conn->works == NULL || conn->inflight.recvs == NULL) {
 		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		free(conn->works);
+		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
 		free(conn);
 		return NULL;
@@ -914,6 +964,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
 		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
 		free(conn->works);
+		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
 		free(conn);
 		return NULL;
@@ -990,6 +1041,7 @@ conn_destroy(struct conn *conn, enum obj_release how)
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 	qp_destroy(&conn->qp);
 	free(conn->works);
+	free(conn->inflight.recvs);
 	if (is_request(conn->state))
 		owner_of(conn)->conn_reqs--;
 	registry_remove(&conn->obj);

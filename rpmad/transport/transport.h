@@ -13,7 +13,7 @@
  * conn_work_done() -- unless the connection closes first: then the core
  * flushes whatever is left, and the transport forgets it in release().
  * What it holds meanwhile the core keeps for it ("in flight", conn.h):
- * works in order, found and completed oldest first.
+ * works and receives in order, found and completed oldest first.
  */
 
 #ifndef RPMAD_TRANSPORT_H

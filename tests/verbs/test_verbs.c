@@ -799,8 +799,7 @@ START_TEST(test_bad_receive)
 	/* the queue pair failed: the receive the device held is flushed */
 	expect_cqe(p.cc, false, 1, IBV_WC_WR_FLUSH_ERR, NULL);
 	ck_assert(p.cc->qp_error);
-	ck_assert_uint_eq(((struct verbs_conn *)p.cc->tp_conn)->recv_done,
-			((struct verbs_conn *)p.cc->tp_conn)->recv_posted);
+	ck_assert_uint_eq(conn_recvs_in_flight(p.cc), 0);
 	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
 	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);

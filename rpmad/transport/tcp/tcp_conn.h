@@ -59,14 +59,12 @@ struct tcp_conn {
 	 * answered, are the connection's works in flight (conn.h)
 	 */
 
-	/* target */
+	/* target (a message lands in the connection's receive in flight) */
 	uint64_t expect_seq;
 	uint64_t last_done;
 	bool ack_due;
 	bool tgt_error;		/* refused one: discard the rest */
 	bool rnr;		/* a message waits for a receive buffer */
-	struct recv_slot rs;	/* the receive a message is landing in */
-	bool rs_active;
 	struct mr *tgt_mr;	/* registration a payload is landing in */
 
 	/*

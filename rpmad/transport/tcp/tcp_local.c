@@ -80,7 +80,7 @@ execute(struct tcp_conn *tc, struct work *w)
 
 	struct mr *mr = NULL;
 	void *ptr = NULL;
-	struct recv_slot rs;
+	struct recv_slot *rs = NULL;
 	bool imm = false;
 	int ret;
 
@@ -101,13 +101,13 @@ execute(struct tcp_conn *tc, struct work *w)
 				(w->length && guarded_memcpy(ptr, w->local,
 				w->length))) {
 			if (imm)
-				conn_recv_done(target, &rs, IBV_WC_WR_FLUSH_ERR,
+				conn_recv_done(target, rs, IBV_WC_WR_FLUSH_ERR,
 						0, IBV_WC_RECV, false, 0);
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
 		if (imm)
-			conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+			conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 					IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
 		break;
 	case QP_OP_READ:
@@ -159,13 +159,13 @@ execute(struct tcp_conn *tc, struct work *w)
 			fail_at_target(tc, w, IBV_WC_REM_INV_REQ_ERR);
 			return 0;
 		}
-		if (w->length && guarded_memcpy(rs.buf, w->local, w->length)) {
-			conn_recv_done(target, &rs, IBV_WC_LOC_PROT_ERR, 0,
+		if (w->length && guarded_memcpy(rs->buf, w->local, w->length)) {
+			conn_recv_done(target, rs, IBV_WC_LOC_PROT_ERR, 0,
 					IBV_WC_RECV, false, 0);
 			fail(tc, w, IBV_WC_LOC_PROT_ERR);
 			return 0;
 		}
-		conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
 		break;
 	}

@@ -178,11 +178,6 @@ tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
 void
 tcp_ops_forget(struct tcp_conn *tc)
 {
-	if (tc->rs_active) {
-		conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR, 0,
-				IBV_WC_RECV, false, 0);
-		tc->rs_active = false;
-	}
 	if (tc->tgt_mr) {
 		mr_put(tc->tgt_mr);
 		tc->tgt_mr = NULL;
@@ -240,7 +235,8 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 static int
 take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 {
-	int ret = conn_take_recv(tc->conn, len, &tc->rs);
+	struct recv_slot *rs;
+	int ret = conn_take_recv(tc->conn, len, &rs);
 	if (ret == -EAGAIN) {
 		if (!tc->rnr) {
 			tc->rnr = true;
@@ -261,7 +257,8 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 		tc->rnr = false;
 		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	}
-	tc->rs_active = true;
+	/* in flight until its message is in */
+	conn_recv_handed(tc->conn, rs);
 	return 0;
 }
 
@@ -345,7 +342,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		if (r)
 			return r > 0 ? 1 : 0;
 		ch->sink = SINK_MEM;
-		ch->dst = tc->rs.buf;
+		ch->dst = conn_recv_oldest(tc->conn)->buf;
 		return 0;
 	}
 	default:
@@ -374,24 +371,22 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 	/* a write that hit a lost page of a truncated file */
 	if (!tc->tgt_error && f->type == TF_WRITE && ch->copy_failed)
 		refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+	/* the receive it lands in, if it took one */
+	struct recv_slot *rs = conn_recv_oldest(tc->conn);
 	if (tc->tgt_error) {
-		if (tc->rs_active) {
-			conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR,
-					0, IBV_WC_RECV, false, 0);
-			tc->rs_active = false;
-		}
+		if (rs)
+			conn_recv_done(tc->conn, rs, IBV_WC_WR_FLUSH_ERR, 0,
+					IBV_WC_RECV, false, 0);
 		return;
 	}
 
 	switch (f->type) {
 	case TF_WRITE:
 		conn_count_served(tc->conn, QP_OP_WRITE, f->length);
-		if (tc->rs_active) {
-			conn_recv_done(tc->conn, &tc->rs, IBV_WC_SUCCESS,
+		if (rs)
+			conn_recv_done(tc->conn, rs, IBV_WC_SUCCESS,
 					f->length, IBV_WC_RECV_RDMA_WITH_IMM,
 					true, f->imm);
-			tc->rs_active = false;
-		}
 		break;
 	case TF_ATOMIC: {
 		struct mr *mr;
@@ -410,11 +405,10 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		break;
 	}
 	case TF_SEND:
-		conn_recv_done(tc->conn, &tc->rs, ch->copy_failed ?
+		conn_recv_done(tc->conn, rs, ch->copy_failed ?
 				IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
 				f->length, IBV_WC_RECV,
 				(f->flags & TF_F_IMM) != 0, f->imm);
-		tc->rs_active = false;
 		break;
 	default:
 		break;

@@ -16,8 +16,8 @@ struct work;
 
 int tcp_ops_post(struct tcp_conn *tc, struct work *w);
 /*
- * the connection ends: let go of the receive and the registration a
- * payload was landing in (the core flushes the work in flight)
+ * the connection ends: let go of the registration a payload was landing
+ * in (the core flushes the work and the receive in flight)
  */
 void tcp_ops_forget(struct tcp_conn *tc);
 

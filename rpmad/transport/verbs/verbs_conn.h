@@ -57,10 +57,6 @@ struct verbs_conn {
 	bool qp_failed;		/* the device put the queue pair in error */
 	bool polled;		/* on the poller's list */
 
-	/* receives handed to the device, in order (wr_id = sequence) */
-	struct recv_slot *recvs;
-	uint64_t recv_posted, recv_done;
-
 	struct verbs_conn *prev, *next;	/* the poller's list */
 	struct verbs_conn *all_prev, *all_next;	/* every one */
 };

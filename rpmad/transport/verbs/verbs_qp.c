@@ -130,9 +130,8 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	uint32_t recv_cqe = clamp(vc->max_recv_wr, attr.max_cqe);
 
 	const char *call;
-	vc->recvs = calloc(vc->max_recv_wr, sizeof(*vc->recvs));
 	vc->flush_buf = calloc(1, 64);
-	if (vc->recvs == NULL || vc->flush_buf == NULL) {
+	if (vc->flush_buf == NULL) {
 		errno = ENOMEM;
 		call = "calloc";
 		goto err;
@@ -210,7 +209,9 @@ verbs_qp_destroy(struct verbs_conn *vc)
 		rdma_destroy_qp(vc->id);
 		vc->qp = NULL;
 	}
-	verbs_work_forget(vc);
+	/* the device holds nothing now: the receives it held are flushed */
+	if (vc->conn)
+		conn_recv_flush(vc->conn);
 	if (vc->send_cq && ibv_destroy_cq(vc->send_cq))
 		log_warning("verbs: ibv_destroy_cq: %s", strerror(errno));
 	if (vc->recv_cq && ibv_destroy_cq(vc->recv_cq))
@@ -225,6 +226,4 @@ verbs_qp_destroy(struct verbs_conn *vc)
 	vc->flush_mr = NULL;
 	free(vc->flush_buf);
 	vc->flush_buf = NULL;
-	free(vc->recvs);
-	vc->recvs = NULL;
 }

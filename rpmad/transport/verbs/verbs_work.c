@@ -48,18 +48,6 @@ recv_complete(struct verbs_conn *vc, struct recv_slot *rs,
 			imm ? wc->imm_data : 0);
 }
 
-/* Completes every receive the device holds with IBV_WC_WR_FLUSH_ERR. */
-static void
-recvs_flush(struct verbs_conn *vc)
-{
-	while (vc->recv_done != vc->recv_posted) {
-		struct recv_slot *rs = &vc->recvs[vc->recv_done %
-				vc->max_recv_wr];
-		vc->recv_done++;
-		recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
-	}
-}
-
 /* Hands the client's posted receives to the device, while it has room. */
 void
 verbs_work_post_recvs(struct verbs_conn *vc)
@@ -68,11 +56,10 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 	if (conn == NULL || vc->qp == NULL || vc->qp_failed ||
 			vc->state == VC_OVER || conn->qp_error)
 		return;
-	while (vc->recv_posted - vc->recv_done < vc->max_recv_wr) {
-		struct recv_slot *rs = &vc->recvs[vc->recv_posted %
-				vc->max_recv_wr];
+	while (conn_recvs_in_flight(conn) < vc->max_recv_wr) {
+		struct recv_slot *rs;
 		/* the length is checked by the device when a message lands */
-		int ret = conn_take_recv(conn, 0, rs);
+		int ret = conn_take_recv(conn, 0, &rs);
 		if (ret == -EAGAIN)
 			return;	/* the core calls again when there are more */
 		if (ret) {
@@ -83,7 +70,7 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 
 		struct ibv_sge sge = { 0 };
 		struct ibv_recv_wr wr = {
-			.wr_id = vc->recv_posted,
+			.wr_id = rs->tp_seq,
 			.sg_list = &sge,
 		};
 		if (rs->mr) {
@@ -98,10 +85,11 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 			log_warning("verbs: connection qp %u: ibv_post_recv: "
 					"%s", conn->qp_num, strerror(ret));
 			verbs_work_failed(vc);
+			/* not handed over: it completes after what was */
 			recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
 			return;
 		}
-		vc->recv_posted++;
+		conn_recv_handed(conn, rs);
 	}
 }
 
@@ -116,18 +104,17 @@ verbs_recv_posted(struct conn *conn)
 static void
 recv_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 {
+	struct conn *conn = vc->conn;
+	struct recv_slot *rs = conn_recv_oldest(conn);
 	/* gone already: flushed by us after an earlier error */
-	if (wc->wr_id < vc->recv_done || wc->wr_id >= vc->recv_posted)
+	if (rs == NULL || wc->wr_id < rs->tp_seq ||
+			wc->wr_id - rs->tp_seq >= conn_recvs_in_flight(conn))
 		return;
 	/* a receive queue completes in order: nothing is skipped */
-	while (vc->recv_done != wc->wr_id) {
-		struct recv_slot *rs = &vc->recvs[vc->recv_done %
-				vc->max_recv_wr];
-		vc->recv_done++;
+	while (rs->tp_seq != wc->wr_id) {
 		recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
+		rs = conn_recv_oldest(conn);
 	}
-	struct recv_slot *rs = &vc->recvs[vc->recv_done % vc->max_recv_wr];
-	vc->recv_done++;
 	recv_complete(vc, rs, wc->status, wc);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
@@ -152,7 +139,7 @@ verbs_work_failed(struct verbs_conn *vc)
 		(void) ibv_modify_qp(vc->qp, &attr, IBV_QP_STATE);
 	}
 	conn_work_flush(vc->conn);
-	recvs_flush(vc);
+	conn_recv_flush(vc->conn);
 	conn_qp_error(vc->conn);
 }
 
@@ -361,12 +348,4 @@ verbs_work_poll(struct verbs_conn *vc)
 	if (r)
 		verbs_work_post_recvs(vc);
 	return n + r;
-}
-
-void
-verbs_work_forget(struct verbs_conn *vc)
-{
-	/* the device holds nothing now: the receives it held are flushed */
-	if (vc->recvs && vc->conn)
-		recvs_flush(vc);
 }

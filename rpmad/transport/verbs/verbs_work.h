@@ -23,12 +23,6 @@ void verbs_work_post_recvs(struct verbs_conn *vc);
 /* verbs_work_poll -- take every completion the device has; how many */
 int verbs_work_poll(struct verbs_conn *vc);
 
-/*
- * verbs_work_forget -- the queue pair is destroyed: the receives it held
- * are flushed (the core flushes the work in flight at release)
- */
-void verbs_work_forget(struct verbs_conn *vc);
-
 /* verbs_work_failed -- the queue pair failed: flush what it holds */
 void verbs_work_failed(struct verbs_conn *vc);
 
