@@ -85,7 +85,7 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 			log_warning("verbs: connection qp %u: ibv_post_recv: "
 					"%s", conn->qp_num, strerror(ret));
 			verbs_work_failed(vc);
-			/* not handed over: it completes after what was */
+			/* never handed over: completed after those that were */
 			recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
 			return;
 		}
