@@ -127,6 +127,116 @@ push_event(struct conn *conn, enum rpma_conn_event event, const void *pdata,
 	qp_notify_event(&conn->qp);
 }
 
+/* ------------------------------------------------------- work in flight */
+
+/*
+ * What the transport took, in order: works on a list through work.next
+ * (their slots in works[] stay theirs until completed), receives in a ring
+ * of their own by number. Taking the oldest off is part of completing it.
+ */
+
+void
+conn_work_handed(struct conn *conn, struct work *w)
+{
+	struct conn_inflight *f = &conn->inflight;
+	w->next = NULL;
+	if (f->tail)
+		f->tail->next = w;
+	else
+		f->head = w;
+	f->tail = w;
+	f->works++;
+	f->work_seq = w->tp_seq;
+}
+
+struct work *
+conn_work_oldest(const struct conn *conn)
+{
+	return conn->inflight.head;
+}
+
+uint32_t
+conn_works_in_flight(const struct conn *conn)
+{
+	return conn->inflight.works;
+}
+
+uint64_t
+conn_work_last_seq(const struct conn *conn)
+{
+	return conn->inflight.work_seq;
+}
+
+/* A completed work leaves the list (one never handed over is not on it). */
+static void
+work_leaves(struct conn *conn, struct work *w)
+{
+	struct conn_inflight *f = &conn->inflight;
+	if (f->head != w)
+		return;
+	f->head = w->next;
+	if (f->head == NULL)
+		f->tail = NULL;
+	w->next = NULL;
+	f->works--;
+}
+
+/*
+ * The transport let go: what it had in flight is flushed with the rest of
+ * the works taken, in SQ order (flush_taken).
+ */
+static void
+works_forget(struct conn *conn)
+{
+	struct conn_inflight *f = &conn->inflight;
+	f->head = f->tail = NULL;
+	f->works = 0;
+}
+
+void
+conn_work_flush(struct conn *conn)
+{
+	struct work *w;
+	while ((w = conn->inflight.head) != NULL)
+		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
+}
+
+/* The ring's slot of receive number `seq`. */
+static struct recv_slot *
+recv_at(const struct conn *conn, uint64_t seq)
+{
+	return &conn->inflight.recvs[seq & (conn->qp.layout.rq_entries - 1)];
+}
+
+void
+conn_recv_handed(struct conn *conn, struct recv_slot *rs)
+{
+	conn->inflight.recv_seq = rs->tp_seq;
+}
+
+struct recv_slot *
+conn_recv_oldest(const struct conn *conn)
+{
+	const struct conn_inflight *f = &conn->inflight;
+	return f->recv_done == f->recv_seq ? NULL :
+		recv_at(conn, f->recv_done + 1);
+}
+
+uint32_t
+conn_recvs_in_flight(const struct conn *conn)
+{
+	return (uint32_t)(conn->inflight.recv_seq - conn->inflight.recv_done);
+}
+
+void
+conn_recv_flush(struct conn *conn)
+{
+	struct recv_slot *rs;
+	while ((rs = conn_recv_oldest(conn)) != NULL)
+		conn_recv_done(conn, rs, IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV,
+				false, 0);
+}
+
 /* ------------------------------------------------------------ completions */
 
 static void
@@ -226,6 +336,7 @@ void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
 	conn_activate(conn);
+	work_leaves(conn, w);
 	if (w->sq_index != conn->sq_done)
 		log_err("connection qp %u: work %u completed out of order "
 				"(expected %u)", conn->qp_num, w->sq_index,
@@ -366,6 +477,14 @@ work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 	}
 }
 
+/* Offers w to the transport, numbered as it would be once handed over. */
+static int
+post(struct conn *conn, struct work *w)
+{
+	w->tp_seq = conn->inflight.work_seq + 1;
+	return conn->tp->post(conn, w);
+}
+
 /* Takes work from the SQ into the transport; returns how much. */
 static int
 take_work(struct conn *conn)
@@ -376,7 +495,7 @@ take_work(struct conn *conn)
 	if (conn->deferred) {
 		struct work *w = &conn->works[(conn->sq_taken - 1) &
 				(entries - 1)];
-		if (conn->tp->post(conn, w) == -EAGAIN)
+		if (post(conn, w) == -EAGAIN)
 			return 0;
 		conn->deferred = false;
 		n++;
@@ -400,7 +519,7 @@ take_work(struct conn *conn)
 			conn_work_done(conn, w, status);
 			break;
 		}
-		if (conn->tp->post(conn, w) == -EAGAIN) {
+		if (post(conn, w) == -EAGAIN) {
 			conn->deferred = true;
 			break;
 		}
@@ -411,9 +530,12 @@ take_work(struct conn *conn)
 /* ------------------------------------------------------------- receives */
 
 int
-conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
+conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 {
 	conn_activate(conn);
+	/* a transport holds at most the RQ's depth; more would reuse a slot */
+	if (conn_recvs_in_flight(conn) >= conn->qp.layout.rq_entries)
+		return -EAGAIN;
 	struct qp_rqe rqe;
 	int got = qp_rq_next(&conn->qp, &rqe);
 	if (got == 0) {
@@ -424,7 +546,11 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs)
 		return -EPROTO;	/* corrupted: the poller ends the connection */
 
 	conn->rnr_waiting = false;
+	uint64_t seq = conn->inflight.recv_seq + 1;
+	struct recv_slot *rs = recv_at(conn, seq);
 	memset(rs, 0, sizeof(*rs));
+	rs->tp_seq = seq;
+	*rsp = rs;
 	rs->wr_id = rqe.wr_id;
 	rs->length = rqe.length;
 	int status = resolve_local(conn, rqe.lkey, rqe.laddr, rqe.length,
@@ -445,6 +571,8 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm)
 {
 	conn_activate(conn);
+	if (rs == conn_recv_oldest(conn))
+		conn->inflight.recv_done++;
 	struct qp_cqe cqe = {
 		.wr_id = rs->wr_id,
 		.status = status,
@@ -567,6 +695,8 @@ release_transport(struct conn *conn, bool abort)
 		conn->tp->release(conn, abort);
 	conn->tp_conn = NULL;
 	conn->release_pending = false;
+	conn_recv_flush(conn);
+	works_forget(conn);
 	flush_taken(conn);
 }
 
@@ -818,8 +948,12 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		return NULL;
 	}
 	conn->works = calloc(conn->qp.layout.sq_entries, sizeof(*conn->works));
-	if (conn->works == NULL) {
+	conn->inflight.recvs = calloc(conn->qp.layout.rq_entries,
+			sizeof(*conn->inflight.recvs));
+	if (conn->works == NULL || conn->inflight.recvs == NULL) {
 		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		free(conn->works);
+		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
 		free(conn);
 		return NULL;
@@ -830,6 +964,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
 		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
 		free(conn->works);
+		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
 		free(conn);
 		return NULL;
@@ -906,6 +1041,7 @@ conn_destroy(struct conn *conn, enum obj_release how)
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 	qp_destroy(&conn->qp);
 	free(conn->works);
+	free(conn->inflight.recvs);
 	if (is_request(conn->state))
 		owner_of(conn)->conn_reqs--;
 	registry_remove(&conn->obj);

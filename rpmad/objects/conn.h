@@ -6,7 +6,9 @@
  * (rpma_conn_req_new) or an incoming one (rpma_ep_next_conn_req), then
  * connecting, established, and ended. It owns the shared queue pair and
  * every work request taken from it: work is validated here, handed to the
- * transport, and completed here, in order, into the client's CQ.
+ * transport, and completed here, in order, into the client's CQ. What the
+ * transport holds meanwhile, works and receives, is kept here too ("in
+ * flight"), so that every transport completes them the same way.
  */
 
 #ifndef RPMAD_CONN_H
@@ -53,8 +55,13 @@ struct work {
 	uint32_t rkey;
 	uint64_t raddr;
 	uint64_t posted_ns;
-	struct work *next;	/* the transport's queue */
-	uint64_t tp_seq;	/* the transport's number for it */
+	/*
+	 * its number once handed over: 1, 2, ... in the order the transport
+	 * takes them, set before post() sees it (what a transport matches
+	 * answers and completions with)
+	 */
+	uint64_t tp_seq;
+	struct work *next;	/* the next one in flight */
 };
 
 /* A posted receive taken for an incoming message. */
@@ -63,6 +70,19 @@ struct recv_slot {
 	void *buf;
 	uint32_t length;
 	struct mr *mr;		/* referenced until conn_recv_done() */
+	uint64_t tp_seq;	/* its number once handed over, as a work's */
+};
+
+/*
+ * In flight: works and receives the transport took (conn_work_handed(),
+ * conn_recv_handed()) and has not completed yet, oldest first.
+ */
+struct conn_inflight {
+	struct work *head, *tail;	/* through work.next */
+	uint32_t works;			/* on the list */
+	uint64_t work_seq;		/* the newest's number (0: none yet) */
+	struct recv_slot *recvs;	/* by number & (rq_entries - 1) */
+	uint64_t recv_done, recv_seq;	/* numbers: completed, handed over */
 };
 
 #define CONN_MAX_EVENTS 8
@@ -99,6 +119,7 @@ struct conn {
 	uint32_t sq_taken;	/* next SQ index to take */
 	bool deferred;		/* works[sq_taken - 1] waits for post() */
 	bool rnr_waiting;	/* a message waits for a receive */
+	struct conn_inflight inflight;
 
 	struct conn_event_entry events[CONN_MAX_EVENTS];
 	unsigned ev_head, ev_count;
@@ -151,12 +172,43 @@ void conn_established(struct conn *conn, const void *pdata, uint8_t len,
 void conn_ended(struct conn *conn, enum rpma_conn_event event);
 
 /*
- * conn_work_done -- complete the oldest work in flight. After completing
- * one with an error, the transport completes every later work it holds
- * with IBV_WC_WR_FLUSH_ERR.
+ * In flight: what a transport took and has not completed yet, kept here
+ * for every transport. post() offers one work at a time, in SQ order; the
+ * transport that keeps it says so with conn_work_handed(), then completes
+ * the oldest (conn_work_oldest(), conn_work_done()) until none is left,
+ * or all of them at once when its queue pair fails (conn_work_flush()).
+ * Receives go the same way (conn_take_recv(), conn_recv_handed(),
+ * conn_recv_oldest(), conn_recv_done(), conn_recv_flush()). What it
+ * completes at once it never hands over. When the connection ends, the
+ * core flushes what is still in flight after release().
+ */
+
+/* conn_work_handed -- the transport took w (given by post()) */
+void conn_work_handed(struct conn *conn, struct work *w);
+
+/* conn_work_oldest -- the oldest work in flight, or NULL */
+struct work *conn_work_oldest(const struct conn *conn);
+
+/* conn_works_in_flight -- how many works are in flight */
+uint32_t conn_works_in_flight(const struct conn *conn);
+
+/* conn_work_last_seq -- the newest handed work's number (0: none yet) */
+uint64_t conn_work_last_seq(const struct conn *conn);
+
+/*
+ * conn_work_done -- complete a work: the oldest in flight (it leaves the
+ * list), or one that post() was given and the transport did not hand
+ * over. After completing one with an error, the transport completes every
+ * later work it holds with IBV_WC_WR_FLUSH_ERR (conn_work_flush()).
  */
 void conn_work_done(struct conn *conn, struct work *w,
 		enum ibv_wc_status status);
+
+/*
+ * conn_work_flush -- complete every work in flight, oldest first, with
+ * IBV_WC_WR_FLUSH_ERR (the transport's queue pair failed)
+ */
+void conn_work_flush(struct conn *conn);
 
 /*
  * conn_qp_error -- the queue pair failed but the connection stays up
@@ -165,17 +217,37 @@ void conn_work_done(struct conn *conn, struct work *w,
 void conn_qp_error(struct conn *conn);
 
 /*
- * conn_take_recv -- the next posted receive for a message of `len` bytes.
- * Returns 0; -EAGAIN when none is posted (the transport hears
- * recv_posted() when one is); -EPROTO when the receive is invalid or too
- * small (it was completed with an error and the queue pair failed).
+ * conn_take_recv -- the next posted receive for a message of `len` bytes
+ * (0: any), in *rs (the connection's; valid until it is completed or the
+ * next one is taken). Returns 0; -EAGAIN when none is posted (the
+ * transport hears recv_posted() when one is); -EPROTO when the receive is
+ * invalid or too small (it was completed with an error and the queue pair
+ * failed).
  */
-int conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot *rs);
+int conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rs);
 
-/* conn_recv_done -- complete a receive taken with conn_take_recv() */
+/* conn_recv_handed -- the transport holds the receive it just took */
+void conn_recv_handed(struct conn *conn, struct recv_slot *rs);
+
+/* conn_recv_oldest -- the oldest receive in flight, or NULL */
+struct recv_slot *conn_recv_oldest(const struct conn *conn);
+
+/* conn_recvs_in_flight -- how many receives are in flight */
+uint32_t conn_recvs_in_flight(const struct conn *conn);
+
+/*
+ * conn_recv_done -- complete a receive: the oldest in flight, or the one
+ * just taken and not handed over
+ */
 void conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		enum ibv_wc_status status, uint32_t byte_len,
 		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm);
+
+/*
+ * conn_recv_flush -- complete every receive in flight, oldest first, with
+ * IBV_WC_WR_FLUSH_ERR
+ */
+void conn_recv_flush(struct conn *conn);
 
 /*
  * conn_target_access -- check a remote access to this connection's peer

@@ -12,6 +12,8 @@
  * post() is completed by it exactly once, in the order it was posted, with
  * conn_work_done() -- unless the connection closes first: then the core
  * flushes whatever is left, and the transport forgets it in release().
+ * What it holds meanwhile the core keeps for it ("in flight", conn.h):
+ * works and receives in order, found and completed oldest first.
  */
 
 #ifndef RPMAD_TRANSPORT_H
@@ -80,7 +82,10 @@ struct transport_ops {
 	/* forget the connection; `abort`: close without the orderly goodbye */
 	void (*release)(struct conn *conn, bool abort);
 
-	/* data path: 0, or -EAGAIN when it cannot take more now */
+	/*
+	 * data path: 0 (completed already, or kept: conn_work_handed()), or
+	 * -EAGAIN when it cannot take more now
+	 */
 	int (*post)(struct conn *conn, struct work *w);
 	/* the client posted receives: a message waiting for one may land */
 	void (*recv_posted)(struct conn *conn);

@@ -29,7 +29,6 @@
 #include "transport.h"
 #include "transport_tcp.h"
 #include "transport_verbs.h"
-#include "verbs_internal.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;

@@ -25,7 +25,7 @@
 #include "mr.h"
 #include "session.h"
 #include "transport_verbs.h"
-#include "verbs_internal.h"
+#include "verbs_conn.h"
 
 #define WAIT_MS 2000
 #define MEM_SIZE (4 * 4096)
@@ -640,7 +640,7 @@ START_TEST(test_operations)
 	ck_assert_uint_eq(cqe.sq_index, done + 2);
 	ck_assert_uint_eq(p.cc->sq_done, done + 3);
 	ck_assert(!h_cq_take(p.cc, false, &cqe));
-	ck_assert_uint_eq(((struct verbs_conn *)p.cc->tp_conn)->sends_out, 0);
+	ck_assert_uint_eq(conn_works_in_flight(p.cc), 0);
 
 	/* receives go to the device as soon as they are posted */
 	h_post_recv(p.sc, 100, &p.smem, 8192, 256);
@@ -799,8 +799,7 @@ START_TEST(test_bad_receive)
 	/* the queue pair failed: the receive the device held is flushed */
 	expect_cqe(p.cc, false, 1, IBV_WC_WR_FLUSH_ERR, NULL);
 	ck_assert(p.cc->qp_error);
-	ck_assert_uint_eq(((struct verbs_conn *)p.cc->tp_conn)->recv_done,
-			((struct verbs_conn *)p.cc->tp_conn)->recv_posted);
+	ck_assert_uint_eq(conn_recvs_in_flight(p.cc), 0);
 	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
 	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
@@ -837,7 +836,7 @@ START_TEST(test_disconnect_flushes)
 	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
 	h_run(3);
-	ck_assert_uint_eq(((struct verbs_conn *)p.cc->tp_conn)->sends_out, 3);
+	ck_assert_uint_eq(conn_works_in_flight(p.cc), 3);
 
 	h_disconnect(p.cs, p.cconn, &r);
 	ck_assert_int_eq(r.code, 0);

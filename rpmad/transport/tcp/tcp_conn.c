@@ -36,7 +36,6 @@ tcp_conn_new(loop_timer_fn *rnr_expired)
 	tc->rnr_timer.arg = tc;
 	tc->rnr_timer.fn = rnr_expired;
 	tc->heartbeat.arg = tc;
-	tc->next_seq = 1;
 	tc->expect_seq = 1;
 	tc->all_next = all_tcs;
 	if (all_tcs)

@@ -54,26 +54,25 @@ struct tcp_conn {
 	bool remote_gone;
 	struct tcp_conn *pair_next;	/* the endpoint's unpaired sockets */
 
-	/* initiator */
-	uint64_t next_seq;
-	struct work *out_head, *out_tail;	/* sent, unanswered, in order */
+	/*
+	 * initiator: nothing of its own; our operations, sent and not
+	 * answered, are the connection's works in flight (conn.h)
+	 */
 
-	/* target */
+	/* target (a message lands in the connection's receive in flight) */
 	uint64_t expect_seq;
 	uint64_t last_done;
 	bool ack_due;
 	bool tgt_error;		/* refused one: discard the rest */
 	bool rnr;		/* a message waits for a receive buffer */
-	struct recv_slot rs;	/* the receive a message is landing in */
-	bool rs_active;
 	struct mr *tgt_mr;	/* registration a payload is landing in */
 
 	/*
 	 * Both ends in this rpmad: operations go memory to memory, the
-	 * sockets carry set-up and tear-down only (see tcp_local.c).
+	 * sockets carry set-up and tear-down only (see tcp_local.c); the
+	 * works in flight are those waiting for a receive there.
 	 */
 	struct tcp_conn *local_peer;
-	struct work *local_wait_head, *local_wait_tail;	/* RNR, in order */
 
 	struct tx_item *free_items;	/* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;

@@ -7,9 +7,10 @@
  * each is checked against the other end's registrations exactly as a
  * remote target checks it, then copied, and completes at once -- in order,
  * since every operation completes before the next one starts. A send that
- * finds no receive waits (with the later work behind it) until one is
- * posted or the RNR time runs out. Set-up and tear-down still go through
- * the sockets, so events behave the same either way.
+ * finds no receive waits in flight (with the later work behind it, all of
+ * it handed over to the core's list) until one is posted or the RNR time
+ * runs out. Set-up and tear-down still go through the sockets, so events
+ * behave the same either way.
  */
 
 #include <errno.h>
@@ -23,43 +24,19 @@
 #include "tcp_conn.h"
 #include "tcp_local.h"
 
-static void
-wait_push(struct tcp_conn *tc, struct work *w)
-{
-	w->next = NULL;
-	if (tc->local_wait_tail)
-		tc->local_wait_tail->next = w;
-	else
-		tc->local_wait_head = w;
-	tc->local_wait_tail = w;
-}
-
-static void
-wait_push_front(struct tcp_conn *tc, struct work *w)
-{
-	w->next = tc->local_wait_head;
-	tc->local_wait_head = w;
-	if (tc->local_wait_tail == NULL)
-		tc->local_wait_tail = w;
-}
-
+/*
+ * The work waiting for a receive at the peer: in this mode the only work
+ * in flight (everything else completes in tcp_local_post()).
+ */
 static struct work *
-wait_pop(struct tcp_conn *tc)
+waiting(const struct tcp_conn *tc)
 {
-	struct work *w = tc->local_wait_head;
-	if (w) {
-		tc->local_wait_head = w->next;
-		if (tc->local_wait_head == NULL)
-			tc->local_wait_tail = NULL;
-		w->next = NULL;
-	}
-	return w;
+	return conn_work_oldest(tc->conn);
 }
 
 void
 tcp_local_forget(struct tcp_conn *tc)
 {
-	tc->local_wait_head = tc->local_wait_tail = NULL;
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 }
 
@@ -68,9 +45,7 @@ static void
 fail(struct tcp_conn *tc, struct work *w, enum ibv_wc_status status)
 {
 	conn_work_done(tc->conn, w, status);
-	struct work *rest;
-	while ((rest = wait_pop(tc)) != NULL)
-		conn_work_done(tc->conn, rest, IBV_WC_WR_FLUSH_ERR);
+	conn_work_flush(tc->conn);
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	conn_qp_error(tc->conn);
 }
@@ -83,9 +58,7 @@ fail_at_target(struct tcp_conn *tc, struct work *w,
 	struct tcp_conn *peer = tc->local_peer;
 	fail(tc, w, status);
 	if (peer && peer->conn && !peer->conn->qp_error) {
-		struct work *rest;
-		while ((rest = wait_pop(peer)) != NULL)
-			conn_work_done(peer->conn, rest, IBV_WC_WR_FLUSH_ERR);
+		conn_work_flush(peer->conn);
 		loop_timer_cancel(rpmad.loop, &peer->rnr_timer);
 		conn_qp_error(peer->conn);
 	}
@@ -107,7 +80,7 @@ execute(struct tcp_conn *tc, struct work *w)
 
 	struct mr *mr = NULL;
 	void *ptr = NULL;
-	struct recv_slot rs;
+	struct recv_slot *rs = NULL;
 	bool imm = false;
 	int ret;
 
@@ -128,13 +101,13 @@ execute(struct tcp_conn *tc, struct work *w)
 				(w->length && guarded_memcpy(ptr, w->local,
 				w->length))) {
 			if (imm)
-				conn_recv_done(target, &rs, IBV_WC_WR_FLUSH_ERR,
+				conn_recv_done(target, rs, IBV_WC_WR_FLUSH_ERR,
 						0, IBV_WC_RECV, false, 0);
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
 		if (imm)
-			conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+			conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 					IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
 		break;
 	case QP_OP_READ:
@@ -186,13 +159,13 @@ execute(struct tcp_conn *tc, struct work *w)
 			fail_at_target(tc, w, IBV_WC_REM_INV_REQ_ERR);
 			return 0;
 		}
-		if (w->length && guarded_memcpy(rs.buf, w->local, w->length)) {
-			conn_recv_done(target, &rs, IBV_WC_LOC_PROT_ERR, 0,
+		if (w->length && guarded_memcpy(rs->buf, w->local, w->length)) {
+			conn_recv_done(target, rs, IBV_WC_LOC_PROT_ERR, 0,
 					IBV_WC_RECV, false, 0);
 			fail(tc, w, IBV_WC_LOC_PROT_ERR);
 			return 0;
 		}
-		conn_recv_done(target, &rs, IBV_WC_SUCCESS, w->length,
+		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
 		break;
 	}
@@ -206,11 +179,9 @@ static void
 run_waiting(struct tcp_conn *tc)
 {
 	struct work *w;
-	while (!tc->conn->qp_error && (w = wait_pop(tc)) != NULL) {
-		if (execute(tc, w) > 0) {
-			wait_push_front(tc, w);
-			return;
-		}
+	while (!tc->conn->qp_error && (w = waiting(tc)) != NULL) {
+		if (execute(tc, w) > 0)
+			return;	/* still the oldest, still waiting */
 	}
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 }
@@ -218,10 +189,10 @@ run_waiting(struct tcp_conn *tc)
 int
 tcp_local_post(struct tcp_conn *tc, struct work *w)
 {
-	if (tc->local_wait_head == NULL && execute(tc, w) == 0)
+	if (waiting(tc) == NULL && execute(tc, w) == 0)
 		return 0;
-	/* behind a send that waits for a receive: keep the order */
-	wait_push(tc, w);
+	/* it waits for a receive, or behind one that does: in order */
+	conn_work_handed(tc->conn, w);
 	if (!tc->rnr_timer.armed)
 		loop_timer_arm(rpmad.loop, &tc->rnr_timer,
 				(uint64_t)rpmad.cfg.rnr_timeout_ms * 1000000);
@@ -232,14 +203,15 @@ void
 tcp_local_resume(struct tcp_conn *target)
 {
 	struct tcp_conn *tc = target->local_peer;
-	if (tc && tc->conn && tc->local_wait_head)
+	if (tc && tc->conn && waiting(tc))
 		run_waiting(tc);
 }
 
 bool
 tcp_local_rnr_expired(struct tcp_conn *tc)
 {
-	struct work *w = wait_pop(tc);
+	/* with sockets, work in flight waits for answers, not receives */
+	struct work *w = tc->local_peer ? waiting(tc) : NULL;
 	if (w == NULL)
 		return false;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",

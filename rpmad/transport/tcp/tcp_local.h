@@ -19,7 +19,7 @@ int tcp_local_post(struct tcp_conn *tc, struct work *w);
 void tcp_local_resume(struct tcp_conn *target);
 /* a send waited too long for a receive at the local peer; false if none */
 bool tcp_local_rnr_expired(struct tcp_conn *tc);
-/* forget waiting work (the core flushes it) */
+/* the connection ends: stop waiting (the core flushes the work) */
 void tcp_local_forget(struct tcp_conn *tc);
 
 #endif /* RPMAD_TCP_LOCAL_H */

@@ -3,7 +3,8 @@
  * tcp_ops.c -- operations over the software transport
  *
  * Initiator: every work request becomes one frame on our operations
- * socket and waits, in order, for its answer. Target: every operation
+ * socket, numbered as the core numbers it (work.tp_seq), and waits in
+ * flight, in order, for its answer. Target: every operation
  * frame is checked (key, bounds, usage) before a byte of it lands, then
  * executed in order and answered; a bad one is refused with NAK and the
  * rest of that direction discarded, as a verbs responder does.
@@ -27,30 +28,6 @@
 #include "tcp_ops.h"
 
 /* ------------------------------------------------------------ initiator */
-
-static void
-out_push(struct tcp_conn *tc, struct work *w)
-{
-	w->next = NULL;
-	if (tc->out_tail)
-		tc->out_tail->next = w;
-	else
-		tc->out_head = w;
-	tc->out_tail = w;
-}
-
-static struct work *
-out_pop(struct tcp_conn *tc)
-{
-	struct work *w = tc->out_head;
-	if (w) {
-		tc->out_head = w->next;
-		if (tc->out_head == NULL)
-			tc->out_tail = NULL;
-		w->next = NULL;
-	}
-	return w;
-}
 
 int
 tcp_ops_post(struct tcp_conn *tc, struct work *w)
@@ -96,30 +73,21 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 		payload = w->local;
 		break;
 	}
-	f.seq = tc->next_seq;
+	f.seq = w->tp_seq;
 	if (tcp_chan_send(tc->ini, &f, inline_data, inline_len,
 			payload && f.length ? payload : NULL, w->lmr))
 		return -EAGAIN;
-	w->tp_seq = tc->next_seq++;
-	out_push(tc, w);
+	conn_work_handed(tc->conn, w);
 	tcp_chan_mark_dirty(tc->ini);
 	return 0;
-}
-
-void
-tcp_ops_fail_outstanding(struct tcp_conn *tc, enum ibv_wc_status status)
-{
-	struct work *w;
-	while ((w = out_pop(tc)) != NULL)
-		conn_work_done(tc->conn, w, status);
 }
 
 /* Everything before `seq` was done by the target: complete it. */
 static int
 complete_before(struct tcp_conn *tc, uint64_t seq)
 {
-	while (tc->out_head && tc->out_head->tp_seq < seq) {
-		struct work *w = out_pop(tc);
+	struct work *w;
+	while ((w = conn_work_oldest(tc->conn)) != NULL && w->tp_seq < seq) {
 		if (w->opcode == QP_OP_READ)
 			return -1;	/* a read is answered by its data only */
 		conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
@@ -146,7 +114,8 @@ int
 tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 {
 	const struct tcp_frame *f = &ch->cur;
-	if (f->seq >= tc->next_seq || complete_before(tc, f->seq)) {
+	if (f->seq > conn_work_last_seq(tc->conn) ||
+			complete_before(tc, f->seq)) {
 		tcp_conn_violation(tc, "answer out of sequence");
 		return -1;
 	}
@@ -160,7 +129,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		}
 		return 0;
 	case TF_READ_RESP: {
-		struct work *w = tc->out_head;
+		struct work *w = conn_work_oldest(tc->conn);
 		if (w == NULL || w->tp_seq != f->seq ||
 				w->opcode != QP_OP_READ || w->length != f->length) {
 			tcp_conn_violation(tc, "data for no read");
@@ -171,18 +140,17 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		return 0;
 	}
 	case TF_NAK: {
-		struct work *w = tc->out_head;
+		struct work *w = conn_work_oldest(tc->conn);
 		if (w == NULL || w->tp_seq != f->seq) {
 			tcp_conn_violation(tc, "refusal of no operation");
 			return -1;
 		}
-		w = out_pop(tc);
 		enum ibv_wc_status st = nak_status(f->imm);
 		log_info("tcp: connection qp %u: the target refused work %u: "
 				"%s", tc->conn->qp_num, w->sq_index,
 				ibv_wc_status_str(st));
 		conn_work_done(tc->conn, w, st);
-		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_work_flush(tc->conn);
 		conn_qp_error(tc->conn);
 		return 0;
 	}
@@ -197,10 +165,10 @@ tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
 {
 	if (ch->cur.type != TF_READ_RESP)
 		return;
-	struct work *w = out_pop(tc);
+	struct work *w = conn_work_oldest(tc->conn);
 	if (ch->copy_failed) {
 		conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
-		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_work_flush(tc->conn);
 		conn_qp_error(tc->conn);
 		return;
 	}
@@ -210,12 +178,6 @@ tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
 void
 tcp_ops_forget(struct tcp_conn *tc)
 {
-	tc->out_head = tc->out_tail = NULL;
-	if (tc->rs_active) {
-		conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR, 0,
-				IBV_WC_RECV, false, 0);
-		tc->rs_active = false;
-	}
 	if (tc->tgt_mr) {
 		mr_put(tc->tgt_mr);
 		tc->tgt_mr = NULL;
@@ -264,7 +226,7 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 			(unsigned long long)ch->cur.seq,
 			ibv_wc_status_str(status));
 	if (qp_fails && tc->state == TC_ESTABLISHED) {
-		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_work_flush(tc->conn);
 		conn_qp_error(tc->conn);
 	}
 }
@@ -273,7 +235,8 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 static int
 take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 {
-	int ret = conn_take_recv(tc->conn, len, &tc->rs);
+	struct recv_slot *rs;
+	int ret = conn_take_recv(tc->conn, len, &rs);
 	if (ret == -EAGAIN) {
 		if (!tc->rnr) {
 			tc->rnr = true;
@@ -294,7 +257,8 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 		tc->rnr = false;
 		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	}
-	tc->rs_active = true;
+	/* in flight until its message is in */
+	conn_recv_handed(tc->conn, rs);
 	return 0;
 }
 
@@ -378,7 +342,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		if (r)
 			return r > 0 ? 1 : 0;
 		ch->sink = SINK_MEM;
-		ch->dst = tc->rs.buf;
+		ch->dst = conn_recv_oldest(tc->conn)->buf;
 		return 0;
 	}
 	default:
@@ -407,24 +371,22 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 	/* a write that hit a lost page of a truncated file */
 	if (!tc->tgt_error && f->type == TF_WRITE && ch->copy_failed)
 		refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
+	/* the receive it lands in, if it took one */
+	struct recv_slot *rs = conn_recv_oldest(tc->conn);
 	if (tc->tgt_error) {
-		if (tc->rs_active) {
-			conn_recv_done(tc->conn, &tc->rs, IBV_WC_WR_FLUSH_ERR,
-					0, IBV_WC_RECV, false, 0);
-			tc->rs_active = false;
-		}
+		if (rs)
+			conn_recv_done(tc->conn, rs, IBV_WC_WR_FLUSH_ERR, 0,
+					IBV_WC_RECV, false, 0);
 		return;
 	}
 
 	switch (f->type) {
 	case TF_WRITE:
 		conn_count_served(tc->conn, QP_OP_WRITE, f->length);
-		if (tc->rs_active) {
-			conn_recv_done(tc->conn, &tc->rs, IBV_WC_SUCCESS,
+		if (rs)
+			conn_recv_done(tc->conn, rs, IBV_WC_SUCCESS,
 					f->length, IBV_WC_RECV_RDMA_WITH_IMM,
 					true, f->imm);
-			tc->rs_active = false;
-		}
 		break;
 	case TF_ATOMIC: {
 		struct mr *mr;
@@ -443,11 +405,10 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		break;
 	}
 	case TF_SEND:
-		conn_recv_done(tc->conn, &tc->rs, ch->copy_failed ?
+		conn_recv_done(tc->conn, rs, ch->copy_failed ?
 				IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
 				f->length, IBV_WC_RECV,
 				(f->flags & TF_F_IMM) != 0, f->imm);
-		tc->rs_active = false;
 		break;
 	default:
 		break;

@@ -10,16 +10,15 @@
 
 #include <stdbool.h>
 
-#include <infiniband/verbs.h>
-
 struct tcp_chan;
 struct tcp_conn;
 struct work;
 
 int tcp_ops_post(struct tcp_conn *tc, struct work *w);
-/* complete every work still unanswered with `status` */
-void tcp_ops_fail_outstanding(struct tcp_conn *tc, enum ibv_wc_status status);
-/* forget all work: the connection ends (the core flushes it) */
+/*
+ * the connection ends: let go of the registration a payload was landing
+ * in (the core flushes the work and the receive in flight)
+ */
 void tcp_ops_forget(struct tcp_conn *tc);
 
 /*

@@ -47,7 +47,7 @@ tp_disconnect(struct conn *conn)
 	switch (tc->state) {
 	case TC_ESTABLISHED:
 		tc->state = TC_DISCONNECTING;
-		tcp_ops_fail_outstanding(tc, IBV_WC_WR_FLUSH_ERR);
+		conn_work_flush(conn);
 		tcp_conn_send_goodbye(tc);
 		tc->timer.fn = goodbye_timeout;
 		loop_timer_arm(rpmad.loop, &tc->timer, GOODBYE_TIMEOUT_NS);

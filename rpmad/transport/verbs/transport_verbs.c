@@ -1,145 +1,58 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * transport_verbs.c -- the rdma-core transport: its operations table and
- * rpmad's one RDMA CM event channel, watched by the loop, whose events go
- * to the listener or connection they belong to
+ * transport_verbs.c -- the rdma-core transport as the core sees it: its
+ * operations table and its line in the transport table, which finds the
+ * RDMA devices (those there are at start, the one that serves an
+ * address), sets up what every device needs the first time one is seen,
+ * and lets go of it all at the end
  *
- * Design (see verbs_internal.h for the parts):
- * - devices: an RDMA device serves an address when the RDMA CM binds a
- *   throw-away id to it (LOCAL) or resolves a route through it (REMOTE);
- * - one protection domain per client peer; registrations are made on
- *   rpmad's mapping of the client's pages with iova = the client's address
- *   and the key the client gets is the device's rkey, so that descriptors
+ * Design, from the ground up (each file stands on the ones before it):
+ * - verbs_dev.c keeps the devices found; verbs_channel.c the one CM event
+ *   channel every CM id is made on; verbs_mr.c protection domains (one
+ *   per client peer) and registrations, made on rpmad's mapping of the
+ *   client's pages with iova = the client's address, so that descriptors
  *   mean the same to plain librpma peers;
- * - one RC queue pair per connection with its own send and receive CQs on
- *   a completion channel the loop watches; while the loop spins the CQs
- *   are polled, before it sleeps they are armed;
- * - a flush is librpma's read-after-write: an 8-byte RDMA read of the
- *   flushed range into a small buffer of rpmad's, after the writes.
+ * - verbs_conn.c a connection's state and how it ends; verbs_ep.c
+ *   listening and the requests that wait at an endpoint; verbs_work.c the
+ *   data path on a queue pair (a flush is librpma's read-after-write: an
+ *   8-byte RDMA read of the flushed range after the writes);
+ *   verbs_qp.c one RC queue pair per connection with its own completion
+ *   queues, polled while the loop spins and armed before it sleeps;
+ *   verbs_cm.c a connection's life through the CM;
+ * - verbs_gone.c letting go of a device that went away, which the parts
+ *   that hear of it call: verbs_async.c (a device's own events),
+ *   verbs_hotplug.c (the kernel's uevents), verbs_cm_events.c (the CM's
+ *   events, each handed to its part);
+ * - this file: an RDMA device serves an address when the RDMA CM binds a
+ *   throw-away id to it (local) or resolves a route through it (remote).
+ *
+ * A host without RDMA devices (or without the kernel's RDMA support) is
+ * the common case for development machines: ibv_get_device_list() finds
+ * nothing, quickly and quietly, and every address goes to the software
+ * transport.
  */
 
 #include <errno.h>
-#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <utlist.h>
 
-#include "daemon.h"
+#include "device.h"
+#include "librpma.h"
 #include "log.h"
 #include "transport_verbs.h"
-#include "verbs_internal.h"
-
-/* CM events handled per wake-up before others get a turn. */
-#define CM_EVENT_BUDGET 64
-
-static struct rdma_event_channel *cm_channel;
-static struct loop_watch cm_watch;
-static struct verbs_conn *all_vcs;
-
-struct verbs_conn *
-verbs_conn_all(void)
-{
-	return all_vcs;
-}
-
-void
-verbs_conn_link(struct verbs_conn *vc)
-{
-	DL_APPEND2(all_vcs, vc, all_prev, all_next);
-}
-
-void
-verbs_conn_unlink(struct verbs_conn *vc)
-{
-	DL_DELETE2(all_vcs, vc, all_prev, all_next);
-}
-
-/* Events that carry connection private data. */
-static bool
-has_conn_param(enum rdma_cm_event_type type)
-{
-	return type == RDMA_CM_EVENT_CONNECT_REQUEST ||
-		type == RDMA_CM_EVENT_ESTABLISHED ||
-		type == RDMA_CM_EVENT_REJECTED;
-}
-
-/*
- * Every event is copied and acknowledged before it is handled: handling
- * may destroy the event's id, which waits for its events' acks.
- */
-static void
-cm_ready(struct loop_watch *w, uint32_t events)
-{
-	for (int i = 0; i < CM_EVENT_BUDGET; i++) {
-		struct rdma_cm_event *ev;
-		if (rdma_get_cm_event(cm_channel, &ev)) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-					errno != EINTR)
-				log_warning("verbs: rdma_get_cm_event: %s",
-						strerror(errno));
-			return;
-		}
-		struct rdma_cm_event copy = *ev;
-		uint8_t pdata[255];
-		uint8_t len = 0;
-		if (has_conn_param(ev->event) && ev->param.conn.private_data) {
-			len = ev->param.conn.private_data_len;
-			memcpy(pdata, ev->param.conn.private_data, len);
-		}
-		copy.param.conn.private_data = len ? pdata : NULL;
-		copy.param.conn.private_data_len = len;
-		(void) rdma_ack_cm_event(ev);
-		verbs_cm_event(&copy);
-	}
-	loop_kick(rpmad.loop);
-}
-
-struct rdma_event_channel *
-verbs_cm_channel(char *err, size_t errlen)
-{
-	if (cm_channel)
-		return cm_channel;
-	struct rdma_event_channel *ch = rdma_create_event_channel();
-	if (ch == NULL) {
-		(void) snprintf(err, errlen, "rdma_create_event_channel: %s",
-				strerror(errno));
-		return NULL;
-	}
-	int flags = fcntl(ch->fd, F_GETFL);
-	if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK)) {
-		(void) snprintf(err, errlen, "the CM event channel: fcntl: %s",
-				strerror(errno));
-		rdma_destroy_event_channel(ch);
-		return NULL;
-	}
-	cm_watch.fd = ch->fd;
-	cm_watch.fn = cm_ready;
-	cm_watch.arg = NULL;
-	if (loop_add(rpmad.loop, &cm_watch, EPOLLIN)) {
-		(void) snprintf(err, errlen, "cannot watch the CM event "
-				"channel");
-		rdma_destroy_event_channel(ch);
-		return NULL;
-	}
-	cm_channel = ch;
-	verbs_qp_init();
-	return ch;
-}
-
-void
-transport_verbs_fini(void)
-{
-	if (all_vcs)
-		log_warning("verbs: %s connection states left at the end",
-				all_vcs->conn ? "adopted" : "unadopted");
-	if (cm_channel) {
-		loop_del(rpmad.loop, &cm_watch);
-		rdma_destroy_event_channel(cm_channel);
-		cm_channel = NULL;
-	}
-	verbs_dev_fini();
-}
+#include "verbs_async.h"
+#include "verbs_channel.h"
+#include "verbs_cm.h"
+#include "verbs_cm_events.h"
+#include "verbs_conn.h"
+#include "verbs_dev.h"
+#include "verbs_ep.h"
+#include "verbs_hotplug.h"
+#include "verbs_mr.h"
+#include "verbs_qp.h"
+#include "verbs_work.h"
 
 const struct transport_ops transport_verbs = {
 	.name = "verbs",
@@ -162,6 +75,140 @@ const struct transport_ops transport_verbs = {
 	.post = verbs_post,
 	.recv_posted = verbs_recv_posted,
 };
+
+/* ------------------------------------------------------------ devices */
+
+/* Whether any RDMA device exists at all (cheap: no CM involved). */
+static bool
+rdma_present(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	if (list == NULL)
+		return false;
+	ibv_free_device_list(list);
+	return n > 0;
+}
+
+/*
+ * What every device needs comes with the first one: the CM event channel
+ * (no device is used without it) and the poller of every queue pair.
+ */
+static int
+first_device_setup(void)
+{
+	if (verbs_channel())
+		return 0;
+	char err[256];
+	if (verbs_channel_open(verbs_cm_ready, err, sizeof(err))) {
+		log_warning("verbs: %s; RDMA devices are not used", err);
+		return -1;
+	}
+	verbs_qp_init();
+	return 0;
+}
+
+/* The device of a context the CM gave us, set up on first sight. */
+static struct verbs_dev *
+device_of(struct ibv_context *ctx)
+{
+	struct verbs_dev *vd = verbs_dev_find(ctx);
+	if (vd)
+		return vd->dead ? NULL : vd;
+	if (first_device_setup())
+		return NULL;
+	vd = verbs_dev_add(ctx, &transport_verbs);
+	if (vd == NULL)
+		return NULL;
+	verbs_async_watch(vd);
+	log_notice("verbs: RDMA device %s (device %u%s)", vd->dev->name,
+			vd->dev->id, vd->dev->odp_capable ?
+			", on-demand paging" : "");
+	verbs_hotplug_watch();
+	return vd;
+}
+
+void
+transport_verbs_init(void)
+{
+	if (!rdma_present())
+		return;
+	/* librdmacm's own contexts: the ones its CM ids will name */
+	int n = 0;
+	struct ibv_context **ctxs = rdma_get_devices(&n);
+	if (ctxs == NULL) {
+		log_warning("verbs: rdma_get_devices: %s", strerror(errno));
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		(void) device_of(ctxs[i]);
+	rdma_free_devices(ctxs);
+}
+
+static void
+name_addr(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[64] = "?";
+	(void) getnameinfo((const struct sockaddr *)ss, sizeof(*ss), host,
+			sizeof(host), NULL, 0, NI_NUMERICHOST);
+	(void) snprintf(buf, len, "%s", host);
+}
+
+struct device *
+transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
+		bool local)
+{
+	if (!rdma_present())
+		return NULL;
+
+	/* the port does not choose the device; binding one might fail */
+	struct sockaddr_storage addr;
+	memcpy(&addr, ss, sizeof(addr));
+	if (addr.ss_family == AF_INET)
+		((struct sockaddr_in *)&addr)->sin_port = 0;
+	else if (addr.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&addr)->sin6_port = 0;
+
+	/* a synchronous id: no event channel of ours is involved */
+	struct rdma_cm_id *id;
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP)) {
+		log_debug("verbs: rdma_create_id: %s", strerror(errno));
+		return NULL;
+	}
+	int ret = local ? rdma_bind_addr(id, (struct sockaddr *)&addr) :
+		rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr,
+				RPMA_DEFAULT_TIMEOUT_MS);
+	int err = errno;
+	struct verbs_dev *vd = NULL;
+	if (ret == 0 && id->verbs)
+		vd = device_of(id->verbs);
+	if (log_max_level >= LOG_DEBUG) {
+		char name[64];
+		name_addr(ss, name, sizeof(name));
+		if (vd)
+			log_debug("verbs: %s is served by %s", name,
+					vd->dev->name);
+		else
+			log_debug("verbs: no RDMA device serves %s (%s)", name,
+					ret ? strerror(err) : "none bound");
+	}
+	(void) rdma_destroy_id(id);
+	return vd ? vd->dev : NULL;
+}
+
+void
+transport_verbs_fini(void)
+{
+	struct verbs_conn *left = verbs_conn_all();
+	if (left)
+		log_warning("verbs: %s connection states left at the end",
+				left->conn ? "adopted" : "unadopted");
+	verbs_channel_close();
+	verbs_dev_fini();
+	verbs_hotplug_fini();
+}
+
+/* ------------------------------------------------------- the transport */
 
 static int
 verbs_init(void)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * verbs_cm.c -- connections through the RDMA CM: listening and the
- * requests that arrive, connecting (address, route, connect), accepting,
- * rejecting, the events that end a connection, and tearing down
+ * verbs_cm.c -- a connection through the RDMA CM, from the request to its
+ * end: adopting a request that waited at its endpoint and accepting or
+ * rejecting it, connecting (address, route, connect), the events of a
+ * connection, disconnecting and releasing it
  *
  * Events map to the core's: ESTABLISHED; DISCONNECTED -> CLOSED;
  * REJECTED -> REJECTED; ADDR_ERROR, ROUTE_ERROR and UNREACHABLE ->
@@ -15,9 +16,7 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <utlist.h>
 
 #include "conn.h"
 #include "device.h"
@@ -25,31 +24,32 @@
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
-#include "verbs_internal.h"
+#include "verbs_channel.h"
+#include "verbs_cm.h"
+#include "verbs_conn.h"
+#include "verbs_dev.h"
+#include "verbs_qp.h"
+#include "verbs_work.h"
+
+/* Private data an RDMA CM accept carries (RDMA_PS_TCP over IB/RoCE). */
+#define VERBS_ACCEPT_PDATA_MAX 196
 
 /* ---------------------------------------------------------- bookkeeping */
-
-static struct verbs_conn *
-vc_new(void)
-{
-	struct verbs_conn *vc = calloc(1, sizeof(*vc));
-	if (vc == NULL)
-		return NULL;
-	vc->kind = VCTX_CONN;
-	verbs_conn_link(vc);
-	return vc;
-}
 
 /* The queue pair first, then the id (the CM wants it that way). */
 static void
 vc_free(struct verbs_conn *vc)
 {
 	verbs_qp_destroy(vc);
-	if (vc->id && rdma_destroy_id(vc->id))
-		log_warning("verbs: rdma_destroy_id: %s", strerror(errno));
-	vc->id = NULL;
-	verbs_conn_unlink(vc);
-	free(vc);
+	verbs_conn_free(vc);
+}
+
+/* The connection is over: what the device completed before counts. */
+static void
+vc_over(struct verbs_conn *vc, enum rpma_conn_event event)
+{
+	(void) verbs_work_poll(vc);
+	verbs_conn_over(vc, event);
 }
 
 static uint32_t
@@ -58,156 +58,7 @@ timeout_ms(const struct conn *conn)
 	return conn->timeout_ms ? conn->timeout_ms : RPMA_DEFAULT_TIMEOUT_MS;
 }
 
-static const char *
-ctx_name(const struct ibv_context *ctx)
-{
-	return ctx ? ibv_get_device_name(ctx->device) : "none";
-}
-
-/* The connection is over: tell the core (once). */
-static void
-vc_over(struct verbs_conn *vc, enum rpma_conn_event event)
-{
-	if (vc->state == VC_OVER)
-		return;
-	if (vc->conn == NULL) {
-		/* waiting at the endpoint: the application learns it later */
-		vc->remote_gone = true;
-		return;
-	}
-	/* what the device completed before counts as done */
-	(void) verbs_qp_poll(vc);
-	vc->state = VC_OVER;
-	conn_ended(vc->conn, event);
-}
-
 /* ---------------------------------------------------------------- passive */
-
-int
-verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
-		socklen_t len, char *err, size_t errlen)
-{
-	struct verbs_dev *vd = verbs_dev_of_peer(ep->peer);
-	struct rdma_event_channel *ch = verbs_cm_channel(err, errlen);
-	if (ch == NULL)
-		return -ENODEV;
-	struct verbs_ep *vep = calloc(1, sizeof(*vep));
-	if (vep == NULL) {
-		(void) snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	vep->kind = VCTX_EP;
-	vep->ep = ep;
-
-	int ret;
-	const char *call = "rdma_create_id";
-	if (rdma_create_id(ch, &vep->id, vep, RDMA_PS_TCP))
-		goto err_errno;
-	call = "rdma_bind_addr";
-	if (rdma_bind_addr(vep->id, (struct sockaddr *)ss))
-		goto err_errno;
-	if (vep->id->verbs && vep->id->verbs != vd->ctx) {
-		(void) snprintf(err, errlen, "cannot listen at %s:%s: it is "
-				"served by RDMA device %s, the peer's device "
-				"is %s", ep->addr, ep->port,
-				ctx_name(vep->id->verbs), ep->peer->dev->name);
-		ret = -EINVAL;
-		goto err;
-	}
-	call = "rdma_listen";
-	if (rdma_listen(vep->id, EP_BACKLOG))
-		goto err_errno;
-	ep->tp_ep = vep;
-	return 0;
-
-err_errno:
-	/* the core adds the errno's text */
-	ret = errno ? -errno : -EIO;
-	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep->addr,
-			ep->port, call);
-err:
-	if (vep->id)
-		(void) rdma_destroy_id(vep->id);
-	free(vep);
-	return ret;
-}
-
-void
-verbs_unlisten(struct ep *ep)
-{
-	struct verbs_ep *vep = ep->tp_ep;
-	if (vep == NULL)
-		return;
-	if (rdma_destroy_id(vep->id))
-		log_warning("verbs: rdma_destroy_id: %s", strerror(errno));
-	free(vep);
-	ep->tp_ep = NULL;
-}
-
-static void
-refuse_request(struct rdma_cm_id *id)
-{
-	(void) rdma_reject(id, NULL, 0);
-	(void) rdma_destroy_id(id);
-}
-
-/* A CONNECT_REQUEST: a new id waits at the endpoint for the application. */
-static void
-request_arrived(const struct rdma_cm_event *ev)
-{
-	struct verbs_ep *vep = ev->listen_id->context;
-	struct ep *ep = vep->ep;
-	struct rdma_cm_id *id = ev->id;
-
-	struct verbs_dev *vd = verbs_dev_of_peer(ep->peer);
-	if (vd == NULL || id->verbs != vd->ctx) {
-		log_warning("verbs: endpoint %s:%s: a request came through "
-				"RDMA device %s, the endpoint's peer uses %s; "
-				"rejecting it", ep->addr, ep->port,
-				ctx_name(id->verbs), ep->peer->dev->name);
-		refuse_request(id);
-		return;
-	}
-	struct verbs_conn *vc = vc_new();
-	struct incoming *inc = calloc(1, sizeof(*inc));
-	if (vc == NULL || inc == NULL) {
-		log_warning("verbs: endpoint %s:%s: out of memory for a "
-				"request; rejecting it", ep->addr, ep->port);
-		if (vc)
-			vc_free(vc);
-		free(inc);
-		refuse_request(id);
-		return;
-	}
-	vc->passive = true;
-	vc->id = id;
-	vc->state = VC_WAITING;
-	id->context = vc;
-
-	inc->tp_state = vc;
-	inc->pdata_len = ev->param.conn.private_data ?
-		ev->param.conn.private_data_len : 0;
-	if (inc->pdata_len)
-		memcpy(inc->pdata, ev->param.conn.private_data,
-				inc->pdata_len);
-	memcpy(&inc->local, &id->route.addr.src_storage, sizeof(inc->local));
-	memcpy(&inc->remote, &id->route.addr.dst_storage,
-			sizeof(inc->remote));
-	inc->remote_len = inc->remote.ss_family == AF_INET6 ?
-		sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-	if (ep_incoming(ep, inc))
-		verbs_incoming_drop(inc, true);
-}
-
-void
-verbs_incoming_drop(struct incoming *inc, bool reject)
-{
-	struct verbs_conn *vc = inc->tp_state;
-	if (reject && !vc->remote_gone)
-		(void) rdma_reject(vc->id, NULL, 0);
-	vc_free(vc);
-	free(inc);
-}
 
 int
 verbs_adopt(struct conn *conn, struct incoming *inc, char *err,
@@ -284,10 +135,12 @@ verbs_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 				pdata_len, VERBS_CONNECT_PDATA_MAX);
 		return -EINVAL;
 	}
-	struct rdma_event_channel *ch = verbs_cm_channel(err, errlen);
-	if (ch == NULL)
+	struct rdma_event_channel *ch = verbs_channel();
+	if (ch == NULL) {
+		(void) snprintf(err, errlen, "no RDMA CM event channel");
 		return -ENODEV;
-	struct verbs_conn *vc = vc_new();
+	}
+	struct verbs_conn *vc = verbs_conn_new();
 	if (vc == NULL) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -327,7 +180,8 @@ addr_resolved(struct verbs_conn *vc)
 		log_info("verbs: connection qp %u: %s is reached through RDMA "
 				"device %s, the peer's device is %s",
 				conn->qp_num, conn->remote_name,
-				ctx_name(vc->id->verbs), conn->peer->dev->name);
+				verbs_dev_ctx_name(vc->id->verbs),
+				conn->peer->dev->name);
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
@@ -412,17 +266,6 @@ verbs_release(struct conn *conn, bool abort)
 	conn->tp_conn = NULL;
 }
 
-void
-verbs_conn_lost(struct verbs_conn *vc)
-{
-	/* the device stops touching the buffers; what it held is flushed */
-	verbs_qp_failed(vc);
-	/* the CM's view follows: it stops waiting for a peer that is gone */
-	if (vc->state == VC_ESTABLISHED)
-		(void) rdma_disconnect(vc->id);
-	vc_over(vc, RPMA_CONN_LOST);
-}
-
 /* --------------------------------------------------------------- events */
 
 static void
@@ -463,8 +306,8 @@ reject_reason(int reason)
 	}
 }
 
-static void
-conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
+void
+verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 {
 	const char *what = rdma_event_str(ev->event);
 	if (vc->conn)
@@ -504,39 +347,10 @@ conn_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 		vc_over(vc, RPMA_CONN_CLOSED);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		/* verbs_cm_event let go of the whole device already */
+		/* verbs_cm_events.c let go of the whole device already */
 		vc_over(vc, RPMA_CONN_LOST);
 		break;
 	default:
 		break;	/* TIMEWAIT_EXIT, ADDR_CHANGE: nothing to do */
 	}
-}
-
-void
-verbs_cm_event(const struct rdma_cm_event *ev)
-{
-	/* the first id to hear it: everything on the device goes now */
-	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL && ev->id &&
-			ev->id->verbs) {
-		struct verbs_dev *vd = verbs_dev_find(ev->id->verbs);
-		if (vd)
-			verbs_dev_gone(vd, true);
-		return;
-	}
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		request_arrived(ev);
-		return;
-	}
-	void *ctx = ev->id ? ev->id->context : NULL;
-	if (ctx == NULL)
-		return;
-	if (*(const uint8_t *)ctx == VCTX_EP) {
-		const struct verbs_ep *vep = ctx;
-		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-			log_warning("verbs: endpoint %s:%s: its RDMA device "
-					"was removed", vep->ep->addr,
-					vep->ep->port);
-		return;
-	}
-	conn_event(ctx, ev);
 }

@@ -7,11 +7,12 @@
  * connections are LOST, and their registrations, endpoints and peers stay
  * until they delete them, without the device's resources behind them
  * (new work on them fails).
+ *
+ * Three parts hear that a device went away, and all of them stand above
+ * this file: its asynchronous events (verbs_async.c), the CM's events
+ * (verbs_cm_events.c) and the kernel's uevents (verbs_hotplug.c).
  */
 
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
 #include <utlist.h>
 
 #include "device.h"
@@ -20,7 +21,13 @@
 #include "mr.h"
 #include "peer.h"
 #include "registry.h"
-#include "verbs_internal.h"
+#include "verbs_conn.h"
+#include "verbs_dev.h"
+#include "verbs_ep.h"
+#include "verbs_gone.h"
+#include "verbs_mr.h"
+#include "verbs_qp.h"
+#include "verbs_work.h"
 
 /* Connections: LOST, then their queue pairs and CM ids go. */
 static void
@@ -30,12 +37,9 @@ release_conns(struct verbs_dev *vd)
 	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
 		if (vc->vdev != vd && (vc->id == NULL || vc->id->verbs != vd->ctx))
 			continue;
-		verbs_conn_lost(vc);
+		verbs_work_lost(vc);
 		verbs_qp_destroy(vc);
-		if (vc->id && rdma_destroy_id(vc->id))
-			log_warning("verbs: rdma_destroy_id: %s",
-					strerror(errno));
-		vc->id = NULL;
+		verbs_conn_drop_id(vc);
 	}
 }
 

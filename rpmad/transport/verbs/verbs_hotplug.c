@@ -22,7 +22,9 @@
 
 #include "daemon.h"
 #include "log.h"
-#include "verbs_internal.h"
+#include "verbs_dev.h"
+#include "verbs_gone.h"
+#include "verbs_hotplug.h"
 
 /* uevents handled per wake-up before others get a turn */
 #define UEVENT_BUDGET 32

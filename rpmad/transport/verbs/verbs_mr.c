@@ -17,7 +17,8 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
-#include "verbs_internal.h"
+#include "verbs_dev.h"
+#include "verbs_mr.h"
 
 /* ibv_advise_mr takes 32-bit lengths: longer ranges go in pieces. */
 #define ADVISE_CHUNK (1u << 30)
