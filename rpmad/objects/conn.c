@@ -228,6 +228,21 @@ conn_recvs_in_flight(const struct conn *conn)
 	return (uint32_t)(conn->inflight.recv_seq - conn->inflight.recv_done);
 }
 
+/*
+ * The receive rpmad refused (conn->recv_rejected) completes once the
+ * receives before it did, with `status`; false while they are in flight.
+ */
+static bool
+recv_rejected_turn(struct conn *conn, enum ibv_wc_status status)
+{
+	if (!conn->recv_rejected || conn_recvs_in_flight(conn))
+		return false;
+	conn->recv_rejected = 0;
+	conn_recv_done(conn, recv_at(conn, conn->inflight.recv_seq + 1),
+			status, 0, IBV_WC_RECV, false, 0);
+	return true;
+}
+
 void
 conn_recv_flush(struct conn *conn)
 {
@@ -235,6 +250,7 @@ conn_recv_flush(struct conn *conn)
 	while ((rs = conn_recv_oldest(conn)) != NULL)
 		conn_recv_done(conn, rs, IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV,
 				false, 0);
+	(void) recv_rejected_turn(conn, IBV_WC_WR_FLUSH_ERR);
 }
 
 /* ------------------------------------------------------------ completions */
@@ -332,6 +348,22 @@ set_qp_error(struct conn *conn)
 	qp_set_state(&conn->qp, QP_STATE_ERROR);
 }
 
+/*
+ * The work rpmad refused completes once the works taken before it did:
+ * with its own status, or flushed when one of them failed the queue pair.
+ */
+static void
+complete_rejected(struct conn *conn)
+{
+	if (!conn->rejected || conn->sq_done + 1 != conn->sq_taken)
+		return;
+	enum ibv_wc_status status = conn->qp_error ? IBV_WC_WR_FLUSH_ERR :
+		(enum ibv_wc_status)conn->rejected;
+	conn->rejected = 0;
+	conn_work_done(conn, &conn->works[conn->sq_done &
+			(conn->qp.layout.sq_entries - 1)], status);
+}
+
 void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
@@ -352,6 +384,7 @@ conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 	/* the transport flushes what it holds after this; the poller the rest */
 	if (status != IBV_WC_SUCCESS && status != IBV_WC_WR_FLUSH_ERR)
 		set_qp_error(conn);
+	complete_rejected(conn);
 }
 
 /* Flushes work taken from the SQ that nobody will complete any more. */
@@ -364,6 +397,7 @@ flush_taken(struct conn *conn)
 		conn_work_done(conn, w, IBV_WC_WR_FLUSH_ERR);
 	}
 	conn->deferred = false;
+	conn->rejected = 0;
 }
 
 /* Flushes everything still in the rings (the queue pair is in error). */
@@ -380,7 +414,8 @@ flush_rings(struct conn *conn)
 		n++;
 	}
 	struct qp_rqe rqe;
-	while (qp_rq_next(&conn->qp, &rqe) == 1) {
+	/* a refused receive first, in its turn (conn_recv_flush) */
+	while (!conn->recv_rejected && qp_rq_next(&conn->qp, &rqe) == 1) {
 		struct qp_cqe cqe = {
 			.wr_id = rqe.wr_id,
 			.status = IBV_WC_WR_FLUSH_ERR,
@@ -500,7 +535,8 @@ take_work(struct conn *conn)
 		conn->deferred = false;
 		n++;
 	}
-	while (!conn->qp_error && conn->state == CONN_ESTABLISHED &&
+	while (!conn->qp_error && !conn->rejected &&
+			conn->state == CONN_ESTABLISHED &&
 			conn->sq_taken - conn->sq_done < entries) {
 		struct qp_sqe sqe;
 		uint32_t index;
@@ -516,7 +552,8 @@ take_work(struct conn *conn)
 					"%u: work request %u rejected (%s)",
 					conn->qp_num, index,
 					ibv_wc_status_str(status));
-			conn_work_done(conn, w, status);
+			conn->rejected = (uint8_t)status;
+			complete_rejected(conn);
 			break;
 		}
 		if (post(conn, w) == -EAGAIN) {
@@ -529,10 +566,29 @@ take_work(struct conn *conn)
 
 /* ------------------------------------------------------------- receives */
 
+/*
+ * For conn_take_recv: -EPROTO once the refused receive failed in its turn
+ * (and the queue pair with it), -EAGAIN while receives before it are in
+ * flight (a transport that holds receives takes again after each).
+ */
+static int
+refused_recv_due(struct conn *conn)
+{
+	enum ibv_wc_status status = conn->qp_error ? IBV_WC_WR_FLUSH_ERR :
+		(enum ibv_wc_status)conn->recv_rejected;
+	if (!recv_rejected_turn(conn, status))
+		return -EAGAIN;
+	conn_qp_error(conn);
+	return -EPROTO;
+}
+
 int
 conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 {
 	conn_activate(conn);
+	/* nothing after a refused receive until it had its turn */
+	if (conn->recv_rejected)
+		return refused_recv_due(conn);
 	/* a transport holds at most the RQ's depth; more would reuse a slot */
 	if (conn_recvs_in_flight(conn) >= conn->qp.layout.rq_entries)
 		return -EAGAIN;
@@ -558,9 +614,8 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	if (status == 0 && len > rqe.length)
 		status = IBV_WC_LOC_LEN_ERR;
 	if (status) {
-		conn_recv_done(conn, rs, status, 0, IBV_WC_RECV, false, 0);
-		conn_qp_error(conn);
-		return -EPROTO;
+		conn->recv_rejected = (uint8_t)status;
+		return refused_recv_due(conn);
 	}
 	return 0;
 }
@@ -778,6 +833,8 @@ sq_wanted(const struct conn *conn)
 {
 	if (conn->qp_error || conn->deferred)
 		return true;
+	if (conn->rejected)
+		return false;	/* nothing more is taken before it completes */
 	return conn->state == CONN_ESTABLISHED &&
 		conn->sq_taken - conn->sq_done < conn->qp.layout.sq_entries;
 }

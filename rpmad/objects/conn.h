@@ -118,6 +118,14 @@ struct conn {
 	uint32_t sq_done;	/* next SQ index to complete */
 	uint32_t sq_taken;	/* next SQ index to take */
 	bool deferred;		/* works[sq_taken - 1] waits for post() */
+	/*
+	 * rpmad refused works[sq_taken - 1] (an ibv_wc_status, 0: none), or
+	 * the receive after those in flight: each completes with it in its
+	 * turn, once everything before it completed (reliable connections
+	 * complete in order)
+	 */
+	uint8_t rejected;
+	uint8_t recv_rejected;
 	bool rnr_waiting;	/* a message waits for a receive */
 	struct conn_inflight inflight;
 

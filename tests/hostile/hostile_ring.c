@@ -447,11 +447,22 @@ run_attack(struct hostile *h, int a)
 		break;
 	}
 
-	/* one bad entry, then a good one behind it */
+	/*
+	 * a good entry, one bad entry, then a good one behind it: each
+	 * completes in its turn (the bad one after the one in flight before
+	 * it, whether rpmad or the target refuses it), the last is flushed
+	 */
 	enum ibv_wc_status want;
 	struct qp_sqe bad = bad_entry(h, &d, a, &want);
+	struct qp_sqe first = good;
+	first.wr_id = 5;
+	hu_qp_post_raw(&q, &first);
 	hu_qp_post_raw(&q, &bad);
 	hu_qp_post_raw(&q, &good);
+	next_wc(cq, &wc, a);
+	IT_EQ(wc.wr_id, 5);
+	IT_ASSERT_MSG(wc.status == IBV_WC_SUCCESS, "%s: the work before got "
+			"%s", attack_names[a], ibv_wc_status_str(wc.status));
 	next_wc(cq, &wc, a);
 	IT_EQ(wc.wr_id, 1);
 	IT_ASSERT_MSG(wc.status == want, "%s: status %s, wanted %s",

@@ -784,10 +784,41 @@ START_TEST(test_remote_access_error)
 }
 END_TEST
 
+/* Work rpmad refuses completes in its turn, after the work before it. */
+START_TEST(test_refused_work_in_turn)
+{
+	struct pair p;
+	pair_setup(&p, CFG, CFG);
+	struct qp_cqe cqe;
+
+	fake_hold(true);	/* the device holds write 1 for now */
+	h_post(p.cc, QP_OP_WRITE, true, 1, &p.cmem, 0, 8, addr_of(&p.smem, 0),
+			p.smem.key, 0);
+	h_run(2);
+	ck_assert_uint_eq(conn_works_in_flight(p.cc), 1);
+	/* a key that is not a registration of this client */
+	struct h_mem bogus = p.cmem;
+	bogus.lkey = p.smem.lkey;
+	h_post(p.cc, QP_OP_WRITE, true, 2, &bogus, 0, 8, addr_of(&p.smem, 0),
+			p.smem.key, 0);
+	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
+			p.smem.key, 0);
+	ck_assert(!h_wait_cqe(p.cc, false, &cqe, 50));
+	ck_assert(!p.cc->qp_error);
+	fake_hold(false);
+	expect_cqe(p.cc, false, 1, IBV_WC_SUCCESS, NULL);
+	expect_cqe(p.cc, false, 2, IBV_WC_LOC_PROT_ERR, NULL);
+	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
+	ck_assert(p.cc->qp_error);
+	pair_teardown(&p);
+}
+END_TEST
+
 START_TEST(test_bad_receive)
 {
 	struct pair p;
 	pair_setup(&p, CFG, CFG);
+	struct qp_cqe cqe;
 
 	h_post_recv(p.cc, 1, &p.cmem, 0, 64);
 	h_run(2);
@@ -795,14 +826,21 @@ START_TEST(test_bad_receive)
 	struct h_mem bogus = p.cmem;
 	bogus.lkey = p.smem.lkey;
 	h_post_recv(p.cc, 2, &bogus, 0, 64);
+	h_post_recv(p.cc, 3, &p.cmem, 0, 64);
+	/* it waits for its turn: the receive before it is the device's */
+	ck_assert(!h_wait_cqe(p.cc, false, &cqe, 50));
+	ck_assert(!p.cc->qp_error);
+	/* a message takes receive 1; then 2 fails, and the queue pair */
+	h_post(p.sc, QP_OP_SEND, true, 10, &p.smem, 0, 8, 0, 0, 0);
+	expect_cqe(p.sc, false, 10, IBV_WC_SUCCESS, NULL);
+	expect_cqe(p.cc, false, 1, IBV_WC_SUCCESS, NULL);
 	expect_cqe(p.cc, false, 2, IBV_WC_LOC_PROT_ERR, NULL);
-	/* the queue pair failed: the receive the device held is flushed */
-	expect_cqe(p.cc, false, 1, IBV_WC_WR_FLUSH_ERR, NULL);
+	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
 	ck_assert(p.cc->qp_error);
 	ck_assert_uint_eq(conn_recvs_in_flight(p.cc), 0);
-	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
+	h_post(p.cc, QP_OP_WRITE, true, 4, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
-	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
+	expect_cqe(p.cc, false, 4, IBV_WC_WR_FLUSH_ERR, NULL);
 
 	/* a message too long for the receive fails both sides */
 	struct h_reply r;
@@ -1021,6 +1059,7 @@ verbs_suite(void)
 
 	tc = tcase_create("errors");
 	tcase_add_test(tc, test_remote_access_error);
+	tcase_add_test(tc, test_refused_work_in_turn);
 	tcase_add_test(tc, test_bad_receive);
 	tcase_add_test(tc, test_disconnect_flushes);
 	tcase_add_test(tc, test_client_vanishes);
