@@ -365,6 +365,19 @@ complete_rejected(struct conn *conn)
 }
 
 void
+conn_work_refused(struct conn *conn, struct work *w,
+		enum ibv_wc_status status)
+{
+	/* post() offers the newest work taken: take_work stops behind it */
+	if (w != &conn->works[(conn->sq_taken - 1) &
+			(conn->qp.layout.sq_entries - 1)])
+		log_err("connection qp %u: work %u refused out of turn",
+				conn->qp_num, w->sq_index);
+	conn->rejected = (uint8_t)status;
+	complete_rejected(conn);
+}
+
+void
 conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 {
 	conn_activate(conn);

@@ -197,6 +197,15 @@ void conn_work_handed(struct conn *conn, struct work *w);
 /* conn_work_oldest -- the oldest work in flight, or NULL */
 struct work *conn_work_oldest(const struct conn *conn);
 
+/*
+ * conn_work_refused -- in post(): the transport cannot start w (say, the
+ * client's memory cannot be read); it completes with `status` in its
+ * turn, once the work in flight before it completed, and the queue pair
+ * fails then. Nothing after it is offered.
+ */
+void conn_work_refused(struct conn *conn, struct work *w,
+		enum ibv_wc_status status);
+
 /* conn_works_in_flight -- how many works are in flight */
 uint32_t conn_works_in_flight(const struct conn *conn);
 
@@ -206,8 +215,9 @@ uint64_t conn_work_last_seq(const struct conn *conn);
 /*
  * conn_work_done -- complete a work: the oldest in flight (it leaves the
  * list), or one that post() was given and the transport did not hand
- * over. After completing one with an error, the transport completes every
- * later work it holds with IBV_WC_WR_FLUSH_ERR (conn_work_flush()).
+ * over while nothing is in flight. After completing one with an error,
+ * the transport completes every later work it holds with
+ * IBV_WC_WR_FLUSH_ERR (conn_work_flush()).
  */
 void conn_work_done(struct conn *conn, struct work *w,
 		enum ibv_wc_status status);

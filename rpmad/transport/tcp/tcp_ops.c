@@ -56,7 +56,7 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 	case QP_OP_ATOMIC_WRITE:
 		/* the 8 bytes as they are now, as a NIC would read them */
 		if (guarded_memcpy(atomic_value, w->local, 8)) {
-			conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
+			conn_work_refused(tc->conn, w, IBV_WC_LOC_PROT_ERR);
 			return 0;
 		}
 		f.type = TF_ATOMIC;

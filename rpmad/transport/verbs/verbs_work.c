@@ -290,7 +290,7 @@ verbs_post(struct conn *conn, struct work *w)
 		break;
 	default:
 		/* the core validated the opcode */
-		conn_work_done(conn, w, IBV_WC_LOC_QP_OP_ERR);
+		conn_work_refused(conn, w, IBV_WC_LOC_QP_OP_ERR);
 		return 0;
 	}
 
