@@ -320,7 +320,9 @@ reload(void)
 
 	struct config next;
 	config_defaults(&next);
-	int loaded = config_load(&next, opts.config, !opts.config_given);
+	bool absent;
+	int loaded = config_load(&next, opts.config, !opts.config_given,
+			&absent);
 	fsident_restore();
 	if (loaded < 0) {
 		log_err("reload: %s has errors; keeping the old configuration",
@@ -346,7 +348,7 @@ reload(void)
 			rpmad.cfg.socket_group) ||
 		next.socket_mode != rpmad.cfg.socket_mode;
 	rpmad.cfg = next;
-	rpmad.config_absent = loaded == CONFIG_ABSENT;
+	rpmad.config_absent = absent;
 	apply_runtime_settings();
 	if (access_changed && !socket_from_systemd) {
 		fsident_root();
@@ -506,7 +508,9 @@ main(int argc, char *argv[])
 
 	log_init();
 	config_defaults(&rpmad.cfg);
-	int loaded = config_load(&rpmad.cfg, opts.config, !opts.config_given);
+	bool absent;
+	int loaded = config_load(&rpmad.cfg, opts.config, !opts.config_given,
+			&absent);
 	if (loaded < 0) {
 		log_err("%s: not %s: the configuration has errors",
 				opts.config, opts.check_config ?
@@ -515,13 +519,13 @@ main(int argc, char *argv[])
 	}
 	apply_options(&rpmad.cfg, &opts);
 	if (opts.check_config) {
-		(void) printf(loaded == CONFIG_ABSENT ? "%s: absent; the "
+		(void) printf(absent ? "%s: absent; the "
 				"built-in defaults apply\n" :
 				"%s: configuration is valid\n", opts.config);
 		return 0;
 	}
 	rpmad.config_path = opts.config;
-	rpmad.config_absent = loaded == CONFIG_ABSENT;
+	rpmad.config_absent = absent;
 	(void) snprintf(configured_socket, sizeof(configured_socket), "%s",
 			rpmad.cfg.socket_path);
 	log_max_level = rpmad.cfg.log_level;
@@ -532,9 +536,10 @@ main(int argc, char *argv[])
 
 	/* a vanished client must not kill rpmad with SIGPIPE */
 	(void) signal(SIGPIPE, SIG_IGN);
-	if (guard_init()) {
+	ret = guard_init();
+	if (ret) {
 		log_err("cannot install the SIGBUS handler: %s",
-				strerror(errno));
+				strerror(-ret));
 		return 1;
 	}
 	raise_fd_limit();

@@ -67,18 +67,21 @@ config_transport_valid(const char *name)
 	return strcmp(name, "auto") == 0;
 }
 
-/* A number with an optional K, M, G or T suffix (powers of 1024). */
+/*
+ * A number with an optional K, M, G or T suffix (powers of 1024): 0,
+ * -EINVAL (not a number) or -ERANGE (above max).
+ */
 static int
 parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
 	errno = 0;
 	if (!isdigit((unsigned char)*s))
-		return -1;
+		return -EINVAL;
 	/* decimal only: a leading 0 must not turn "010" into eight */
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno)
-		return -1;
+		return -errno;
 	unsigned shift = 0;
 	switch (*end) {
 	case 'K': case 'k': shift = 10; end++; break;
@@ -87,12 +90,12 @@ parse_u64(const char *s, uint64_t max, uint64_t *out)
 	case 'T': case 't': shift = 40; end++; break;
 	}
 	if (*end != '\0')
-		return -1;
+		return -EINVAL;
 	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
+		return -ERANGE;
 	v <<= shift;
 	if (v > max)
-		return -1;
+		return -ERANGE;
 	*out = v;
 	return 0;
 }
@@ -101,13 +104,17 @@ static int
 parse_u32(const char *s, uint32_t *out)
 {
 	uint64_t v;
-	if (parse_u64(s, UINT32_MAX, &v))
-		return -1;
+	int ret = parse_u64(s, UINT32_MAX, &v);
+	if (ret)
+		return ret;
 	*out = (uint32_t)v;
 	return 0;
 }
 
-/* A comma-separated list of user (or group) names or numbers. */
+/*
+ * A comma-separated list of user (or group) names or numbers: 0, or a
+ * negative errno (logged).
+ */
 static int
 parse_ids(const char *value, bool groups, unsigned *ids, unsigned *n,
 		const char *path, int line)
@@ -121,7 +128,7 @@ parse_ids(const char *value, bool groups, unsigned *ids, unsigned *n,
 		if (*n == CONFIG_MAX_IDS) {
 			log_err("%s:%d: more than %d names", path, line,
 					CONFIG_MAX_IDS);
-			return -1;
+			return -E2BIG;
 		}
 		uint64_t num;
 		if (parse_u64(tok, UINT32_MAX - 1, &num) == 0) {
@@ -133,7 +140,7 @@ parse_ids(const char *value, bool groups, unsigned *ids, unsigned *n,
 			if (gr == NULL) {
 				log_err("%s:%d: unknown group '%s'", path,
 						line, tok);
-				return -1;
+				return -ENOENT;
 			}
 			ids[(*n)++] = gr->gr_gid;
 		} else {
@@ -141,7 +148,7 @@ parse_ids(const char *value, bool groups, unsigned *ids, unsigned *n,
 			if (pw == NULL) {
 				log_err("%s:%d: unknown user '%s'", path, line,
 						tok);
-				return -1;
+				return -ENOENT;
 			}
 			ids[(*n)++] = pw->pw_uid;
 		}
@@ -161,23 +168,23 @@ trim(char *s)
 }
 
 /*
- * One limit key into `l`: the LIMIT_SET_* bit it set, 0 for a bad value,
- * -1 when the key is no limit.
+ * One limit key into `l`: the LIMIT_SET_* bit it set, 0 when the key is no
+ * limit, -EINVAL for a bad value (not logged: the caller says where).
  */
 static int
 apply_limit(struct limits *l, const char *key, const char *value)
 {
 	if (strcmp(key, "max_connections") == 0)
-		return parse_u32(value, &l->max_connections) ? 0 :
+		return parse_u32(value, &l->max_connections) ? -EINVAL :
 			LIMIT_SET_CONNECTIONS;
 	if (strcmp(key, "max_endpoints") == 0)
-		return parse_u32(value, &l->max_endpoints) ? 0 :
+		return parse_u32(value, &l->max_endpoints) ? -EINVAL :
 			LIMIT_SET_ENDPOINTS;
 	if (strcmp(key, "max_pending_requests") == 0)
-		return parse_u32(value, &l->max_pending_requests) ? 0 :
+		return parse_u32(value, &l->max_pending_requests) ? -EINVAL :
 			LIMIT_SET_PENDING;
 	if (strcmp(key, "max_descriptors") == 0)
-		return parse_u32(value, &l->max_descriptors) ? 0 :
+		return parse_u32(value, &l->max_descriptors) ? -EINVAL :
 			LIMIT_SET_DESCRIPTORS;
 	if (strcmp(key, "max_registered_bytes") == 0) {
 		if (strcmp(value, "memlock") == 0) {
@@ -185,15 +192,15 @@ apply_limit(struct limits *l, const char *key, const char *value)
 			return LIMIT_SET_BYTES;
 		}
 		return parse_u64(value, UINT64_MAX - 1,
-				&l->max_registered_bytes) ? 0 :
+				&l->max_registered_bytes) ? -EINVAL :
 			LIMIT_SET_BYTES;
 	}
-	return -1;
+	return 0;
 }
 
 /*
  * allow_connect / allow_listen into their lists: 1 when applied, 0 when
- * wrong (logged), -1 when the key is neither.
+ * the key is neither, -EINVAL when the value is wrong (logged).
  */
 static int
 apply_rules(const char *key, const char *value, struct net_rules *connect,
@@ -205,18 +212,19 @@ apply_rules(const char *key, const char *value, struct net_rules *connect,
 	else if (strcmp(key, "allow_listen") == 0)
 		r = listen;
 	else
-		return -1;
-	char err[256];
-	if (net_rules_parse(value, r, err, sizeof(err))) {
-		log_err("%s:%d: %s: %s", path, line, key, err);
 		return 0;
+	char err[256];
+	int ret = net_rules_parse(value, r, err, sizeof(err));
+	if (ret) {
+		log_err("%s:%d: %s: %s", path, line, key, err);
+		return ret;
 	}
 	return 1;
 }
 
 /*
  * "[user NAME]" or "[group NAME]" (names or numbers): starts a section.
- * 0, or -1 (logged).
+ * 0, or a negative errno (logged).
  */
 static int
 start_section(struct config *c, char *s, const char *path, int line)
@@ -241,13 +249,14 @@ start_section(struct config *c, char *s, const char *path, int line)
 	if (c->n_sections == CONFIG_MAX_SECTIONS) {
 		log_err("%s:%d: more than %d sections", path, line,
 				CONFIG_MAX_SECTIONS);
-		return -1;
+		return -E2BIG;
 	}
 	unsigned id, n = 0;
-	if (parse_ids(name, group, &id, &n, path, line) || n != 1) {
+	int ret = parse_ids(name, group, &id, &n, path, line);
+	if (ret || n != 1) {
 		if (n != 1)
 			log_err("%s:%d: one name per section", path, line);
-		return -1;
+		return ret ? ret : -EINVAL;
 	}
 	struct config_section *sec = &c->sections[c->n_sections++];
 	memset(sec, 0, sizeof(*sec));
@@ -257,10 +266,13 @@ start_section(struct config *c, char *s, const char *path, int line)
 	return 0;
 bad:
 	log_err("%s:%d: expected [user NAME] or [group NAME]", path, line);
-	return -1;
+	return -EINVAL;
 }
 
-/* One "key = value" inside a section: limits and networks only. */
+/*
+ * One "key = value" inside a section: limits and networks only. 0, or a
+ * negative errno (logged).
+ */
 static int
 apply_in_section(struct config_section *sec, const char *key,
 		const char *value, const char *path, int line)
@@ -270,22 +282,25 @@ apply_in_section(struct config_section *sec, const char *key,
 		sec->limits_set |= (unsigned)v;
 		return 0;
 	}
-	if (v == 0) {
+	if (v < 0) {
 		log_err("%s:%d: bad value '%s' for %s", path, line, value,
 				key);
-		return -1;
+		return v;
 	}
 	v = apply_rules(key, value, &sec->allow_connect,
 			&sec->allow_listen, path, line);
-	if (v >= 0)
-		return v ? 0 : -1;
+	if (v != 0)
+		return v < 0 ? v : 0;
 	log_err("%s:%d: '%s' cannot be set for one %s (only the max_* "
 			"limits, allow_connect and allow_listen)", path, line,
 			key, sec->group ? "group" : "user");
-	return -1;
+	return -EINVAL;
 }
 
-/* Applies one "key = value"; logs and returns -1 when it is wrong. */
+/*
+ * Applies one "key = value"; logs and returns a negative errno when it is
+ * wrong.
+ */
 static int
 apply(struct config *c, const char *key, const char *value, const char *path,
 		int line)
@@ -305,7 +320,7 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 		if (value[0] && parse_u64(value, UINT32_MAX - 1, &gid) &&
 				getgrnam(value) == NULL) {
 			log_err("%s:%d: unknown group '%s'", path, line, value);
-			return -1;
+			return -ENOENT;
 		}
 		(void) snprintf(c->socket_group, sizeof(c->socket_group), "%s",
 				value);
@@ -336,12 +351,12 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 	} else if (strcmp(key, "rnr_timeout_ms") == 0) {
 		if (parse_u32(value, &c->rnr_timeout_ms))
 			goto bad;
-	} else if ((v = apply_limit(&c->limits, key, value)) >= 0) {
-		if (v == 0)
+	} else if ((v = apply_limit(&c->limits, key, value)) != 0) {
+		if (v < 0)
 			goto bad;
 	} else if ((v = apply_rules(key, value, &c->allow_connect,
-			&c->allow_listen, path, line)) >= 0) {
-		return v ? 0 : -1;
+			&c->allow_listen, path, line)) != 0) {
+		return v < 0 ? v : 0;
 	} else if (strcmp(key, "allow_users") == 0) {
 		return parse_ids(value, false, c->allow_users,
 				&c->n_allow_users, path, line);
@@ -353,23 +368,28 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 				&c->n_admin_groups, path, line);
 	} else {
 		log_err("%s:%d: unknown key '%s'", path, line, key);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 bad:
 	log_err("%s:%d: bad value '%s' for %s", path, line, value, key);
-	return -1;
+	return -EINVAL;
 }
 
 int
-config_load(struct config *cfg, const char *path, bool missing_ok)
+config_load(struct config *cfg, const char *path, bool missing_ok,
+		bool *absent)
 {
+	*absent = false;
 	FILE *f = fopen(path, "re");
 	if (f == NULL) {
-		if (errno == ENOENT && missing_ok)
-			return CONFIG_ABSENT;
-		log_err("cannot read %s: %s", path, strerror(errno));
-		return -1;
+		int e = errno;
+		if (e == ENOENT && missing_ok) {
+			*absent = true;
+			return 0;
+		}
+		log_err("cannot read %s: %s", path, strerror(e));
+		return -e;
 	}
 
 	struct config next = *cfg;
@@ -422,7 +442,7 @@ config_load(struct config *cfg, const char *path, bool missing_ok)
 
 	if (errors) {
 		log_err("%s: %d error%s", path, errors, errors > 1 ? "s" : "");
-		return -1;
+		return -EINVAL;
 	}
 	*cfg = next;
 	return 0;

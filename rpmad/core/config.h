@@ -80,18 +80,18 @@ struct config {
 	unsigned n_admin_groups;
 };
 
-#define CONFIG_ABSENT 1
-
 /* config_defaults -- the settings without any file or option */
 void config_defaults(struct config *cfg);
 
 /*
  * config_load -- read a configuration file over `cfg`. A missing file is
- * fine when `missing_ok`. Every problem is logged with file and line;
- * returns 0, CONFIG_ABSENT (a missing file, cfg unchanged), or -1 (cfg is
- * then unchanged).
+ * fine when `missing_ok`: 0 then, with *absent set and cfg unchanged.
+ * Every problem is logged with file and line; returns 0, or a negative
+ * errno (the file cannot be read, or -EINVAL: it has errors; cfg is then
+ * unchanged).
  */
-int config_load(struct config *cfg, const char *path, bool missing_ok);
+int config_load(struct config *cfg, const char *path, bool missing_ok,
+		bool *absent);
 
 /*
  * config_describe_changes -- what differs between two configurations, for

@@ -16,12 +16,13 @@
 
 static bool dropped;
 
+/* caps_get, caps_set: 0 or a negative errno */
 static int
 caps_get(struct __user_cap_data_struct data[2])
 {
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3 };
-	return (int)syscall(SYS_capget, &h, data);
+	return syscall(SYS_capget, &h, data) ? -errno : 0;
 }
 
 static int
@@ -29,16 +30,20 @@ caps_set(struct __user_cap_data_struct data[2])
 {
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3 };
-	return (int)syscall(SYS_capset, &h, data);
+	return syscall(SYS_capset, &h, data) ? -errno : 0;
 }
 
-/* Sets (on) or clears a capability in the effective (and permitted) set. */
+/*
+ * Sets (on) or clears a capability in the effective (and permitted) set.
+ * 0 or a negative errno.
+ */
 static int
 cap_change(int cap, bool on, bool permitted_too)
 {
 	struct __user_cap_data_struct data[2];
-	if (caps_get(data))
-		return -1;
+	int ret = caps_get(data);
+	if (ret)
+		return ret;
 	unsigned i = (unsigned)cap / 32;
 	uint32_t bit = 1u << ((unsigned)cap % 32);
 	if (on) {
@@ -77,9 +82,10 @@ fsident_drop(void)
 {
 	if (geteuid() != 0)
 		return;
-	if (cap_change(CAP_SYS_RESOURCE, false, true))
+	int ret = cap_change(CAP_SYS_RESOURCE, false, true);
+	if (ret)
 		log_warning("cannot drop CAP_SYS_RESOURCE: %s",
-				strerror(errno));
+				strerror(-ret));
 	if (!set_fs_ids(FSIDENT_UNPRIVILEGED, FSIDENT_UNPRIVILEGED)) {
 		(void) set_fs_ids(0, 0);
 		log_warning("cannot take file-system uid/gid %u (needs "

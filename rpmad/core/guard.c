@@ -7,6 +7,7 @@
  * and lets the fault kill rpmad as it would have (a bug of rpmad's own).
  */
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -41,7 +42,7 @@ guard_init(void)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGBUS, &sa, NULL))
-		return -1;
+		return -errno;
 	return 0;
 }
 
@@ -52,7 +53,7 @@ guarded_call(void (*fn)(void *arg), void *arg)
 	/* 0: do not save the signal mask, which would cost a system call */
 	if (sigsetjmp(jmp, 0)) {
 		guard_jmp = NULL;
-		return -1;
+		return -EFAULT;
 	}
 	guard_jmp = &jmp;
 	fn(arg);

@@ -9,6 +9,7 @@
  * timestamp and the level's name.
  */
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -60,7 +61,7 @@ log_level_parse(const char *name)
 	}
 	if (strcmp(name, "error") == 0)
 		return LOG_ERR;
-	return -1;
+	return -EINVAL;
 }
 
 const char *

@@ -12,7 +12,10 @@
 /* levels are syslog priorities: LOG_ERR .. LOG_DEBUG */
 extern int log_max_level;
 
-/* log_level_parse -- "err", "warning", "notice", "info", "debug" or -1 */
+/*
+ * log_level_parse -- the level named "err" ("error"), "warning", "notice", "info" or
+ * "debug"; -EINVAL for any other name
+ */
 int log_level_parse(const char *name);
 
 /* log_level_name -- the name of a level */

@@ -66,9 +66,9 @@ watch_ctl(struct loop *loop, int op, struct loop_watch *w, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = w };
 	if (epoll_ctl(loop->epfd, op, w->fd, &ev)) {
-		log_err("epoll_ctl(%d, fd %d): %s", op, w->fd,
-				strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("epoll_ctl(%d, fd %d): %s", op, w->fd, strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -76,8 +76,9 @@ watch_ctl(struct loop *loop, int op, struct loop_watch *w, uint32_t events)
 int
 loop_add(struct loop *loop, struct loop_watch *w, uint32_t events)
 {
-	if (watch_ctl(loop, EPOLL_CTL_ADD, w, events))
-		return -1;
+	int ret = watch_ctl(loop, EPOLL_CTL_ADD, w, events);
+	if (ret)
+		return ret;
 	w->added = true;
 	return 0;
 }
@@ -213,11 +214,12 @@ wake_pollers(struct loop *loop)
 		p->wake(p->arg);
 }
 
+/* epoll_wait's time-out until the next timer (-1, not an error: none) */
 static int
 timeout_ms(struct loop *loop, uint64_t now)
 {
 	if (loop->timers == NULL)
-		return -1;
+		return -1;	/* no timer: epoll_wait's "no time-out" */
 	uint64_t deadline = loop->timers->deadline_ns;
 	if (deadline <= now)
 		return 0;
@@ -225,16 +227,18 @@ timeout_ms(struct loop *loop, uint64_t now)
 	return ms > 60000 ? 60000 : (int)ms;
 }
 
+/* Runs the descriptors' events: how many, or a negative errno (logged). */
 static int
 dispatch(struct loop *loop, int timeout)
 {
 	struct epoll_event events[MAX_EVENTS];
 	int n = epoll_wait(loop->epfd, events, MAX_EVENTS, timeout);
 	if (n < 0) {
-		if (errno == EINTR)
+		int e = errno;
+		if (e == EINTR)
 			return 0;
-		log_err("epoll_wait: %s", strerror(errno));
-		return -1;
+		log_err("epoll_wait: %s", strerror(e));
+		return -e;
 	}
 	loop->batch = events;
 	loop->batch_len = n;
@@ -254,7 +258,8 @@ loop_run_once(struct loop *loop, int timeout)
 {
 	(void) run_pollers(loop);
 	run_timers(loop, loop_now_ns());
-	return dispatch(loop, timeout) < 0 ? -1 : 0;
+	int ret = dispatch(loop, timeout);
+	return ret < 0 ? ret : 0;
 }
 
 int
@@ -276,8 +281,9 @@ loop_run(struct loop *loop)
 			 * and let the applications we serve run first: on a
 			 * host with few cores they need the CPU we spin on
 			 */
-			if (dispatch(loop, 0) < 0)
-				return -1;
+			int ret = dispatch(loop, 0);
+			if (ret < 0)
+				return ret;
 			if (!work)
 				(void) sched_yield();
 			continue;
@@ -291,7 +297,7 @@ loop_run(struct loop *loop)
 		int ret = dispatch(loop, timeout_ms(loop, loop_now_ns()));
 		wake_pollers(loop);
 		if (ret < 0)
-			return -1;
+			return ret;
 		last_work = loop_now_ns();
 	}
 	return 0;

@@ -54,7 +54,10 @@ struct loop_poller {
 struct loop *loop_new(void);
 void loop_delete(struct loop *loop);
 
-/* loop_add / loop_mod -- watch w->fd for `events` (EPOLLIN, ...) */
+/*
+ * loop_add / loop_mod -- watch w->fd for `events` (EPOLLIN, ...); 0, or a
+ * negative errno (logged)
+ */
 int loop_add(struct loop *loop, struct loop_watch *w, uint32_t events);
 int loop_mod(struct loop *loop, struct loop_watch *w, uint32_t events);
 void loop_del(struct loop *loop, struct loop_watch *w);
@@ -68,13 +71,17 @@ void loop_poller_add(struct loop *loop, struct loop_poller *p);
 void loop_set_spin(struct loop *loop, uint64_t spin_ns);
 uint64_t loop_spin_ns(const struct loop *loop);
 
-/* loop_run -- run until loop_stop(); returns 0 or -1 on epoll failure */
+/*
+ * loop_run -- run until loop_stop(); returns 0, or a negative errno when
+ * epoll fails (logged)
+ */
 int loop_run(struct loop *loop);
 void loop_stop(struct loop *loop);
 
 /*
  * loop_run_once -- poll, run due timers and wait up to timeout_ms for
- * descriptors, once (for shutdown, when loop_run() has returned)
+ * descriptors, once (for shutdown, when loop_run() has returned); 0 or a
+ * negative errno, as loop_run()
  */
 int loop_run_once(struct loop *loop, int timeout_ms);
 

@@ -13,16 +13,17 @@
 
 #include "netrules.h"
 
+/* parse_port, parse_ports, parse_rule: 0 or -EINVAL */
 static int
 parse_port(const char *s, uint16_t *out)
 {
 	char *end;
 	if (!isdigit((unsigned char)*s))
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
 	if (errno || *end != '\0' || v > 65535)
-		return -1;
+		return -EINVAL;
 	*out = (uint16_t)v;
 	return 0;
 }
@@ -39,11 +40,11 @@ parse_ports(char *s, struct net_rule *r)
 	if (dash)
 		*dash = '\0';
 	if (parse_port(s, &r->port_lo))
-		return -1;
+		return -EINVAL;
 	r->port_hi = r->port_lo;
 	if (dash && parse_port(dash + 1, &r->port_hi))
-		return -1;
-	return r->port_lo <= r->port_hi ? 0 : -1;
+		return -EINVAL;
+	return r->port_lo <= r->port_hi ? 0 : -EINVAL;
 }
 
 static int
@@ -55,7 +56,7 @@ parse_rule(char *tok, struct net_rule *r)
 		/* [v6]/prefix:ports or [v6/prefix]:ports */
 		char *close = strchr(tok, ']');
 		if (close == NULL)
-			return -1;
+			return -EINVAL;
 		*close = '\0';
 		addr = tok + 1;
 		char *rest = close + 1;
@@ -70,24 +71,24 @@ parse_rule(char *tok, struct net_rule *r)
 		} else if (*rest == ':') {
 			ports = rest + 1;
 		} else if (*rest != '\0') {
-			return -1;
+			return -EINVAL;
 		}
 		char *inner = strchr(addr, '/');
 		if (inner) {
 			if (slash)
-				return -1;
+				return -EINVAL;
 			*inner = '\0';
 			slash = inner + 1;
 		}
 		if (inet_pton(AF_INET6, addr, r->addr) != 1)
-			return -1;
+			return -EINVAL;
 		r->family = AF_INET6;
 		r->prefix = 128;
 		if (slash) {
 			char *end;
 			unsigned long p = strtoul(slash, &end, 10);
 			if (!isdigit((unsigned char)*slash) || *end || p > 128)
-				return -1;
+				return -EINVAL;
 			r->prefix = (unsigned)p;
 		}
 	} else {
@@ -101,11 +102,11 @@ parse_rule(char *tok, struct net_rule *r)
 			*slash++ = '\0';
 		if (strcmp(addr, "*") == 0) {
 			if (slash)
-				return -1;
+				return -EINVAL;
 			r->family = AF_UNSPEC;
 		} else {
 			if (inet_pton(AF_INET, addr, r->addr) != 1)
-				return -1;
+				return -EINVAL;
 			r->family = AF_INET;
 			r->prefix = 32;
 			if (slash) {
@@ -113,13 +114,13 @@ parse_rule(char *tok, struct net_rule *r)
 				unsigned long p = strtoul(slash, &end, 10);
 				if (!isdigit((unsigned char)*slash) || *end ||
 						p > 32)
-					return -1;
+					return -EINVAL;
 				r->prefix = (unsigned)p;
 			}
 		}
 	}
 	if (ports && *ports == '\0')
-		return -1;	/* "addr:" with no port: a typo, not "any" */
+		return -EINVAL;	/* "addr:" with no port: a typo, not "any" */
 	return parse_ports(ports ? ports : (char *)"", r);
 }
 
@@ -130,7 +131,7 @@ net_rules_parse(const char *value, struct net_rules *out, char *err,
 	char copy[1024];
 	if (strlen(value) >= sizeof(copy)) {
 		(void) snprintf(err, errlen, "too long");
-		return -1;
+		return -EINVAL;
 	}
 	(void) snprintf(copy, sizeof(copy), "%s", value);
 	struct net_rules next = { .set = true };
@@ -142,7 +143,7 @@ net_rules_parse(const char *value, struct net_rules *out, char *err,
 		if (next.n == NET_RULES_MAX) {
 			(void) snprintf(err, errlen, "more than %d rules",
 					NET_RULES_MAX);
-			return -1;
+			return -EINVAL;
 		}
 		if (strcmp(tok, "any") == 0) {
 			next.rule[next.n++] = (struct net_rule){
@@ -156,7 +157,7 @@ net_rules_parse(const char *value, struct net_rules *out, char *err,
 					"ADDRESS[/PREFIX][:PORT[-PORT]], "
 					"[IPV6][/PREFIX][:PORT[-PORT]], *:PORT, "
 					"any or none)", tok);
-			return -1;
+			return -EINVAL;
 		}
 		next.n++;
 	}

@@ -33,7 +33,7 @@ struct net_rules {
 
 /*
  * net_rules_parse -- a comma-separated list of rules into `out` (set).
- * 0, or -1 with the reason in err.
+ * 0, or -EINVAL with the reason in err.
  */
 int net_rules_parse(const char *value, struct net_rules *out, char *err,
 		size_t errlen);

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,7 @@ START_TEST(test_bad_rules)
 		struct net_rules r = { .set = false };
 		char err[256];
 		ck_assert_msg(net_rules_parse(bad[i], &r, err, sizeof(err)) ==
-				-1, "%s was taken", bad[i]);
+				-EINVAL, "%s was taken", bad[i]);
 		ck_assert(!r.set);
 	}
 	struct net_rules many;
@@ -119,7 +120,7 @@ START_TEST(test_bad_rules)
 	ck_assert_int_eq(net_rules_parse("1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4,"
 			"5.5.5.5,6.6.6.6,7.7.7.7,8.8.8.8,9.9.9.9,1.1.1.2,"
 			"1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,"
-			"1.1.1.9", &many, err, sizeof(err)), -1);
+			"1.1.1.9", &many, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "more than 16"));
 }
 END_TEST
