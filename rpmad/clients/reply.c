@@ -59,6 +59,7 @@ req_ok(struct req_ctx *rc)
 int
 req_take_fd(struct req_ctx *rc, unsigned i)
 {
+	/* -1 is what fds[] holds for "none", not an error code */
 	if (i >= rc->nfds)
 		return -1;
 	int fd = rc->fds[i];

@@ -63,7 +63,7 @@ struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);
 /* req_ok -- answer "done", no body */
 void req_ok(struct req_ctx *rc);
 
-/* req_take_fd -- own received descriptor i (-1 when absent) */
+/* req_take_fd -- own received descriptor i (-1, no descriptor, when absent) */
 int req_take_fd(struct req_ctx *rc, unsigned i);
 
 /* req_pass_fd -- send fd with the answer; it is closed afterwards */

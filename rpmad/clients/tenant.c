@@ -304,7 +304,7 @@ check_fds(struct req_ctx *rc, const struct limits *l,
 	refuse(rc, LIMIT_SET_DESCRIPTORS, "max_descriptors",
 			"descriptors in rpmad", u->descriptors,
 			l->max_descriptors);
-	return -1;
+	return -ENOMEM;
 }
 
 int
@@ -317,14 +317,14 @@ tenant_admit_conn(struct req_ctx *rc)
 	if (over(u.conns, 1, l.max_connections)) {
 		refuse(rc, LIMIT_SET_CONNECTIONS, "max_connections",
 				"connections", u.conns, l.max_connections);
-		return -1;
+		return -ENOMEM;
 	}
 	/* every new connection starts as a request */
 	if (over(u.pending, 1, l.max_pending_requests)) {
 		refuse(rc, LIMIT_SET_PENDING, "max_pending_requests",
 				"connection requests not connected yet",
 				u.pending, l.max_pending_requests);
-		return -1;
+		return -ENOMEM;
 	}
 	return check_fds(rc, &l, &u, TENANT_FDS_CONN);
 }
@@ -339,7 +339,7 @@ tenant_admit_ep(struct req_ctx *rc)
 	if (over(u.eps, 1, l.max_endpoints)) {
 		refuse(rc, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
 				u.eps, l.max_endpoints);
-		return -1;
+		return -ENOMEM;
 	}
 	return check_fds(rc, &l, &u, TENANT_FDS_EP);
 }
@@ -371,7 +371,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 		count_setting("max_registered_bytes");
 		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
 				who->name, rc->errmsg);
-		return -1;
+		return -ENOMEM;
 	}
 	if (over(u.registered_bytes, bytes, limit)) {
 		char source[96];
@@ -406,7 +406,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 		count_setting("max_registered_bytes");
 		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
 				who->name, rc->errmsg);
-		return -1;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -475,7 +475,7 @@ check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
 			&totals.refused_connect);
 	tenant_log(who, LOG_NOTICE, "session %s: refused: %s", who->name,
 			rc->errmsg);
-	return -1;
+	return -EACCES;
 }
 
 int

@@ -76,7 +76,7 @@ void tenant_usage(uid_t uid, struct tenant_usage *u);
  * Admission of a new object of the asking client: 0 when the user stays
  * within its limits; otherwise the request fails (RPMA_E_NOMEM, with
  * which limit and how to raise it), the refusal is counted and logged,
- * and -1 is returned.
+ * and -ENOMEM is returned.
  */
 int tenant_admit_conn(struct req_ctx *rc);
 int tenant_admit_ep(struct req_ctx *rc);
@@ -85,7 +85,7 @@ int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes);
 /*
  * allow_connect / allow_listen: 0 when the client's user may connect to
  * (listen on) the address; otherwise the request fails (RPMA_E_PROVIDER,
- * EACCES), the refusal is counted and logged, and -1 is returned.
+ * EACCES), the refusal is counted and logged, and -EACCES is returned.
  */
 int tenant_check_connect(struct req_ctx *rc, const struct sockaddr *sa);
 int tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa);
