@@ -61,6 +61,7 @@ struct arena {
 	size_t n, cap;
 };
 
+/* 0, or -ENOMEM (p is not the arena's then) */
 static int
 arena_adopt(struct arena *a, void *p)
 {
@@ -68,7 +69,7 @@ arena_adopt(struct arena *a, void *p)
 		size_t cap = a->cap ? a->cap * 2 : 64;
 		void **b = realloc(a->blocks, cap * sizeof(*b));
 		if (b == NULL)
-			return -1;
+			return -ENOMEM;
 		a->blocks = b;
 		a->cap = cap;
 	}
@@ -151,13 +152,14 @@ ops_msg(struct arena *a, const struct op_counters *o)
 
 /* ------------------------------------------------------------ status */
 
+/* fill_status, fill_stats: 0, or -ENOMEM */
 static int
 fill_status(struct arena *a, Rpmad__AdminReply *r)
 {
 	const struct config *cfg = &rpmad.cfg;
 	Rpmad__StatusReply *st = arena_alloc(a, sizeof(*st));
 	if (st == NULL)
-		return -1;
+		return -ENOMEM;
 	rpmad__status_reply__init(st);
 	st->version = PACKAGE_VERSION;
 	st->uptime_ms = (loop_now_ns() - rpmad.start_ns) / 1000000;
@@ -189,12 +191,12 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 		ndev++;
 	st->devices = arena_alloc(a, ndev * sizeof(*st->devices));
 	if (st->devices == NULL)
-		return -1;
+		return -ENOMEM;
 	size_t i = 0;
 	for (struct device *d = device_list(); d; d = d->next, i++) {
 		Rpmad__DeviceStatus *ds = arena_alloc(a, sizeof(*ds));
 		if (ds == NULL)
-			return -1;
+			return -ENOMEM;
 		rpmad__device_status__init(ds);
 		ds->name = d->name;
 		ds->transport = (char *)d->tp->name;
@@ -220,7 +222,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	}
 	st->counts = counts_msg(a, &total, sessions);
 	r->status = st;
-	return st->counts ? 0 : -1;
+	return st->counts ? 0 : -ENOMEM;
 }
 
 /* ------------------------------------------------------------ stats */
@@ -230,7 +232,7 @@ fill_stats(struct arena *a, Rpmad__AdminReply *r)
 {
 	Rpmad__StatsReply *st = arena_alloc(a, sizeof(*st));
 	if (st == NULL)
-		return -1;
+		return -ENOMEM;
 	rpmad__stats_reply__init(st);
 	st->totals = ops_msg(a, &rpmad.stats.ops);
 	st->flush_latency_buckets = rpmad.stats.flush_latency;
@@ -246,7 +248,7 @@ fill_stats(struct arena *a, Rpmad__AdminReply *r)
 	st->refused_allow_lists = rpmad.stats.refused.allow_lists;
 	st->refused_admin_groups = rpmad.stats.refused.admin_groups;
 	r->stats = st;
-	return st->totals ? 0 : -1;
+	return st->totals ? 0 : -ENOMEM;
 }
 
 /* ------------------------------------------------------------ listings */
@@ -317,6 +319,7 @@ page_offer(struct page *p, uint64_t session_id, uint64_t object_id,
 /*
  * The page's cursor and total into the reply; its items stay in p->items
  * (owned by the arena now) for the caller to hang on the right field.
+ * 0, or -ENOMEM.
  */
 static int
 page_finish(struct page *p, Rpmad__AdminReply *r)
@@ -324,13 +327,13 @@ page_finish(struct page *p, Rpmad__AdminReply *r)
 	if (p->failed || arena_adopt(p->a, p->items)) {
 		free(p->items);
 		p->items = NULL;
-		return -1;
+		return -ENOMEM;
 	}
 	r->total = p->total;
 	if (p->more) {
 		Rpmad__AdminCursor *c = arena_alloc(p->a, sizeof(*c));
 		if (c == NULL)
-			return -1;
+			return -ENOMEM;
 		rpmad__admin_cursor__init(c);
 		c->session_id = p->last_session;
 		c->object_id = p->last_object;
@@ -484,6 +487,7 @@ offer_objects(struct page *p, const struct client *who, enum obj_kind kind,
  * Sessions are kept in the order they came, with ascending ids, and every
  * client's objects in the order they were made, with ascending ids (ids
  * only grow): walking them gives the (session, object) order pages need.
+ * 0, or -ENOMEM (-EINVAL for a kind that is no listing).
  */
 static int
 fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
@@ -505,11 +509,12 @@ fill_listing(struct page *p, Rpmad__AdminQuery__Kind kind,
 			offer_objects(p, who, OBJ_EP, endpoint_item);
 			break;
 		default:
-			return -1;
+			return -EINVAL;
 		}
 	}
-	if (page_finish(p, r))
-		return -1;
+	int ret = page_finish(p, r);
+	if (ret)
+		return ret;
 	/* repeated message fields are arrays of message pointers */
 	switch (kind) {
 	case RPMAD__ADMIN_QUERY__KIND__CLIENTS:

@@ -53,16 +53,22 @@ learn_path(int fd)
 	rpmad.cfg.socket_path[n] = '\0';
 }
 
+/*
+ * The socket the service manager passed, or a negative errno: -ENOENT when
+ * there is none (rpmad then makes its own).
+ */
 static int
 from_systemd(void)
 {
 	int n = sd_listen_fds(1);
-	if (n < 0)
+	if (n < 0) {
 		log_warning("cannot take the passed sockets: %s",
 				strerror(-n));
-	if (n <= 0)
-		return -1;
-	int found = -1;
+		return n;
+	}
+	if (n == 0)
+		return -ENOENT;
+	int found = -ENOENT;
 	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
 		if (found < 0 && sd_is_socket_unix(fd, SOCK_SEQPACKET, 1,
 				NULL, 0) > 0) {
@@ -80,26 +86,29 @@ from_systemd(void)
 	return found;
 }
 
-/* Removes a stale socket file, but never a socket something serves. */
+/*
+ * Removes a stale socket file, but never a socket something serves. 0, or
+ * a negative errno (logged, but for the probe's socket).
+ */
 static int
 clear_stale(const char *path, const struct sockaddr_un *sun)
 {
 	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (probe < 0)
-		return -1;
+		return -errno;
 	int alive = connect(probe, (const struct sockaddr *)sun,
 			sizeof(*sun)) == 0;
 	(void) close(probe);
 	if (alive) {
 		log_err("%s is served by another process (another rpmad?)",
 				path);
-		return -1;
+		return -EADDRINUSE;
 	}
 	/* unlinkat removes a symlink itself, never what it points to */
 	if (unlinkat(dir_fd, node_name, 0) && errno != ENOENT) {
-		log_err("cannot remove the stale %s: %s", path,
-				strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("cannot remove the stale %s: %s", path, strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -122,7 +131,8 @@ make_parent(const char *dir)
  * node_name. A directory that anyone but root or rpmad's own user may
  * write is refused, sticky or not: whoever can write there could put a
  * symlink where the socket goes, or take the name while rpmad is not
- * running and pose as rpmad to its clients.
+ * running and pose as rpmad to its clients. 0, or a negative errno
+ * (logged).
  */
 static int
 open_socket_dir(const char *path)
@@ -136,17 +146,20 @@ open_socket_dir(const char *path)
 			strcmp(node_name, ".") == 0 ||
 			strcmp(node_name, "..") == 0) {
 		log_err("socket path %s names no file", path);
-		return -1;
+		return -EINVAL;
 	}
 	make_parent(dir);
 	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		log_err("socket directory %s: %s", dir, strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("socket directory %s: %s", dir, strerror(e));
+		return -e;
 	}
+	int ret = -EPERM;	/* refused: not safe enough */
 	struct stat st;
 	if (fstat(fd, &st)) {
-		log_err("socket directory %s: %s", dir, strerror(errno));
+		ret = -errno;
+		log_err("socket directory %s: %s", dir, strerror(-ret));
 		goto err;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
@@ -167,20 +180,22 @@ open_socket_dir(const char *path)
 	return 0;
 err:
 	(void) close(fd);
-	return -1;
+	return ret;
 }
 
 /*
  * Whether the entry at the socket's name is still the node rpmad bound:
  * a socket, not a symlink, the same inode. Anything else is left alone.
+ * 0, or a negative errno (logged): -EEXIST when another file is there.
  */
 static int
 check_node(const char *path)
 {
 	struct stat st;
 	if (fstatat(dir_fd, node_name, &st, AT_SYMLINK_NOFOLLOW)) {
-		log_err("socket %s: %s", path, strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("socket %s: %s", path, strerror(e));
+		return -e;
 	}
 	if (!S_ISSOCK(st.st_mode) || st.st_dev != node_dev ||
 			st.st_ino != node_ino) {
@@ -188,17 +203,19 @@ check_node(const char *path)
 				"and mode are left alone", path,
 				S_ISLNK(st.st_mode) ? "a symbolic link" :
 				"another file");
-		return -1;
+		return -EEXIST;
 	}
 	return 0;
 }
 
+/* 0, or a negative errno (logged) */
 static int
 apply_owner_and_mode(const char *path)
 {
 	const struct config *c = &rpmad.cfg;
-	if (check_node(path))
-		return -1;
+	int ret = check_node(path);
+	if (ret)
+		return ret;
 	if (c->socket_group[0]) {
 		/* a name, or a number (that need not have a name) */
 		struct group *gr = getgrnam(c->socket_group);
@@ -208,19 +225,21 @@ apply_owner_and_mode(const char *path)
 		if (gr == NULL && (*end != '\0' || end == c->socket_group)) {
 			log_err("socket_group '%s' does not exist",
 					c->socket_group);
-			return -1;
+			return -ENOENT;
 		}
 		if (fchownat(dir_fd, node_name, (uid_t)-1, gid,
 				AT_SYMLINK_NOFOLLOW)) {
+			int e = errno;
 			log_err("chown %s to group %s: %s", path,
-					c->socket_group, strerror(errno));
-			return -1;
+					c->socket_group, strerror(e));
+			return -e;
 		}
 	}
 	/* glibc refuses (EOPNOTSUPP) rather than follow a symlink here */
 	if (fchmodat(dir_fd, node_name, c->socket_mode, AT_SYMLINK_NOFOLLOW)) {
-		log_err("chmod %s: %s", path, strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("chmod %s: %s", path, strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -255,18 +274,21 @@ listener_open(bool *systemd)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_err("socket path too long: %s", path);
-		return -1;
+		return -ENAMETOOLONG;
 	}
 	strcpy(sun.sun_path, path);
 
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		log_err("socket: %s", strerror(errno));
-		return -1;
+		int e = errno;
+		log_err("socket: %s", strerror(e));
+		return -e;
 	}
-	if (open_socket_dir(path))
+	int ret = open_socket_dir(path);
+	if (ret)
 		goto err;
-	if (clear_stale(path, &sun))
+	ret = clear_stale(path, &sun);
+	if (ret)
 		goto err;
 	/*
 	 * Bound through the directory already checked (its descriptor), so
@@ -280,23 +302,26 @@ listener_open(bool *systemd)
 		at = sun;
 	/* nobody may connect before the mode is right */
 	mode_t old = umask(0177);
-	int ret = bind(fd, (struct sockaddr *)&at, sizeof(at));
+	ret = bind(fd, (struct sockaddr *)&at, sizeof(at)) ? -errno : 0;
 	umask(old);
 	if (ret) {
-		log_err("bind %s: %s", path, strerror(errno));
+		log_err("bind %s: %s", path, strerror(-ret));
 		goto err;
 	}
 	struct stat st;
 	if (fstatat(dir_fd, node_name, &st, AT_SYMLINK_NOFOLLOW)) {
-		log_err("socket %s: %s", path, strerror(errno));
+		ret = -errno;
+		log_err("socket %s: %s", path, strerror(-ret));
 		goto err;
 	}
 	node_dev = st.st_dev;
 	node_ino = st.st_ino;
-	if (apply_owner_and_mode(path))
+	ret = apply_owner_and_mode(path);
+	if (ret)
 		goto err_unlink;
 	if (listen(fd, 128)) {
-		log_err("listen %s: %s", path, strerror(errno));
+		ret = -errno;
+		log_err("listen %s: %s", path, strerror(-ret));
 		goto err_unlink;
 	}
 	made_here = true;
@@ -311,7 +336,7 @@ err:
 	if (dir_fd >= 0)
 		(void) close(dir_fd);
 	dir_fd = -1;
-	return -1;
+	return ret;
 }
 
 void

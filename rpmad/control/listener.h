@@ -11,13 +11,13 @@
 /*
  * listener_open -- take the socket from systemd (socket activation) or
  * create it at the configured path with the configured group and mode.
- * Returns the descriptor or -1.
+ * Returns the descriptor, or a negative errno (logged).
  */
 int listener_open(bool *from_systemd);
 
 /*
  * listener_apply_access -- give a socket rpmad created the configured group
- * and mode again (after a reload). 0, or -1 (logged).
+ * and mode again (after a reload). 0, or a negative errno (logged).
  */
 int listener_apply_access(void);
 

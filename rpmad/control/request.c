@@ -101,7 +101,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"a request; ending the session",
 				session_name(s));
 		ctl_close_fds(fds, nfds);
-		return -1;
+		return -EPROTO;
 	}
 
 	struct req_ctx rc;

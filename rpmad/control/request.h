@@ -14,7 +14,8 @@ struct session;
 
 /*
  * request_handle -- decode one packet of a session and answer it. Returns
- * 0, or -1 when the packet was not a request at all (the session should end).
+ * 0, or -EPROTO when the packet was not a request at all (logged; the
+ * session should end).
  */
 int request_handle(struct session *s, const uint8_t *buf, size_t len,
 		int *fds, unsigned nfds);

@@ -173,15 +173,18 @@ peer_groups_free(struct peer_groups *g)
 		free(g->list);
 }
 
-/* The first of the client's groups that is in `groups`, or -1. */
-static long
-member_of_any(const struct peer_groups *g, const gid_t *groups, unsigned n)
+/* Whether one of the client's groups is in `groups`: the first in *gid. */
+static bool
+member_of_any(const struct peer_groups *g, const gid_t *groups, unsigned n,
+		gid_t *gid)
 {
 	for (unsigned i = 0; i < g->n; i++) {
-		if (id_in(g->list[i], groups, n))
-			return (long)g->list[i];
+		if (id_in(g->list[i], groups, n)) {
+			*gid = g->list[i];
+			return true;
+		}
 	}
-	return -1;
+	return false;
 }
 
 /*
@@ -201,25 +204,25 @@ identify(struct session *s, char *why, size_t len)
 	who->n_groups = g.n < CLIENT_MAX_GROUPS ? g.n : CLIENT_MAX_GROUPS;
 	memcpy(who->groups, g.list, who->n_groups * sizeof(gid_t));
 
-	long gid;
+	gid_t gid;
 	s->allowed = true;
 	if (who->uid == 0) {
 		s->admin = true;
 		(void) snprintf(why, len, "admin: root");
-	} else if ((gid = member_of_any(&g, c->admin_groups,
-			c->n_admin_groups)) >= 0) {
+	} else if (member_of_any(&g, c->admin_groups, c->n_admin_groups,
+			&gid)) {
 		s->admin = true;
-		(void) snprintf(why, len, "admin: group %ld in admin_groups",
-				gid);
+		(void) snprintf(why, len, "admin: group %u in admin_groups",
+				(unsigned)gid);
 	} else if (c->n_allow_users == 0 && c->n_allow_groups == 0) {
 		(void) snprintf(why, len, "allowed: no allow_users or "
 				"allow_groups");
 	} else if (id_in(who->uid, c->allow_users, c->n_allow_users)) {
 		(void) snprintf(why, len, "allowed: in allow_users");
-	} else if ((gid = member_of_any(&g, c->allow_groups,
-			c->n_allow_groups)) >= 0) {
-		(void) snprintf(why, len, "allowed: group %ld in allow_groups",
-				gid);
+	} else if (member_of_any(&g, c->allow_groups, c->n_allow_groups,
+			&gid)) {
+		(void) snprintf(why, len, "allowed: group %u in allow_groups",
+				(unsigned)gid);
 	} else {
 		s->allowed = false;
 		(void) snprintf(why, len, "NOT allowed: neither the uid nor a "

@@ -39,7 +39,7 @@ struct session {
 
 /*
  * session_packet_fn -- what answers one packet of a session (the request
- * dispatcher); 0, or -1 when the session should end
+ * dispatcher); 0, or a negative errno when the session should end
  */
 typedef int session_packet_fn(struct session *s, const uint8_t *buf,
 		size_t len, int *fds, unsigned nfds);
