@@ -462,15 +462,18 @@ conn_qp_error(struct conn *conn)
 
 /* --------------------------------------------------------- work requests */
 
-/* The client's own buffer for a work request; 0 or an ibv_wc_status. */
-static int
+/*
+ * The client's own buffer for a work request: what the work's completion
+ * says when it is not there (IBV_WC_SUCCESS when it is).
+ */
+static enum ibv_wc_status
 resolve_local(struct conn *conn, uint32_t lkey, uint64_t laddr, uint32_t len,
 		enum mr_access access, struct mr **mrp, void **ptr)
 {
 	*mrp = NULL;
 	*ptr = NULL;
 	if (len == 0)
-		return 0;
+		return IBV_WC_SUCCESS;
 	struct mr *mr = mr_by_lkey(lkey);
 	if (mr == NULL || mr->obj.owner != conn->obj.owner ||
 			mr->peer != conn->peer || mr->broken)
@@ -481,11 +484,14 @@ resolve_local(struct conn *conn, uint32_t lkey, uint64_t laddr, uint32_t len,
 	mr_get(mr);
 	*mrp = mr;
 	*ptr = p;
-	return 0;
+	return IBV_WC_SUCCESS;
 }
 
-/* Checks a copied SQ entry and turns it into work; 0 or an ibv_wc_status. */
-static int
+/*
+ * Checks a copied SQ entry and turns it into work: IBV_WC_SUCCESS, or the
+ * status it completes with when it is not valid.
+ */
+static enum ibv_wc_status
 work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 		struct work *w)
 {
@@ -521,7 +527,7 @@ work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 		return resolve_local(conn, sqe->lkey, sqe->laddr, sqe->length,
 				MR_LOCAL_WRITE, &w->lmr, &w->local);
 	default:
-		return 0;	/* flush: nothing local */
+		return IBV_WC_SUCCESS;	/* flush: nothing local */
 	}
 }
 
@@ -559,8 +565,9 @@ take_work(struct conn *conn)
 		struct work *w = &conn->works[index & (entries - 1)];
 		conn->sq_taken = index + 1;
 		n++;
-		int status = work_from_sqe(conn, &sqe, index, w);
-		if (status) {
+		enum ibv_wc_status status = work_from_sqe(conn, &sqe, index,
+				w);
+		if (status != IBV_WC_SUCCESS) {
 			tenant_log(owner_of(conn), LOG_INFO, "connection qp "
 					"%u: work request %u rejected (%s)",
 					conn->qp_num, index,
@@ -622,11 +629,11 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	*rsp = rs;
 	rs->wr_id = rqe.wr_id;
 	rs->length = rqe.length;
-	int status = resolve_local(conn, rqe.lkey, rqe.laddr, rqe.length,
-			MR_LOCAL_WRITE, &rs->mr, &rs->buf);
-	if (status == 0 && len > rqe.length)
+	enum ibv_wc_status status = resolve_local(conn, rqe.lkey, rqe.laddr,
+			rqe.length, MR_LOCAL_WRITE, &rs->mr, &rs->buf);
+	if (status == IBV_WC_SUCCESS && len > rqe.length)
 		status = IBV_WC_LOC_LEN_ERR;
-	if (status) {
+	if (status != IBV_WC_SUCCESS) {
 		conn->recv_rejected = (uint8_t)status;
 		return refused_recv_due(conn);
 	}
@@ -975,13 +982,14 @@ conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
 		name_addr(remote, conn->remote_name, sizeof(conn->remote_name));
 }
 
+/* 0, or -EINVAL with the request failed */
 static int
 sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
 		struct qp_sizes *sizes, uint32_t *timeout_ms)
 {
 	if (cfg == NULL) {
 		req_fail(rc, RPMA_E_INVAL, 0, "no connection configuration");
-		return -1;
+		return -EINVAL;
 	}
 	sizes->sq = cfg->sq_size;
 	sizes->rq = cfg->rq_size;
@@ -1161,7 +1169,7 @@ conn_handle_req_new(struct req_ctx *rc)
 	/* as librpma resolves the route here: no route, no request */
 	int ret = route_exists(&ss, len);
 	if (ret) {
-		req_fail(rc, RPMA_E_PROVIDER, ret, "no route to %s", m->addr);
+		req_fail(rc, RPMA_E_PROVIDER, -ret, "no route to %s", m->addr);
 		return;
 	}
 

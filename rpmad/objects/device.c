@@ -85,7 +85,7 @@ resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 				RPMA_E_PROVIDER, 0, "cannot resolve %s%s%s: %s",
 				addr, port ? ":" : "", port ? port : "",
 				gai_strerror(ret));
-		return -1;
+		return ret == EAI_MEMORY ? -ENOMEM : -EINVAL;
 	}
 	memcpy(ss, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
@@ -93,7 +93,7 @@ resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 	return 0;
 }
 
-/* 0 when the address is this host's: it can be bound. */
+/* 0 when the address is this host's (it can be bound); a negative errno */
 static int
 check_local(const struct sockaddr_storage *ss, socklen_t len)
 {
@@ -105,8 +105,8 @@ check_local(const struct sockaddr_storage *ss, socklen_t len)
 		((struct sockaddr_in6 *)&any)->sin6_port = 0;
 	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errno;
-	int ret = bind(fd, (const struct sockaddr *)&any, len) ? errno : 0;
+		return -errno;
+	int ret = bind(fd, (const struct sockaddr *)&any, len) ? -errno : 0;
 	(void) close(fd);
 	return ret;
 }
@@ -116,8 +116,8 @@ route_exists(const struct sockaddr_storage *ss, socklen_t len)
 {
 	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return errno;
-	int ret = connect(fd, (const struct sockaddr *)ss, len) ? errno : 0;
+		return -errno;
+	int ret = connect(fd, (const struct sockaddr *)ss, len) ? -errno : 0;
 	(void) close(fd);
 	return ret;
 }
@@ -151,7 +151,7 @@ device_handle_get(struct req_ctx *rc)
 	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
 	int ret = local ? check_local(&ss, len) : route_exists(&ss, len);
 	if (ret) {
-		req_fail(rc, RPMA_E_PROVIDER, ret, local ?
+		req_fail(rc, RPMA_E_PROVIDER, -ret, local ?
 				"%s is not an address of this host" :
 				"no route to %s", m->addr);
 		return;

@@ -42,13 +42,17 @@ struct device *device_list(void);
 
 /*
  * resolve_addr -- the request's addr and port (numbers; port NULL for 0) as
- * a socket address. 0, or -1 with the request failed (RPMA_E_NOMEM, or
- * RPMA_E_PROVIDER as librpma when it cannot resolve).
+ * a socket address. 0, or a negative errno with the request failed
+ * (RPMA_E_NOMEM and -ENOMEM, or RPMA_E_PROVIDER as librpma and -EINVAL
+ * when it cannot resolve).
  */
 int resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 		struct sockaddr_storage *ss, socklen_t *len);
 
-/* route_exists -- 0 when a route to the address exists, else an errno */
+/*
+ * route_exists -- 0 when a route to the address exists, else a negative
+ * errno (no request failed: the caller says what it was for)
+ */
 int route_exists(const struct sockaddr_storage *ss, socklen_t len);
 
 void device_handle_get(struct req_ctx *rc);

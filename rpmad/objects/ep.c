@@ -79,7 +79,7 @@ ep_incoming(struct ep *ep, struct incoming *inc)
 		tenant_log(obj_client(&ep->obj), LOG_WARNING, "endpoint "
 				"%s:%s: %u requests wait already; rejecting "
 				"another", ep->addr, ep->port, ep->pending);
-		return -1;
+		return -ENOBUFS;
 	}
 	inc->ep = ep;
 	inc->next = NULL;

@@ -44,7 +44,7 @@ struct ep {
 
 /*
  * ep_incoming -- a transport's new request for the endpoint. Returns 0, or
- * -1 when the backlog is full (the transport rejects it then).
+ * -ENOBUFS when the backlog is full (logged; the transport rejects it then).
  */
 int ep_incoming(struct ep *ep, struct incoming *inc);
 

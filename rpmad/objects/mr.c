@@ -95,8 +95,9 @@ do_persist(void *arg)
 /*
  * Persisting a page-cache file: msync of the pages, as libpmem2 does for
  * PMEM2_GRANULARITY_PAGE (whose own persist function loops forever on a
- * pmem2_map_from_existing map in libpmem2 1.12). 0 or -1; the kernel
- * reports a lost page (a truncated file) as an error, not a signal.
+ * pmem2_map_from_existing map in libpmem2 1.12). 0 or a negative errno
+ * (logged); the kernel reports a lost page (a truncated file) as an error,
+ * not a signal.
  */
 static int
 persist_msync(const void *ptr, size_t len)
@@ -105,8 +106,9 @@ persist_msync(const void *ptr, size_t len)
 	uintptr_t start = (uintptr_t)ptr & ~(page - 1);
 	uintptr_t end = ((uintptr_t)ptr + len + page - 1) & ~(page - 1);
 	if (msync((void *)start, end - start, MS_SYNC)) {
-		log_info("msync of %zu bytes: %s", len, strerror(errno));
-		return -1;
+		int e = errno;
+		log_info("msync of %zu bytes: %s", len, strerror(e));
+		return -e;
 	}
 	return 0;
 }
@@ -126,15 +128,17 @@ mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
 		uint64_t a = from > s ? from : s;
 		uint64_t b = to < e ? to : e;
 		if (seg->page_cache) {
-			if (persist_msync(mr->base + a, (size_t)(b - a)))
-				return -1;
+			int ret = persist_msync(mr->base + a, (size_t)(b - a));
+			if (ret)
+				return ret;
 			continue;
 		}
 		struct persist_args args = { seg->persist, mr->base + a,
 				(size_t)(b - a) };
-		if (guarded_call(do_persist, &args)) {
+		int ret = guarded_call(do_persist, &args);
+		if (ret) {
 			mr->broken = true;
-			return -1;
+			return ret;
 		}
 	}
 	return 0;
@@ -180,7 +184,8 @@ mr_put(struct mr *mr)
 /*
  * A client may pass regular files (memfds included) and DAX devices.
  * *writable is cleared for a file opened read-only; that is an error when
- * the usage needs rpmad to write (`needs_write`).
+ * the usage needs rpmad to write (`needs_write`). 0, or a negative errno
+ * with the reason in err.
  */
 static int
 check_fd(int fd, const struct mr_segment *seg, bool needs_write,
@@ -188,8 +193,9 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 {
 	struct stat st;
 	if (fstat(fd, &st)) {
-		(void) snprintf(err, errlen, "fstat: %s", strerror(errno));
-		return -1;
+		int e = errno;
+		(void) snprintf(err, errlen, "fstat: %s", strerror(e));
+		return -e;
 	}
 	int mode = fcntl(fd, F_GETFL);
 	if ((mode & O_ACCMODE) != O_RDWR) {
@@ -197,7 +203,7 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 			(void) snprintf(err, errlen, "the usage needs write "
 					"access but the file was opened "
 					"read-only");
-			return -1;
+			return -EACCES;
 		}
 		*writable = false;
 	}
@@ -212,13 +218,13 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 				strrchr(target, '/') + 1 : target, "dax")) {
 			(void) snprintf(err, errlen, "a character device that "
 					"is not a DAX device");
-			return -1;
+			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		(void) snprintf(err, errlen, "not a regular file or DAX device");
-		return -1;
+		return -EINVAL;
 	}
 	if (seg->offset > (uint64_t)st.st_size ||
 			seg->length > (uint64_t)st.st_size - seg->offset) {
@@ -227,7 +233,7 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 				(long long)st.st_size,
 				(unsigned long long)seg->offset,
 				(unsigned long long)seg->length);
-		return -1;
+		return -EINVAL;
 	}
 	if (!seg->file_backed) {
 		/* the library's memfds come sealed: they cannot shrink */
@@ -235,7 +241,7 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 		if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
 			(void) snprintf(err, errlen, "shared memory that is "
 					"not sealed against shrinking");
-			return -1;
+			return -EPERM;
 		}
 	}
 	return 0;
@@ -262,9 +268,10 @@ map_file_segment(struct mr_segment *seg, uint8_t *at, int prot,
 		p = mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
 				seg->fd, (off_t)seg->offset);
 	if (p == MAP_FAILED) {
+		int e = errno;
 		(void) snprintf(err, errlen, "cannot map a file: %s",
-				strerror(errno));
-		return -errno;
+				strerror(e));
+		return -e;
 	}
 	if (!dax) {
 		seg->page_cache = true;
@@ -303,10 +310,10 @@ map_segments(struct mr *mr, char *err, size_t errlen)
 	void *base = mmap(NULL, mr->span_len, PROT_NONE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED) {
+		int e = errno;
 		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
-				(unsigned long long)mr->span_len,
-				strerror(errno));
-		return -errno;
+				(unsigned long long)mr->span_len, strerror(e));
+		return -e;
 	}
 	mr->base = base;
 	for (unsigned i = 0; i < mr->nsegs; i++) {
@@ -318,9 +325,10 @@ map_segments(struct mr *mr, char *err, size_t errlen)
 				return ret;
 		} else if (mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
 				seg->fd, (off_t)seg->offset) == MAP_FAILED) {
+			int e = errno;
 			(void) snprintf(err, errlen, "cannot map segment %u: "
-					"%s", i, strerror(errno));
-			return -errno;
+					"%s", i, strerror(e));
+			return -e;
 		}
 	}
 	return 0;
@@ -360,7 +368,10 @@ new_lkey(uint32_t dev_id)
 	return key;
 }
 
-/* Checks the message and the segments' shape; fills mr. 0 or -1. */
+/*
+ * Checks the message and the segments' shape; fills mr. 0, or a negative
+ * errno with the request failed.
+ */
 static int
 take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 {
@@ -369,15 +380,15 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 	if (m->addr == 0 || m->length == 0 || m->addr + m->length < m->addr ||
 			m->addr + m->length > UINT64_MAX - page) {
 		req_fail(rc, RPMA_E_INVAL, 0, "bad range");
-		return -1;
+		return -EINVAL;
 	}
 	if (m->usage == 0 || (m->usage & ~MR_USAGE_ALL)) {
 		req_fail(rc, RPMA_E_INVAL, 0, "bad usage 0x%x", m->usage);
-		return -1;
+		return -EINVAL;
 	}
 	if (m->n_segments == 0 || m->n_segments > MR_MAX_SEGMENTS) {
 		req_fail(rc, RPMA_E_INVAL, 0, "%zu segments", m->n_segments);
-		return -1;
+		return -EINVAL;
 	}
 
 	mr->addr = m->addr;
@@ -400,7 +411,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 	mr->segs = calloc(m->n_segments, sizeof(*mr->segs));
 	if (mr->segs == NULL) {
 		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "segments");
-		return -1;
+		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->n_segments; i++)
 		mr->segs[i].fd = -1;
@@ -416,7 +427,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 				in->length > mr->span_len - covered) {
 			req_fail(rc, RPMA_E_INVAL, 0, "segment %zu is not "
 					"well-formed", i);
-			return -1;
+			return -EINVAL;
 		}
 		seg->offset = in->offset;
 		seg->length = in->length;
@@ -426,21 +437,23 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		/* the same fd may serve several segments: map a dup each */
 		seg->fd = fcntl(rc->fds[in->fd_index], F_DUPFD_CLOEXEC, 0);
 		if (seg->fd < 0) {
-			req_fail(rc, RPMA_E_PROVIDER, errno, "dup");
-			return -1;
+			int e = errno;
+			req_fail(rc, RPMA_E_PROVIDER, e, "dup");
+			return -e;
 		}
-		if (check_fd(seg->fd, seg, needs_write, &mr->writable, err,
-				sizeof(err))) {
+		int ret = check_fd(seg->fd, seg, needs_write, &mr->writable,
+				err, sizeof(err));
+		if (ret) {
 			req_fail(rc, RPMA_E_PROVIDER, 0, "segment %zu: %s", i,
 					err);
-			return -1;
+			return ret;
 		}
 	}
 	if (covered != mr->span_len) {
 		req_fail(rc, RPMA_E_INVAL, 0, "the segments cover %llu of %llu "
 				"bytes", (unsigned long long)covered,
 				(unsigned long long)mr->span_len);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

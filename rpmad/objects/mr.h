@@ -103,7 +103,10 @@ bool mr_allows(const struct mr *mr, enum mr_access access);
  */
 void *mr_translate(const struct mr *mr, uint64_t addr, uint64_t len);
 
-/* mr_persist -- persist the client's [addr, addr + len); 0 or -1 */
+/*
+ * mr_persist -- persist the client's [addr, addr + len); 0, or a negative
+ * errno (-EFAULT: a page was lost, the registration is broken now)
+ */
 int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
 
 void mr_get(struct mr *mr);

@@ -177,12 +177,15 @@ int
 qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index)
 {
 	if (qp->broken)
-		return -1;
+		return -EPROTO;
 	uint32_t head = qp->sq_head;
+	/* the ring step's own 1, 0 or -1 (common/qp_ring.h) */
 	int got = qp_ring_take(&qp->sq, &qp->sq_head, out, sizeof(*out));
-	if (got < 0)
+	if (got < 0) {
 		mark_corrupted(qp);
-	else if (got > 0)
+		return -EPROTO;
+	}
+	if (got > 0)
 		*index = head;
 	return got;
 }
@@ -191,10 +194,12 @@ int
 qp_rq_next(struct qp *qp, struct qp_rqe *out)
 {
 	if (qp->broken)
-		return -1;
+		return -EPROTO;
 	int got = qp_ring_take(&qp->rq, &qp->rq_head, out, sizeof(*out));
-	if (got < 0)
+	if (got < 0) {
 		mark_corrupted(qp);
+		return -EPROTO;
+	}
 	return got;
 }
 

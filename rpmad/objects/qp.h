@@ -69,8 +69,8 @@ void qp_set_state(struct qp *qp, enum qp_state state);
 
 /*
  * qp_sq_next -- copy the next posted send entry into *out.
- * Returns 1 (got one; its SQ index in *index), 0 (none) or -1 (the client
- * moved the tail impossibly: corrupted, now or before).
+ * Returns 1 (got one; its SQ index in *index), 0 (none) or -EPROTO (the
+ * client moved the tail impossibly: corrupted, now or before).
  */
 int qp_sq_next(struct qp *qp, struct qp_sqe *out, uint32_t *index);
 
