@@ -39,8 +39,9 @@ transports_init(const char *choice)
 		const struct transport_entry *e = transport_table[i];
 		if (!e->fallback && !chosen(e, choice))
 			continue;
-		if (e->init() != 0)
-			return -1;
+		int ret = e->init();
+		if (ret)
+			return ret;
 		running[i] = true;
 	}
 	return 0;

@@ -108,7 +108,7 @@ struct transport_entry {
 	/* what its devices are called, for "no RDMA device serves ..." */
 	const char *device_noun;
 
-	/* 0, or -1 when rpmad cannot start */
+	/* 0, or a negative errno when rpmad cannot start (logged) */
 	int (*init)(void);
 	void (*fini)(void);
 	/*
@@ -132,7 +132,10 @@ extern const struct transport_entry *const transport_table[];
 /* transport_known -- whether `choice` is "auto" or a transport's name */
 bool transport_known(const char *choice);
 
-/* transports_init -- set up the chosen transports and the fallback */
+/*
+ * transports_init -- set up the chosen transports and the fallback; 0, or
+ * the negative errno of the first that cannot start
+ */
 int transports_init(const char *choice);
 
 /* transports_fini -- set down what transports_init set up */

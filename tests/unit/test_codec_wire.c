@@ -5,6 +5,7 @@
  */
 
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,8 @@ START_TEST(frame_unknown_types)
 		uint8_t in[TCP_FRAME_SIZE] = { 0 };
 		in[0] = (uint8_t)t;
 		struct tcp_frame f;
-		ck_assert_msg(tcp_frame_decode(in, &f) == -1, "type %u", t);
+		ck_assert_msg(tcp_frame_decode(in, &f) == -EPROTO, "type %u",
+				t);
 	}
 }
 END_TEST
@@ -167,7 +169,7 @@ START_TEST(frame_bad_flags)
 			uint8_t out[TCP_FRAME_SIZE];
 			tcp_frame_encode(&f, out);
 			struct tcp_frame g;
-			ck_assert_msg(tcp_frame_decode(out, &g) == -1,
+			ck_assert_msg(tcp_frame_decode(out, &g) == -EPROTO,
 					"type %u flag 0x%x", type, flag);
 		}
 	}
@@ -183,7 +185,7 @@ START_TEST(frame_reserved_bytes)
 			tcp_frame_encode(&f, out);
 			out[pos] = (uint8_t)v;
 			struct tcp_frame g;
-			ck_assert_int_eq(tcp_frame_decode(out, &g), -1);
+			ck_assert_int_eq(tcp_frame_decode(out, &g), -EPROTO);
 		}
 	}
 }
@@ -202,32 +204,32 @@ decode_len(uint8_t type, uint32_t length)
 START_TEST(frame_lengths)
 {
 	/* HELLO: the 32-byte payload plus at most 255 bytes of private data */
-	ck_assert_int_eq(decode_len(TF_HELLO, 0), -1);
-	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE - 1), -1);
+	ck_assert_int_eq(decode_len(TF_HELLO, 0), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE - 1), -EPROTO);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 255), 0);
-	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 256), -1);
-	ck_assert_int_eq(decode_len(TF_HELLO, UINT32_MAX), -1);
+	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 256), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_HELLO, UINT32_MAX), -EPROTO);
 	/* ACCEPT: private data only */
 	ck_assert_int_eq(decode_len(TF_ACCEPT, 0), 0);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, 255), 0);
-	ck_assert_int_eq(decode_len(TF_ACCEPT, 256), -1);
-	ck_assert_int_eq(decode_len(TF_ACCEPT, UINT32_MAX), -1);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, 256), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, UINT32_MAX), -EPROTO);
 	/* no payload at all */
 	const uint8_t empty[] = { TF_REJECT, TF_READY, TF_DISCONNECT,
 		TF_HEARTBEAT, TF_ACK, TF_NAK };
 	for (size_t i = 0; i < sizeof(empty); i++) {
 		ck_assert_int_eq(decode_len(empty[i], 0), 0);
-		ck_assert_int_eq(decode_len(empty[i], 1), -1);
-		ck_assert_int_eq(decode_len(empty[i], 8), -1);
-		ck_assert_int_eq(decode_len(empty[i], UINT32_MAX), -1);
+		ck_assert_int_eq(decode_len(empty[i], 1), -EPROTO);
+		ck_assert_int_eq(decode_len(empty[i], 8), -EPROTO);
+		ck_assert_int_eq(decode_len(empty[i], UINT32_MAX), -EPROTO);
 	}
 	/* an atomic write is 8 bytes exactly */
 	ck_assert_int_eq(decode_len(TF_ATOMIC, 8), 0);
-	ck_assert_int_eq(decode_len(TF_ATOMIC, 0), -1);
-	ck_assert_int_eq(decode_len(TF_ATOMIC, 7), -1);
-	ck_assert_int_eq(decode_len(TF_ATOMIC, 9), -1);
-	ck_assert_int_eq(decode_len(TF_ATOMIC, 16), -1);
+	ck_assert_int_eq(decode_len(TF_ATOMIC, 0), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_ATOMIC, 7), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_ATOMIC, 9), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_ATOMIC, 16), -EPROTO);
 	/* data-carrying operations take any 32-bit length */
 	const uint8_t any[] = { TF_WRITE, TF_READ, TF_FLUSH, TF_SEND,
 		TF_READ_RESP };
@@ -238,7 +240,7 @@ START_TEST(frame_lengths)
 }
 END_TEST
 
-/* every header of random bytes decodes to 0 or -1, consistently */
+/* every header of random bytes decodes to 0 or -EPROTO, consistently */
 START_TEST(frame_random_headers)
 {
 	srand(12345);
@@ -252,7 +254,7 @@ START_TEST(frame_random_headers)
 			in[2] = in[3] = 0;
 		struct tcp_frame f;
 		int ret = tcp_frame_decode(in, &f);
-		ck_assert(ret == 0 || ret == -1);
+		ck_assert(ret == 0 || ret == -EPROTO);
 		if (ret == 0) {
 			ck_assert(is_known(f.type));
 			ck_assert_uint_eq(f.flags & ~flags_of(f.type), 0);
@@ -316,10 +318,10 @@ START_TEST(hello_pdata_lengths)
 				0);
 		ck_assert_uint_eq(h.pdata_len, n);
 		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + n + 1,
-				&h), -1);
+				&h), -EPROTO);
 		if (n > 0)
 			ck_assert_int_eq(tcp_hello_decode(out,
-					TCP_HELLO_SIZE + n - 1, &h), -1);
+					TCP_HELLO_SIZE + n - 1, &h), -EPROTO);
 	}
 	/* the secondary carries none */
 	uint8_t out[TCP_HELLO_SIZE];
@@ -327,10 +329,12 @@ START_TEST(hello_pdata_lengths)
 	hello_bytes(out, HELLO_SECONDARY, 0);
 	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), 0);
 	ck_assert_uint_eq(h.role, HELLO_SECONDARY);
-	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + 1, &h), -1);
+	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + 1, &h),
+			-EPROTO);
 	hello_bytes(out, HELLO_SECONDARY, 4);
-	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -1);
-	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + 4, &h), -1);
+	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -EPROTO);
+	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + 4, &h),
+			-EPROTO);
 }
 END_TEST
 
@@ -342,13 +346,14 @@ START_TEST(hello_rejected)
 	/* too short */
 	hello_bytes(out, HELLO_SECONDARY, 0);
 	for (uint32_t len = 0; len < TCP_HELLO_SIZE; len++)
-		ck_assert_int_eq(tcp_hello_decode(out, len, &h), -1);
+		ck_assert_int_eq(tcp_hello_decode(out, len, &h), -EPROTO);
 
 	/* any bit of the magic wrong */
 	for (int bit = 0; bit < 32; bit++) {
 		hello_bytes(out, HELLO_SECONDARY, 0);
 		out[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -1);
+		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h),
+				-EPROTO);
 	}
 	/* another version */
 	const uint16_t versions[] = { 0, TCP_WIRE_VERSION + 1, 0xffff };
@@ -356,19 +361,22 @@ START_TEST(hello_rejected)
 		hello_bytes(out, HELLO_SECONDARY, 0);
 		out[4] = (uint8_t)versions[i];
 		out[5] = (uint8_t)(versions[i] >> 8);
-		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -1);
+		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h),
+				-EPROTO);
 	}
 	/* reserved bytes that are not zero */
 	for (int pos = 28; pos < TCP_HELLO_SIZE; pos++) {
 		hello_bytes(out, HELLO_SECONDARY, 0);
 		out[pos] = 1;
-		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -1);
+		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h),
+				-EPROTO);
 	}
 	/* no such role */
 	const uint8_t roles[] = { 0, 3, 0x81, 0xff };
 	for (size_t i = 0; i < sizeof(roles); i++) {
 		hello_bytes(out, roles[i], 0);
-		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -1);
+		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h),
+				-EPROTO);
 	}
 }
 END_TEST

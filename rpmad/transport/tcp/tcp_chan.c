@@ -145,10 +145,10 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		const void *payload, struct mr *mr_ref)
 {
 	if (ch->fd < 0)
-		return -1;
+		return -ENOTCONN;
 	struct tx_item *it = item_get(ch);
 	if (it == NULL)
-		return -1;
+		return -ENOMEM;
 	tcp_frame_encode(f, it->head);
 	it->head_len = TCP_FRAME_SIZE;
 	if (inline_len) {
@@ -204,13 +204,14 @@ tcp_chan_flush(struct tcp_chan *ch)
 		if (w > 0)
 			ch->last_tx_ns = loop_now_ns();
 		if (w < 0) {
-			if (errno == EINTR)
+			int e = errno;
+			if (e == EINTR)
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (e == EAGAIN || e == EWOULDBLOCK)
 				break;
-			log_info("tcp: send: %s", strerror(errno));
+			log_info("tcp: send: %s", strerror(e));
 			set_events(ch, wanted_events(ch));
-			return -1;
+			return -e;
 		}
 		size_t left = (size_t)w;
 		while (left > 0 && ch->tx_head) {

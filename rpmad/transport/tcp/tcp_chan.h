@@ -77,11 +77,14 @@ void tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 void tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc,
 		struct tcp_chan *src);
 void tcp_chan_close(struct tcp_chan *ch, bool abort);
-/* queue a frame: header, inline bytes, optional referenced payload */
+/*
+ * queue a frame: header, inline bytes, optional referenced payload; 0, or
+ * -ENOTCONN (the socket is closed) or -ENOMEM
+ */
 int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		const void *inline_data, size_t inline_len,
 		const void *payload, struct mr *mr_ref);
-/* write what is queued; 0, or -1 when the socket failed */
+/* write what is queued; 0, or a negative errno when the socket failed */
 int tcp_chan_flush(struct tcp_chan *ch);
 bool tcp_chan_pending(const struct tcp_chan *ch);
 void tcp_chan_pause(struct tcp_chan *ch, bool paused);

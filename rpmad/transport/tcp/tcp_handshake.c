@@ -35,7 +35,7 @@ adopt_socket(struct tcp_conn *to, struct tcp_conn *from)
 
 /*
  * Both sockets are here: the request goes to the endpoint's queue.
- * Returns -1 when it could not (tc is freed then).
+ * Returns 0, or a negative errno when it could not (tc is freed then).
  */
 static int
 publish(struct tcp_conn *tc)
@@ -50,7 +50,7 @@ publish(struct tcp_conn *tc)
 	struct incoming *inc = calloc(1, sizeof(*inc));
 	if (inc == NULL) {
 		tcp_conn_free(tc);
-		return -1;
+		return -ENOMEM;
 	}
 	inc->tp_state = tc;
 	memcpy(inc->pdata, tc->pdata, tc->pdata_len);
@@ -63,9 +63,10 @@ publish(struct tcp_conn *tc)
 			&inc->remote_len);
 	tc->inc = inc;
 	tc->tep = NULL;
-	if (ep_incoming(tep->ep, inc)) {
+	int ret = ep_incoming(tep->ep, inc);
+	if (ret) {
 		tcp_incoming_drop(inc, true);
-		return -1;
+		return ret;
 	}
 	return 0;
 }
@@ -81,8 +82,8 @@ find_partner(struct tcp_ep *tep, const struct tcp_conn *tc, uint8_t role)
 	return NULL;
 }
 
-/* The HELLO of an accepted socket. Returns -1 when tc was freed. */
-static int
+/* The HELLO of an accepted socket. Returns false when tc was freed. */
+static bool
 hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		const uint8_t *payload)
 {
@@ -90,7 +91,7 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 	if (tc->state != TC_PAIRING || tc->role != 0 ||
 			tcp_hello_decode(payload, f->length, &h)) {
 		tcp_conn_violation(tc, "bad HELLO");
-		return -1;
+		return false;
 	}
 	tc->role = h.role;
 	memcpy(tc->token, h.token, TCP_TOKEN_SIZE);
@@ -106,9 +107,9 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 			adopt_socket(tc, sec);
 			tcp_conn_unpaired_remove(tep, sec);
 			tcp_conn_free(sec);
-			return publish(tc);
+			return publish(tc) == 0;
 		}
-		return 0;
+		return true;
 	}
 	struct tcp_conn *prim = find_partner(tep, tc, HELLO_PRIMARY);
 	if (prim) {
@@ -116,9 +117,9 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		tcp_conn_unpaired_remove(tep, tc);
 		tcp_conn_free(tc);
 		(void) publish(prim);
-		return -1;	/* this channel now belongs to prim */
+		return false;	/* this channel now belongs to prim */
 	}
-	return 0;
+	return true;
 }
 
 /* ---------------------------------------- the core's answer to a request */
@@ -186,6 +187,7 @@ tcp_connect_outcome(int err)
 	return err == ECONNREFUSED ? CONN_END_REFUSED : CONN_END_UNREACHABLE;
 }
 
+/* 0, or a negative errno (tcp_chan_send's) */
 static int
 send_hello(struct tcp_conn *tc, int i)
 {
@@ -204,8 +206,9 @@ send_hello(struct tcp_conn *tc, int i)
 		.type = TF_HELLO,
 		.length = TCP_HELLO_SIZE + h.pdata_len,
 	};
-	if (tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, NULL))
-		return -1;
+	int ret = tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, NULL);
+	if (ret)
+		return ret;
 	tcp_chan_mark_dirty(&tc->chan[i]);
 	return 0;
 }
@@ -245,7 +248,7 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 
 /* --------------------------------------------------------- set-up frames */
 
-int
+bool
 tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		const struct tcp_frame *f, const uint8_t *payload)
 {
@@ -258,29 +261,29 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		struct tcp_frame ready = { .type = TF_READY };
 		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, NULL)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
-			return 0;
+			return true;
 		}
 		tcp_chan_mark_dirty(&tc->chan[0]);
 		tc->state = TC_ESTABLISHED;
 		tcp_conn_start_heartbeat(tc);
 		conn_established(tc->conn, payload, (uint8_t)f->length, true);
-		return 0;
+		return true;
 	case TF_REJECT:
 		if (tc->passive || tc->state != TC_HELLO)
 			break;
 		tcp_conn_over(tc, RPMA_CONN_REJECTED);
-		return 0;
+		return true;
 	case TF_READY:
 		if (!tc->passive || tc->state != TC_ACCEPTED)
 			break;
 		tc->state = TC_ESTABLISHED;
 		tcp_conn_start_heartbeat(tc);
 		conn_established(tc->conn, NULL, 0, false);
-		return 0;
+		return true;
 	default:
 		break;
 	}
 	bool adopted = tc->conn != NULL;
 	tcp_conn_violation(tc, "unexpected set-up frame");
-	return adopted ? 0 : -1;
+	return adopted;
 }

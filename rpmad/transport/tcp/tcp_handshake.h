@@ -33,10 +33,10 @@ void tcp_connect_done(struct tcp_conn *tc, int i);
 /* tcp_connect_outcome -- how a failed connect (errno) ends the connection */
 enum rpma_conn_event tcp_connect_outcome(int err);
 /*
- * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; -1 when the
+ * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
  * channel's connection object was freed (pairing, failure)
  */
-int tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
+bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		const struct tcp_frame *f, const uint8_t *payload);
 
 #endif /* RPMAD_TCP_HANDSHAKE_H */

@@ -202,9 +202,10 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		int fd = socket(conn->remote.ss_family, SOCK_STREAM |
 				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
+			int e = errno;
 			(void) snprintf(err, errlen, "socket: %s",
-					strerror(errno));
-			return -errno;
+					strerror(e));
+			return -e;
 		}
 		(void) tcp_chan_setup_socket(fd);
 		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready);

@@ -82,14 +82,17 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 	return 0;
 }
 
-/* Everything before `seq` was done by the target: complete it. */
+/*
+ * Everything before `seq` was done by the target: complete it. 0, or
+ * -EPROTO when a read is among it (a read is answered by its data only).
+ */
 static int
 complete_before(struct tcp_conn *tc, uint64_t seq)
 {
 	struct work *w;
 	while ((w = conn_work_oldest(tc->conn)) != NULL && w->tp_seq < seq) {
 		if (w->opcode == QP_OP_READ)
-			return -1;	/* a read is answered by its data only */
+			return -EPROTO;
 		conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
 	}
 	return 0;
@@ -117,7 +120,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	if (f->seq > conn_work_last_seq(tc->conn) ||
 			complete_before(tc, f->seq)) {
 		tcp_conn_violation(tc, "answer out of sequence");
-		return -1;
+		return -EPROTO;
 	}
 	ch->sink = SINK_DISCARD;
 
@@ -125,7 +128,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	case TF_ACK:
 		if (complete_before(tc, f->seq + 1)) {
 			tcp_conn_violation(tc, "read acknowledged without data");
-			return -1;
+			return -EPROTO;
 		}
 		return 0;
 	case TF_READ_RESP: {
@@ -133,7 +136,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		if (w == NULL || w->tp_seq != f->seq ||
 				w->opcode != QP_OP_READ || w->length != f->length) {
 			tcp_conn_violation(tc, "data for no read");
-			return -1;
+			return -EPROTO;
 		}
 		ch->sink = SINK_MEM;
 		ch->dst = w->local;
@@ -143,7 +146,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		struct work *w = conn_work_oldest(tc->conn);
 		if (w == NULL || w->tp_seq != f->seq) {
 			tcp_conn_violation(tc, "refusal of no operation");
-			return -1;
+			return -EPROTO;
 		}
 		enum ibv_wc_status st = nak_status(f->imm);
 		log_info("tcp: connection qp %u: the target refused work %u: "
@@ -156,7 +159,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	}
 	default:
 		tcp_conn_violation(tc, "unknown answer");
-		return -1;
+		return -EPROTO;
 	}
 }
 
@@ -231,7 +234,10 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 	}
 }
 
-/* The target's side of a message: a receive to land in, or RNR. */
+/*
+ * The target's side of a message: a receive to land in, or RNR. 0 (it is
+ * in flight), 1 (wait for one), or conn_take_recv()'s -EPROTO (refused).
+ */
 static int
 take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 {
@@ -251,7 +257,7 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 		refuse(tc, ch, ch->cur.type == TF_SEND ?
 				IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_OP_ERR,
 				true);
-		return -1;
+		return ret;
 	}
 	if (tc->rnr) {
 		tc->rnr = false;
@@ -262,16 +268,20 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 	return 0;
 }
 
-/* Finds the memory of a remote access or refuses the operation. */
+/*
+ * Finds the memory of a remote access, or refuses the operation: 0, or
+ * conn_target_access()'s -EACCES.
+ */
 static int
 access_or_refuse(struct tcp_conn *tc, struct tcp_chan *ch, uint64_t len,
 		enum mr_access access, struct mr **mr, void **ptr)
 {
-	if (conn_target_access(tc->conn, ch->cur.rkey, ch->cur.raddr, len,
-			access, mr, ptr) == 0)
+	int ret = conn_target_access(tc->conn, ch->cur.rkey, ch->cur.raddr,
+			len, access, mr, ptr);
+	if (ret == 0)
 		return 0;
 	refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
-	return -1;
+	return ret;
 }
 
 int
@@ -280,7 +290,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	const struct tcp_frame *f = &ch->cur;
 	if (f->seq != tc->expect_seq) {
 		tcp_conn_violation(tc, "operation out of sequence");
-		return -1;
+		return -EPROTO;
 	}
 	ch->sink = SINK_DISCARD;
 	if (tc->tgt_error)
@@ -347,7 +357,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	}
 	default:
 		tcp_conn_violation(tc, "unknown operation");
-		return -1;
+		return -EPROTO;
 	}
 	/* a write: the payload lands in registered memory */
 	if (mr) {

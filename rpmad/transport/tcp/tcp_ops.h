@@ -23,8 +23,9 @@ void tcp_ops_forget(struct tcp_conn *tc);
 
 /*
  * A frame header arrived on the target (or initiator) channel: 0 to take
- * its payload where ch->sink says, 1 to wait for a receive buffer, -1
- * when the connection ended. Its end, once the payload is in.
+ * its payload where ch->sink says, 1 to wait for a receive buffer, a
+ * negative errno when the connection ended (-EPROTO: the peer broke the
+ * protocol). Its end, once the payload is in.
  */
 int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch);
 void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);

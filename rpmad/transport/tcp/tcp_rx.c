@@ -69,10 +69,10 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 }
 
-/* Reads and handles what arrived; -1 when the connection is over. */
-static int chan_rx(struct tcp_chan *ch);
+/* Reads and handles what arrived; false when the connection is over. */
+static bool chan_rx(struct tcp_chan *ch);
 
-int
+bool
 tcp_rx_flush(struct tcp_chan *ch)
 {
 	struct tcp_conn *tc = ch->tc;
@@ -83,15 +83,15 @@ tcp_rx_flush(struct tcp_chan *ch)
 			tcp_chan_pause(ch, false);
 			(void) chan_rx(ch);
 		}
-		return 0;
+		return true;
 	}
 	if (tc->conn == NULL) {
 		tcp_conn_socket_gone(tc);
-		return -1;
+		return false;
 	}
 	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
 			RPMA_CONN_LOST);
-	return 0;
+	return true;
 }
 
 /* A DISCONNECT from the peer: answer it, and the connection is closed. */
@@ -105,7 +105,11 @@ goodbye_received(struct tcp_conn *tc)
 	tcp_conn_over(tc, RPMA_CONN_CLOSED);
 }
 
-/* Which handler a frame on this channel goes to; -1 when none may. */
+/*
+ * Which handler a frame on this channel goes to; as tcp_target_begin(): 0
+ * (take the payload), 1 (wait for a receive buffer), or a negative errno
+ * when the connection ended (-EPROTO: no handler may take the frame).
+ */
 static int
 frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 {
@@ -118,40 +122,40 @@ frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 				f->type != TF_DISCONNECT &&
 				f->type != TF_HEARTBEAT) {
 			tcp_conn_violation(tc, "set-up frame on the secondary");
-			return -1;
+			return -EPROTO;
 		}
 		ch->sink = SINK_SCRATCH;
 		return 0;
 	}
 	if (tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) {
 		tcp_conn_violation(tc, "operation before the connection is up");
-		return -1;
+		return -EPROTO;
 	}
 	if (f->type < TF_ACK) {
 		if (ch != tc->tgt) {
 			tcp_conn_violation(tc, "operation on the wrong socket");
-			return -1;
+			return -EPROTO;
 		}
 		return tcp_target_begin(tc, ch);
 	}
 	if (ch != tc->ini) {
 		tcp_conn_violation(tc, "answer on the wrong socket");
-		return -1;
+		return -EPROTO;
 	}
 	return tcp_initiator_begin(tc, ch);
 }
 
-/* Returns -1 when the channel is gone with its connection object. */
-static int
+/* Returns false when the channel is gone with its connection object. */
+static bool
 frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
 {
 	const struct tcp_frame *f = &ch->cur;
 	if (f->type == TF_HEARTBEAT)
-		return 0;	/* its arrival was the point */
+		return true;	/* its arrival was the point */
 	if (f->type == TF_DISCONNECT) {
 		if (tc->conn == NULL) {
 			tcp_conn_socket_gone(tc);
-			return -1;
+			return false;
 		}
 		goodbye_received(tc);
 	} else if (f->type < TF_WRITE) {
@@ -161,7 +165,7 @@ frame_end(struct tcp_conn *tc, struct tcp_chan *ch)
 	} else {
 		tcp_initiator_end(tc, ch);
 	}
-	return 0;
+	return true;
 }
 
 /* Moves staged payload bytes to where they belong. */
@@ -186,7 +190,8 @@ sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
 
 /*
  * Receives the rest of the current frame's payload. Returns 1 when it is
- * complete, 0 when more must arrive first, -1 when the socket ended.
+ * complete, 0 when more must arrive first, a negative errno when the
+ * socket ended (-ECONNRESET for its end of file).
  */
 static int
 rx_payload(struct tcp_chan *ch, size_t *budget)
@@ -231,19 +236,18 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 			return 0;
 		if (n <= 0) {
 			socket_ended(ch->tc, n);
-			return -1;
+			return n < 0 ? (int)n : -ECONNRESET;
 		}
 		*budget = (size_t)n > *budget ? 0 : *budget - (size_t)n;
 	}
 	return 1;
 }
 
-static int
+static bool
 chan_rx(struct tcp_chan *ch)
 {
 	struct tcp_conn *tc = ch->tc;
 	size_t budget = RX_BUDGET;
-	int ret = 0;
 
 	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
 		if (!ch->in_frame && ch == tc->tgt &&
@@ -261,7 +265,7 @@ chan_rx(struct tcp_chan *ch)
 					break;
 				if (n <= 0) {
 					socket_ended(tc, n);
-					return -1;
+					return false;
 				}
 				budget = (size_t)n > budget ? 0 :
 					budget - (size_t)n;
@@ -269,7 +273,7 @@ chan_rx(struct tcp_chan *ch)
 			}
 			if (tcp_frame_decode(ch->rbuf + ch->rpos, &ch->cur)) {
 				tcp_conn_violation(tc, "malformed frame");
-				return -1;
+				return false;
 			}
 			ch->rpos += TCP_FRAME_SIZE;
 			ch->in_frame = true;
@@ -281,25 +285,25 @@ chan_rx(struct tcp_chan *ch)
 		if (!ch->begun) {
 			int r = frame_begin(tc, ch);
 			if (r < 0)
-				return -1;
+				return false;
 			if (r > 0)
 				break;	/* paused until a receive is posted */
 			ch->begun = true;
 		}
 		int r = rx_payload(ch, &budget);
 		if (r < 0)
-			return -1;
+			return false;
 		if (r == 0)
 			break;
 		ch->in_frame = false;
-		if (frame_end(tc, ch) < 0)
-			return -1;
+		if (!frame_end(tc, ch))
+			return false;
 	}
 	if (tc->state == TC_OVER)
-		ret = -1;
-	else if (ch == tc->tgt)
+		return false;
+	if (ch == tc->tgt)
 		tcp_target_ack(tc);
-	return ret;
+	return true;
 }
 
 void
@@ -316,7 +320,7 @@ tcp_rx_ready(struct loop_watch *w, uint32_t events)
 		tcp_connect_done(tc, i);
 		return;
 	}
-	if ((events & EPOLLOUT) && tcp_rx_flush(ch) < 0)
+	if ((events & EPOLLOUT) && !tcp_rx_flush(ch))
 		return;
 	if (ch->fd >= 0 && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
 			EPOLLERR)))

@@ -7,6 +7,7 @@
 #ifndef RPMAD_TCP_RX_H
 #define RPMAD_TCP_RX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "loop.h"
@@ -20,10 +21,10 @@ void tcp_rx_ready(struct loop_watch *w, uint32_t events);
 void tcp_rx_rnr_expired(struct loop_timer *t);
 /*
  * send what is queued; a socket that fails ends the connection, one
- * throttled for its unread answers reads again. -1 when the connection
+ * throttled for its unread answers reads again. false when the connection
  * object is gone (not adopted yet, freed)
  */
-int tcp_rx_flush(struct tcp_chan *ch);
+bool tcp_rx_flush(struct tcp_chan *ch);
 /* receives were posted: a message waiting for one lands now */
 void tcp_rx_resume(struct tcp_conn *tc);
 

@@ -3,6 +3,7 @@
  * tcp_wire.c -- encoding and checking frames of the software transport
  */
 
+#include <errno.h>
 #include <string.h>
 
 #include "le_bytes.h"
@@ -47,7 +48,7 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	f->type = in[0];
 	f->flags = in[1];
 	if (le_get16(in + 2) != 0)
-		return -1;
+		return -EPROTO;
 	f->length = le_get32(in + 4);
 	f->seq = le_get64(in + 8);
 	f->raddr = le_get64(in + 16);
@@ -55,23 +56,24 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	memcpy(&f->imm, in + 28, sizeof(f->imm));
 
 	if (f->flags & ~allowed_flags(f->type))
-		return -1;
+		return -EPROTO;
 
 	switch (f->type) {
 	case TF_HELLO:
 		return f->length >= TCP_HELLO_SIZE &&
-			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 : -1;
+			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 :
+			-EPROTO;
 	case TF_ACCEPT:
-		return f->length <= TCP_PDATA_MAX ? 0 : -1;
+		return f->length <= TCP_PDATA_MAX ? 0 : -EPROTO;
 	case TF_REJECT:
 	case TF_READY:
 	case TF_DISCONNECT:
 	case TF_HEARTBEAT:
 	case TF_ACK:
 	case TF_NAK:
-		return f->length == 0 ? 0 : -1;
+		return f->length == 0 ? 0 : -EPROTO;
 	case TF_ATOMIC:
-		return f->length == 8 ? 0 : -1;
+		return f->length == 8 ? 0 : -EPROTO;
 	case TF_WRITE:
 	case TF_READ:
 	case TF_FLUSH:
@@ -79,7 +81,7 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	case TF_READ_RESP:
 		return 0;
 	default:
-		return -1;
+		return -EPROTO;
 	}
 }
 
@@ -99,7 +101,7 @@ int
 tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 {
 	if (len < TCP_HELLO_SIZE)
-		return -1;
+		return -EPROTO;
 	h->magic = le_get32(in);
 	h->version = le_get16(in + 4);
 	h->role = in[6];
@@ -107,13 +109,14 @@ tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 	memcpy(h->token, in + 8, TCP_TOKEN_SIZE);
 	h->qp_num = le_get32(in + 24);
 	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
-		return -1;
+		return -EPROTO;
 	/* reserved, as in the frame header: zero until a version uses them */
 	if (le_get32(in + 28) != 0)
-		return -1;
+		return -EPROTO;
 	if (h->role == HELLO_PRIMARY)
-		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 : -1;
+		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 :
+			-EPROTO;
 	if (h->role == HELLO_SECONDARY)
-		return len == TCP_HELLO_SIZE && h->pdata_len == 0 ? 0 : -1;
-	return -1;
+		return len == TCP_HELLO_SIZE && h->pdata_len == 0 ? 0 : -EPROTO;
+	return -EPROTO;
 }

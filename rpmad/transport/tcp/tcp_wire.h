@@ -84,7 +84,7 @@ void tcp_frame_encode(const struct tcp_frame *f, uint8_t out[TCP_FRAME_SIZE]);
 /*
  * tcp_frame_decode -- parse and check a header received from a peer:
  * known type, flags that type allows, a length that type allows.
- * Returns 0 or -1 (a protocol violation).
+ * Returns 0 or -EPROTO (a protocol violation).
  */
 int tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f);
 
@@ -98,8 +98,8 @@ tcp_frame_payload_len(const struct tcp_frame *f)
 void tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE]);
 
 /*
- * tcp_hello_decode -- parse the HELLO payload of `len` bytes; 0 or -1 (bad
- * magic, version, role, or a private data length that does not match)
+ * tcp_hello_decode -- parse the HELLO payload of `len` bytes; 0 or -EPROTO
+ * (bad magic, version, role, or a private data length that does not match)
  */
 int tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h);
 

@@ -166,7 +166,7 @@ transport_tcp_init(void)
 	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
 			false, NULL);
 	if (software_device == NULL)
-		return -1;
+		return -ENOMEM;
 	loop_poller_add(rpmad.loop, &tcp_poller);
 	return 0;
 }

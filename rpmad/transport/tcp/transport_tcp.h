@@ -12,7 +12,7 @@
 extern const struct transport_ops transport_tcp;
 extern const struct transport_entry transport_tcp_entry;
 
-/* transport_tcp_init -- make the software device and start; 0 or -1 */
+/* transport_tcp_init -- make the software device and start; 0 or -ENOMEM */
 int transport_tcp_init(void);
 void transport_tcp_fini(void);
 
