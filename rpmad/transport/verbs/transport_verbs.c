@@ -92,7 +92,8 @@ rdma_present(void)
 
 /*
  * What every device needs comes with the first one: the CM event channel
- * (no device is used without it) and the poller of every queue pair.
+ * (no device is used without it) and the poller of every queue pair. 0,
+ * or a negative errno (logged).
  */
 static int
 first_device_setup(void)
@@ -100,9 +101,10 @@ first_device_setup(void)
 	if (verbs_channel())
 		return 0;
 	char err[256];
-	if (verbs_channel_open(verbs_cm_ready, err, sizeof(err))) {
+	int ret = verbs_channel_open(verbs_cm_ready, err, sizeof(err));
+	if (ret) {
 		log_warning("verbs: %s; RDMA devices are not used", err);
-		return -1;
+		return ret;
 	}
 	verbs_qp_init();
 	return 0;
@@ -175,10 +177,9 @@ transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
 		log_debug("verbs: rdma_create_id: %s", strerror(errno));
 		return NULL;
 	}
-	int ret = local ? rdma_bind_addr(id, (struct sockaddr *)&addr) :
+	int ret = (local ? rdma_bind_addr(id, (struct sockaddr *)&addr) :
 		rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr,
-				RPMA_DEFAULT_TIMEOUT_MS);
-	int err = errno;
+				RPMA_DEFAULT_TIMEOUT_MS)) ? -errno : 0;
 	struct verbs_dev *vd = NULL;
 	if (ret == 0 && id->verbs)
 		vd = device_of(id->verbs);
@@ -190,7 +191,7 @@ transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
 					vd->dev->name);
 		else
 			log_debug("verbs: no RDMA device serves %s (%s)", name,
-					ret ? strerror(err) : "none bound");
+					ret ? strerror(-ret) : "none bound");
 	}
 	(void) rdma_destroy_id(id);
 	return vd ? vd->dev : NULL;

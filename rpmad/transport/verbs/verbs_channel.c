@@ -24,25 +24,28 @@ verbs_channel_open(loop_fd_fn *ready, char *err, size_t errlen)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	if (ch == NULL) {
+		int e = errno ? errno : ENOMEM;
 		(void) snprintf(err, errlen, "rdma_create_event_channel: %s",
 				strerror(errno));
-		return -1;
+		return -e;
 	}
 	int flags = fcntl(ch->fd, F_GETFL);
 	if (flags < 0 || fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK)) {
+		int e = errno;
 		(void) snprintf(err, errlen, "the CM event channel: fcntl: %s",
-				strerror(errno));
+				strerror(e));
 		rdma_destroy_event_channel(ch);
-		return -1;
+		return -e;
 	}
 	watch.fd = ch->fd;
 	watch.fn = ready;
 	watch.arg = ch;
-	if (loop_add(rpmad.loop, &watch, EPOLLIN)) {
+	int ret = loop_add(rpmad.loop, &watch, EPOLLIN);
+	if (ret) {
 		(void) snprintf(err, errlen, "cannot watch the CM event "
 				"channel");
 		rdma_destroy_event_channel(ch);
-		return -1;
+		return ret;
 	}
 	channel = ch;
 	return 0;

@@ -26,7 +26,7 @@ enum verbs_ctx_kind {
  * verbs_channel_open -- make the channel (non-blocking) and have the loop
  * watch it with `ready`, the reader of its events (it stands above the
  * parts that make ids on the channel, as a socket's handler does). 0, or
- * -1 with the reason in err.
+ * a negative errno with the reason in err.
  */
 int verbs_channel_open(loop_fd_fn *ready, char *err, size_t errlen);
 

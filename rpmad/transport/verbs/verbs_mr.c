@@ -49,10 +49,10 @@ verbs_pd_free(struct peer *peer)
 {
 	if (peer->tp_pd == NULL)
 		return;
-	int ret = ibv_dealloc_pd(peer->tp_pd);
+	int ret = -ibv_dealloc_pd(peer->tp_pd);	/* a positive errno */
 	if (ret)
 		log_warning("verbs: ibv_dealloc_pd on %s: %s", peer->dev->name,
-				strerror(ret));
+				strerror(-ret));
 	peer->tp_pd = NULL;
 }
 
@@ -129,10 +129,10 @@ verbs_mr_deregister(struct mr *mr)
 {
 	if (mr->tp_mr == NULL)
 		return;
-	int ret = ibv_dereg_mr(mr->tp_mr);
+	int ret = -ibv_dereg_mr(mr->tp_mr);	/* a positive errno */
 	if (ret)
 		log_warning("verbs: ibv_dereg_mr (rkey %08x): %s", mr_rkey(mr),
-				strerror(ret));
+				strerror(-ret));
 	mr->tp_mr = NULL;
 }
 
@@ -163,14 +163,15 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 			.length = piece,
 			.lkey = hw->lkey,
 		};
-		int ret = ibv_advise_mr(mr->peer->tp_pd,
+		/* a positive errno */
+		int ret = -ibv_advise_mr(mr->peer->tp_pd,
 				(enum ibv_advise_mr_advice)advice, flags,
 				&sge, 1);
 		if (ret) {
 			(void) snprintf(err, errlen, "ibv_advise_mr on %s",
 					mr->peer->dev->name);
-			return ret == EOPNOTSUPP ? -EOPNOTSUPP :
-				ret == EFAULT ? -EINVAL : -ret;
+			/* a range the device cannot take: a bad argument */
+			return ret == -EFAULT ? -EINVAL : ret;
 		}
 		addr += piece;
 		len -= piece;

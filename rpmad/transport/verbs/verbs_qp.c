@@ -212,14 +212,16 @@ verbs_qp_destroy(struct verbs_conn *vc)
 	/* the device holds nothing now: the receives it held are flushed */
 	if (vc->conn)
 		conn_recv_flush(vc->conn);
-	if (vc->send_cq && ibv_destroy_cq(vc->send_cq))
-		log_warning("verbs: ibv_destroy_cq: %s", strerror(errno));
-	if (vc->recv_cq && ibv_destroy_cq(vc->recv_cq))
-		log_warning("verbs: ibv_destroy_cq: %s", strerror(errno));
+	/* libibverbs answers these with a positive errno */
+	int ret;
+	if (vc->send_cq && (ret = -ibv_destroy_cq(vc->send_cq)))
+		log_warning("verbs: ibv_destroy_cq: %s", strerror(-ret));
+	if (vc->recv_cq && (ret = -ibv_destroy_cq(vc->recv_cq)))
+		log_warning("verbs: ibv_destroy_cq: %s", strerror(-ret));
 	vc->send_cq = vc->recv_cq = NULL;
-	if (vc->channel && ibv_destroy_comp_channel(vc->channel))
+	if (vc->channel && (ret = -ibv_destroy_comp_channel(vc->channel)))
 		log_warning("verbs: ibv_destroy_comp_channel: %s",
-				strerror(errno));
+				strerror(-ret));
 	vc->channel = NULL;
 	if (vc->flush_mr)
 		(void) ibv_dereg_mr(vc->flush_mr);

@@ -80,10 +80,11 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 			wr.num_sge = 1;
 		}
 		struct ibv_recv_wr *bad = NULL;
-		ret = ibv_post_recv(vc->qp, &wr, &bad);
+		/* libibverbs answers with a positive errno */
+		ret = -ibv_post_recv(vc->qp, &wr, &bad);
 		if (ret) {
 			log_warning("verbs: connection qp %u: ibv_post_recv: "
-					"%s", conn->qp_num, strerror(ret));
+					"%s", conn->qp_num, strerror(-ret));
 			verbs_work_failed(vc);
 			/* never handed over: completed after those that were */
 			recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
@@ -213,12 +214,15 @@ set_local(struct ibv_sge *sge, struct ibv_send_wr *wr, const struct work *w)
 	wr->num_sge = 1;
 }
 
-/* Something other than a full queue: the queue pair is unusable. */
+/*
+ * Something other than a full queue (`err`, a negative errno): the queue
+ * pair is unusable.
+ */
 static void
 post_failed(struct verbs_conn *vc, struct work *w, int err)
 {
 	log_warning("verbs: connection qp %u: ibv_post_send: %s",
-			vc->conn->qp_num, strerror(err));
+			vc->conn->qp_num, strerror(-err));
 	(void) verbs_work_poll(vc);
 	verbs_work_failed(vc);
 	conn_work_done(vc->conn, w, IBV_WC_WR_FLUSH_ERR);
@@ -295,8 +299,9 @@ verbs_post(struct conn *conn, struct work *w)
 	}
 
 	struct ibv_send_wr *bad = NULL;
-	int ret = ibv_post_send(vc->qp, &wr, &bad);
-	if (ret == ENOMEM)
+	/* libibverbs answers with a positive errno; ENOMEM: the SQ is full */
+	int ret = -ibv_post_send(vc->qp, &wr, &bad);
+	if (ret == -ENOMEM)
 		return -EAGAIN;
 	if (ret) {
 		post_failed(vc, w, ret);
