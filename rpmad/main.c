@@ -80,6 +80,10 @@ usage(FILE *f)
 			RPMAD_DEFAULT_SOCKET);
 }
 
+/*
+ * 0: go on; 1: done, nothing more to do (--version, --help); -EINVAL: the
+ * command line is wrong (said on stderr)
+ */
 static int
 parse_options(int argc, char *argv[], struct options *o)
 {
@@ -120,7 +124,7 @@ parse_options(int argc, char *argv[], struct options *o)
 			if (!config_transport_valid(optarg)) {
 				(void) fprintf(stderr, "rpmad: unknown "
 						"transport '%s'\n", optarg);
-				return 2;
+				return -EINVAL;
 			}
 			break;
 		case 'l':
@@ -128,7 +132,7 @@ parse_options(int argc, char *argv[], struct options *o)
 			if (o->log_level < 0) {
 				(void) fprintf(stderr, "rpmad: unknown log "
 						"level '%s'\n", optarg);
-				return 2;
+				return -EINVAL;
 			}
 			break;
 		case 'V':
@@ -139,13 +143,13 @@ parse_options(int argc, char *argv[], struct options *o)
 			return 1;
 		default:
 			usage(stderr);
-			return 2;
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
 		(void) fprintf(stderr, "rpmad: unexpected argument '%s'\n",
 				argv[optind]);
-		return 2;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -445,8 +449,8 @@ under_service_manager(void)
 /*
  * Detaching: the parent stays until the child is ready (or failed), so
  * that `rpmad && use-it` works and a failed start gives a failed status.
- * Returns the descriptor the child reports readiness on, or -1 when not
- * detaching. Only returns in the child.
+ * Returns the descriptor the child reports readiness on (main keeps -1
+ * there when it does not detach). Only returns in the child.
  */
 static int
 detach(void)
@@ -504,7 +508,7 @@ main(int argc, char *argv[])
 	config_set_transport_check(transport_known);
 	int ret = parse_options(argc, argv, &opts);
 	if (ret)
-		return ret == 1 ? 0 : 2;
+		return ret > 0 ? 0 : 2;
 
 	log_init();
 	config_defaults(&rpmad.cfg);
