@@ -88,7 +88,7 @@ from_systemd(void)
 
 /*
  * Removes a stale socket file, but never a socket something serves. 0, or
- * a negative errno (logged, but for the probe's socket).
+ * a negative errno (logged, unless the probe's socket cannot be made).
  */
 static int
 clear_stale(const char *path, const struct sockaddr_un *sun)

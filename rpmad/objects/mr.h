@@ -105,7 +105,8 @@ void *mr_translate(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
  * mr_persist -- persist the client's [addr, addr + len); 0, or a negative
- * errno (-EFAULT: a page was lost, the registration is broken now)
+ * errno: msync's for a page-cache file (logged), -EFAULT when a page of
+ * DAX memory was lost (the registration is broken now)
  */
 int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
 

@@ -108,7 +108,7 @@ struct transport_entry {
 	/* what its devices are called, for "no RDMA device serves ..." */
 	const char *device_noun;
 
-	/* 0, or a negative errno when rpmad cannot start (logged) */
+	/* 0, or a negative errno when rpmad cannot start */
 	int (*init)(void);
 	void (*fini)(void);
 	/*

@@ -49,7 +49,8 @@ verbs_pd_free(struct peer *peer)
 {
 	if (peer->tp_pd == NULL)
 		return;
-	int ret = -ibv_dealloc_pd(peer->tp_pd);	/* a positive errno */
+	/* libibverbs answers with a positive errno */
+	int ret = -ibv_dealloc_pd(peer->tp_pd);
 	if (ret)
 		log_warning("verbs: ibv_dealloc_pd on %s: %s", peer->dev->name,
 				strerror(-ret));
@@ -129,7 +130,8 @@ verbs_mr_deregister(struct mr *mr)
 {
 	if (mr->tp_mr == NULL)
 		return;
-	int ret = -ibv_dereg_mr(mr->tp_mr);	/* a positive errno */
+	/* libibverbs answers with a positive errno */
+	int ret = -ibv_dereg_mr(mr->tp_mr);
 	if (ret)
 		log_warning("verbs: ibv_dereg_mr (rkey %08x): %s", mr_rkey(mr),
 				strerror(-ret));
@@ -163,7 +165,7 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 			.length = piece,
 			.lkey = hw->lkey,
 		};
-		/* a positive errno */
+		/* libibverbs answers with a positive errno */
 		int ret = -ibv_advise_mr(mr->peer->tp_pd,
 				(enum ibv_advise_mr_advice)advice, flags,
 				&sge, 1);
