@@ -1138,10 +1138,8 @@ int
 ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
 	struct fake_cc *cc = (struct fake_cc *)ch;
-	if (cc->cqs) {
-		errno = EBUSY;
-		return -1;
-	}
+	if (cc->cqs)
+		return EBUSY;	/* as libibverbs: a positive errno */
 	while (cc->head) {
 		struct fake_cq_event *e = cc->head;
 		cc->head = e->next;
@@ -1221,10 +1219,8 @@ int
 ibv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct fake_cq *cq = (struct fake_cq *)ibcq;
-	if (cq->qps) {
-		errno = EBUSY;
-		return -1;
-	}
+	if (cq->qps)
+		return EBUSY;	/* as libibverbs: a positive errno */
 	if (cq->unacked)
 		fake_fail("destroying a CQ with %u unacknowledged events (a "
 				"real one waits forever)", cq->unacked);
