@@ -63,6 +63,13 @@ uevent_ready(struct loop_watch *w, uint32_t events)
 	loop_kick(rpmad.loop);
 }
 
+/* libudev answers NULL with errno, or a negative errno */
+static int
+made(const void *p)
+{
+	return p ? 0 : -(errno ? errno : ENOMEM);
+}
+
 void
 verbs_hotplug_watch(void)
 {
@@ -70,32 +77,33 @@ verbs_hotplug_watch(void)
 		return;
 	const char *what = "udev_new";
 	udev = udev_new();
-	if (udev == NULL)
+	int ret = made(udev);
+	if (ret)
 		goto err;
 	what = "udev_monitor_new_from_netlink";
 	monitor = udev_monitor_new_from_netlink(udev, "kernel");
-	if (monitor == NULL)
+	if ((ret = made(monitor)))
 		goto err;
 	what = "udev_monitor_filter_add_match_subsystem_devtype";
-	if (udev_monitor_filter_add_match_subsystem_devtype(monitor,
-			"infiniband_verbs", NULL) < 0)
+	if ((ret = udev_monitor_filter_add_match_subsystem_devtype(monitor,
+			"infiniband_verbs", NULL)) < 0)
 		goto err;
 	what = "udev_monitor_enable_receiving";
-	if (udev_monitor_enable_receiving(monitor) < 0)
+	if ((ret = udev_monitor_enable_receiving(monitor)) < 0)
 		goto err;
 	/* libudev's socket is non-blocking already */
 	watch.fd = udev_monitor_get_fd(monitor);
 	watch.fn = uevent_ready;
 	watch.arg = NULL;
 	what = "loop_add";
-	if (watch.fd < 0 || loop_add(rpmad.loop, &watch, EPOLLIN))
+	ret = watch.fd < 0 ? watch.fd : loop_add(rpmad.loop, &watch, EPOLLIN);
+	if (ret < 0)
 		goto err;
 	return;
 
 err:
 	log_warning("verbs: %s: %s; the removal of an RDMA device will wait "
-			"until rpmad exits", what, strerror(errno ? errno :
-			EIO));
+			"until rpmad exits", what, strerror(-ret));
 	verbs_hotplug_fini();
 }
 
