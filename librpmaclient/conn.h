@@ -9,12 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conn_pdata.h"
 #include "librpma.h"
 #include "qp.h"
 
 /* An owned copy of private data (len 0: none). */
 struct private_data {
-	uint8_t bytes[255];
+	uint8_t bytes[CONN_PDATA_MAX];
 	uint8_t len;
 };
 
@@ -33,7 +34,7 @@ struct rpma_conn {
 	bool lost_reported;		/* rpmad vanished, LOST was said */
 };
 
-/* private_data_set -- copy len bytes (at most 255) */
+/* private_data_set -- copy len bytes (at most CONN_PDATA_MAX) */
 void private_data_set(struct private_data *pd, const void *ptr, size_t len);
 
 /* private_data_get -- expose the copy the way the API does */

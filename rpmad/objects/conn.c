@@ -1207,9 +1207,9 @@ conn_handle_req_connect(struct req_ctx *rc)
 				conn_state_name(conn->state));
 		return;
 	}
-	if (m->private_data.len > 255) {
+	if (m->private_data.len > CONN_PDATA_MAX) {
 		req_fail(rc, RPMA_E_INVAL, 0, "private data of %zu bytes (at "
-				"most 255)", m->private_data.len);
+				"most %d)", m->private_data.len, CONN_PDATA_MAX);
 		return;
 	}
 

@@ -20,6 +20,7 @@
 
 #include <infiniband/verbs.h>
 
+#include "conn_pdata.h"
 #include "librpma.h"
 #include "mr.h"
 #include "qp.h"
@@ -91,7 +92,7 @@ struct conn_event_entry {
 	int event;
 	bool has_pdata;
 	uint8_t pdata_len;
-	uint8_t pdata[255];
+	uint8_t pdata[CONN_PDATA_MAX];
 };
 
 struct conn {
@@ -111,7 +112,7 @@ struct conn {
 	struct sockaddr_storage remote;
 	socklen_t remote_len;
 	char local_name[80], remote_name[80];
-	uint8_t pdata_in[255];	/* passive: what the client sent */
+	uint8_t pdata_in[CONN_PDATA_MAX];	/* passive: what the client sent */
 	uint8_t pdata_in_len;
 
 	struct work *works;	/* by SQ index & (entries - 1) */

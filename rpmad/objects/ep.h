@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "conn_pdata.h"
 #include "registry.h"
 #include "reply.h"
 
@@ -23,7 +24,7 @@ struct transport_ops;
 struct incoming {
 	struct ep *ep;
 	void *tp_state;			/* the transport's connection state */
-	uint8_t pdata[255];
+	uint8_t pdata[CONN_PDATA_MAX];
 	uint8_t pdata_len;
 	struct sockaddr_storage local, remote;
 	socklen_t remote_len;

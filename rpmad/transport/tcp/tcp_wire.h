@@ -22,11 +22,13 @@
 
 #include <stdint.h>
 
+#include "conn_pdata.h"
+
 #define TCP_WIRE_MAGIC		0x414d5052u	/* "RPMA" */
 #define TCP_WIRE_VERSION	1
 #define TCP_FRAME_SIZE		32
 #define TCP_TOKEN_SIZE		16
-#define TCP_PDATA_MAX		255
+#define TCP_PDATA_MAX		CONN_PDATA_MAX	/* all of it */
 
 enum tcp_frame_type {
 	/* set-up and tear-down */
