@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "loop.h"
+#include "qp_region.h"
 #include "ratelimit.h"
 
 struct client;
@@ -24,7 +25,9 @@ struct req_ctx;
 
 /* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
 #define TENANT_FDS_SESSION 1
-#define TENANT_FDS_CONN 7	/* region, doorbell, 3 notification, 2 TCP */
+/* the queue pair's (qp_region.h: region, doorbell, notifications), and
+ * the software transport's two sockets */
+#define TENANT_FDS_CONN (QP_FD_MAX + 2)
 #define TENANT_FDS_EP 3		/* listening socket, notification, spare */
 
 struct tenant {

@@ -16,6 +16,7 @@
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_usage.h"
 #include "peer.h"
 #include "verbs_dev.h"
 #include "verbs_mr.h"
@@ -64,11 +65,10 @@ usage_access(uint32_t usage, bool writable)
 	unsigned access = 0;
 	if (usage & RPMA_MR_USAGE_READ_SRC)
 		access |= IBV_ACCESS_REMOTE_READ;
-	if (usage & (RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_RECV))
+	if (mr_usage_local_write(usage))
 		access |= IBV_ACCESS_LOCAL_WRITE;
 	if (usage & RPMA_MR_USAGE_WRITE_DST)
-		access |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+		access |= IBV_ACCESS_REMOTE_WRITE;
 	if (usage & (RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
 			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT))
 		access |= IBV_ACCESS_REMOTE_READ;
