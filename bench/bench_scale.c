@@ -32,22 +32,11 @@
 #include <unistd.h>
 
 #include "bench_scale.h"
+#include "bench_util.h"
 
-#define SCALE_ADDR	"127.0.0.1"
 #define BATCH		200	/* timed registrations per level */
 #define CONN_SAMPLES	50	/* timed connections per level */
 #define MAX_LEVELS	8
-
-#define SCHECK(call) \
-	do { \
-		int ret_ = (call); \
-		if (ret_) { \
-			(void) fprintf(stderr, "rpma-bench: %s:%d: %s: %s\n", \
-					__FILE__, __LINE__, #call, \
-					rpma_err_2str(ret_)); \
-			_exit(1); \
-		} \
-	} while (0)
 
 struct level_result {
 	unsigned existing;
@@ -114,63 +103,6 @@ rss_bytes(pid_t pid)
 	return kib * 1024;
 }
 
-/*
- * The daemon's configuration: the scale run is one user holding thousands
- * of connections and requests, beyond the per-user defaults (0: no limit).
- */
-static const char scale_config[] =
-	"max_connections = 0\nmax_pending_requests = 0\n"
-	"max_descriptors = 0\nmax_registered_bytes = 0\n";
-
-static pid_t
-scale_daemon_start(const char *rpmad, const char *sock)
-{
-	char config[128];
-	(void) snprintf(config, sizeof(config), "%s.conf", sock);
-	FILE *cf = fopen(config, "w");
-	if (cf == NULL || fputs(scale_config, cf) < 0 || fclose(cf)) {
-		(void) fprintf(stderr, "rpma-bench: cannot write %s\n", config);
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* no daemon outlives an interrupted bench */
-		(void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-		const char *log = getenv("RPMA_BENCH_RPMAD_LOG");
-		int null = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		(void) dup2(null, STDERR_FILENO);
-		execlp(rpmad, rpmad, "--foreground", "--socket", sock,
-				"--transport", "tcp", "--config", config,
-				(char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		memcpy(sun.sun_path, sock, strlen(sock) + 1);
-		int ok = connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		(void) close(s);
-		if (ok)
-			return pid;
-		(void) usleep(10000);
-	}
-	(void) fprintf(stderr, "rpma-bench: %s did not start\n", rpmad);
-	(void) kill(pid, SIGKILL);
-	(void) waitpid(pid, NULL, 0);
-	return -1;
-}
-
-static struct rpma_peer *
-scale_peer(int type)
-{
-	struct ibv_context *dev;
-	struct rpma_peer *peer;
-	SCHECK(rpma_utils_get_ibv_context(SCALE_ADDR,
-			(enum rpma_util_ibv_context_type)type, &dev));
-	SCHECK(rpma_peer_new(dev, &peer));
-	return peer;
-}
-
 /* ------------------------------------------------------ registrations */
 
 /* One timed batch of BATCH registrations of fresh pages, then dereg. */
@@ -183,7 +115,7 @@ reg_level(struct rpma_peer *peer, uint8_t *buf, size_t ps, unsigned *next,
 	double t0 = mono_s();
 	for (unsigned i = 0; i < BATCH; i++) {
 		double a = mono_s();
-		SCHECK(rpma_mr_reg(peer, buf + (size_t)(*next + i) * ps, ps,
+		BCHECK(rpma_mr_reg(peer, buf + (size_t)(*next + i) * ps, ps,
 				RPMA_MR_USAGE_READ_SRC |
 				RPMA_MR_USAGE_WRITE_DST, &mrs[i]));
 		t[i] = (mono_s() - a) * 1e6;
@@ -193,12 +125,12 @@ reg_level(struct rpma_peer *peer, uint8_t *buf, size_t ps, unsigned *next,
 	uint8_t desc[21];
 	double a = mono_s();
 	for (unsigned rep = 0; rep < 1000; rep++)
-		SCHECK(rpma_mr_get_descriptor(mrs[rep % BATCH], desc));
+		BCHECK(rpma_mr_get_descriptor(mrs[rep % BATCH], desc));
 	r->desc_ns = (mono_s() - a) * 1e9 / 1000;
 
 	for (unsigned i = 0; i < BATCH; i++) {
 		double b = mono_s();
-		SCHECK(rpma_mr_dereg(&mrs[i]));
+		BCHECK(rpma_mr_dereg(&mrs[i]));
 		d[i] = (mono_s() - b) * 1e6;
 	}
 	r->regs_per_s = BATCH / total;
@@ -222,7 +154,7 @@ reg_child(const char *sock, pid_t daemon, const unsigned *levels,
 		_exit(1);
 	for (size_t i = 0; i < pages; i++)
 		buf[i * ps] = (uint8_t)i;
-	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_peer *peer = bench_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
 
 	struct rpma_mr_local **held = calloc(max, sizeof(*held));
 	if (held == NULL)
@@ -231,7 +163,7 @@ reg_child(const char *sock, pid_t daemon, const unsigned *levels,
 	double rss0 = rss_bytes(daemon);
 	for (unsigned l = 0; l < nlevels; l++) {
 		while (nheld < levels[l]) {
-			SCHECK(rpma_mr_reg(peer, buf + (size_t)next * ps, ps,
+			BCHECK(rpma_mr_reg(peer, buf + (size_t)next * ps, ps,
 					RPMA_MR_USAGE_READ_SRC |
 					RPMA_MR_USAGE_WRITE_DST,
 					&held[nheld]));
@@ -245,85 +177,12 @@ reg_child(const char *sock, pid_t daemon, const unsigned *levels,
 	}
 	rep->nlevels = nlevels;
 	for (unsigned i = 0; i < nheld; i++)
-		SCHECK(rpma_mr_dereg(&held[i]));
+		BCHECK(rpma_mr_dereg(&held[i]));
 	free(held);
-	SCHECK(rpma_peer_delete(&peer));
+	BCHECK(rpma_peer_delete(&peer));
 }
 
 /* -------------------------------------------------------- connections */
-
-static struct rpma_conn_cfg *
-small_cfg(void)
-{
-	struct rpma_conn_cfg *cfg;
-	SCHECK(rpma_conn_cfg_new(&cfg));
-	SCHECK(rpma_conn_cfg_set_sq_size(cfg, 4));
-	SCHECK(rpma_conn_cfg_set_rq_size(cfg, 4));
-	SCHECK(rpma_conn_cfg_set_cq_size(cfg, 8));
-	/* a loaded machine must not turn set-up time into failures */
-	SCHECK(rpma_conn_cfg_set_timeout(cfg, 30000));
-	return cfg;
-}
-
-/*
- * The server: accepts `total` connections, keeps them, then waits for the
- * client to close the control pipe and disconnects everything.
- */
-static void
-conn_server(const char *sock, const char *port, unsigned total, int ready,
-		int done)
-{
-	(void) setenv("RPMAD_SOCKET", sock, 1);
-	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	struct rpma_ep *ep;
-	SCHECK(rpma_ep_listen(peer, SCALE_ADDR, port, &ep));
-	char ok = 1;
-	if (write(ready, &ok, 1) != 1)
-		_exit(1);
-	struct rpma_conn_cfg *cfg = small_cfg();
-	struct rpma_conn **conns = calloc(total, sizeof(*conns));
-	if (conns == NULL)
-		_exit(1);
-	for (unsigned i = 0; i < total; i++) {
-		struct rpma_conn_req *req;
-		enum rpma_conn_event ev;
-		SCHECK(rpma_ep_next_conn_req(ep, cfg, &req));
-		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[i]));
-		SCHECK(rpma_conn_next_event(conns[i], &ev));
-		if (ev != RPMA_CONN_ESTABLISHED) {
-			(void) fprintf(stderr, "rpma-bench: accepting: %s\n",
-					rpma_utils_conn_event_2str(ev));
-			_exit(1);
-		}
-	}
-	if (read(done, &ok, 1) < 0)
-		_exit(1);
-	for (unsigned i = 0; i < total; i++) {
-		(void) rpma_conn_disconnect(conns[i]);
-		(void) rpma_conn_delete(&conns[i]);
-	}
-	free(conns);
-	(void) rpma_ep_shutdown(&ep);
-	(void) rpma_peer_delete(&peer);
-	_exit(0);
-}
-
-static struct rpma_conn *
-conn_one(struct rpma_peer *peer, struct rpma_conn_cfg *cfg, const char *port)
-{
-	struct rpma_conn_req *req;
-	struct rpma_conn *conn;
-	enum rpma_conn_event ev;
-	SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
-	SCHECK(rpma_conn_req_connect(&req, NULL, &conn));
-	SCHECK(rpma_conn_next_event(conn, &ev));
-	if (ev != RPMA_CONN_ESTABLISHED) {
-		(void) fprintf(stderr, "rpma-bench: connecting: %s\n",
-				rpma_utils_conn_event_2str(ev));
-		_exit(1);
-	}
-	return conn;
-}
 
 static void
 conn_child(const char *sock, pid_t daemon, const char *port,
@@ -342,7 +201,7 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		(void) close(ready[0]);
 		(void) close(done[1]);
-		conn_server(sock, port, total, ready[1], done[0]);
+		bench_conn_server(sock, port, total, ready[1], done[0]);
 	}
 	(void) close(ready[1]);
 	(void) close(done[0]);
@@ -351,8 +210,8 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 		_exit(1);
 
 	(void) setenv("RPMAD_SOCKET", sock, 1);
-	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	struct rpma_conn_cfg *cfg = small_cfg();
+	struct rpma_peer *peer = bench_peer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn_cfg *cfg = bench_small_cfg();
 	struct rpma_conn **conns = calloc(total, sizeof(*conns));
 	if (conns == NULL)
 		_exit(1);
@@ -360,7 +219,7 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 	double rss0 = rss_bytes(daemon);
 	for (unsigned l = 0; l < nlevels; l++) {
 		while (n < levels[l]) {
-			conns[n] = conn_one(peer, cfg, port);
+			conns[n] = bench_conn_one(peer, cfg, port);
 			n++;
 		}
 		if (l == nlevels - 1 && n > 0)
@@ -369,7 +228,7 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 		double t[CONN_SAMPLES];
 		for (unsigned i = 0; i < CONN_SAMPLES; i++) {
 			double a = mono_s();
-			conns[n] = conn_one(peer, cfg, port);
+			conns[n] = bench_conn_one(peer, cfg, port);
 			t[i] = (mono_s() - a) * 1e6;
 			n++;
 		}
@@ -385,7 +244,7 @@ conn_child(const char *sock, pid_t daemon, const char *port,
 	}
 	free(conns);
 	(void) waitpid(server, NULL, 0);
-	SCHECK(rpma_peer_delete(&peer));
+	BCHECK(rpma_peer_delete(&peer));
 }
 
 /* ------------------------------------------------- pending requests */
@@ -397,7 +256,7 @@ static void
 wait_pending(struct rpma_ep *ep, int n)
 {
 	int fd, avail = 0;
-	SCHECK(rpma_ep_get_fd(ep, &fd));
+	BCHECK(rpma_ep_get_fd(ep, &fd));
 	for (int i = 0; i < 60000; i++) {
 		if (ioctl(fd, FIONREAD, &avail) == 0 && avail >= n)
 			return;
@@ -414,9 +273,9 @@ next_req_us(struct rpma_ep *ep, struct rpma_conn_cfg *cfg)
 {
 	struct rpma_conn_req *req;
 	double a = mono_s();
-	SCHECK(rpma_ep_next_conn_req(ep, cfg, &req));
+	BCHECK(rpma_ep_next_conn_req(ep, cfg, &req));
 	double t = (mono_s() - a) * 1e6;
-	SCHECK(rpma_conn_req_delete(&req));
+	BCHECK(rpma_conn_req_delete(&req));
 	return t;
 }
 
@@ -429,10 +288,10 @@ pending_server(const char *sock, const char *port, unsigned many, int ready,
 		int go, struct scale_report *rep)
 {
 	(void) setenv("RPMAD_SOCKET", sock, 1);
-	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_peer *peer = bench_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep;
-	SCHECK(rpma_ep_listen(peer, SCALE_ADDR, port, &ep));
-	struct rpma_conn_cfg *cfg = small_cfg();
+	BCHECK(rpma_ep_listen(peer, BENCH_ADDR, port, &ep));
+	struct rpma_conn_cfg *cfg = bench_small_cfg();
 	char ok = 1;
 	if (write(ready, &ok, 1) != 1)
 		_exit(1);
@@ -484,8 +343,8 @@ pending_child(const char *sock, const char *port, unsigned many,
 	if (read(ready[0], &ok, 1) != 1)
 		_exit(1);
 	(void) setenv("RPMAD_SOCKET", sock, 1);
-	struct rpma_peer *peer = scale_peer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	struct rpma_conn_cfg *cfg = small_cfg();
+	struct rpma_peer *peer = bench_peer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn_cfg *cfg = bench_small_cfg();
 	struct rpma_conn **conns = calloc(many + PENDING_SAMPLES,
 			sizeof(*conns));
 	if (conns == NULL)
@@ -493,15 +352,15 @@ pending_child(const char *sock, const char *port, unsigned many,
 	unsigned n = 0;
 	for (unsigned i = 0; i < PENDING_SAMPLES; i++) {
 		struct rpma_conn_req *req;
-		SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
-		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
+		BCHECK(rpma_conn_req_new(peer, BENCH_ADDR, port, cfg, &req));
+		BCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
 		if (read(ready[0], &ok, 1) != 1)
 			_exit(1);
 	}
 	for (unsigned i = 0; i < many; i++) {
 		struct rpma_conn_req *req;
-		SCHECK(rpma_conn_req_new(peer, SCALE_ADDR, port, cfg, &req));
-		SCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
+		BCHECK(rpma_conn_req_new(peer, BENCH_ADDR, port, cfg, &req));
+		BCHECK(rpma_conn_req_connect(&req, NULL, &conns[n++]));
 		if (read(ready[0], &ok, 1) != 1)
 			_exit(1);
 	}
@@ -580,7 +439,7 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 	char sock[108], portstr[16];
 	(void) snprintf(sock, sizeof(sock), "%s/scale.sock", dir);
 	(void) snprintf(portstr, sizeof(portstr), "%d", port);
-	pid_t daemon = scale_daemon_start(rpmad, sock);
+	pid_t daemon = bench_daemon_start(rpmad, sock, 0);
 	if (daemon < 0)
 		return -1;
 
@@ -616,12 +475,7 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 				"failed\n");
 		failed = 1;
 	}
-	(void) kill(daemon, SIGTERM);
-	(void) waitpid(daemon, NULL, 0);
-	(void) unlink(sock);
-	char config[128];
-	(void) snprintf(config, sizeof(config), "%s.conf", sock);
-	(void) unlink(config);
+	bench_daemon_stop(daemon, sock);
 
 	(void) printf("\n%-34s %10s %10s %10s %10s %10s %8s\n",
 			"registrations (4 KiB, one buffer)", "existing",

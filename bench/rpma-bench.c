@@ -23,11 +23,13 @@
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
  *                   [--only two|one|floor|scale] [--rpmad-nice DELTA]
- *                   [--idle N] [--scale-regs N] [--scale-conns N]
+ *                   [--idle N] [--idle-conns N] [--idle-regs N]
+ *                   [--scale-regs N] [--scale-conns N]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
  * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
- * --idle N: then everything again with N idle connection requests held at
- * each daemon by another process ("two +idle", "one +idle").
+ * --idle N, --idle-conns N, --idle-regs N: then everything again beside
+ * another process's crowd at each daemon: N connection requests that never
+ * connect, N idle connections, N registrations ("two +idle", "one +idle").
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets.
  */
@@ -45,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -52,6 +55,7 @@
 #include <unistd.h>
 
 #include "bench_scale.h"
+#include "bench_util.h"
 
 #define BUF_SIZE	(64u << 20)	/* registered on both sides */
 #define MIB		(1u << 20)
@@ -89,7 +93,9 @@ static struct {
 	const char *only;
 	int port;
 	int rpmad_nice;		/* added to the daemons' niceness */
-	int idle;		/* idle connection requests, for a second pass */
+	/* another tenant's crowd, for a second pass: idle connection
+	 * requests, idle connections, registrations */
+	int idle, idle_conns, idle_regs;
 	unsigned scale_regs, scale_conns;
 } opt = {
 	.seconds = 1.0,
@@ -137,37 +143,15 @@ static void
 daemon_start(struct daemon *d, const char *dir, const char *name)
 {
 	(void) snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", dir, name);
-	d->pid = fork();
-	if (d->pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-		(void) dup2(null, STDERR_FILENO);
-		errno = 0;
-		if (opt.rpmad_nice && nice(opt.rpmad_nice) == -1 && errno)
-			perror("rpma-bench: nice");
-		execlp(opt.rpmad, opt.rpmad, "--foreground", "--socket", d->sock,
-				"--transport", "tcp", "--config", "/dev/null",
-				(char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		int s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-		struct sockaddr_un sun = { .sun_family = AF_UNIX };
-		memcpy(sun.sun_path, d->sock, strlen(d->sock) + 1);
-		int ok = connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-		(void) close(s);
-		if (ok)
-			return;
-		(void) usleep(10000);
-	}
-	(void) fprintf(stderr, "rpma-bench: %s did not start\n", opt.rpmad);
-	exit(1);
+	d->pid = bench_daemon_start(opt.rpmad, d->sock, opt.rpmad_nice);
+	if (d->pid < 0)
+		exit(1);
 }
 
 static void
 daemon_stop(struct daemon *d)
 {
-	(void) kill(d->pid, SIGTERM);
-	(void) waitpid(d->pid, NULL, 0);
+	bench_daemon_stop(d->pid, d->sock);
 }
 
 /* CPU seconds (user + system) a process used so far. */
@@ -1041,42 +1025,81 @@ print_table(void)
 }
 
 /*
- * A process that holds `n` idle connection requests at the daemon (they
- * never connect): rpmad's poller must not pay for them. Returns its pid;
- * it exits when *release_fd is closed.
+ * Another tenant's crowd at a daemon, held by a process of its own:
+ * opt.idle connection requests that never connect, opt.idle_conns idle
+ * connections (both ends on that daemon: a server child accepts them) and
+ * opt.idle_regs registrations of single pages. rpmad's poller and look-ups
+ * must not pay for them. Returns its pid; it lets go of everything and
+ * exits when *release_fd is closed.
  */
 static pid_t
-idle_holder_start(const char *sock, int n, int *release_fd)
+crowd_start(const char *sock, int *release_fd)
 {
 	int up[2], down[2];
 	if (pipe(up) || pipe(down))
 		exit(1);
+	char port[16];
+	(void) snprintf(port, sizeof(port), "%d", opt.port++);
 	pid_t pid = fork();
 	if (pid == 0) {
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
 		(void) close(up[0]);
 		(void) close(down[1]);
 		(void) setenv("RPMAD_SOCKET", sock, 1);
-		struct ibv_context *dev;
-		struct rpma_peer *peer;
-		CHECK(rpma_utils_get_ibv_context(ADDR,
-				RPMA_UTIL_IBV_CONTEXT_REMOTE, &dev));
-		CHECK(rpma_peer_new(dev, &peer));
-		struct rpma_conn_req **reqs = calloc((size_t)n, sizeof(*reqs));
-		for (int i = 0; i < n; i++)
-			CHECK(rpma_conn_req_new(peer, ADDR, "9", NULL,
-					&reqs[i]));
+		pid_t server = -1;
+		if (opt.idle_conns > 0) {
+			int ready[2];
+			if (pipe(ready))
+				_exit(1);
+			server = fork();
+			if (server == 0) {
+				(void) close(ready[0]);
+				bench_conn_server(sock, port, opt.idle_conns,
+						ready[1], down[0]);
+			}
+			(void) close(ready[1]);
+			char ok;
+			if (read(ready[0], &ok, 1) != 1)
+				_exit(1);
+		}
+		struct rpma_peer *peer = bench_peer(
+				RPMA_UTIL_IBV_CONTEXT_REMOTE);
+		for (int i = 0; i < opt.idle; i++) {
+			struct rpma_conn_req *req;
+			BCHECK(rpma_conn_req_new(peer, ADDR, "9", NULL, &req));
+		}
+		struct rpma_conn_cfg *cfg = bench_small_cfg();
+		for (int i = 0; i < opt.idle_conns; i++)
+			(void) bench_conn_one(peer, cfg, port);
+		size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+		uint8_t *buf = NULL;
+		if (opt.idle_regs > 0) {
+			buf = malloc((size_t)opt.idle_regs * ps + ps);
+			if (buf == NULL)
+				_exit(1);
+			buf = (uint8_t *)(((uintptr_t)buf + ps - 1) & ~(ps - 1));
+		}
+		for (int i = 0; i < opt.idle_regs; i++) {
+			struct rpma_mr_local *mr;
+			BCHECK(rpma_mr_reg(peer, buf + (size_t)i * ps, ps,
+					RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_WRITE_DST, &mr));
+		}
 		char byte = 1;
 		if (write(up[1], &byte, 1) != 1)
 			_exit(1);
 		(void) read(down[0], &byte, 1);	/* until the parent closes */
-		_exit(0);
+		if (server > 0)
+			(void) waitpid(server, NULL, 0);
+		_exit(0);	/* rpmad lets go of the rest with the session */
 	}
 	(void) close(up[1]);
 	(void) close(down[0]);
 	char byte;
 	if (read(up[0], &byte, 1) != 1) {
-		(void) fprintf(stderr, "rpma-bench: cannot hold %d idle "
-				"connection requests\n", n);
+		(void) fprintf(stderr, "rpma-bench: cannot hold the crowd (%d "
+				"requests, %d connections, %d registrations)\n",
+				opt.idle, opt.idle_conns, opt.idle_regs);
 		exit(1);
 	}
 	(void) close(up[0]);
@@ -1138,13 +1161,15 @@ main(int argc, char *argv[])
 		{ "port", required_argument, NULL, 'p' },
 		{ "rpmad-nice", required_argument, NULL, 'n' },
 		{ "idle", required_argument, NULL, 'i' },
+		{ "idle-conns", required_argument, NULL, 'I' },
+		{ "idle-regs", required_argument, NULL, 'G' },
 		{ "scale-regs", required_argument, NULL, 'R' },
 		{ "scale-conns", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:i:R:C:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:i:I:G:R:C:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1172,6 +1197,12 @@ main(int argc, char *argv[])
 		case 'i':
 			opt.idle = atoi(optarg);
 			break;
+		case 'I':
+			opt.idle_conns = atoi(optarg);
+			break;
+		case 'G':
+			opt.idle_regs = atoi(optarg);
+			break;
 		case 'R':
 			opt.scale_regs = (unsigned)atoi(optarg);
 			break;
@@ -1183,7 +1214,8 @@ main(int argc, char *argv[])
 					"[--seconds S] [--modes block,busy1,"
 					"busy2,busy4] [--only two|one|floor|"
 					"scale] [--port N] [--rpmad-nice DELTA] "
-					"[--idle N] [--scale-regs N] "
+					"[--idle N] [--idle-conns N] "
+					"[--idle-regs N] [--scale-regs N] "
 					"[--scale-conns N]\n");
 			return 2;
 		}
@@ -1211,11 +1243,11 @@ main(int argc, char *argv[])
 		run_setup("two rpmads", &a, &b);
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
-	if (opt.idle > 0) {
-		/* again, with idle connection requests at both daemons */
+	if (opt.idle > 0 || opt.idle_conns > 0 || opt.idle_regs > 0) {
+		/* again, beside another tenant's crowd at both daemons */
 		int rel_a, rel_b;
-		pid_t ha = idle_holder_start(a.sock, opt.idle, &rel_a);
-		pid_t hb = idle_holder_start(b.sock, opt.idle, &rel_b);
+		pid_t ha = crowd_start(a.sock, &rel_a);
+		pid_t hb = crowd_start(b.sock, &rel_b);
 		if (opt.only == NULL || strcmp(opt.only, "two") == 0)
 			run_setup("two +idle", &a, &b);
 		if (opt.only == NULL || strcmp(opt.only, "one") == 0)
