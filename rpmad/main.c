@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
-#include <utlist.h>
 
 #include "admin.h"
 #include "client.h"
@@ -402,15 +401,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 static void
 shutdown_connections(void)
 {
-	struct conn *conn;
-	unsigned n = 0;
-	DL_FOREACH2(conn_all(), conn, all_next) {
-		if (conn->state == CONN_ESTABLISHED) {
-			conn->tp->disconnect(conn);
-			n++;
-		}
-	}
-	if (n == 0)
+	if (conn_shutdown_all() == 0)
 		return;
 	uint64_t until = loop_now_ns() + SHUTDOWN_GRACE_NS;
 	while (loop_now_ns() < until && transports_pending())

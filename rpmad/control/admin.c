@@ -412,23 +412,24 @@ client_item(struct arena *a, void *obj)
 static ProtobufCMessage *
 connection_item(struct arena *a, void *obj)
 {
-	struct conn *conn = obj;
+	const struct obj *o = obj;
 	Rpmad__ConnectionInfo *c = arena_alloc(a, sizeof(*c));
-	if (c == NULL)
+	/* the strings the answer points to live in the arena */
+	struct conn_info *info = arena_alloc(a, sizeof(*info));
+	if (c == NULL || info == NULL)
 		return NULL;
+	conn_describe(obj, info);
 	rpmad__connection_info__init(c);
-	c->conn_id = conn->obj.id;
-	c->session_id = obj_client(&conn->obj)->id;
-	c->pid = (uint32_t)obj_client(&conn->obj)->pid;
-	c->local_addr = conn->local_name;
-	c->remote_addr = conn->remote_name;
-	if ((c->state = arena_alloc(a, CONN_STATE_TEXT_MAX)) == NULL)
-		return NULL;
-	conn_state_text(conn, c->state, CONN_STATE_TEXT_MAX);
-	c->qp_num = conn->qp_num;
-	c->role = conn->passive ? "passive" : "active";
-	c->transport = (char *)conn->tp->name;
-	if ((c->ops = ops_msg(a, &conn->ops)) == NULL)
+	c->conn_id = o->id;
+	c->session_id = obj_client(o)->id;
+	c->pid = (uint32_t)obj_client(o)->pid;
+	c->local_addr = info->local_name;
+	c->remote_addr = info->remote_name;
+	c->state = info->state_text;
+	c->qp_num = info->qp_num;
+	c->role = (char *)info->role;
+	c->transport = (char *)info->transport;
+	if ((c->ops = ops_msg(a, &info->ops)) == NULL)
 		return NULL;
 	return &c->base;
 }

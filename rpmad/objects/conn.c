@@ -16,27 +16,102 @@
 
 #include "client.h"
 #include "conn.h"
+#include "conn_pdata.h"
 #include "daemon.h"
 #include "device.h"
 #include "ep.h"
 #include "log.h"
 #include "peer.h"
+#include "qp.h"
 #include "qp_wc.h"
+#include "registry.h"
 #include "tenant.h"
 #include "transport.h"
+
+/*
+ * In flight: works and receives the transport took (conn_work_handed(),
+ * conn_recv_handed()) and has not completed yet, oldest first.
+ */
+struct conn_inflight {
+	struct work *head, *tail;	/* through work.next */
+	uint32_t works;			/* on the list */
+	uint64_t work_seq;		/* the newest's number (0: none yet) */
+	struct recv_slot *recvs;	/* by number & (rq_entries - 1) */
+	uint64_t recv_done, recv_seq;	/* numbers: completed, handed over */
+};
+
+#define CONN_MAX_EVENTS 8
+
+struct conn_event_entry {
+	int event;
+	bool has_pdata;
+	uint8_t pdata_len;
+	uint8_t pdata[CONN_PDATA_MAX];
+};
+
+/*
+ * The fields are this file's alone: transports, the control plane and
+ * main.c go through the functions of conn.h, so that what a connection
+ * owes its client (order, counts, states) is kept in one place.
+ */
+struct conn {
+	struct obj obj;
+	struct peer *peer;
+	const struct transport_ops *tp;
+	void *tp_conn;
+	enum conn_state state;
+	const char *end_reason;	/* once ended: how, in rpmad's terms */
+	bool passive;
+	bool qp_error;		/* every further work request is flushed */
+	bool release_pending;	/* ended: the transport is to be released */
+	uint32_t qp_num;
+	uint32_t timeout_ms;
+	struct qp qp;
+
+	struct sockaddr_storage remote;
+	socklen_t remote_len;
+	char local_name[CONN_NAME_MAX], remote_name[CONN_NAME_MAX];
+	uint8_t pdata_in[CONN_PDATA_MAX];	/* passive: what the client sent */
+	uint8_t pdata_in_len;
+
+	struct work *works;	/* by SQ index & (entries - 1) */
+	uint32_t sq_done;	/* next SQ index to complete */
+	uint32_t sq_taken;	/* next SQ index to take */
+	bool deferred;		/* works[sq_taken - 1] waits for post() */
+	/*
+	 * rpmad refused works[sq_taken - 1] (an ibv_wc_status, 0: none), or
+	 * the receive after those in flight: each completes with it in its
+	 * turn, once everything before it completed (reliable connections
+	 * complete in order)
+	 */
+	uint8_t rejected;
+	uint8_t recv_rejected;
+	bool rnr_waiting;	/* a message waits for a receive */
+	struct conn_inflight inflight;
+
+	struct conn_event_entry events[CONN_MAX_EVENTS];
+	unsigned ev_head, ev_count;
+
+	struct op_counters ops;
+	struct conn *all_prev, *all_next;	/* every connection */
+
+	/*
+	 * The poller's list: connections that had work within the spin time
+	 * or wait on their transport. The others sleep with need_wakeup set
+	 * and come back by their doorbell or by an event of their transport
+	 * (conn_activate), so a pass costs what the busy connections cost.
+	 */
+	bool active;
+	uint64_t last_work_ns;
+	struct conn *active_prev, *active_next;
+};
 
 static struct conn *all_conns;
 static struct conn *active_conns;	/* the poller's list */
 static uint32_t next_qp_num;
 
-struct conn *
-conn_all(void)
-{
-	return all_conns;
-}
-
-const char *
-conn_state_name(enum conn_state state)
+static const char *
+state_name(enum conn_state state)
 {
 	switch (state) {
 	case CONN_REQ_OUT:
@@ -60,6 +135,103 @@ static struct client *
 owner_of(const struct conn *conn)
 {
 	return obj_client(&conn->obj);
+}
+
+/* ------------------------------------------------------------- its facts */
+
+void *
+conn_tp(const struct conn *conn)
+{
+	return conn->tp_conn;
+}
+
+void
+conn_set_tp(struct conn *conn, void *tp_conn)
+{
+	conn->tp_conn = tp_conn;
+}
+
+uint32_t
+conn_qp_num(const struct conn *conn)
+{
+	return conn->qp_num;
+}
+
+struct peer *
+conn_peer(const struct conn *conn)
+{
+	return conn->peer;
+}
+
+const struct sockaddr_storage *
+conn_remote(const struct conn *conn, socklen_t *len)
+{
+	*len = conn->remote_len;
+	return &conn->remote;
+}
+
+const char *
+conn_remote_name(const struct conn *conn)
+{
+	return conn->remote_name;
+}
+
+uint32_t
+conn_timeout_ms(const struct conn *conn)
+{
+	return conn->timeout_ms;
+}
+
+bool
+conn_qp_failed(const struct conn *conn)
+{
+	return conn->qp_error;
+}
+
+struct qp *
+conn_qp(struct conn *conn)
+{
+	return &conn->qp;
+}
+
+bool
+conn_polled(const struct conn *conn)
+{
+	return conn->active;
+}
+
+void
+conn_describe(const struct conn *conn, struct conn_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->state = conn->state;
+	if (conn->state != CONN_ENDED || conn->end_reason == NULL)
+		(void) snprintf(info->state_text, sizeof(info->state_text),
+				"%s", state_name(conn->state));
+	else
+		(void) snprintf(info->state_text, sizeof(info->state_text),
+				"ended: %s", conn->end_reason);
+	memcpy(info->local_name, conn->local_name, sizeof(info->local_name));
+	memcpy(info->remote_name, conn->remote_name,
+			sizeof(info->remote_name));
+	info->qp_num = conn->qp_num;
+	info->role = conn->passive ? "passive" : "active";
+	info->transport = conn->tp->name;
+	info->ops = conn->ops;
+}
+
+unsigned
+conn_shutdown_all(void)
+{
+	unsigned n = 0;
+	struct conn *conn;
+	DL_FOREACH2(all_conns, conn, all_next) {
+		if (conn->state == CONN_ESTABLISHED) {
+			conn->tp->disconnect(conn);
+			n++;
+		}
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------------- events */
@@ -95,15 +267,6 @@ app_event(enum rpma_conn_event event)
 	if (event == CONN_END_UNREACHABLE)
 		return RPMA_CONN_UNDEFINED;	/* the library: RPMA_E_UNKNOWN */
 	return event;
-}
-
-void
-conn_state_text(const struct conn *conn, char *buf, size_t len)
-{
-	if (conn->state != CONN_ENDED || conn->end_reason == NULL)
-		(void) snprintf(buf, len, "%s", conn_state_name(conn->state));
-	else
-		(void) snprintf(buf, len, "ended: %s", conn->end_reason);
 }
 
 static void
@@ -1204,7 +1367,7 @@ conn_handle_req_connect(struct req_ctx *rc)
 		/* an incoming request whose client gave up: nothing to accept */
 		req_fail(rc, conn->state == CONN_ENDED ? RPMA_E_PROVIDER :
 				RPMA_E_INVAL, 0, "the request is %s already",
-				conn_state_name(conn->state));
+				state_name(conn->state));
 		return;
 	}
 	if (m->private_data.len > CONN_PDATA_MAX) {

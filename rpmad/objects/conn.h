@@ -9,6 +9,12 @@
  * transport, and completed here, in order, into the client's CQ. What the
  * transport holds meanwhile, works and receives, is kept here too ("in
  * flight"), so that every transport completes them the same way.
+ *
+ * struct conn is opaque: its fields are conn.c's. A transport keeps its
+ * own state in the connection (conn_tp(), conn_set_tp()) and reads the few
+ * facts it needs through the functions below; rpmactl gets a plain
+ * description (conn_describe()). struct work and struct recv_slot are the
+ * data handed to a transport, and stay open.
  */
 
 #ifndef RPMAD_CONN_H
@@ -20,17 +26,17 @@
 
 #include <infiniband/verbs.h>
 
-#include "conn_pdata.h"
 #include "librpma.h"
 #include "mr.h"
-#include "qp.h"
-#include "registry.h"
+#include "qp_region.h"	/* a work's opcode: enum qp_sq_opcode */
 #include "reply.h"
 #include "stats.h"
 
+struct conn;
 struct ep;
 struct incoming;
 struct peer;
+struct qp;
 struct transport_ops;
 
 enum conn_state {
@@ -72,79 +78,6 @@ struct recv_slot {
 	uint32_t length;
 	struct mr *mr;		/* referenced until conn_recv_done() */
 	uint64_t tp_seq;	/* its number once handed over, as a work's */
-};
-
-/*
- * In flight: works and receives the transport took (conn_work_handed(),
- * conn_recv_handed()) and has not completed yet, oldest first.
- */
-struct conn_inflight {
-	struct work *head, *tail;	/* through work.next */
-	uint32_t works;			/* on the list */
-	uint64_t work_seq;		/* the newest's number (0: none yet) */
-	struct recv_slot *recvs;	/* by number & (rq_entries - 1) */
-	uint64_t recv_done, recv_seq;	/* numbers: completed, handed over */
-};
-
-#define CONN_MAX_EVENTS 8
-
-struct conn_event_entry {
-	int event;
-	bool has_pdata;
-	uint8_t pdata_len;
-	uint8_t pdata[CONN_PDATA_MAX];
-};
-
-struct conn {
-	struct obj obj;
-	struct peer *peer;
-	const struct transport_ops *tp;
-	void *tp_conn;
-	enum conn_state state;
-	const char *end_reason;	/* once ended: how, in rpmad's terms */
-	bool passive;
-	bool qp_error;		/* every further work request is flushed */
-	bool release_pending;	/* ended: the transport is to be released */
-	uint32_t qp_num;
-	uint32_t timeout_ms;
-	struct qp qp;
-
-	struct sockaddr_storage remote;
-	socklen_t remote_len;
-	char local_name[80], remote_name[80];
-	uint8_t pdata_in[CONN_PDATA_MAX];	/* passive: what the client sent */
-	uint8_t pdata_in_len;
-
-	struct work *works;	/* by SQ index & (entries - 1) */
-	uint32_t sq_done;	/* next SQ index to complete */
-	uint32_t sq_taken;	/* next SQ index to take */
-	bool deferred;		/* works[sq_taken - 1] waits for post() */
-	/*
-	 * rpmad refused works[sq_taken - 1] (an ibv_wc_status, 0: none), or
-	 * the receive after those in flight: each completes with it in its
-	 * turn, once everything before it completed (reliable connections
-	 * complete in order)
-	 */
-	uint8_t rejected;
-	uint8_t recv_rejected;
-	bool rnr_waiting;	/* a message waits for a receive */
-	struct conn_inflight inflight;
-
-	struct conn_event_entry events[CONN_MAX_EVENTS];
-	unsigned ev_head, ev_count;
-
-	struct op_counters ops;
-	struct conn *all_prev, *all_next;	/* every connection */
-
-	/*
-	 * The poller's list: connections that had work within the spin time
-	 * or wait on their transport. The others sleep with need_wakeup set
-	 * and come back by their doorbell or by an event of their transport
-	 * (conn_activate), so a pass costs what the busy connections cost.
-	 */
-	bool active;
-	uint64_t last_work_ns;
-	struct conn *active_prev, *active_next;
 };
 
 /* ---- for the transports ---- */
@@ -286,6 +219,51 @@ void conn_count_served(struct conn *conn, uint8_t opcode, uint64_t len);
 void conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
 		const struct sockaddr_storage *remote);
 
+/*
+ * The connection's facts a transport needs. Cheap calls: post() and a
+ * transport's completions take conn_tp() and conn_qp_failed() for every
+ * work.
+ */
+
+/* conn_tp -- the transport's own state of the connection, or NULL */
+void *conn_tp(const struct conn *conn);
+
+/* conn_set_tp -- set it (NULL: the transport let go, in release()) */
+void conn_set_tp(struct conn *conn, void *tp_conn);
+
+/* conn_qp_num -- the queue pair number the client knows it by */
+uint32_t conn_qp_num(const struct conn *conn);
+
+/* conn_peer -- the client's peer the connection was made on */
+struct peer *conn_peer(const struct conn *conn);
+
+/*
+ * conn_remote -- where an outgoing request connects to, or where an
+ * incoming one came from (its length in *len)
+ */
+const struct sockaddr_storage *conn_remote(const struct conn *conn,
+		socklen_t *len);
+
+/* conn_remote_name -- the remote address as the log and rpmactl show it */
+const char *conn_remote_name(const struct conn *conn);
+
+/* conn_timeout_ms -- the client's connection timeout (0: the default) */
+uint32_t conn_timeout_ms(const struct conn *conn);
+
+/*
+ * conn_qp_failed -- the queue pair failed: every further work request is
+ * flushed (conn_work_flush(), conn_qp_error())
+ */
+bool conn_qp_failed(const struct conn *conn);
+
+/*
+ * conn_qp -- the connection's shared queue pair (its layout says the
+ * rings' depths; the white-box tests write its rings as the library does)
+ */
+struct qp *conn_qp(struct conn *conn);
+
+/* ---- for the control plane, main.c and the tests ---- */
+
 /* conn_new_passive -- a connection for an incoming request (ep.c) */
 struct conn *conn_new_passive(struct req_ctx *rc, struct peer *peer,
 		struct incoming *inc, const Rpmad__ConnCfg *cfg);
@@ -296,14 +274,36 @@ void conn_reply_qp(struct req_ctx *rc, struct conn *conn);
 /* conn_init -- register the poller of every connection's queue pair */
 void conn_init(void);
 
-/* conn_all -- every connection, for rpmactl */
-struct conn *conn_all(void);
+/*
+ * conn_shutdown_all -- at shutdown: each established connection's
+ * transport says goodbye (the connections are closed later, with their
+ * sessions). Returns how many.
+ */
+unsigned conn_shutdown_all(void);
 
-const char *conn_state_name(enum conn_state state);
-
-/* conn_state_text -- the state as rpmactl shows it (ended: how) */
+#define CONN_NAME_MAX 80
 #define CONN_STATE_TEXT_MAX 64
-void conn_state_text(const struct conn *conn, char *buf, size_t len);
+
+/* What rpmactl shows of a connection: plain data, filled by conn.c. */
+struct conn_info {
+	enum conn_state state;
+	char state_text[CONN_STATE_TEXT_MAX];	/* as shown (ended: how) */
+	char local_name[CONN_NAME_MAX];		/* "-" while not known */
+	char remote_name[CONN_NAME_MAX];
+	uint32_t qp_num;
+	const char *role;			/* "active" or "passive" */
+	const char *transport;			/* its transport's name */
+	struct op_counters ops;			/* its own operations */
+};
+
+/* conn_describe -- a connection as rpmactl shows it */
+void conn_describe(const struct conn *conn, struct conn_info *info);
+
+/*
+ * conn_polled -- whether the poller visits the connection now: it had work
+ * within the spin time (the tests check that an idle one sleeps)
+ */
+bool conn_polled(const struct conn *conn);
 
 void conn_handle_req_new(struct req_ctx *rc);
 void conn_handle_req_delete(struct req_ctx *rc);

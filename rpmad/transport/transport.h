@@ -13,7 +13,9 @@
  * conn_work_done() -- unless the connection closes first: then the core
  * flushes whatever is left, and the transport forgets it in release().
  * What it holds meanwhile the core keeps for it ("in flight", conn.h):
- * works and receives in order, found and completed oldest first.
+ * works and receives in order, found and completed oldest first. A
+ * connection is opaque to it: it keeps its own state there (conn_tp(),
+ * conn_set_tp()) and reads what else it needs through conn.h's functions.
  */
 
 #ifndef RPMAD_TRANSPORT_H

@@ -97,7 +97,7 @@ fake_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
 	(void) inc;
 	(void) err;
 	(void) errlen;
-	conn->tp_conn = &fake_marker;
+	conn_set_tp(conn, &fake_marker);
 	return 0;
 }
 
@@ -107,7 +107,7 @@ fake_connect(struct conn *conn, const void *pdata, uint8_t len, char *err,
 {
 	(void) err;
 	(void) errlen;
-	conn->tp_conn = &fake_marker;
+	conn_set_tp(conn, &fake_marker);
 	/* the other side answers at once with what was sent */
 	conn_established(conn, pdata, len, true);
 	return 0;
@@ -141,7 +141,7 @@ static void
 fake_release(struct conn *conn, bool abort)
 {
 	(void) abort;
-	conn->tp_conn = NULL;
+	conn_set_tp(conn, NULL);
 }
 
 static int

@@ -47,6 +47,7 @@
 #include "log.h"
 #include "mr.h"
 #include "peer.h"
+#include "qp.h"
 #include "registry.h"
 #include "request.h"
 #include "session.h"
@@ -59,9 +60,94 @@
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
 
-/* rpmad's transport table, here the software transport alone */
+/* ------------------------------------------------ the wired transport */
+
+/*
+ * The software transport, but connect() wires the connection to the
+ * harness's sockets (wire_connect): the connection is set up by rpmad's
+ * requests and its transport state is tcp's own, without a handshake on
+ * real sockets.
+ */
+static struct transport_ops wire_ops;
+static struct device *wire_device;
+
+/* what the next connect() wires up: the input's flags, the peer's ends */
+static struct {
+	unsigned flags;
+	int *peer_end;
+} wiring;
+
+/* The transport's state of the connection, as if set up over TCP. */
+static int
+wire_connect(struct conn *conn, const void *pdata, uint8_t len, char *err,
+		size_t errlen)
+{
+	(void) pdata;
+	(void) len;
+	(void) err;
+	(void) errlen;
+	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+	if (tc == NULL)
+		abort();
+	bool active = wiring.flags & FUZZ_F_ACTIVE;
+	tc->conn = conn;
+	conn_set_tp(conn, tc);
+	tc->passive = !active;
+	for (int i = 0; i < 2; i++) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+				SOCK_CLOEXEC, 0, sv))
+			abort();
+		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_rx_ready);
+		tcp_chan_pause(&tc->chan[i], false);
+		wiring.peer_end[i] = sv[1];
+	}
+	/* the primary carries the active side's operations */
+	tc->ini = active ? &tc->chan[0] : &tc->chan[1];
+	tc->tgt = active ? &tc->chan[1] : &tc->chan[0];
+	if (wiring.flags & FUZZ_F_SETUP)
+		tc->state = active ? TC_HELLO : TC_ACCEPTED;
+	else
+		tc->state = TC_ESTABLISHED;
+	return 0;
+}
+
+/* device 1, the peer's; then the software transport's own */
+static int
+wire_init(void)
+{
+	wire_ops = transport_tcp;
+	wire_ops.connect = wire_connect;
+	wire_device = device_add("fuzz-wire", &wire_ops, false, NULL);
+	if (wire_device == NULL)
+		return -ENOMEM;
+	return transport_tcp_init();
+}
+
+static struct device *
+wire_device_for(const struct sockaddr_storage *ss, socklen_t len,
+		bool local)
+{
+	(void) ss;
+	(void) len;
+	(void) local;
+	return wire_device;
+}
+
+static const struct transport_entry wire_entry = {
+	.name = "tcp",
+	.ops = &wire_ops,
+	.fallback = true,
+	.device_noun = "software device",
+	.init = wire_init,
+	.fini = transport_tcp_fini,
+	.device_for = wire_device_for,
+	.pending = transport_tcp_pending,
+};
+
+/* rpmad's transport table, here the wired software transport alone */
 const struct transport_entry *const transport_table[] = {
-	&transport_tcp_entry,
+	&wire_entry,
 	NULL,
 };
 
@@ -147,7 +233,7 @@ session_open(void)
 
 /* A peer, a registration of FUZZ_LEN bytes, a connection request. */
 static struct conn *
-objects(struct session *s)
+objects(struct session *s, uint64_t *conn_id)
 {
 	struct req_ctx rc;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
@@ -190,6 +276,7 @@ objects(struct session *s)
 	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
 	req.conn_req_new = &crn;
 	call(s, conn_handle_req_new, &req, NULL, 0, &rc);
+	*conn_id = rc.qp.conn_id;
 	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN,
 			&s->client.owner);
 }
@@ -198,7 +285,7 @@ objects(struct session *s)
 static void
 post_work(struct conn *conn, unsigned mask)
 {
-	struct qp *qp = &conn->qp;
+	struct qp *qp = conn_qp(conn);
 	uint32_t tail = atomic_load(&qp->hdr->sq.tail);
 	struct qp_sqe e = {
 		.flags = QP_SQE_SIGNALED, .laddr = FUZZ_ADDR, .lkey = FUZZ_KEY,
@@ -229,39 +316,25 @@ post_work(struct conn *conn, unsigned mask)
 	atomic_store(&qp->hdr->rq.tail, rtail);
 }
 
-/* The transport's state of the connection, as if set up over TCP. */
+/*
+ * The connection connects (wire_connect makes its transport state) and,
+ * unless the input wants it still setting up, is established.
+ */
 static void
-wire_up(struct conn *conn, unsigned flags, int peer_end[2])
+wire_up(struct session *s, struct conn *conn, uint64_t conn_id,
+		unsigned flags, int peer_end[2])
 {
-	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
-	if (tc == NULL)
-		abort();
-	bool active = flags & FUZZ_F_ACTIVE;
-	bool setup = flags & FUZZ_F_SETUP;
-	tc->conn = conn;
-	conn->tp_conn = tc;
-	tc->passive = !active;
-	conn->passive = !active;
-	for (int i = 0; i < 2; i++) {
-		int sv[2];
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-				SOCK_CLOEXEC, 0, sv))
-			abort();
-		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_rx_ready);
-		tcp_chan_pause(&tc->chan[i], false);
-		peer_end[i] = sv[1];
-	}
-	/* the primary carries the active side's operations */
-	tc->ini = active ? &tc->chan[0] : &tc->chan[1];
-	tc->tgt = active ? &tc->chan[1] : &tc->chan[0];
-	if (setup) {
-		tc->state = active ? TC_HELLO : TC_ACCEPTED;
-		conn->state = CONN_CONNECTING;
-	} else {
-		tc->state = TC_ESTABLISHED;
-		conn->state = CONN_ESTABLISHED;
-		qp_set_state(&conn->qp, QP_STATE_READY);
-	}
+	struct req_ctx rc;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	Rpmad__ConnReqConnect m = RPMAD__CONN_REQ_CONNECT__INIT;
+	m.conn_id = conn_id;
+	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
+	req.conn_req_connect = &m;
+	wiring.flags = flags;
+	wiring.peer_end = peer_end;
+	call(s, conn_handle_req_connect, &req, NULL, 0, &rc);
+	if (!(flags & FUZZ_F_SETUP))
+		conn_established(conn, NULL, 0, false);
 }
 
 /* ------------------------------------------------------------ one input */
@@ -316,9 +389,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n_ops = size - 3;
 
 	struct session *s = session_open();
-	struct conn *conn = objects(s);
+	uint64_t conn_id;
+	struct conn *conn = objects(s, &conn_id);
 	int peer_end[2];
-	wire_up(conn, flags, peer_end);
+	wire_up(s, conn, conn_id, flags, peer_end);
 	post_work(conn, flags >> 4);
 
 	/* the peer's operations come on rpmad's target socket */
@@ -335,7 +409,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 */
 	struct stream *secondary = active ? &ops : &answers;
 	for (int idle = 0, round = 0; idle < 5 && round < 10000; round++) {
-		bool up = conn->state != CONN_CONNECTING;
+		struct conn_info info;
+		conn_describe(conn, &info);
+		bool up = info.state != CONN_CONNECTING;
 		bool moved = false;
 		if (up || secondary != &ops)
 			moved |= feed(&ops, close_after);

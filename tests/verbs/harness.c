@@ -432,6 +432,14 @@ h_conn(struct session *s, uint64_t id)
 	return (struct conn *)registry_find(id, OBJ_CONN, &s->client.owner);
 }
 
+struct conn_info
+h_info(const struct conn *c)
+{
+	struct conn_info info;
+	conn_describe(c, &info);
+	return info;
+}
+
 int
 h_wait_event(struct session *s, uint64_t conn, unsigned ms,
 		struct h_reply *r)
@@ -454,21 +462,22 @@ h_wait_event(struct session *s, uint64_t conn, unsigned ms,
  * on rpmad's views of the rings, and the doorbell when rpmad asked for it.
  */
 static void
-doorbell(struct conn *c, _Atomic uint32_t *flag)
+doorbell(struct qp *qp, _Atomic uint32_t *flag)
 {
 	uint64_t one = 1;
 	if (qp_wakeup_wanted(flag) &&
-			write(c->qp.doorbell_fd, &one, sizeof(one)) < 0)
+			write(qp->doorbell_fd, &one, sizeof(one)) < 0)
 		ck_abort_msg("doorbell: %s", strerror(errno));
 }
 
 static void
 sq_push(struct conn *c, const struct qp_sqe *sqe)
 {
-	uint32_t tail = atomic_load_explicit(&c->qp.hdr->sq.tail,
+	struct qp *qp = conn_qp(c);
+	uint32_t tail = atomic_load_explicit(&qp->hdr->sq.tail,
 			memory_order_relaxed);
-	qp_ring_put(&c->qp.sq, &tail, sqe, sizeof(*sqe));
-	doorbell(c, &c->qp.hdr->need_wakeup);
+	qp_ring_put(&qp->sq, &tail, sqe, sizeof(*sqe));
+	doorbell(qp, &qp->hdr->need_wakeup);
 }
 
 void
@@ -512,7 +521,8 @@ void
 h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 		size_t off, uint32_t len)
 {
-	uint32_t tail = atomic_load_explicit(&c->qp.hdr->rq.tail,
+	struct qp *qp = conn_qp(c);
+	uint32_t tail = atomic_load_explicit(&qp->hdr->rq.tail,
 			memory_order_relaxed);
 	struct qp_rqe rqe = {
 		.wr_id = wr_id,
@@ -520,21 +530,22 @@ h_post_recv(struct conn *c, uint64_t wr_id, const struct h_mem *m,
 		.lkey = m ? m->lkey : 0,
 		.length = len,
 	};
-	qp_ring_put(&c->qp.rq, &tail, &rqe, sizeof(rqe));
-	doorbell(c, &c->qp.hdr->need_wakeup);
+	qp_ring_put(&qp->rq, &tail, &rqe, sizeof(rqe));
+	doorbell(qp, &qp->hdr->need_wakeup);
 }
 
 int
 h_cq_take(struct conn *c, bool rcq, struct qp_cqe *out)
 {
-	const struct qp_ring *r = rcq ? &c->qp.rcq : &c->qp.cq;
+	struct qp *qp = conn_qp(c);
+	const struct qp_ring *r = rcq ? &qp->rcq : &qp->cq;
 	uint32_t head = atomic_load_explicit(&r->idx->head,
 			memory_order_relaxed);
 	int got = qp_ring_take(r, &head, out, sizeof(*out));
 	ck_assert_int_ge(got, 0);
 	if (got == 0)
 		return 0;
-	doorbell(c, &c->qp.hdr->cq_space_wanted);
+	doorbell(qp, &qp->hdr->cq_space_wanted);
 	return 1;
 }
 

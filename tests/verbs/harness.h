@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "conn.h"
+#include "qp.h"
 #include "qp_region.h"
 
 struct session;
@@ -88,6 +89,10 @@ void h_disconnect(struct session *s, uint64_t conn, struct h_reply *r);
 void h_conn_delete(struct session *s, uint64_t conn, struct h_reply *r);
 void h_req_delete(struct session *s, uint64_t conn, struct h_reply *r);
 struct conn *h_conn(struct session *s, uint64_t id);
+
+/* h_info -- the connection as rpmactl would show it (its state, names,
+ * counters) */
+struct conn_info h_info(const struct conn *c);
 
 /*
  * h_wait_event -- run the loop until the connection has an event (at most

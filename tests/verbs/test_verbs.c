@@ -158,7 +158,7 @@ pair_teardown(struct pair *p)
 static struct ibv_qp *
 hw_qp(struct conn *c)
 {
-	return ((struct verbs_conn *)c->tp_conn)->qp;
+	return ((struct verbs_conn *)conn_tp(c))->qp;
 }
 
 static void
@@ -407,12 +407,13 @@ START_TEST(test_connect_accept)
 	ck_assert_uint_eq(p.cest.pdata_len, 196);
 	ck_assert_mem_eq(p.cest.pdata, "world", 5);
 
-	ck_assert_ptr_nonnull(strstr(p.cc->local_name, "127.0.0.1"));
-	ck_assert_ptr_nonnull(strstr(p.cc->remote_name, "127.0.0.2:7471"));
-	ck_assert_ptr_nonnull(strstr(p.sc->local_name, "127.0.0.2:7471"));
-	ck_assert_ptr_nonnull(strstr(p.sc->remote_name, "127.0.0.1"));
-	ck_assert_int_eq(p.cc->state, CONN_ESTABLISHED);
-	ck_assert_int_eq(p.sc->state, CONN_ESTABLISHED);
+	struct conn_info ci = h_info(p.cc), si = h_info(p.sc);
+	ck_assert_ptr_nonnull(strstr(ci.local_name, "127.0.0.1"));
+	ck_assert_ptr_nonnull(strstr(ci.remote_name, "127.0.0.2:7471"));
+	ck_assert_ptr_nonnull(strstr(si.local_name, "127.0.0.2:7471"));
+	ck_assert_ptr_nonnull(strstr(si.remote_name, "127.0.0.1"));
+	ck_assert_int_eq(ci.state, CONN_ESTABLISHED);
+	ck_assert_int_eq(si.state, CONN_ESTABLISHED);
 
 	/* the server closes: both see CLOSED */
 	struct h_reply r;
@@ -504,12 +505,12 @@ START_TEST(test_reject_unreachable)
 	ck_assert_int_eq(h_wait_event(p.cs, c2, WAIT_MS, &r),
 			RPMA_CONN_UNDEFINED);
 	ck_assert_int_eq(r.code, 0);
-	ck_assert_ptr_nonnull(strstr(h_conn(p.cs, c2)->end_reason,
-			"unreachable"));
+	struct conn_info info = h_info(h_conn(p.cs, c2));
+	ck_assert_ptr_nonnull(strstr(info.state_text, "ended: unreachable"));
 	h_conn_delete(p.cs, c2, &r);
 
 	/* the established pair is untouched by all this */
-	ck_assert_int_eq(p.cc->state, CONN_ESTABLISHED);
+	ck_assert_int_eq(h_info(p.cc).state, CONN_ESTABLISHED);
 	pair_teardown(&p);
 }
 END_TEST
@@ -544,7 +545,7 @@ START_TEST(test_client_withdraws)
 	ck_assert_int_eq(r.code, RPMA_E_PROVIDER);	/* nothing to accept */
 	h_conn_delete(p.ss, req.id, &r);
 
-	ck_assert_int_eq(p.sc->state, CONN_ESTABLISHED);
+	ck_assert_int_eq(h_info(p.sc).state, CONN_ESTABLISHED);
 	pair_teardown(&p);
 }
 END_TEST
@@ -628,17 +629,19 @@ START_TEST(test_operations)
 	/* a range shorter than 8 bytes at the very end: no overrun */
 	h_post_flush(p.cc, false, 6, addr_of(&p.smem, MEM_SIZE - 4),
 			p.smem.key, 4);
-	expect_cqe(p.cc, false, 6, IBV_WC_SUCCESS, NULL);
+	expect_cqe(p.cc, false, 6, IBV_WC_SUCCESS, &cqe);
 	ck_assert_uint_eq(last_op()->length, 4);
 
 	/* unsignaled work completes with the next signaled one */
-	uint32_t done = p.cc->sq_done;
+	uint32_t done = cqe.sq_index + 1;	/* the next SQ index */
+	uint64_t writes = h_info(p.cc).ops.writes;
 	h_post(p.cc, QP_OP_WRITE, false, 10, &p.cmem, 0, 8, s0, p.smem.key, 0);
 	h_post(p.cc, QP_OP_WRITE, false, 11, &p.cmem, 0, 8, s0, p.smem.key, 0);
 	h_post(p.cc, QP_OP_WRITE, true, 12, &p.cmem, 0, 8, s0, p.smem.key, 0);
 	expect_cqe(p.cc, false, 12, IBV_WC_SUCCESS, &cqe);
 	ck_assert_uint_eq(cqe.sq_index, done + 2);
-	ck_assert_uint_eq(p.cc->sq_done, done + 3);
+	/* all three completed, each once */
+	ck_assert_uint_eq(h_info(p.cc).ops.writes, writes + 3);
 	ck_assert(!h_cq_take(p.cc, false, &cqe));
 	ck_assert_uint_eq(conn_works_in_flight(p.cc), 0);
 
@@ -699,8 +702,8 @@ START_TEST(test_operations)
 	ck_assert_uint_eq(cqe.source, QP_CQE_FROM_RQ);
 	ck_assert_mem_eq(p.cmem.ptr + 2048, "pong", 4);
 
-	ck_assert_uint_eq(p.cc->ops.writes, 6);
-	ck_assert_uint_eq(p.cc->ops.flushes, 2);
+	ck_assert_uint_eq(h_info(p.cc).ops.writes, 6);
+	ck_assert_uint_eq(h_info(p.cc).ops.flushes, 2);
 	pair_teardown(&p);
 }
 END_TEST
@@ -754,7 +757,7 @@ START_TEST(test_remote_access_error)
 			p.smem.key, 0);
 	expect_cqe(p.cc, false, 1, IBV_WC_REM_ACCESS_ERR, &cqe);
 	expect_cqe(p.cc, false, 2, IBV_WC_WR_FLUSH_ERR, NULL);
-	ck_assert(p.cc->qp_error);
+	ck_assert(conn_qp_failed(p.cc));
 	/* the target's queue pair failed as well: its receive is flushed */
 	expect_cqe(p.sc, false, 50, IBV_WC_WR_FLUSH_ERR, &cqe);
 	ck_assert_uint_eq(cqe.source, QP_CQE_FROM_RQ);
@@ -804,12 +807,12 @@ START_TEST(test_refused_work_in_turn)
 	h_post(p.cc, QP_OP_WRITE, true, 3, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
 	ck_assert(!h_wait_cqe(p.cc, false, &cqe, 50));
-	ck_assert(!p.cc->qp_error);
+	ck_assert(!conn_qp_failed(p.cc));
 	fake_hold(false);
 	expect_cqe(p.cc, false, 1, IBV_WC_SUCCESS, NULL);
 	expect_cqe(p.cc, false, 2, IBV_WC_LOC_PROT_ERR, NULL);
 	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
-	ck_assert(p.cc->qp_error);
+	ck_assert(conn_qp_failed(p.cc));
 	pair_teardown(&p);
 }
 END_TEST
@@ -829,14 +832,14 @@ START_TEST(test_bad_receive)
 	h_post_recv(p.cc, 3, &p.cmem, 0, 64);
 	/* it waits for its turn: the receive before it is the device's */
 	ck_assert(!h_wait_cqe(p.cc, false, &cqe, 50));
-	ck_assert(!p.cc->qp_error);
+	ck_assert(!conn_qp_failed(p.cc));
 	/* a message takes receive 1; then 2 fails, and the queue pair */
 	h_post(p.sc, QP_OP_SEND, true, 10, &p.smem, 0, 8, 0, 0, 0);
 	expect_cqe(p.sc, false, 10, IBV_WC_SUCCESS, NULL);
 	expect_cqe(p.cc, false, 1, IBV_WC_SUCCESS, NULL);
 	expect_cqe(p.cc, false, 2, IBV_WC_LOC_PROT_ERR, NULL);
 	expect_cqe(p.cc, false, 3, IBV_WC_WR_FLUSH_ERR, NULL);
-	ck_assert(p.cc->qp_error);
+	ck_assert(conn_qp_failed(p.cc));
 	ck_assert_uint_eq(conn_recvs_in_flight(p.cc), 0);
 	h_post(p.cc, QP_OP_WRITE, true, 4, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
@@ -853,7 +856,7 @@ START_TEST(test_bad_receive)
 	expect_cqe(p.cc, false, 5, IBV_WC_REM_INV_REQ_ERR, NULL);
 	expect_cqe(p.sc, false, 4, IBV_WC_LOC_LEN_ERR, NULL);
 	h_run(2);
-	ck_assert(p.sc->qp_error);
+	ck_assert(conn_qp_failed(p.sc));
 	pair_teardown(&p);
 }
 END_TEST
@@ -888,8 +891,8 @@ START_TEST(test_disconnect_flushes)
 	fake_hold(false);
 
 	/* both sides released their queue pairs already */
-	ck_assert_ptr_null(p.cc->tp_conn);
-	ck_assert_ptr_null(p.sc->tp_conn);
+	ck_assert_ptr_null(conn_tp(p.cc));
+	ck_assert_ptr_null(conn_tp(p.sc));
 	ck_assert_uint_eq(fake_counts().qps, 0);
 	h_conn_delete(p.cs, p.cconn, &r);
 	h_conn_delete(p.ss, p.sconn, &r);
@@ -922,12 +925,12 @@ START_TEST(test_idle_connection_sleeps)
 	pair_setup(&p, CFG, CFG);
 	uint64_t s0 = addr_of(&p.smem, 0);
 	h_run(5);
-	ck_assert(!p.cc->active);
-	ck_assert(!p.sc->active);
-	ck_assert_uint_eq(atomic_load(&p.cc->qp.hdr->need_wakeup), 1);
-	ck_assert_uint_eq(atomic_load(&p.sc->qp.hdr->need_wakeup), 1);
-	uint32_t server_progress = atomic_load(&p.sc->qp.hdr->progress);
-	uint32_t client_progress = atomic_load(&p.cc->qp.hdr->progress);
+	ck_assert(!conn_polled(p.cc));
+	ck_assert(!conn_polled(p.sc));
+	ck_assert_uint_eq(atomic_load(&conn_qp(p.cc)->hdr->need_wakeup), 1);
+	ck_assert_uint_eq(atomic_load(&conn_qp(p.sc)->hdr->need_wakeup), 1);
+	uint32_t server_progress = atomic_load(&conn_qp(p.sc)->hdr->progress);
+	uint32_t client_progress = atomic_load(&conn_qp(p.cc)->hdr->progress);
 
 	/* one-sided writes: the client's connection works, not the server's */
 	for (uint64_t i = 1; i <= 20; i++) {
@@ -935,11 +938,11 @@ START_TEST(test_idle_connection_sleeps)
 				p.smem.key, 0);
 		expect_cqe(p.cc, false, i, IBV_WC_SUCCESS, NULL);
 	}
-	ck_assert(p.cc->active);
-	ck_assert_uint_ne(atomic_load(&p.cc->qp.hdr->progress),
+	ck_assert(conn_polled(p.cc));
+	ck_assert_uint_ne(atomic_load(&conn_qp(p.cc)->hdr->progress),
 			client_progress);
-	ck_assert(!p.sc->active);
-	ck_assert_uint_eq(atomic_load(&p.sc->qp.hdr->progress),
+	ck_assert(!conn_polled(p.sc));
+	ck_assert_uint_eq(atomic_load(&conn_qp(p.sc)->hdr->progress),
 			server_progress);
 
 	/* the sleeping server's doorbell: a send to the client works */
@@ -976,7 +979,7 @@ START_TEST(test_device_removed)
 	ck_assert_msg(cqe.status == IBV_WC_RETRY_EXC_ERR ||
 			cqe.status == IBV_WC_WR_FLUSH_ERR, "status %s",
 			ibv_wc_status_str(cqe.status));
-	ck_assert(p.cc->qp_error);
+	ck_assert(conn_qp_failed(p.cc));
 
 	/* the address is not an RDMA device's any more */
 	struct h_reply r;
@@ -1023,8 +1026,8 @@ START_TEST(test_qp_fatal)
 	fake_qp_fatal(hw_qp(p.cc));
 	expect_cqe(p.cc, false, 90, IBV_WC_WR_FLUSH_ERR, NULL);
 	h_run(2);
-	ck_assert(p.cc->qp_error);
-	ck_assert_int_eq(p.cc->state, CONN_ESTABLISHED);
+	ck_assert(conn_qp_failed(p.cc));
+	ck_assert_int_eq(h_info(p.cc).state, CONN_ESTABLISHED);
 	h_post(p.cc, QP_OP_WRITE, true, 1, &p.cmem, 0, 8, addr_of(&p.smem, 0),
 			p.smem.key, 0);
 	expect_cqe(p.cc, false, 1, IBV_WC_WR_FLUSH_ERR, NULL);

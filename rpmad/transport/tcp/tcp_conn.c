@@ -162,7 +162,7 @@ void
 tcp_conn_violation(struct tcp_conn *tc, const char *what)
 {
 	log_warning("tcp: connection qp %u: the peer broke the protocol (%s)",
-			tc->conn ? tc->conn->qp_num : 0, what);
+			tc->conn ? conn_qp_num(tc->conn) : 0, what);
 	if (tc->conn == NULL) {
 		tcp_conn_socket_gone(tc);
 		return;
@@ -199,8 +199,9 @@ heartbeat_tick(struct loop_timer *t)
 			continue;
 		if (!ch->paused && now - ch->last_rx_ns >= timeout / 8 * 7) {
 			log_info("tcp: connection qp %u: the peer was silent "
-					"for %u ms", tc->conn ? tc->conn->qp_num :
-					0, rpmad.cfg.tcp_timeout_ms);
+					"for %u ms",
+					tc->conn ? conn_qp_num(tc->conn) : 0,
+					rpmad.cfg.tcp_timeout_ms);
 			tcp_chan_close(&tc->chan[0], true);
 			tcp_chan_close(&tc->chan[1], true);
 			tcp_conn_over(tc, tc->state == TC_DISCONNECTING ?

@@ -130,7 +130,7 @@ tcp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
 	struct tcp_conn *tc = inc->tp_state;
 	tc->conn = conn;
 	tc->inc = NULL;
-	conn->tp_conn = tc;
+	conn_set_tp(conn, tc);
 	return 0;
 }
 
@@ -151,7 +151,7 @@ int
 tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 		size_t errlen)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	if (tc->remote_gone) {
 		tc->state = TC_ACCEPTED;
 		tcp_conn_over(tc, RPMA_CONN_LOST);
@@ -170,7 +170,7 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 void
 tcp_reject(struct conn *conn)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	struct tcp_frame f = { .type = TF_REJECT };
 	if (tc->chan[0].fd >= 0 &&
 			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
@@ -196,7 +196,7 @@ send_hello(struct tcp_conn *tc, int i)
 		.version = TCP_WIRE_VERSION,
 		.role = i == 0 ? HELLO_PRIMARY : HELLO_SECONDARY,
 		.pdata_len = i == 0 ? tc->pdata_len : 0,
-		.qp_num = tc->conn->qp_num,
+		.qp_num = conn_qp_num(tc->conn),
 	};
 	memcpy(h.token, tc->token, TCP_TOKEN_SIZE);
 	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
@@ -224,8 +224,8 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 		err = ENOMEM;
 	if (err) {
 		log_info("tcp: connection qp %u: cannot connect to %s: %s",
-				tc->conn->qp_num, tc->conn->remote_name,
-				strerror(err));
+				conn_qp_num(tc->conn),
+				conn_remote_name(tc->conn), strerror(err));
 		tcp_chan_close(&tc->chan[0], true);
 		tcp_chan_close(&tc->chan[1], true);
 		tcp_conn_over(tc, err == ENOMEM ? RPMA_CONN_LOST :

@@ -57,7 +57,7 @@ fail_at_target(struct tcp_conn *tc, struct work *w,
 {
 	struct tcp_conn *peer = tc->local_peer;
 	fail(tc, w, status);
-	if (peer && peer->conn && !peer->conn->qp_error) {
+	if (peer && peer->conn && !conn_qp_failed(peer->conn)) {
 		conn_work_flush(peer->conn);
 		loop_timer_cancel(rpmad.loop, &peer->rnr_timer);
 		conn_qp_error(peer->conn);
@@ -73,7 +73,7 @@ execute(struct tcp_conn *tc, struct work *w)
 {
 	struct tcp_conn *peer = tc->local_peer;
 	struct conn *target = peer ? peer->conn : NULL;
-	if (target == NULL || target->qp_error) {
+	if (target == NULL || conn_qp_failed(target)) {
 		fail(tc, w, target ? IBV_WC_REM_OP_ERR : IBV_WC_WR_FLUSH_ERR);
 		return 0;
 	}
@@ -179,7 +179,7 @@ static void
 run_waiting(struct tcp_conn *tc)
 {
 	struct work *w;
-	while (!tc->conn->qp_error && (w = waiting(tc)) != NULL) {
+	while (!conn_qp_failed(tc->conn) && (w = waiting(tc)) != NULL) {
 		if (execute(tc, w) > 0)
 			return;	/* still the oldest, still waiting */
 	}
@@ -215,7 +215,7 @@ tcp_local_rnr_expired(struct tcp_conn *tc)
 	if (w == NULL)
 		return false;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",
-			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
+			conn_qp_num(tc->conn), rpmad.cfg.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
 	return true;
 }

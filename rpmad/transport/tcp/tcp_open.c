@@ -172,8 +172,8 @@ connect_timeout(struct loop_timer *t)
 	if (tc->state != TC_CONNECTING)
 		return;
 	log_info("tcp: connection qp %u: %s did not answer within %u ms",
-			tc->conn->qp_num, tc->conn->remote_name,
-			tc->conn->timeout_ms);
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
+			conn_timeout_ms(tc->conn));
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, CONN_END_UNREACHABLE);
@@ -189,7 +189,7 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		return -ENOMEM;
 	}
 	tc->conn = conn;
-	conn->tp_conn = tc;
+	conn_set_tp(conn, tc);
 	tc->state = TC_CONNECTING;
 	tc->ini = &tc->chan[0];
 	tc->tgt = &tc->chan[1];
@@ -198,8 +198,10 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		memcpy(tc->pdata, pdata, pdata_len);
 	tc->pdata_len = pdata_len;
 
+	socklen_t remote_len;
+	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
 	for (int i = 0; i < 2; i++) {
-		int fd = socket(conn->remote.ss_family, SOCK_STREAM |
+		int fd = socket(remote->ss_family, SOCK_STREAM |
 				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
 			int e = errno;
@@ -209,13 +211,13 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		}
 		(void) tcp_chan_setup_socket(fd);
 		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready);
-		if (connect(fd, (struct sockaddr *)&conn->remote,
-				conn->remote_len) && errno != EINPROGRESS) {
+		if (connect(fd, (const struct sockaddr *)remote, remote_len) &&
+				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
 			int e = errno;
 			log_info("tcp: connection qp %u: cannot connect to "
-					"%s: %s", conn->qp_num,
-					conn->remote_name, strerror(e));
+					"%s: %s", conn_qp_num(conn),
+					conn_remote_name(conn), strerror(e));
 			tcp_chan_close(&tc->chan[0], true);
 			tcp_chan_close(&tc->chan[1], true);
 			tcp_conn_over(tc, tcp_connect_outcome(e));
@@ -227,8 +229,9 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 			return -EIO;
 		}
 	}
-	uint32_t ms = conn->timeout_ms ? conn->timeout_ms :
-		RPMA_DEFAULT_TIMEOUT_MS;
+	uint32_t ms = conn_timeout_ms(conn);
+	if (ms == 0)
+		ms = RPMA_DEFAULT_TIMEOUT_MS;
 	tc->timer.fn = connect_timeout;
 	loop_timer_arm(rpmad.loop, &tc->timer, (uint64_t)ms * 1000000);
 	return 0;

@@ -150,7 +150,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		}
 		enum ibv_wc_status st = nak_status(f->imm);
 		log_info("tcp: connection qp %u: the target refused work %u: "
-				"%s", tc->conn->qp_num, w->sq_index,
+				"%s", conn_qp_num(tc->conn), w->sq_index,
 				ibv_wc_status_str(st));
 		conn_work_done(tc->conn, w, st);
 		conn_work_flush(tc->conn);
@@ -225,7 +225,7 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 	tc->tgt_error = true;
 	ch->sink = SINK_DISCARD;
 	log_info("tcp: connection qp %u: refused operation %llu of the peer: "
-			"%s", tc->conn->qp_num,
+			"%s", conn_qp_num(tc->conn),
 			(unsigned long long)ch->cur.seq,
 			ibv_wc_status_str(status));
 	if (qp_fails && tc->state == TC_ESTABLISHED) {
@@ -437,7 +437,7 @@ tcp_target_rnr_expired(struct tcp_conn *tc)
 		return false;
 	tc->rnr = false;
 	log_info("tcp: connection qp %u: no receive was posted within %u ms",
-			tc->conn->qp_num, rpmad.cfg.rnr_timeout_ms);
+			conn_qp_num(tc->conn), rpmad.cfg.rnr_timeout_ms);
 	/* the sender's problem: its queue pair fails, ours goes on */
 	refuse(tc, tc->tgt, IBV_WC_RNR_RETRY_EXC_ERR, false);
 	return true;

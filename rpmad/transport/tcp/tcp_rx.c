@@ -63,7 +63,8 @@ socket_ended(struct tcp_conn *tc, long err)
 	default:
 		if (err && err != -ECONNRESET)
 			log_info("tcp: connection qp %u: %s",
-					tc->conn->qp_num, strerror((int)-err));
+					conn_qp_num(tc->conn),
+					strerror((int)-err));
 		tcp_conn_over(tc, RPMA_CONN_LOST);
 		break;
 	}

@@ -41,7 +41,7 @@ goodbye_timeout(struct loop_timer *t)
 static void
 tp_disconnect(struct conn *conn)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	if (tc == NULL)
 		return;
 	switch (tc->state) {
@@ -69,7 +69,7 @@ tp_disconnect(struct conn *conn)
 static void
 tp_release(struct conn *conn, bool abort)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	if (tc == NULL)
 		return;
 	tcp_ops_forget(tc);
@@ -86,14 +86,14 @@ tp_release(struct conn *conn, bool abort)
 		tcp_chan_close(&tc->chan[i], abort);
 	}
 	tc->conn = NULL;
-	conn->tp_conn = NULL;
+	conn_set_tp(conn, NULL);
 	tcp_conn_free(tc);
 }
 
 static int
 tp_post(struct conn *conn, struct work *w)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	if (tc == NULL || tc->state != TC_ESTABLISHED)
 		return -EAGAIN;
 	if (tc->local_peer)
@@ -104,7 +104,7 @@ tp_post(struct conn *conn, struct work *w)
 static void
 tp_recv_posted(struct conn *conn)
 {
-	struct tcp_conn *tc = conn->tp_conn;
+	struct tcp_conn *tc = conn_tp(conn);
 	if (tc == NULL)
 		return;
 	tcp_rx_resume(tc);

@@ -83,7 +83,7 @@ async_event(struct verbs_dev *vd, enum ibv_event_type type,
 	case IBV_EVENT_QP_ACCESS_ERR:
 		if (vc == NULL || vc->conn == NULL)
 			break;
-		log_info("verbs: connection qp %u: %s", vc->conn->qp_num,
+		log_info("verbs: connection qp %u: %s", conn_qp_num(vc->conn),
 				ibv_event_type_str(type));
 		verbs_work_failed(vc);
 		break;

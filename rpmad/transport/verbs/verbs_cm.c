@@ -55,7 +55,8 @@ vc_over(struct verbs_conn *vc, enum rpma_conn_event event)
 static uint32_t
 timeout_ms(const struct conn *conn)
 {
-	return conn->timeout_ms ? conn->timeout_ms : RPMA_DEFAULT_TIMEOUT_MS;
+	uint32_t ms = conn_timeout_ms(conn);
+	return ms ? ms : RPMA_DEFAULT_TIMEOUT_MS;
 }
 
 /* ---------------------------------------------------------------- passive */
@@ -68,13 +69,13 @@ verbs_adopt(struct conn *conn, struct incoming *inc, char *err,
 	vc->conn = conn;
 	/* gone already (its device too, perhaps): accepting reports it */
 	int ret = vc->remote_gone ? 0 :
-		verbs_qp_create(vc, conn->peer, err, errlen);
+		verbs_qp_create(vc, conn_peer(conn), err, errlen);
 	if (ret) {
 		/* the request stays at the endpoint, as it was */
 		vc->conn = NULL;
 		return ret;
 	}
-	conn->tp_conn = vc;
+	conn_set_tp(conn, vc);
 	return 0;
 }
 
@@ -82,7 +83,7 @@ int
 verbs_accept(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (pdata_len > VERBS_ACCEPT_PDATA_MAX) {
 		(void) snprintf(err, errlen, "private data of %u bytes: an "
 				"RDMA CM accept carries at most %d",
@@ -114,12 +115,12 @@ verbs_accept(struct conn *conn, const void *pdata, uint8_t pdata_len,
 void
 verbs_reject(struct conn *conn)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (vc == NULL)
 		return;
 	if (!vc->remote_gone && vc->id && rdma_reject(vc->id, NULL, 0))
 		log_info("verbs: connection qp %u: rdma_reject: %s",
-				conn->qp_num, strerror(errno));
+				conn_qp_num(conn), strerror(errno));
 	vc->state = VC_OVER;
 }
 
@@ -155,16 +156,18 @@ verbs_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 	if (rdma_create_id(ch, &vc->id, vc, RDMA_PS_TCP))
 		goto err;
 	call = "rdma_resolve_addr";
-	if (rdma_resolve_addr(vc->id, NULL, (struct sockaddr *)&conn->remote,
+	socklen_t len;
+	const struct sockaddr_storage *remote = conn_remote(conn, &len);
+	if (rdma_resolve_addr(vc->id, NULL, (struct sockaddr *)remote,
 			(int)timeout_ms(conn)))
 		goto err;
-	conn->tp_conn = vc;
+	conn_set_tp(conn, vc);
 	return 0;
 
 err:;
 	int e = errno ? errno : EIO;
 	(void) snprintf(err, errlen, "connecting to %s: %s",
-			conn->remote_name, call);
+			conn_remote_name(conn), call);
 	vc_free(vc);
 	return -e;
 }
@@ -175,19 +178,19 @@ addr_resolved(struct verbs_conn *vc)
 	struct conn *conn = vc->conn;
 	if (vc->state != VC_RESOLVING_ADDR)
 		return;
-	struct verbs_dev *vd = verbs_dev_of_peer(conn->peer);
+	struct verbs_dev *vd = verbs_dev_of_peer(conn_peer(conn));
 	if (vd == NULL || vc->id->verbs != vd->ctx) {
 		log_info("verbs: connection qp %u: %s is reached through RDMA "
 				"device %s, the peer's device is %s",
-				conn->qp_num, conn->remote_name,
+				conn_qp_num(conn), conn_remote_name(conn),
 				verbs_dev_ctx_name(vc->id->verbs),
-				conn->peer->dev->name);
+				conn_peer(conn)->dev->name);
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
 	if (rdma_resolve_route(vc->id, (int)timeout_ms(conn))) {
 		log_info("verbs: connection qp %u: rdma_resolve_route: %s",
-				conn->qp_num, strerror(errno));
+				conn_qp_num(conn), strerror(errno));
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
@@ -201,8 +204,9 @@ route_resolved(struct verbs_conn *vc)
 	if (vc->state != VC_RESOLVING_ROUTE)
 		return;
 	char err[256];
-	if (verbs_qp_create(vc, conn->peer, err, sizeof(err))) {
-		log_warning("verbs: connection qp %u: %s", conn->qp_num, err);
+	if (verbs_qp_create(vc, conn_peer(conn), err, sizeof(err))) {
+		log_warning("verbs: connection qp %u: %s", conn_qp_num(conn),
+				err);
 		vc_over(vc, RPMA_CONN_LOST);
 		return;
 	}
@@ -217,7 +221,7 @@ route_resolved(struct verbs_conn *vc)
 	};
 	if (rdma_connect(vc->id, &param)) {
 		log_info("verbs: connection qp %u: rdma_connect: %s",
-				conn->qp_num, strerror(errno));
+				conn_qp_num(conn), strerror(errno));
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}
@@ -230,7 +234,7 @@ route_resolved(struct verbs_conn *vc)
 void
 verbs_disconnect(struct conn *conn)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (vc == NULL)
 		return;
 	switch (vc->state) {
@@ -238,7 +242,7 @@ verbs_disconnect(struct conn *conn)
 		/* the device flushes what is left; both sides see CLOSED */
 		if (rdma_disconnect(vc->id)) {
 			log_info("verbs: connection qp %u: rdma_disconnect: %s",
-					conn->qp_num, strerror(errno));
+					conn_qp_num(conn), strerror(errno));
 			vc_over(vc, RPMA_CONN_CLOSED);
 			return;
 		}
@@ -257,13 +261,13 @@ verbs_disconnect(struct conn *conn)
 void
 verbs_release(struct conn *conn, bool abort)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (vc == NULL)
 		return;
 	if (!abort && vc->state == VC_ESTABLISHED)
 		(void) rdma_disconnect(vc->id);
 	vc_free(vc);
-	conn->tp_conn = NULL;
+	conn_set_tp(conn, NULL);
 }
 
 /* --------------------------------------------------------------- events */
@@ -312,7 +316,7 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 	const char *what = rdma_event_str(ev->event);
 	if (vc->conn)
 		log_debug("verbs: connection qp %u: %s (status %d)",
-				vc->conn->qp_num, what, ev->status);
+				conn_qp_num(vc->conn), what, ev->status);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		addr_resolved(vc);
@@ -327,7 +331,8 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 		/* the reason says who refused: the peer, or its kernel's CM */
 		if (vc->conn)
 			log_info("verbs: connection qp %u: rejected: %s "
-					"(IB CM reason %d)", vc->conn->qp_num,
+					"(IB CM reason %d)",
+					conn_qp_num(vc->conn),
 					reject_reason(ev->status), ev->status);
 		/* passive: the client withdrew its request */
 		vc_over(vc, vc->passive ? RPMA_CONN_LOST : RPMA_CONN_REJECTED);
@@ -338,7 +343,8 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		if (vc->conn)
 			log_info("verbs: connection qp %u: %s (status %d)",
-					vc->conn->qp_num, what, ev->status);
+					conn_qp_num(vc->conn), what,
+					ev->status);
 		vc_over(vc, was_reached(vc) ||
 				ev->event == RDMA_CM_EVENT_CONNECT_ERROR ?
 				RPMA_CONN_LOST : CONN_END_UNREACHABLE);

@@ -22,6 +22,7 @@
 #include "device.h"
 #include "log.h"
 #include "peer.h"
+#include "qp.h"
 #include "verbs_conn.h"
 #include "verbs_dev.h"
 #include "verbs_qp.h"
@@ -124,8 +125,9 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	memset(&attr, 0, sizeof(attr));
 	(void) ibv_query_device(ctx, &attr);
 	/* the core hands over at most a ring's worth: the device takes it */
-	vc->max_send_wr = clamp(conn->qp.layout.sq_entries, attr.max_qp_wr);
-	vc->max_recv_wr = clamp(conn->qp.layout.rq_entries, attr.max_qp_wr);
+	const struct qp_layout *layout = &conn_qp(conn)->layout;
+	vc->max_send_wr = clamp(layout->sq_entries, attr.max_qp_wr);
+	vc->max_recv_wr = clamp(layout->rq_entries, attr.max_qp_wr);
 	uint32_t send_cqe = clamp(vc->max_send_wr, attr.max_cqe);
 	uint32_t recv_cqe = clamp(vc->max_recv_wr, attr.max_cqe);
 

@@ -54,7 +54,7 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 {
 	struct conn *conn = vc->conn;
 	if (conn == NULL || vc->qp == NULL || vc->qp_failed ||
-			vc->state == VC_OVER || conn->qp_error)
+			vc->state == VC_OVER || conn_qp_failed(conn))
 		return;
 	while (conn_recvs_in_flight(conn) < vc->max_recv_wr) {
 		struct recv_slot *rs;
@@ -84,7 +84,8 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 		ret = -ibv_post_recv(vc->qp, &wr, &bad);
 		if (ret) {
 			log_warning("verbs: connection qp %u: ibv_post_recv: "
-					"%s", conn->qp_num, strerror(-ret));
+					"%s", conn_qp_num(conn),
+					strerror(-ret));
 			verbs_work_failed(vc);
 			/* never handed over: completed after those that were */
 			recv_complete(vc, rs, IBV_WC_WR_FLUSH_ERR, NULL);
@@ -97,7 +98,7 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 void
 verbs_recv_posted(struct conn *conn)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (vc)
 		verbs_work_post_recvs(vc);
 }
@@ -120,7 +121,7 @@ recv_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			log_info("verbs: connection qp %u: a receive failed: "
-					"%s", vc->conn->qp_num,
+					"%s", conn_qp_num(vc->conn),
 					ibv_wc_status_str(wc->status));
 		verbs_work_failed(vc);
 	}
@@ -193,7 +194,8 @@ send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
 			log_info("verbs: connection qp %u: work failed: %s "
-					"(vendor error 0x%x)", vc->conn->qp_num,
+					"(vendor error 0x%x)",
+					conn_qp_num(vc->conn),
 					ibv_wc_status_str(wc->status),
 					wc->vendor_err);
 		verbs_work_failed(vc);
@@ -222,7 +224,7 @@ static void
 post_failed(struct verbs_conn *vc, struct work *w, int err)
 {
 	log_warning("verbs: connection qp %u: ibv_post_send: %s",
-			vc->conn->qp_num, strerror(-err));
+			conn_qp_num(vc->conn), strerror(-err));
 	(void) verbs_work_poll(vc);
 	verbs_work_failed(vc);
 	conn_work_done(vc->conn, w, IBV_WC_WR_FLUSH_ERR);
@@ -231,7 +233,7 @@ post_failed(struct verbs_conn *vc, struct work *w, int err)
 int
 verbs_post(struct conn *conn, struct work *w)
 {
-	struct verbs_conn *vc = conn->tp_conn;
+	struct verbs_conn *vc = conn_tp(conn);
 	if (vc == NULL || vc->qp == NULL)
 		return -EAGAIN;
 	if (vc->qp_failed) {
@@ -325,7 +327,7 @@ poll_cq(struct verbs_conn *vc, struct ibv_cq *cq, bool recv)
 		int got = ibv_poll_cq(cq, POLL_BATCH, wc);
 		if (got < 0) {
 			log_warning("verbs: connection qp %u: ibv_poll_cq "
-					"failed", vc->conn->qp_num);
+					"failed", conn_qp_num(vc->conn));
 			verbs_work_failed(vc);
 			break;
 		}
