@@ -21,12 +21,27 @@
 #include "daemon.h"
 #include "librpma.h"
 #include "log.h"
+#include "loop.h"
 #include "registry.h"
 #include "session.h"
 #include "tenant.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
+
+/* The fields are this file's: other files have the functions of session.h. */
+struct session {
+	struct client client;	/* who it is and what it holds */
+	int fd;
+	struct loop_watch watch;
+	bool hello;
+	bool allowed;
+	bool admin;
+	bool closing;
+	bool dispatching;
+
+	struct session *prev, *next;
+};
 
 static uint64_t next_session_id = 1;
 
@@ -80,7 +95,7 @@ session_is_admin(const struct session *s)
 	return s->admin;
 }
 
-void
+static void
 session_add(struct session *s)
 {
 	registry_owner_add(&s->client.owner);
@@ -247,6 +262,45 @@ identify(struct session *s, char *why, size_t len)
 
 static void session_ready(struct loop_watch *w, uint32_t events);
 
+/* A session on fd of a process, its client known by its credentials. */
+static struct session *
+session_alloc(int fd, pid_t pid, uid_t uid, gid_t gid)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return NULL;
+	struct client *who = &s->client;
+	who->id = next_session_id++;
+	s->fd = fd;
+	who->pid = pid;
+	who->uid = uid;
+	who->gid = gid;
+	return s;
+}
+
+struct session *
+session_new_own(int fd, const char *comm, bool admin, bool hello)
+{
+	struct session *s = session_alloc(fd, getpid(), getuid(), getgid());
+	if (s == NULL)
+		return NULL;
+	struct client *who = &s->client;
+	s->allowed = true;
+	s->admin = admin;
+	s->hello = hello;
+	(void) snprintf(who->comm, sizeof(who->comm), "%s", comm);
+	(void) snprintf(who->name, sizeof(who->name), "pid %d (%s)",
+			(int)who->pid, who->comm);
+	who->memlock = UINT64_MAX;
+	who->tenant = tenant_join(who->uid);
+	if (who->tenant == NULL) {
+		free(s);
+		return NULL;
+	}
+	session_add(s);
+	return s;
+}
+
 static void
 session_new(int fd)
 {
@@ -257,18 +311,13 @@ session_new(int fd)
 		(void) close(fd);
 		return;
 	}
-	struct session *s = calloc(1, sizeof(*s));
+	struct session *s = session_alloc(fd, cred.pid, cred.uid, cred.gid);
 	if (s == NULL) {
 		log_err("out of memory for a new session");
 		(void) close(fd);
 		return;
 	}
 	struct client *who = &s->client;
-	who->id = next_session_id++;
-	s->fd = fd;
-	who->pid = cred.pid;
-	who->uid = cred.uid;
-	who->gid = cred.gid;
 	char why[128];
 	identify(s, why, sizeof(why));
 	who->memlock = tenant_read_memlock(who->pid);
@@ -368,6 +417,18 @@ session_destroy_all(void)
 		session_release(sessions, OBJ_RELEASE_ORDERLY);
 }
 
+bool
+session_dispatch(struct session *s, const uint8_t *buf, size_t len,
+		int *fds, unsigned nfds)
+{
+	/* a handler that destroys its own session only marks it closing */
+	s->dispatching = true;
+	if (packet_handler(s, buf, len, fds, nfds))
+		s->closing = true;
+	s->dispatching = false;
+	return !s->closing;
+}
+
 static void
 session_ready(struct loop_watch *w, uint32_t events)
 {
@@ -378,7 +439,6 @@ session_ready(struct loop_watch *w, uint32_t events)
 		return;
 	}
 
-	s->dispatching = true;
 	for (int i = 0; i < REQUESTS_PER_TURN && !s->closing; i++) {
 		int fds[CTL_MAX_FDS];
 		unsigned nfds = 0;
@@ -398,10 +458,8 @@ session_ready(struct loop_watch *w, uint32_t events)
 			s->closing = true;
 			break;
 		}
-		if (packet_handler(s, buf, (size_t)n, fds, nfds))
-			s->closing = true;
+		(void) session_dispatch(s, buf, (size_t)n, fds, nfds);
 	}
-	s->dispatching = false;
 	free(buf);
 
 	if (!s->closing && (events & (EPOLLHUP | EPOLLERR)) &&

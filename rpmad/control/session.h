@@ -6,6 +6,10 @@
  * owns every object it creates. When its socket closes -- clean exit,
  * crash, kill -9 -- or an admin evicts it, everything it owned is released
  * (session_destroy).
+ *
+ * struct session is opaque: its fields are session.c's. The layers below
+ * know a session by its client (session_client()); the white-box tests and
+ * fuzz targets make theirs with session_new_own().
  */
 
 #ifndef RPMAD_SESSION_H
@@ -17,25 +21,9 @@
 #include <sys/types.h>
 
 #include "client.h"
-#include "loop.h"
 #include "reply.h"
 
-/*
- * The fields are session.c's: other files use the functions below. It is
- * not opaque because the white-box tests make sessions by hand.
- */
-struct session {
-	struct client client;	/* who it is and what it holds */
-	int fd;
-	struct loop_watch watch;
-	bool hello;
-	bool allowed;
-	bool admin;
-	bool closing;
-	bool dispatching;
-
-	struct session *prev, *next;
-};
+struct session;
 
 /*
  * session_packet_fn -- what answers one packet of a session (the request
@@ -68,10 +56,24 @@ void session_destroy(struct session *s);
 void session_destroy_all(void);
 
 /*
- * session_add -- a session its maker filled in joins the others
- * (session.c's own; the tests make theirs by hand)
+ * session_new_own -- a session of this very process, for the white-box
+ * tests and fuzz targets that call the handlers themselves: on `fd` (-1:
+ * none; answers are sent there), with the process's pid, uid and gid,
+ * allowed, an admin when `admin`, past its hello when `hello`, `comm` its
+ * program's name; its user's accounting, no RLIMIT_MEMLOCK to hold it to.
+ * NULL when out of memory.
  */
-void session_add(struct session *s);
+struct session *session_new_own(int fd, const char *comm, bool admin,
+		bool hello);
+
+/*
+ * session_dispatch -- hand one packet to the dispatcher, as a packet read
+ * from the socket is; the handlers may end the session meanwhile (it is
+ * closing then). Returns false once the session is closing: its owner
+ * destroys it (session_destroy).
+ */
+bool session_dispatch(struct session *s, const uint8_t *buf, size_t len,
+		int *fds, unsigned nfds);
 
 /* session_first, session_next -- every session, oldest first */
 struct session *session_first(void);

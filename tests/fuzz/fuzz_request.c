@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * fuzz_request.c -- rpmad's control requests, fuzzed: bytes go to
- * request_handle() of a client session of rpmad's real core (decoding,
+ * request_handle() (through session_dispatch(), as a packet read from the
+ * socket does) of a client session of rpmad's real core (decoding,
  * the checks before dispatch, and every handler with its own checks:
  * devices, peers, registrations with the descriptors that came along,
  * endpoints, connection requests, connections, admin queries), in this
@@ -47,7 +48,6 @@
 #include "registry.h"
 #include "request.h"
 #include "session.h"
-#include "tenant.h"
 #include "transport.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -232,30 +232,17 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	conn_init();
 	if (transports_init("tcp"))
 		abort();
+	session_set_handler(request_handle);
 	return 0;
 }
 
 static struct session *
 session_open(int fd)
 {
-	static uint64_t next_id = 1;
-	struct session *s = calloc(1, sizeof(*s));
+	/* an admin, so that every request is reached; its hello is input */
+	struct session *s = session_new_own(fd, "fuzz", true, false);
 	if (s == NULL)
 		abort();
-	struct client *who = &s->client;
-	who->id = next_id++;
-	s->fd = fd;
-	who->pid = getpid();
-	who->uid = getuid();
-	who->gid = getgid();
-	s->allowed = true;
-	s->admin = true;
-	(void) snprintf(who->comm, sizeof(who->comm), "fuzz");
-	(void) snprintf(who->name, sizeof(who->name), "fuzz session");
-	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	who->memlock = UINT64_MAX;
-	who->tenant = tenant_join(who->uid);
-	session_add(s);
 	return s;
 }
 
@@ -398,7 +385,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ids ids = { .n = 0 };
 
 	size_t pos = 0;
-	while (size - pos >= 3 && !s->closing) {
+	bool open = true;
+	while (size - pos >= 3 && open) {
 		unsigned spec = data[pos];
 		size_t len = (size_t)data[pos + 1] | (size_t)data[pos + 2] << 8;
 		pos += 3;
@@ -426,10 +414,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (unsigned i = 0; i < nfds; i++)
 			fds[i] = make_fd(spec >> (2 + 2 * i));
 		/* as session.c: the handlers may end the session meanwhile */
-		s->dispatching = true;
-		if (request_handle(s, pkt, len, fds, nfds))
-			s->closing = true;
-		s->dispatching = false;
+		open = session_dispatch(s, pkt, len, fds, nfds);
 		free(packed);
 		read_answers(sv[1], &ids);
 		(void) loop_run_once(rpmad.loop, 0);

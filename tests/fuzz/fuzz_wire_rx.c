@@ -51,7 +51,6 @@
 #include "registry.h"
 #include "request.h"
 #include "session.h"
-#include "tenant.h"
 #include "tcp_conn.h"
 #include "tcp_rx.h"
 #include "transport_tcp.h"
@@ -197,7 +196,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 		unsigned nfds, struct req_ctx *rc)
 {
 	memset(rc, 0, sizeof(*rc));
-	rc->client = &s->client;
+	rc->client = session_client(s);
 	rc->req = req;
 	rc->fds = fds;
 	rc->nfds = nfds;
@@ -215,19 +214,9 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 static struct session *
 session_open(void)
 {
-	struct session *s = calloc(1, sizeof(*s));
+	struct session *s = session_new_own(-1, "fuzz", false, true);
 	if (s == NULL)
 		abort();
-	struct client *who = &s->client;
-	who->id = 1;
-	s->fd = -1;
-	who->pid = getpid();
-	s->allowed = s->hello = true;
-	(void) snprintf(who->name, sizeof(who->name), "fuzz session");
-	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	who->memlock = UINT64_MAX;
-	who->tenant = tenant_join(who->uid);
-	session_add(s);
 	return s;
 }
 
@@ -278,7 +267,7 @@ objects(struct session *s, uint64_t *conn_id)
 	call(s, conn_handle_req_new, &req, NULL, 0, &rc);
 	*conn_id = rc.qp.conn_id;
 	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN,
-			&s->client.owner);
+			&session_client(s)->owner);
 }
 
 /* Work of rpmad's own client, written into the shared rings. */

@@ -25,7 +25,6 @@
 #include "peer.h"
 #include "registry.h"
 #include "session.h"
-#include "tenant.h"
 #include "transport.h"
 #include "transport_tcp.h"
 #include "transport_verbs.h"
@@ -78,23 +77,10 @@ struct session *
 h_session(void)
 {
 	static unsigned n;
-	struct session *s = calloc(1, sizeof(*s));
+	char comm[16];
+	(void) snprintf(comm, sizeof(comm), "client%u", ++n);
+	struct session *s = session_new_own(-1, comm, false, true);
 	ck_assert_ptr_nonnull(s);
-	struct client *who = &s->client;
-	who->id = ++n;
-	s->fd = -1;
-	who->pid = getpid();
-	who->uid = getuid();
-	who->gid = getgid();
-	s->hello = true;
-	s->allowed = true;
-	(void) snprintf(who->comm, sizeof(who->comm), "client%u", n);
-	(void) snprintf(who->name, sizeof(who->name), "test client %u",
-			n);
-	/* its user's accounting; no RLIMIT_MEMLOCK to hold it to */
-	who->memlock = UINT64_MAX;
-	who->tenant = tenant_join(who->uid);
-	session_add(s);
 	return s;
 }
 
@@ -117,7 +103,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 {
 	struct req_ctx rc;
 	memset(&rc, 0, sizeof(rc));
-	rc.client = &s->client;
+	rc.client = session_client(s);
 	rc.req = req;
 	rc.fds = fds;
 	rc.nfds = nfds;
@@ -297,7 +283,8 @@ h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
 struct mr *
 h_mr(struct session *s, uint64_t id)
 {
-	return (struct mr *)registry_find(id, OBJ_MR, &s->client.owner);
+	return (struct mr *)registry_find(id, OBJ_MR,
+			&session_client(s)->owner);
 }
 
 void
@@ -429,7 +416,8 @@ h_req_delete(struct session *s, uint64_t conn, struct h_reply *r)
 struct conn *
 h_conn(struct session *s, uint64_t id)
 {
-	return (struct conn *)registry_find(id, OBJ_CONN, &s->client.owner);
+	return (struct conn *)registry_find(id, OBJ_CONN,
+			&session_client(s)->owner);
 }
 
 struct conn_info
