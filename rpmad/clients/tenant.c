@@ -15,17 +15,31 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <uthash.h>
 
 #include "client.h"
 #include "daemon.h"
 #include "librpma.h"
 #include "log.h"
+#include "loop.h"
+#include "ratelimit.h"
 #include "registry.h"
 #include "reply.h"
 #include "tenant.h"
 
 /* users without sessions are kept (their log share lives on) up to this */
 #define IDLE_TENANTS_MAX 256
+
+struct tenant {
+	uid_t uid;
+	unsigned sessions;		/* sessions of this user now */
+	struct ratelimit log_rl;	/* the log lines its clients cause */
+	pid_t last_pid;			/* whose line was held back last */
+	struct loop_timer report;	/* says what was held back */
+	uint64_t refused_limits, refused_connect, refused_listen;
+	uint64_t log_suppressed;	/* in all */
+	UT_hash_handle hh;
+};
 
 static struct tenant *tenants;
 static unsigned n_idle;
@@ -115,6 +129,19 @@ void
 tenant_totals(struct tenant_totals *out)
 {
 	*out = totals;
+}
+
+void
+tenant_totals_of(const struct client *who, struct tenant_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct tenant *t = who->tenant;
+	if (t == NULL)
+		return;
+	out->refused_limits = t->refused_limits;
+	out->refused_connect = t->refused_connect;
+	out->refused_listen = t->refused_listen;
+	out->log_suppressed = t->log_suppressed;
 }
 
 /* ------------------------------------------------------------ memlock */

@@ -4,6 +4,9 @@
  * clients hold together, the limits that apply to it (rpmad.conf and its
  * [user]/[group] sections), the networks it may reach, its refusals, and
  * its share of the log
+ *
+ * struct tenant is opaque: a client holds its user's (client.h) and the
+ * others ask this file.
  */
 
 #ifndef RPMAD_TENANT_H
@@ -13,15 +16,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <uthash.h>
 
 #include "config.h"
-#include "loop.h"
 #include "qp_region.h"
-#include "ratelimit.h"
 
 struct client;
 struct req_ctx;
+struct tenant;
 
 /* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
 #define TENANT_FDS_SESSION 1
@@ -30,24 +31,13 @@ struct req_ctx;
 #define TENANT_FDS_CONN (QP_FD_MAX + 2)
 #define TENANT_FDS_EP 3		/* listening socket, notification, spare */
 
-struct tenant {
-	uid_t uid;
-	unsigned sessions;		/* sessions of this user now */
-	struct ratelimit log_rl;	/* the log lines its clients cause */
-	pid_t last_pid;			/* whose line was held back last */
-	struct loop_timer report;	/* says what was held back */
-	uint64_t refused_limits, refused_connect, refused_listen;
-	uint64_t log_suppressed;	/* in all */
-	UT_hash_handle hh;
-};
-
 /* What one user holds now, all its clients together. */
 struct tenant_usage {
 	uint32_t sessions, conns, pending, eps, descriptors;
 	uint64_t registered_bytes;
 };
 
-/* Totals since the start, for rpmactl status. */
+/* Since the start: of every user (rpmactl status), or of one. */
 struct tenant_totals {
 	uint64_t refused_limits, refused_connect, refused_listen;
 	uint64_t log_suppressed;
@@ -95,6 +85,9 @@ int tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa);
 
 /* tenant_totals -- refusals and held-back log lines since the start */
 void tenant_totals(struct tenant_totals *t);
+
+/* tenant_totals_of -- those of the client's user (zero: none known) */
+void tenant_totals_of(const struct client *c, struct tenant_totals *t);
 
 /*
  * tenant_log -- a log line a client caused: at most RATELIMIT_BURST per

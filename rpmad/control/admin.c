@@ -375,12 +375,12 @@ user_use_msg(struct arena *a, const struct client *who)
 	m->pending_requests = u.pending;
 	m->descriptors = u.descriptors;
 	m->registered_bytes = u.registered_bytes;
-	if (who->tenant) {
-		m->refused_limits = who->tenant->refused_limits;
-		m->refused_connect = who->tenant->refused_connect;
-		m->refused_listen = who->tenant->refused_listen;
-		m->log_suppressed = who->tenant->log_suppressed;
-	}
+	struct tenant_totals tt;
+	tenant_totals_of(who, &tt);
+	m->refused_limits = tt.refused_limits;
+	m->refused_connect = tt.refused_connect;
+	m->refused_listen = tt.refused_listen;
+	m->log_suppressed = tt.log_suppressed;
 	return m;
 }
 
