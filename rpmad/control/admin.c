@@ -459,18 +459,21 @@ mr_item(struct arena *a, void *obj)
 static ProtobufCMessage *
 endpoint_item(struct arena *a, void *obj)
 {
-	struct ep *ep = obj;
+	const struct obj *o = obj;
 	Rpmad__EndpointInfo *e = arena_alloc(a, sizeof(*e));
-	if (e == NULL)
+	/* the strings the answer points to live in the arena */
+	struct ep_info *info = arena_alloc(a, sizeof(*info));
+	if (e == NULL || info == NULL)
 		return NULL;
+	ep_describe(obj, info);
 	rpmad__endpoint_info__init(e);
-	e->ep_id = ep->obj.id;
-	e->session_id = obj_client(&ep->obj)->id;
-	e->pid = (uint32_t)obj_client(&ep->obj)->pid;
-	e->addr = ep->addr;
-	e->port = ep->port;
-	e->pending_requests = ep->pending;
-	e->transport = (char *)ep->tp->name;
+	e->ep_id = o->id;
+	e->session_id = obj_client(o)->id;
+	e->pid = (uint32_t)obj_client(o)->pid;
+	e->addr = info->addr;
+	e->port = info->port;
+	e->pending_requests = info->pending;
+	e->transport = (char *)info->transport;
 	return &e->base;
 }
 

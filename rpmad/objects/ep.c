@@ -25,6 +25,59 @@
 #include "tenant.h"
 #include "transport.h"
 
+/* The fields are this file's: other files have the functions of ep.h. */
+struct ep {
+	struct obj obj;
+	struct peer *peer;
+	const struct transport_ops *tp;
+	void *tp_ep;
+	int notify_sock;		/* one byte per waiting request */
+	unsigned notify_owed;		/* bytes the socket had no room for */
+	struct incoming *head, *tail;
+	unsigned pending;
+	char addr[EP_ADDR_MAX], port[EP_PORT_MAX];
+};
+
+void *
+ep_tp(const struct ep *ep)
+{
+	return ep->tp_ep;
+}
+
+void
+ep_set_tp(struct ep *ep, void *tp_ep)
+{
+	ep->tp_ep = tp_ep;
+}
+
+struct peer *
+ep_peer(const struct ep *ep)
+{
+	return ep->peer;
+}
+
+const char *
+ep_addr(const struct ep *ep)
+{
+	return ep->addr;
+}
+
+const char *
+ep_port(const struct ep *ep)
+{
+	return ep->port;
+}
+
+void
+ep_describe(const struct ep *ep, struct ep_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	memcpy(info->addr, ep->addr, sizeof(info->addr));
+	memcpy(info->port, ep->port, sizeof(info->port));
+	info->pending = ep->pending;
+	info->transport = ep->tp->name;
+}
+
 /* The first port an unprivileged process may bind, as the kernel says. */
 static unsigned
 unprivileged_port_start(void)

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ep.h -- listening endpoints and the requests waiting at them
+ *
+ * struct ep is opaque: its fields are ep.c's. A transport keeps its
+ * listener in the endpoint (ep_tp(), ep_set_tp()) and hands it the
+ * requests that arrive (struct incoming, the data it fills in);
+ * rpmactl gets a plain description (ep_describe()).
  */
 
 #ifndef RPMAD_EP_H
@@ -14,6 +19,7 @@
 #include "registry.h"
 #include "reply.h"
 
+struct ep;
 struct peer;
 struct transport_ops;
 
@@ -31,17 +37,31 @@ struct incoming {
 	struct incoming *next;
 };
 
-struct ep {
-	struct obj obj;
-	struct peer *peer;
-	const struct transport_ops *tp;
-	void *tp_ep;
-	int notify_sock;		/* one byte per waiting request */
-	unsigned notify_owed;		/* bytes the socket had no room for */
-	struct incoming *head, *tail;
-	unsigned pending;
-	char addr[64], port[32];
+/* ep_tp -- the transport's own state of the endpoint, or NULL */
+void *ep_tp(const struct ep *ep);
+
+/* ep_set_tp -- set it (NULL: the transport let go, in unlisten()) */
+void ep_set_tp(struct ep *ep, void *tp_ep);
+
+/* ep_peer -- the client's peer the endpoint listens on */
+struct peer *ep_peer(const struct ep *ep);
+
+/* ep_addr, ep_port -- where it listens, as the client said (log lines) */
+const char *ep_addr(const struct ep *ep);
+const char *ep_port(const struct ep *ep);
+
+#define EP_ADDR_MAX 64
+#define EP_PORT_MAX 32
+
+/* What rpmactl shows of an endpoint: plain data, filled by ep.c. */
+struct ep_info {
+	char addr[EP_ADDR_MAX], port[EP_PORT_MAX];
+	unsigned pending;		/* requests waiting at it */
+	const char *transport;		/* its transport's name */
 };
+
+/* ep_describe -- an endpoint as rpmactl shows it */
+void ep_describe(const struct ep *ep, struct ep_info *info);
 
 /*
  * ep_incoming -- a transport's new request for the endpoint. Returns 0, or

@@ -72,7 +72,7 @@ fake_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	memcpy(&inc->local, ss, len);
 	memcpy(&inc->remote, ss, len);
 	inc->remote_len = len;
-	ep->tp_ep = &fake_marker;
+	ep_set_tp(ep, &fake_marker);
 	if (ep_incoming(ep, inc))
 		free(inc);
 	return 0;
@@ -81,7 +81,7 @@ fake_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 static void
 fake_unlisten(struct ep *ep)
 {
-	ep->tp_ep = NULL;
+	ep_set_tp(ep, NULL);
 }
 
 static void

@@ -58,8 +58,8 @@ drop_oldest_unpaired(struct tcp_ep *tep)
 		return;
 	if (!tep->warned_full)
 		log_warning("tcp: %s:%s: %u connections are setting up at once; "
-				"dropping the oldest", tep->ep->addr,
-				tep->ep->port, tep->n_unpaired);
+				"dropping the oldest", ep_addr(tep->ep),
+				ep_port(tep->ep), tep->n_unpaired);
 	tep->warned_full = true;
 	tcp_conn_unpaired_remove(tep, oldest);
 	tcp_conn_free(oldest);
@@ -77,7 +77,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				log_warning("tcp: accept at %s:%s: %s",
-						tep->ep->addr, tep->ep->port,
+						ep_addr(tep->ep),
+						ep_port(tep->ep),
 						strerror(errno));
 			return;
 		}
@@ -132,13 +133,13 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 		(void) snprintf(err, errlen, "cannot watch the listener");
 		goto err;
 	}
-	ep->tp_ep = tep;
+	ep_set_tp(ep, tep);
 	return 0;
 
 err_errno:
 	ret = -errno;
-	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep->addr,
-			ep->port, strerror(errno));
+	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep_addr(ep),
+			ep_port(ep), strerror(errno));
 err:
 	if (tep->fd >= 0)
 		(void) close(tep->fd);
@@ -149,7 +150,7 @@ err:
 void
 tcp_unlisten(struct ep *ep)
 {
-	struct tcp_ep *tep = ep->tp_ep;
+	struct tcp_ep *tep = ep_tp(ep);
 	if (tep == NULL)
 		return;
 	loop_del(rpmad.loop, &tep->watch);
@@ -160,7 +161,7 @@ tcp_unlisten(struct ep *ep)
 		tcp_conn_free(tc);
 	}
 	free(tep);
-	ep->tp_ep = NULL;
+	ep_set_tp(ep, NULL);
 }
 
 /* ------------------------------------------------------------- active */

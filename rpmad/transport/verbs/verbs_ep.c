@@ -24,7 +24,7 @@ int
 verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
 		socklen_t len, char *err, size_t errlen)
 {
-	struct verbs_dev *vd = verbs_dev_of_peer(ep->peer);
+	struct verbs_dev *vd = verbs_dev_of_peer(ep_peer(ep));
 	struct rdma_event_channel *ch = verbs_channel();
 	if (ch == NULL) {
 		(void) snprintf(err, errlen, "no RDMA CM event channel");
@@ -48,23 +48,23 @@ verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
 	if (vep->id->verbs && vep->id->verbs != vd->ctx) {
 		(void) snprintf(err, errlen, "cannot listen at %s:%s: it is "
 				"served by RDMA device %s, the peer's device "
-				"is %s", ep->addr, ep->port,
+				"is %s", ep_addr(ep), ep_port(ep),
 				verbs_dev_ctx_name(vep->id->verbs),
-				ep->peer->dev->name);
+				ep_peer(ep)->dev->name);
 		ret = -EINVAL;
 		goto err;
 	}
 	call = "rdma_listen";
 	if (rdma_listen(vep->id, EP_BACKLOG))
 		goto err_errno;
-	ep->tp_ep = vep;
+	ep_set_tp(ep, vep);
 	return 0;
 
 err_errno:
 	/* the core adds the errno's text */
 	ret = errno ? -errno : -EIO;
-	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep->addr,
-			ep->port, call);
+	(void) snprintf(err, errlen, "cannot listen at %s:%s: %s", ep_addr(ep),
+			ep_port(ep), call);
 err:
 	if (vep->id)
 		(void) rdma_destroy_id(vep->id);
@@ -75,13 +75,13 @@ err:
 void
 verbs_unlisten(struct ep *ep)
 {
-	struct verbs_ep *vep = ep->tp_ep;
+	struct verbs_ep *vep = ep_tp(ep);
 	if (vep == NULL)
 		return;
 	if (rdma_destroy_id(vep->id))
 		log_warning("verbs: rdma_destroy_id: %s", strerror(errno));
 	free(vep);
-	ep->tp_ep = NULL;
+	ep_set_tp(ep, NULL);
 }
 
 static void
@@ -98,13 +98,13 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 	struct ep *ep = vep->ep;
 	struct rdma_cm_id *id = ev->id;
 
-	struct verbs_dev *vd = verbs_dev_of_peer(ep->peer);
+	struct verbs_dev *vd = verbs_dev_of_peer(ep_peer(ep));
 	if (vd == NULL || id->verbs != vd->ctx) {
 		log_warning("verbs: endpoint %s:%s: a request came through "
 				"RDMA device %s, the endpoint's peer uses %s; "
-				"rejecting it", ep->addr, ep->port,
+				"rejecting it", ep_addr(ep), ep_port(ep),
 				verbs_dev_ctx_name(id->verbs),
-				ep->peer->dev->name);
+				ep_peer(ep)->dev->name);
 		refuse_request(id);
 		return;
 	}
@@ -112,7 +112,8 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 	struct incoming *inc = calloc(1, sizeof(*inc));
 	if (vc == NULL || inc == NULL) {
 		log_warning("verbs: endpoint %s:%s: out of memory for a "
-				"request; rejecting it", ep->addr, ep->port);
+				"request; rejecting it", ep_addr(ep),
+				ep_port(ep));
 		if (vc)
 			verbs_conn_free(vc);
 		free(inc);
@@ -155,5 +156,5 @@ verbs_ep_event(const struct verbs_ep *vep, const struct rdma_cm_event *ev)
 {
 	if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
 		log_warning("verbs: endpoint %s:%s: its RDMA device was "
-				"removed", vep->ep->addr, vep->ep->port);
+				"removed", ep_addr(vep->ep), ep_port(vep->ep));
 }

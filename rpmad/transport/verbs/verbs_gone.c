@@ -51,7 +51,7 @@ release_client_objects(struct verbs_dev *vd)
 		struct obj *x;
 		DL_FOREACH(registry_first(o, OBJ_EP), x) {
 			struct ep *ep = (struct ep *)x;
-			if (ep->peer->dev == vd->dev)
+			if (ep_peer(ep)->dev == vd->dev)
 				verbs_unlisten(ep);
 		}
 		DL_FOREACH(registry_first(o, OBJ_MR), x) {
