@@ -14,17 +14,22 @@
 
 #define BENCH_ADDR "127.0.0.1"
 
-/* a call of the library that must succeed, or the (child) process ends */
-#define BCHECK(call) \
+/*
+ * A call of the library that must succeed, or the process ends with
+ * quit(1): exit in the bench's own process, _exit in a forked child, which
+ * must not run the parent's exit handlers or flush its stdio twice.
+ */
+#define BENCH_CHECK(call, quit) \
 	do { \
 		int ret_ = (call); \
 		if (ret_) { \
 			(void) fprintf(stderr, "rpma-bench: %s:%d: %s: %s\n", \
 					__FILE__, __LINE__, #call, \
 					rpma_err_2str(ret_)); \
-			_exit(1); \
+			quit(1); \
 		} \
 	} while (0)
+#define BCHECK(call) BENCH_CHECK(call, _exit)
 
 /*
  * bench_daemon_start -- run `rpmad` on `sock` (TCP transport) with the

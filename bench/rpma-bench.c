@@ -31,7 +31,9 @@
  * another process's crowd at each daemon: N connection requests that never
  * connect, N idle connections, N registrations ("two +idle", "one +idle").
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
- * its own daemons on temporary sockets.
+ * its own daemons on temporary sockets, without the per-user limits;
+ * $RPMA_BENCH_CONF adds lines of rpmad.conf(5) of one's own to theirs, and
+ * $RPMA_BENCH_RPMAD_LOG names a file for their log.
  */
 
 #include <arpa/inet.h>
@@ -106,16 +108,7 @@ static struct {
 	.scale_conns = 1000,
 };
 
-#define CHECK(call) \
-	do { \
-		int ret_ = (call); \
-		if (ret_) { \
-			(void) fprintf(stderr, "rpma-bench: %s:%d: %s: %s\n", \
-					__FILE__, __LINE__, #call, \
-					rpma_err_2str(ret_)); \
-			exit(1); \
-		} \
-	} while (0)
+#define CHECK(call) BENCH_CHECK(call, exit)
 
 static double
 now_s(void)
