@@ -695,7 +695,8 @@ synthesized_seeds(void)
 	struct buf ready = { 0 };
 	frame_add(&ready, TF_READY, 0, 0, 0, 0, 0, NULL, 0);
 	struct buf accept = { 0 };
-	frame_add(&accept, TF_ACCEPT, 0, 0, 0, 0, 0, "pdata", 5);
+	/* the passive rpmad's id (8 bytes), then private data */
+	frame_add(&accept, TF_ACCEPT, 0, 0, 0, 0, 0, "rpmad-idpdata", 13);
 
 	/* established, passive: ops on the primary, answers on secondary */
 	struct buf a = { 0 };

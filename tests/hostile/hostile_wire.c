@@ -747,7 +747,7 @@ bad_hello(int fd, int kind)
 	}
 	tcp_hello_encode(&h, buf);
 	if (kind == HELLO_RESERVED)
-		buf[30] = 1;
+		buf[38] = 1;
 	struct tcp_frame f = { .type = TF_HELLO, .length = len };
 	uint8_t head[TCP_FRAME_SIZE];
 	tcp_frame_encode(&f, head);
@@ -1008,8 +1008,10 @@ passive_accept(int lfd, int *p, int *s)
 	ck_assert_int_ne(role[0], role[1]);
 	*p = role[0] == HELLO_PRIMARY ? fds[0] : fds[1];
 	*s = role[0] == HELLO_PRIMARY ? fds[1] : fds[0];
-	struct tcp_frame acc = { .type = TF_ACCEPT };
-	send_frame(*p, &acc, NULL, 0);
+	/* a liar's rpmad id, as good as any */
+	uint8_t id[TCP_ACCEPT_ID_SIZE] = { 0x11, 0x22 };
+	struct tcp_frame acc = { .type = TF_ACCEPT, .length = sizeof(id) };
+	send_frame(*p, &acc, id, sizeof(id));
 	struct tcp_frame f;
 	uint8_t junk[PAGE];
 	ck_assert_int_eq(recv_frame(*p, &f, junk, sizeof(junk), FRAME_MS), 1);

@@ -203,17 +203,21 @@ decode_len(uint8_t type, uint32_t length)
 
 START_TEST(frame_lengths)
 {
-	/* HELLO: the 32-byte payload plus at most 255 bytes of private data */
+	/* HELLO: the 40-byte payload plus at most 255 bytes of private data */
 	ck_assert_int_eq(decode_len(TF_HELLO, 0), -EPROTO);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE - 1), -EPROTO);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 255), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 256), -EPROTO);
 	ck_assert_int_eq(decode_len(TF_HELLO, UINT32_MAX), -EPROTO);
-	/* ACCEPT: private data only */
-	ck_assert_int_eq(decode_len(TF_ACCEPT, 0), 0);
-	ck_assert_int_eq(decode_len(TF_ACCEPT, 255), 0);
-	ck_assert_int_eq(decode_len(TF_ACCEPT, 256), -EPROTO);
+	/* ACCEPT: the passive rpmad's id, then private data */
+	ck_assert_int_eq(decode_len(TF_ACCEPT, 0), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE - 1),
+			-EPROTO);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE), 0);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE + 255), 0);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE + 256),
+			-EPROTO);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, UINT32_MAX), -EPROTO);
 	/* no payload at all */
 	const uint8_t empty[] = { TF_REJECT, TF_READY, TF_DISCONNECT,
@@ -275,6 +279,7 @@ hello_bytes(uint8_t out[TCP_HELLO_SIZE], uint8_t role, uint8_t pdata_len)
 	struct tcp_hello h = {
 		.magic = TCP_WIRE_MAGIC, .version = TCP_WIRE_VERSION,
 		.role = role, .pdata_len = pdata_len, .qp_num = 0x00abcdef,
+		.daemon_id = 0x0102030405060708ull,
 	};
 	for (int i = 0; i < TCP_TOKEN_SIZE; i++)
 		h.token[i] = (uint8_t)(0xf0 + i);
@@ -293,7 +298,8 @@ START_TEST(hello_layout_and_round_trip)
 	ck_assert_uint_eq(out[8], 0xf0);
 	ck_assert_uint_eq(out[23], 0xff);
 	ck_assert_uint_eq(le(out + 24, 4), 0x00abcdef);
-	ck_assert_uint_eq(le(out + 28, 4), 0);	/* reserved */
+	ck_assert_uint_eq(le(out + 28, 8), 0x0102030405060708ull);
+	ck_assert_uint_eq(le(out + 36, 4), 0);	/* reserved */
 
 	struct tcp_hello h;
 	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE + 9, &h), 0);
@@ -302,12 +308,13 @@ START_TEST(hello_layout_and_round_trip)
 	ck_assert_uint_eq(h.role, HELLO_PRIMARY);
 	ck_assert_uint_eq(h.pdata_len, 9);
 	ck_assert_uint_eq(h.qp_num, 0x00abcdef);
+	ck_assert_uint_eq(h.daemon_id, 0x0102030405060708ull);
 	for (int i = 0; i < TCP_TOKEN_SIZE; i++)
 		ck_assert_uint_eq(h.token[i], 0xf0 + i);
 }
 END_TEST
 
-/* the primary HELLO carries exactly pdata_len bytes after its 32 */
+/* the primary HELLO carries exactly pdata_len bytes after its 40 */
 START_TEST(hello_pdata_lengths)
 {
 	for (unsigned n = 0; n <= TCP_PDATA_MAX; n++) {
@@ -365,7 +372,7 @@ START_TEST(hello_rejected)
 				-EPROTO);
 	}
 	/* reserved bytes that are not zero */
-	for (int pos = 28; pos < TCP_HELLO_SIZE; pos++) {
+	for (int pos = 36; pos < TCP_HELLO_SIZE; pos++) {
 		hello_bytes(out, HELLO_SECONDARY, 0);
 		out[pos] = 1;
 		ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h),

@@ -64,6 +64,7 @@ tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 	ch->watch.fn = fn;
 	ch->watch.arg = ch;
 	ch->events = 0;
+	ch->heard = NULL;
 }
 
 void
@@ -201,8 +202,6 @@ tcp_chan_flush(struct tcp_chan *ch)
 			}
 		}
 		ssize_t w = writev(ch->fd, iov, n);
-		if (w > 0)
-			ch->last_tx_ns = loop_now_ns();
 		if (w < 0) {
 			int e = errno;
 			if (e == EINTR)
@@ -259,7 +258,7 @@ tcp_chan_fill(struct tcp_chan *ch)
 		return -errno;
 	ch->rlen += (size_t)n;
 	if (n > 0)
-		ch->last_rx_ns = loop_now_ns();
+		tcp_chan_heard(ch);
 	{
 		int one = 1;
 		(void) setsockopt(ch->fd, IPPROTO_TCP, TCP_QUICKACK, &one,

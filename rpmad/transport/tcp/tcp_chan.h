@@ -58,8 +58,7 @@ struct tcp_chan {
 	bool copy_failed;
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
 	bool paused;		/* waiting for a receive buffer (RNR) */
-	uint64_t last_rx_ns;	/* when bytes last arrived */
-	uint64_t last_tx_ns;	/* when bytes last left */
+	uint64_t *heard;	/* stamped when bytes arrive (tcp_liveness.h) */
 
 	/* sending */
 	struct tx_item *tx_head, *tx_tail;
@@ -71,6 +70,14 @@ struct tcp_chan {
 };
 
 int tcp_chan_setup_socket(int fd);
+
+/* bytes arrived: the remote rpmad is alive (a stamp where it is watched) */
+static inline void
+tcp_chan_heard(struct tcp_chan *ch)
+{
+	if (ch->heard)
+		*ch->heard = loop_now_ns();
+}
 void tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 		loop_fd_fn *fn);
 /* the socket of `src`, with what it has read, becomes `dst`'s */

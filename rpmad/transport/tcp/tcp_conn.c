@@ -3,15 +3,19 @@
  * tcp_conn.c -- the software transport's connection object: making and
  * freeing it, the lists it is on (every connection, its endpoint's
  * unpaired sockets, its twin in this rpmad), how it ends, and the frames
- * it sends of its own accord (heartbeats, the goodbye)
+ * it sends of its own accord (heartbeats, the goodbye), and its place
+ * among the connections to the same remote rpmad
  *
  * The frame handlers, the receive engine and the table stand on this
  * file and it calls none of them: a connection ends the same way wherever
  * its end is found.
  */
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "conn.h"
 #include "daemon.h"
@@ -35,7 +39,6 @@ tcp_conn_new(loop_timer_fn *rnr_expired)
 	tc->timer.arg = tc;
 	tc->rnr_timer.arg = tc;
 	tc->rnr_timer.fn = rnr_expired;
-	tc->heartbeat.arg = tc;
 	tc->expect_seq = 1;
 	tc->all_next = all_tcs;
 	if (all_tcs)
@@ -89,9 +92,18 @@ unpair_local(struct tcp_conn *tc)
 	tc->local_peer = NULL;
 }
 
+/* No longer one of its remote's: its sockets stamp nothing. */
+static void
+unwatch_remote(struct tcp_conn *tc)
+{
+	tcp_remote_leave(&tc->member);
+	tc->chan[0].heard = tc->chan[1].heard = NULL;
+}
+
 void
 tcp_conn_free(struct tcp_conn *tc)
 {
+	unwatch_remote(tc);
 	unpair_local(tc);
 	for (int i = 0; i < 2; i++) {
 		tcp_chan_forget_dirty(&tc->chan[i]);
@@ -99,7 +111,6 @@ tcp_conn_free(struct tcp_conn *tc)
 	}
 	loop_timer_cancel(rpmad.loop, &tc->timer);
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
 	while (tc->free_items) {
 		struct tx_item *it = tc->free_items;
 		tc->free_items = it->next;
@@ -133,9 +144,9 @@ tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
 	if (tc->state == TC_OVER)
 		return;
 	tc->state = TC_OVER;
+	unwatch_remote(tc);
 	loop_timer_cancel(rpmad.loop, &tc->timer);
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
-	loop_timer_cancel(rpmad.loop, &tc->heartbeat);
 	/* nothing more is read; what is queued may still go out */
 	tcp_chan_pause(&tc->chan[0], true);
 	tcp_chan_pause(&tc->chan[1], true);
@@ -177,55 +188,59 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
 /* ----------------------------------------------------- frames of its own */
 
 /*
- * Liveness: a peer that goes silent (a cut network, a frozen host) must be
- * found within tcp_timeout_ms, also when nothing is in flight and at a
- * finer grain than TCP keepalives (whole seconds). Each socket carries a
- * heartbeat when it was quiet for a quarter of the timeout; a socket that
- * heard nothing for seven eighths of it (three heartbeats missed) has lost
- * its peer -- checked every eighth, so the loss is known within the
- * timeout. A socket we do not read (a message waits for a receive buffer)
- * proves nothing either way; the other one still does.
+ * Liveness is the remote rpmad's (tcp_liveness.h): a heartbeat goes out
+ * on the socket that carries our answers, because the other end reads
+ * that one always -- it stops reading only the socket of our operations,
+ * while a message waits for a receive buffer there.
  */
-static void
-heartbeat_tick(struct loop_timer *t)
+static int
+beat(struct tcp_member *m)
 {
-	struct tcp_conn *tc = t->arg;
-	uint64_t timeout = (uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000;
-	uint64_t now = loop_now_ns();
-
-	for (int i = 0; i < 2; i++) {
-		struct tcp_chan *ch = &tc->chan[i];
-		if (ch->fd < 0)
-			continue;
-		if (!ch->paused && now - ch->last_rx_ns >= timeout / 8 * 7) {
-			log_info("tcp: connection qp %u: the peer was silent "
-					"for %u ms",
-					tc->conn ? conn_qp_num(tc->conn) : 0,
-					rpmad.cfg.tcp_timeout_ms);
-			tcp_chan_close(&tc->chan[0], true);
-			tcp_chan_close(&tc->chan[1], true);
-			tcp_conn_over(tc, tc->state == TC_DISCONNECTING ?
-					RPMA_CONN_CLOSED : RPMA_CONN_LOST);
-			return;
-		}
-		if (now - ch->last_tx_ns >= timeout / 4) {
-			struct tcp_frame f = { .type = TF_HEARTBEAT };
-			if (tcp_chan_send(ch, &f, NULL, 0, NULL, NULL) == 0)
-				tcp_chan_mark_dirty(ch);
-		}
-	}
-	loop_timer_arm(rpmad.loop, t, timeout / 8);
+	struct tcp_conn *tc = (struct tcp_conn *)((char *)m -
+			offsetof(struct tcp_conn, member));
+	if ((tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) ||
+			tc->tgt == NULL || tc->tgt->fd < 0)
+		return -ENOTCONN;
+	struct tcp_frame f = { .type = TF_HEARTBEAT };
+	int ret = tcp_chan_send(tc->tgt, &f, NULL, 0, NULL, NULL);
+	if (ret == 0)
+		tcp_chan_mark_dirty(tc->tgt);
+	return ret;
 }
 
-void
-tcp_conn_start_heartbeat(struct tcp_conn *tc)
+static void
+remote_lost(struct tcp_member *m)
 {
-	uint64_t now = loop_now_ns();
-	for (int i = 0; i < 2; i++)
-		tc->chan[i].last_rx_ns = tc->chan[i].last_tx_ns = now;
-	tc->heartbeat.fn = heartbeat_tick;
-	loop_timer_arm(rpmad.loop, &tc->heartbeat,
-			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000 / 8);
+	struct tcp_conn *tc = (struct tcp_conn *)((char *)m -
+			offsetof(struct tcp_conn, member));
+	tc->chan[0].heard = tc->chan[1].heard = NULL;
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
+			RPMA_CONN_LOST);
+}
+
+static const struct tcp_liveness_ops liveness_ops = {
+	.beat = beat,
+	.lost = remote_lost,
+};
+
+int
+tcp_conn_watch_remote(struct tcp_conn *tc)
+{
+	/* both ends here: one process cannot fall silent to itself */
+	if (tc->local_peer)
+		return 0;
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+	if (getpeername(tc->chan[0].fd, (struct sockaddr *)&addr, &len))
+		return -errno;
+	uint64_t *stamp = tcp_remote_join(&tc->member, &addr, tc->peer_id,
+			&liveness_ops);
+	if (stamp == NULL)
+		return -ENOMEM;
+	tc->chan[0].heard = tc->chan[1].heard = stamp;
+	return 0;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "conn.h"
 #include "loop.h"
 #include "tcp_chan.h"
+#include "tcp_liveness.h"
 #include "tcp_wire.h"
 
 struct ep;
@@ -46,7 +47,8 @@ struct tcp_conn {
 	uint8_t pdata_len;
 	struct loop_timer timer;	/* connect, pairing, goodbye */
 	struct loop_timer rnr_timer;
-	struct loop_timer heartbeat;	/* liveness while established */
+	uint64_t peer_id;		/* the other rpmad's, from the handshake */
+	struct tcp_member member;	/* its remote's, while established */
 
 	/* passive, until adopted */
 	struct tcp_ep *tep;
@@ -109,8 +111,11 @@ void tcp_conn_socket_gone(struct tcp_conn *tc);
 /* a peer broke the protocol: log, abort, report the connection lost */
 void tcp_conn_violation(struct tcp_conn *tc, const char *what);
 
-/* the connection is up: start proving that both ends are alive */
-void tcp_conn_start_heartbeat(struct tcp_conn *tc);
+/*
+ * the connection is up: watch the other rpmad (tcp_liveness.h) unless it is
+ * this one; 0, or -ENOMEM (the caller ends the connection)
+ */
+int tcp_conn_watch_remote(struct tcp_conn *tc);
 /* queue our DISCONNECT behind our operations */
 void tcp_conn_send_goodbye(struct tcp_conn *tc);
 

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "ep.h"
+#include "le_bytes.h"
 #include "log.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
@@ -95,6 +96,7 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 	}
 	tc->role = h.role;
 	memcpy(tc->token, h.token, TCP_TOKEN_SIZE);
+	tc->peer_id = h.daemon_id;
 
 	struct tcp_ep *tep = tc->tep;
 	if (h.role == HELLO_PRIMARY) {
@@ -157,8 +159,12 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 		tcp_conn_over(tc, RPMA_CONN_LOST);
 		return 0;
 	}
-	struct tcp_frame f = { .type = TF_ACCEPT, .length = len };
-	if (tcp_chan_send(&tc->chan[0], &f, pdata, len, NULL, NULL)) {
+	uint8_t payload[TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX];
+	le_put64(payload, tcp_liveness_self_id());
+	memcpy(payload + TCP_ACCEPT_ID_SIZE, pdata, len);
+	struct tcp_frame f = { .type = TF_ACCEPT,
+			.length = TCP_ACCEPT_ID_SIZE + (uint32_t)len };
+	if (tcp_chan_send(&tc->chan[0], &f, payload, f.length, NULL, NULL)) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -197,6 +203,7 @@ send_hello(struct tcp_conn *tc, int i)
 		.role = i == 0 ? HELLO_PRIMARY : HELLO_SECONDARY,
 		.pdata_len = i == 0 ? tc->pdata_len : 0,
 		.qp_num = conn_qp_num(tc->conn),
+		.daemon_id = tcp_liveness_self_id(),
 	};
 	memcpy(h.token, tc->token, TCP_TOKEN_SIZE);
 	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
@@ -265,8 +272,13 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		}
 		tcp_chan_mark_dirty(&tc->chan[0]);
 		tc->state = TC_ESTABLISHED;
-		tcp_conn_start_heartbeat(tc);
-		conn_established(tc->conn, payload, (uint8_t)f->length, true);
+		tc->peer_id = le_get64(payload);
+		if (tcp_conn_watch_remote(tc)) {
+			tcp_conn_over(tc, RPMA_CONN_LOST);
+			return true;
+		}
+		conn_established(tc->conn, payload + TCP_ACCEPT_ID_SIZE,
+				(uint8_t)(f->length - TCP_ACCEPT_ID_SIZE), true);
 		return true;
 	case TF_REJECT:
 		if (tc->passive || tc->state != TC_HELLO)
@@ -277,7 +289,10 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		if (!tc->passive || tc->state != TC_ACCEPTED)
 			break;
 		tc->state = TC_ESTABLISHED;
-		tcp_conn_start_heartbeat(tc);
+		if (tcp_conn_watch_remote(tc)) {
+			tcp_conn_over(tc, RPMA_CONN_LOST);
+			return true;
+		}
 		conn_established(tc->conn, NULL, 0, false);
 		return true;
 	default:

@@ -228,7 +228,7 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 			}
 			if (n > 0) {
 				ch->got += (uint32_t)n;
-				ch->last_rx_ns = loop_now_ns();
+				tcp_chan_heard(ch);
 			}
 		} else {
 			n = tcp_chan_fill(ch);

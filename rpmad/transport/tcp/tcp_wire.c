@@ -64,7 +64,9 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 :
 			-EPROTO;
 	case TF_ACCEPT:
-		return f->length <= TCP_PDATA_MAX ? 0 : -EPROTO;
+		return f->length >= TCP_ACCEPT_ID_SIZE &&
+			f->length <= TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX ? 0 :
+			-EPROTO;
 	case TF_REJECT:
 	case TF_READY:
 	case TF_DISCONNECT:
@@ -95,6 +97,7 @@ tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE])
 	out[7] = h->pdata_len;
 	memcpy(out + 8, h->token, TCP_TOKEN_SIZE);
 	le_put32(out + 24, h->qp_num);
+	le_put64(out + 28, h->daemon_id);
 }
 
 int
@@ -108,10 +111,11 @@ tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 	h->pdata_len = in[7];
 	memcpy(h->token, in + 8, TCP_TOKEN_SIZE);
 	h->qp_num = le_get32(in + 24);
+	h->daemon_id = le_get64(in + 28);
 	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
 		return -EPROTO;
 	/* reserved, as in the frame header: zero until a version uses them */
-	if (le_get32(in + 28) != 0)
+	if (le_get32(in + 36) != 0)
 		return -EPROTO;
 	if (h->role == HELLO_PRIMARY)
 		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 :

@@ -25,7 +25,7 @@
 #include "conn_pdata.h"
 
 #define TCP_WIRE_MAGIC		0x414d5052u	/* "RPMA" */
-#define TCP_WIRE_VERSION	1
+#define TCP_WIRE_VERSION	2	/* 2: the rpmads' ids (liveness) */
 #define TCP_FRAME_SIZE		32
 #define TCP_TOKEN_SIZE		16
 #define TCP_PDATA_MAX		CONN_PDATA_MAX	/* all of it */
@@ -33,7 +33,8 @@
 enum tcp_frame_type {
 	/* set-up and tear-down */
 	TF_HELLO = 1,		/* active -> passive, first on each socket */
-	TF_ACCEPT = 2,		/* passive -> active, payload: private data */
+	TF_ACCEPT = 2,		/* passive -> active, payload: the passive
+				 * rpmad's id (8 bytes), private data */
 	TF_REJECT = 3,		/* passive -> active */
 	TF_READY = 4,		/* active -> passive: established */
 	TF_DISCONNECT = 5,	/* either way, answered in kind */
@@ -65,7 +66,9 @@ struct tcp_frame {
 };
 
 /* The payload of HELLO (then private data on the primary socket). */
-#define TCP_HELLO_SIZE 32
+#define TCP_HELLO_SIZE 40
+/* ACCEPT's payload before the private data: the passive rpmad's id */
+#define TCP_ACCEPT_ID_SIZE 8
 enum tcp_hello_role {
 	HELLO_PRIMARY = 1,
 	HELLO_SECONDARY = 2,
@@ -78,6 +81,7 @@ struct tcp_hello {
 	uint8_t pdata_len;
 	uint8_t token[TCP_TOKEN_SIZE];
 	uint32_t qp_num;
+	uint64_t daemon_id;	/* the active rpmad's (tcp_liveness.h) */
 };
 
 /* tcp_frame_encode -- the 32 bytes of a header */
