@@ -1020,13 +1020,14 @@ print_table(void)
 /*
  * Another tenant's crowd at a daemon, held by a process of its own:
  * opt.idle connection requests that never connect, opt.idle_conns idle
- * connections (both ends on that daemon: a server child accepts them) and
- * opt.idle_regs registrations of single pages. rpmad's poller and look-ups
- * must not pay for them. Returns its pid; it lets go of everything and
- * exits when *release_fd is closed.
+ * connections (a server child on `server_sock` accepts them: the other
+ * daemon, so that they cross between the two as a tenant's would) and
+ * opt.idle_regs registrations of single pages. rpmad's poller, timers and
+ * look-ups must not pay for them. Returns its pid; it lets go of
+ * everything and exits when *release_fd is closed.
  */
 static pid_t
-crowd_start(const char *sock, int *release_fd)
+crowd_start(const char *sock, const char *server_sock, int *release_fd)
 {
 	int up[2], down[2];
 	if (pipe(up) || pipe(down))
@@ -1047,8 +1048,9 @@ crowd_start(const char *sock, int *release_fd)
 			server = fork();
 			if (server == 0) {
 				(void) close(ready[0]);
-				bench_conn_server(sock, port, opt.idle_conns,
-						ready[1], down[0]);
+				bench_conn_server(server_sock, port,
+						opt.idle_conns, ready[1],
+						down[0]);
 			}
 			(void) close(ready[1]);
 			char ok;
@@ -1239,8 +1241,8 @@ main(int argc, char *argv[])
 	if (opt.idle > 0 || opt.idle_conns > 0 || opt.idle_regs > 0) {
 		/* again, beside another tenant's crowd at both daemons */
 		int rel_a, rel_b;
-		pid_t ha = crowd_start(a.sock, &rel_a);
-		pid_t hb = crowd_start(b.sock, &rel_b);
+		pid_t ha = crowd_start(a.sock, b.sock, &rel_a);
+		pid_t hb = crowd_start(b.sock, a.sock, &rel_b);
 		if (opt.only == NULL || strcmp(opt.only, "two") == 0)
 			run_setup("two +idle", &a, &b);
 		if (opt.only == NULL || strcmp(opt.only, "one") == 0)
