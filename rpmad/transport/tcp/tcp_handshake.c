@@ -161,7 +161,8 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 	}
 	uint8_t payload[TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX];
 	le_put64(payload, tcp_liveness_self_id());
-	memcpy(payload + TCP_ACCEPT_ID_SIZE, pdata, len);
+	if (len)	/* without private data, pdata may be NULL */
+		memcpy(payload + TCP_ACCEPT_ID_SIZE, pdata, len);
 	struct tcp_frame f = { .type = TF_ACCEPT,
 			.length = TCP_ACCEPT_ID_SIZE + (uint32_t)len };
 	if (tcp_chan_send(&tc->chan[0], &f, payload, f.length, NULL, NULL)) {
