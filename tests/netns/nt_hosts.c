@@ -254,12 +254,12 @@ END_TEST
 
 /*
  * No reset crosses a cut link: each rpmad finds the cut on its own, by
- * silence (rpmad/transport/tcp/tcp_conn.c heartbeat_tick). Each
- * socket sends a heartbeat after a quarter of tcp_timeout_ms without
- * sending, and a socket that heard nothing for seven eighths of it,
- * checked every eighth, ends the connection as LOST -- so within
- * tcp_timeout_ms of the last byte that arrived, which was just before the
- * cut, busy or idle (seen here: 0.88-1.0 s for 1000 ms). The bound is
+ * silence (rpmad/transport/tcp/tcp_liveness.c). Each rpmad sends the
+ * other a heartbeat every quarter of tcp_timeout_ms, and one that heard
+ * nothing from the other on any socket for seven eighths of it, checked
+ * every eighth, ends its connections as LOST -- so within tcp_timeout_ms
+ * of the last byte that arrived, which was just before the cut, busy or
+ * idle (seen here: 0.88-1.0 s for 1000 ms). The bound is
  * that timeout plus 500 ms for a loaded host to run the check and wake the
  * application.
  */

@@ -78,6 +78,7 @@ tcp_chan_heard(struct tcp_chan *ch)
 	if (ch->heard)
 		*ch->heard = loop_now_ns();
 }
+
 void tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 		loop_fd_fn *fn);
 /* the socket of `src`, with what it has read, becomes `dst`'s */

@@ -193,11 +193,17 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
  * that one always -- it stops reading only the socket of our operations,
  * while a message waits for a receive buffer there.
  */
+static struct tcp_conn *
+member_conn(struct tcp_member *m)
+{
+	return (struct tcp_conn *)((char *)m -
+			offsetof(struct tcp_conn, member));
+}
+
 static int
 beat(struct tcp_member *m)
 {
-	struct tcp_conn *tc = (struct tcp_conn *)((char *)m -
-			offsetof(struct tcp_conn, member));
+	struct tcp_conn *tc = member_conn(m);
 	if ((tc->state != TC_ESTABLISHED && tc->state != TC_DISCONNECTING) ||
 			tc->tgt == NULL || tc->tgt->fd < 0)
 		return -ENOTCONN;
@@ -211,8 +217,7 @@ beat(struct tcp_member *m)
 static void
 remote_lost(struct tcp_member *m)
 {
-	struct tcp_conn *tc = (struct tcp_conn *)((char *)m -
-			offsetof(struct tcp_conn, member));
+	struct tcp_conn *tc = member_conn(m);
 	tc->chan[0].heard = tc->chan[1].heard = NULL;
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
