@@ -203,9 +203,14 @@ decode_len(uint8_t type, uint32_t length)
 
 START_TEST(frame_lengths)
 {
-	/* HELLO: the 40-byte payload plus at most 255 bytes of private data */
+	/*
+	 * HELLO: the 40-byte payload plus at most 255 bytes of private data;
+	 * the frame takes one as short as magic and version, so that another
+	 * version's is told apart (tcp_hello_decode refuses it)
+	 */
 	ck_assert_int_eq(decode_len(TF_HELLO, 0), -EPROTO);
-	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE - 1), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_MIN - 1), -EPROTO);
+	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_MIN), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 255), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 256), -EPROTO);
@@ -345,6 +350,30 @@ START_TEST(hello_pdata_lengths)
 }
 END_TEST
 
+/*
+ * An rpmad of wire version 1 sent 32 bytes; its HELLO does not decode, but
+ * its version is read, so that the refusal can name it.
+ */
+START_TEST(hello_of_another_version)
+{
+	uint8_t out[TCP_HELLO_SIZE];
+	hello_bytes(out, HELLO_PRIMARY, 0);
+	out[4] = 1;
+	out[5] = 0;
+	struct tcp_hello h;
+	ck_assert_int_eq(tcp_hello_decode(out, 32, &h), -EPROTO);
+	uint16_t version = 0;
+	ck_assert_int_eq(tcp_hello_version(out, 32, &version), 0);
+	ck_assert_uint_eq(version, 1);
+	ck_assert_int_eq(tcp_hello_version(out, TCP_HELLO_MIN, &version), 0);
+	/* too short to say, or not an rpmad's */
+	ck_assert_int_eq(tcp_hello_version(out, TCP_HELLO_MIN - 1, &version),
+			-EPROTO);
+	out[0] ^= 1;
+	ck_assert_int_eq(tcp_hello_version(out, 32, &version), -EPROTO);
+}
+END_TEST
+
 START_TEST(hello_rejected)
 {
 	uint8_t out[TCP_HELLO_SIZE];
@@ -407,6 +436,7 @@ main(void)
 	tcase_add_test(tc, hello_layout_and_round_trip);
 	tcase_add_test(tc, hello_pdata_lengths);
 	tcase_add_test(tc, hello_rejected);
+	tcase_add_test(tc, hello_of_another_version);
 	suite_add_tcase(s, tc);
 
 	SRunner *sr = srunner_create(s);

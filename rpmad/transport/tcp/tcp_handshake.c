@@ -89,6 +89,17 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		const uint8_t *payload)
 {
 	struct tcp_hello h;
+	uint16_t version;
+	if (tc->state == TC_PAIRING && tc->role == 0 &&
+			tcp_hello_version(payload, f->length, &version) == 0 &&
+			version != TCP_WIRE_VERSION) {
+		char what[96];
+		(void) snprintf(what, sizeof(what), "HELLO of wire version %u, "
+				"this rpmad speaks %u: run one rpmad version "
+				"on both hosts", version, TCP_WIRE_VERSION);
+		tcp_conn_violation(tc, what);
+		return false;
+	}
 	if (tc->state != TC_PAIRING || tc->role != 0 ||
 			tcp_hello_decode(payload, f->length, &h)) {
 		tcp_conn_violation(tc, "bad HELLO");

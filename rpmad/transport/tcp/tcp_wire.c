@@ -60,7 +60,8 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 
 	switch (f->type) {
 	case TF_HELLO:
-		return f->length >= TCP_HELLO_SIZE &&
+		/* as short as any version's, to name the version in a refusal */
+		return f->length >= TCP_HELLO_MIN &&
 			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 :
 			-EPROTO;
 	case TF_ACCEPT:
@@ -123,4 +124,13 @@ tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 	if (h->role == HELLO_SECONDARY)
 		return len == TCP_HELLO_SIZE && h->pdata_len == 0 ? 0 : -EPROTO;
 	return -EPROTO;
+}
+
+int
+tcp_hello_version(const uint8_t *in, uint32_t len, uint16_t *version)
+{
+	if (len < TCP_HELLO_MIN || le_get32(in) != TCP_WIRE_MAGIC)
+		return -EPROTO;
+	*version = le_get16(in + 4);
+	return 0;
 }

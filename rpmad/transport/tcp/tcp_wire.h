@@ -67,6 +67,8 @@ struct tcp_frame {
 
 /* The payload of HELLO (then private data on the primary socket). */
 #define TCP_HELLO_SIZE 40
+/* what every version's HELLO starts with: magic and version */
+#define TCP_HELLO_MIN 6
 /* ACCEPT's payload before the private data: the passive rpmad's id */
 #define TCP_ACCEPT_ID_SIZE 8
 enum tcp_hello_role {
@@ -108,5 +110,12 @@ void tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE]);
  * (bad magic, version, role, or a private data length that does not match)
  */
 int tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h);
+
+/*
+ * tcp_hello_version -- the wire version a HELLO payload of `len` bytes
+ * claims, so that an rpmad of another version is told apart from garbage;
+ * 0, or -EPROTO when it is too short or not an rpmad's (bad magic)
+ */
+int tcp_hello_version(const uint8_t *in, uint32_t len, uint16_t *version);
 
 #endif /* RPMAD_TCP_WIRE_H */
