@@ -218,7 +218,6 @@ static void
 remote_lost(struct tcp_member *m)
 {
 	struct tcp_conn *tc = member_conn(m);
-	tc->chan[0].heard = tc->chan[1].heard = NULL;
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :

@@ -89,20 +89,21 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 		const uint8_t *payload)
 {
 	struct tcp_hello h;
-	uint16_t version;
-	if (tc->state == TC_PAIRING && tc->role == 0 &&
-			tcp_hello_version(payload, f->length, &version) == 0 &&
-			version != TCP_WIRE_VERSION) {
-		char what[96];
-		(void) snprintf(what, sizeof(what), "HELLO of wire version %u, "
-				"this rpmad speaks %u: run one rpmad version "
-				"on both hosts", version, TCP_WIRE_VERSION);
-		tcp_conn_violation(tc, what);
+	if (tc->state != TC_PAIRING || tc->role != 0) {
+		tcp_conn_violation(tc, "bad HELLO");
 		return false;
 	}
-	if (tc->state != TC_PAIRING || tc->role != 0 ||
-			tcp_hello_decode(payload, f->length, &h)) {
-		tcp_conn_violation(tc, "bad HELLO");
+	if (tcp_hello_decode(payload, f->length, &h)) {
+		/* an rpmad of another version is told so, by name */
+		uint16_t version;
+		char what[96] = "bad HELLO";
+		if (tcp_hello_version(payload, f->length, &version) == 0 &&
+				version != TCP_WIRE_VERSION)
+			(void) snprintf(what, sizeof(what), "HELLO of wire "
+					"version %u, this rpmad speaks %u: run "
+					"one rpmad version on both hosts",
+					version, TCP_WIRE_VERSION);
+		tcp_conn_violation(tc, what);
 		return false;
 	}
 	tc->role = h.role;

@@ -36,7 +36,7 @@ struct tcp_remote {
 	const struct tcp_liveness_ops *ops;	/* the members' owner */
 	struct tcp_member *members;
 	unsigned n_members;
-	bool in_tick;			/* members leave while it ends them */
+	bool ending;			/* members leave while it ends them */
 	struct tcp_remote *bucket_next;
 };
 
@@ -154,13 +154,13 @@ remote_lost(struct tcp_remote *r)
 	log_info("tcp: the rpmad at %s was silent for %u ms: its %u "
 			"connection(s) are lost", host, rpmad.cfg.tcp_timeout_ms,
 			r->n_members);
-	r->in_tick = true;
+	r->ending = true;
 	struct tcp_member *m;
 	while ((m = r->members) != NULL) {
 		list_remove(r, m);
 		r->ops->lost(m);
 	}
-	r->in_tick = false;
+	r->ending = false;
 	remote_free(r);
 }
 
@@ -231,6 +231,6 @@ tcp_remote_leave(struct tcp_member *m)
 	if (r == NULL)
 		return;
 	list_remove(r, m);
-	if (r->n_members == 0 && !r->in_tick)
+	if (r->n_members == 0 && !r->ending)
 		remote_free(r);
 }
