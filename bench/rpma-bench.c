@@ -93,6 +93,7 @@ static struct {
 	enum wait_mode wait;	/* of this process (set per measurement) */
 	bool mode_on[N_MODES];
 	const char *only;
+	const char *rows;	/* only measurements whose name holds this */
 	int port;
 	int rpmad_nice;		/* added to the daemons' niceness */
 	/* another tenant's crowd, for a second pass: idle connection
@@ -930,6 +931,8 @@ run_setup(const char *setup, struct daemon *ds, struct daemon *dc)
 	};
 	for (unsigned i = 0; i < sizeof(benches) / sizeof(benches[0]); i++) {
 		const struct bench *b = &benches[i];
+		if (opt.rows && strstr(b->name, opt.rows) == NULL)
+			continue;
 		const struct result *floor = b->latency ? &fl_pingpong : mem;
 		if (b->fn == do_lat_pp) {
 			const struct fi_floor *f = b->size == 8 ? pp8 : pp1m;
@@ -1153,6 +1156,7 @@ main(int argc, char *argv[])
 		{ "seconds", required_argument, NULL, 's' },
 		{ "modes", required_argument, NULL, 'm' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "rows", required_argument, NULL, 'w' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "rpmad-nice", required_argument, NULL, 'n' },
 		{ "idle", required_argument, NULL, 'i' },
@@ -1164,7 +1168,7 @@ main(int argc, char *argv[])
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:p:n:i:I:G:R:C:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1182,6 +1186,9 @@ main(int argc, char *argv[])
 			break;
 		case 'o':
 			opt.only = optarg;
+			break;
+		case 'w':
+			opt.rows = optarg;
 			break;
 		case 'p':
 			opt.port = atoi(optarg);
@@ -1208,7 +1215,7 @@ main(int argc, char *argv[])
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
 					"busy2,busy4] [--only two|one|floor|"
-					"scale] [--port N] [--rpmad-nice DELTA] "
+					"scale] [--rows TEXT] [--port N] [--rpmad-nice DELTA] "
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
 					"[--scale-conns N]\n");
