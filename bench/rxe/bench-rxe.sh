@@ -6,7 +6,8 @@
 #
 # Rows: 8 B write + persistent flush latency (perftest floor: ib_write_lat
 # 8 B), 4 KiB read latency (ib_read_lat), 1 MiB write bandwidth at QD1 and
-# QD16 (ib_write_bw, tx-depth 1 and 16). The VM is emulated, so only the
+# QD16 (ib_write_bw, tx-depth 1 and 16), 8 B send/receive round trip to a
+# server that answers each message (ib_send_lat, doubled). The VM is emulated, so only the
 # ratios mean something: brokered/native (goal: latency <= 1.5x, bandwidth
 # >= 0.8x) and each to the perftest floor. Clients spin on rpma_cq_get_wc
 # (`spin`) or wait in rpma_cq_wait (`block`); both are shown. Native and
@@ -34,6 +35,8 @@ perftest() { # perftest NAME TOOL ARGS... -> the result line
 
 lat_wl=$(perftest wl ib_write_lat -s 8 -n "$ITERS" | awk '{print $5}')
 lat_rd=$(perftest rd ib_read_lat -s 4096 -n "$ITERS" | awk '{print $5}')
+# ib_send_lat reports half a round trip
+lat_pp=$(perftest pp ib_send_lat -s 8 -n "$ITERS" | awk '{printf "%.2f", 2 * $5}')
 bw1=$(perftest bw1 ib_write_bw -s 1048576 -n 200 -t 1 | awk '{print $4}')
 bw16=$(perftest bw16 ib_write_bw -s 1048576 -n 400 -t 16 | awk '{print $4}')
 
@@ -49,7 +52,8 @@ start_rpmad A; start_rpmad B
 declare -A R
 pair() { # pair KIND(native|brokered) WAIT PORT ROUND
 	local kind=$1 wait=$2 port=$3 out=$W/$1-$2-$4 s
-	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" > "$out.server" 2>&1 &
+	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" --wait "$wait" \
+		> "$out.server" 2>&1 &
 	s=$!
 	for _ in $(seq 200); do grep -q listening "$out.server" && break; sleep 0.05; done
 	RPMAD_SOCKET=$W/B.sock timeout 600 "$BIN/${kind}_pair" client $A "$port" --wait "$wait" \
@@ -81,6 +85,7 @@ row "8 B write+flush latency" write_flush_lat_us "$lat_wl" us
 row "4 KiB read latency" read_lat_us "$lat_rd" us
 row "1 MiB write bw, QD1" write_bw_qd1_mbs "$bw1" MB/s
 row "1 MiB write bw, QD16" write_bw_qd16_mbs "$bw16" MB/s
+row "8 B send/recv ping-pong" pingpong_rt_us "$lat_pp" us
 for f in "$W"/*.client "$W"/*.log; do
 	grep -qiE 'error|fail' "$f" && { echo "--- $f"; tail -5 "$f"; }
 done

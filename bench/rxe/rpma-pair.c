@@ -13,8 +13,10 @@
  *   read_lat_us          4 KiB read, p50
  *   write_bw_qd1_mbs     1 MiB writes, one at a time
  *   write_bw_qd16_mbs    1 MiB writes, 16 in flight
+ *   pingpong_rt_us       8 B send/receive round trip, p50: the server
+ *                        answers each message, as an RPC server does
  * `spin` polls rpma_cq_get_wc (as most librpma programs do), `block` waits
- * in rpma_cq_wait.
+ * in rpma_cq_wait; the server waits the way it is told too.
  */
 
 #include <stdint.h>
@@ -29,6 +31,11 @@
 #define MIB (1u << 20)
 #define BUF_SIZE (32u * MIB)
 #define QD 16
+/* where the ping-pong's messages are, at both ends */
+#define MSG_SEND_OFF (BUF_SIZE - 4096)
+#define MSG_RECV_OFF (BUF_SIZE - 2048)
+#define MSG_LEN 8
+#define MSG_STOP UINT64_MAX	/* the client's last message */
 
 #define CHECK(call) do { \
 	int ret_ = (call); \
@@ -58,7 +65,7 @@ cmp(const void *a, const void *b)
 
 /* One completion, by polling or by waiting; it must be a success. */
 static void
-take_wc(struct rpma_cq *cq)
+next_wc(struct rpma_cq *cq, struct ibv_wc *out)
 {
 	struct ibv_wc wc;
 	int n;
@@ -76,6 +83,14 @@ take_wc(struct rpma_cq *cq)
 				ibv_wc_status_str(wc.status));
 		exit(1);
 	}
+	*out = wc;
+}
+
+static void
+take_wc(struct rpma_cq *cq)
+{
+	struct ibv_wc wc;
+	next_wc(cq, &wc);
 }
 
 static void *
@@ -86,6 +101,28 @@ buffer(void)
 		exit(1);
 	memset(p, 0x5a, BUF_SIZE);
 	return p;
+}
+
+/* Answers each message with one of its own, until MSG_STOP. */
+static void
+echo(struct rpma_conn *conn, struct rpma_mr_local *mr, uint8_t *mem)
+{
+	struct rpma_cq *cq;
+	CHECK(rpma_conn_get_cq(conn, &cq));
+	for (;;) {
+		struct ibv_wc wc;
+		next_wc(cq, &wc);
+		if (wc.opcode != IBV_WC_RECV)
+			continue;	/* an answer of ours completed */
+		uint64_t v;
+		memcpy(&v, mem + MSG_RECV_OFF, sizeof(v));
+		if (v == MSG_STOP)
+			return;
+		CHECK(rpma_recv(conn, mr, MSG_RECV_OFF, MSG_LEN, NULL));
+		memcpy(mem + MSG_SEND_OFF, &v, sizeof(v));
+		CHECK(rpma_send(conn, mr, MSG_SEND_OFF, MSG_LEN,
+				RPMA_F_COMPLETION_ALWAYS, NULL));
+	}
 }
 
 static int
@@ -101,7 +138,8 @@ server(const char *addr, const char *port)
 	CHECK(rpma_mr_reg(peer, mem, BUF_SIZE, RPMA_MR_USAGE_WRITE_DST |
 			RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &mr));
 	/* [MR descriptor size][MR descriptor][peer config descriptor]: the
 	 * client gets the CM's whole private data, zero-padded */
 	uint8_t desc[32];
@@ -121,10 +159,13 @@ server(const char *addr, const char *port)
 	struct rpma_conn_req *req;
 	CHECK(rpma_ep_next_conn_req(ep, NULL, &req));
 	struct rpma_conn_private_data pd = { desc, (uint8_t)(size + 2) };
+	/* the ping-pong's first message finds a receive */
+	CHECK(rpma_conn_req_recv(req, mr, MSG_RECV_OFF, MSG_LEN, NULL));
 	struct rpma_conn *conn;
 	CHECK(rpma_conn_req_connect(&req, &pd, &conn));
 	enum rpma_conn_event ev;
 	CHECK(rpma_conn_next_event(conn, &ev));	/* ESTABLISHED */
+	echo(conn, mr, (uint8_t *)mem);
 	CHECK(rpma_conn_next_event(conn, &ev));	/* CLOSED, when done */
 	CHECK(rpma_conn_disconnect(conn));
 	CHECK(rpma_conn_delete(&conn));
@@ -199,6 +240,32 @@ bw_write(struct client *c, int qd, int total)
 	return (double)total * MIB / (now_us() - t0);
 }
 
+/* 8 B round trips: our message, the server's answer; p50 */
+static double
+lat_pingpong(struct client *c, uint8_t *mem, int iters)
+{
+	double *t = malloc(sizeof(double) * (size_t)iters);
+	for (int i = 0; i <= iters; i++) {
+		uint64_t v = i < iters ? (uint64_t)i : MSG_STOP;
+		double t0 = now_us();
+		if (v != MSG_STOP)
+			CHECK(rpma_recv(c->conn, c->mr, MSG_RECV_OFF, MSG_LEN,
+					NULL));
+		memcpy(mem + MSG_SEND_OFF, &v, sizeof(v));
+		CHECK(rpma_send(c->conn, c->mr, MSG_SEND_OFF, MSG_LEN,
+				RPMA_F_COMPLETION_ALWAYS, NULL));
+		take_wc(c->cq);
+		if (v == MSG_STOP)
+			break;
+		take_wc(c->cq);	/* the send's and the answer's, either order */
+		t[i] = now_us() - t0;
+	}
+	qsort(t, (size_t)iters, sizeof(*t), cmp);
+	double p50 = t[iters / 2];
+	free(t);
+	return p50;
+}
+
 static int
 client(const char *addr, const char *port, int iters)
 {
@@ -210,7 +277,8 @@ client(const char *addr, const char *port, int iters)
 	void *mem = buffer();
 	struct client c;
 	CHECK(rpma_mr_reg(peer, mem, BUF_SIZE, RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_SRC, &c.mr));
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND |
+			RPMA_MR_USAGE_RECV, &c.mr));
 	struct rpma_conn_cfg *cfg;
 	CHECK(rpma_conn_cfg_new(&cfg));
 	CHECK(rpma_conn_cfg_set_sq_size(cfg, 2 * QD));
@@ -247,6 +315,8 @@ client(const char *addr, const char *port, int iters)
 			iters / 10 + 16));
 	(void) printf("write_bw_qd16_mbs %.0f MB/s\n", bw_write(&c, QD,
 			iters / 5 + 32));
+	(void) printf("pingpong_rt_us %.1f us\n", lat_pingpong(&c,
+			(uint8_t *)mem, iters));
 	(void) fflush(stdout);
 
 	CHECK(rpma_conn_disconnect(c.conn));
