@@ -19,9 +19,11 @@ RPMAD_BIN=${RPMAD_BIN:-rpmad}
 # paths stay right after the cd below
 case $FIO in */*) FIO=$(realpath "$FIO") ;; esac
 case $RPMAD_BIN in */*) RPMAD_BIN=$(realpath "$RPMAD_BIN") ;; esac
-[ -n "${LIBDIR:-}" ] && LIBDIR=$(realpath "$LIBDIR")
+if [ -n "${LIBDIR:-}" ]; then
+	LIBDIR=$(realpath "$LIBDIR")
+	export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 PORT=${PORT:-7420}
-[ -n "${LIBDIR:-}" ] && export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 work=$(mktemp -d /tmp/fio-librpma.XXXXXX)
 # fio lays out a file named as the server's "malloc" workspace: here

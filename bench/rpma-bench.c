@@ -22,10 +22,12 @@
  * existing ones, and rpmad's memory per registration and per connection.
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
- *                   [--only two|one|floor|scale] [--rpmad-nice DELTA]
+ *                   [--only two|one|floor|scale] [--rows TEXT]
+ *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
  *                   [--scale-regs N] [--scale-conns N]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
+ * TEXT: only the measurements whose name holds it ("ping-pong");
  * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
  * --idle N, --idle-conns N, --idle-regs N: then everything again beside
  * another process's crowd at each daemon: N connection requests that never
