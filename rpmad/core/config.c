@@ -17,19 +17,24 @@
 #include "log.h"
 
 /*
- * The default of max_registered_bytes: a quarter of the host's memory per
- * user. Not the client's RLIMIT_MEMLOCK (max_registered_bytes = memlock):
- * rpmad pins for its clients precisely so that they need no memlock limit
- * of their own (an unprivileged container has 64 KiB, or 0).
+ * The default of max_registered_bytes: a quarter of the host's physical
+ * memory per user ("25%"). Not the client's RLIMIT_MEMLOCK
+ * (max_registered_bytes = memlock): rpmad pins for its clients precisely
+ * so that they need no memlock limit of their own (an unprivileged
+ * container has 64 KiB, or 0).
  */
+#define REGISTERED_DEFAULT_PERCENT 25
+
+/* `percent` of the host's physical memory (of 4 GiB if it cannot be told) */
 static uint64_t
-ram_share(void)
+ram_share(unsigned percent)
 {
 	long pages = sysconf(_SC_PHYS_PAGES);
 	long size = sysconf(_SC_PAGESIZE);
-	if (pages <= 0 || size <= 0)
-		return 1ull << 30;
-	return (uint64_t)pages * (uint64_t)size / 4;
+	uint64_t ram = pages > 0 && size > 0 ?
+		(uint64_t)pages * (uint64_t)size : 4ull << 30;
+	/* exact (a quarter is ram / 4), and no overflow */
+	return ram / 100 * percent + ram % 100 * percent / 100;
 }
 
 void
@@ -48,7 +53,8 @@ config_defaults(struct config *cfg)
 	cfg->limits.max_endpoints = 64;
 	cfg->limits.max_pending_requests = 256;
 	cfg->limits.max_descriptors = 16384;
-	cfg->limits.max_registered_bytes = ram_share();
+	cfg->limits.max_registered_bytes =
+		ram_share(REGISTERED_DEFAULT_PERCENT);
 }
 
 static bool (*judge_transport)(const char *name);
@@ -96,6 +102,20 @@ parse_u64(const char *s, uint64_t max, uint64_t *out)
 	v <<= shift;
 	if (v > max)
 		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/* "N%", 1 <= N <= 100: 0, or -EINVAL */
+static int
+parse_percent(const char *s, unsigned *out)
+{
+	size_t len = strspn(s, "0123456789");
+	if (len == 0 || len > 3 || strcmp(s + len, "%") != 0)
+		return -EINVAL;
+	unsigned v = (unsigned)strtoul(s, NULL, 10);
+	if (v < 1 || v > 100)
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -189,6 +209,11 @@ apply_limit(struct limits *l, const char *key, const char *value)
 	if (strcmp(key, "max_registered_bytes") == 0) {
 		if (strcmp(value, "memlock") == 0) {
 			l->max_registered_bytes = LIMIT_MEMLOCK;
+			return LIMIT_SET_BYTES;
+		}
+		unsigned percent;
+		if (parse_percent(value, &percent) == 0) {
+			l->max_registered_bytes = ram_share(percent);
 			return LIMIT_SET_BYTES;
 		}
 		return parse_u64(value, UINT64_MAX - 1,

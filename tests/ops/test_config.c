@@ -220,6 +220,74 @@ START_TEST(test_sample_file)
 }
 END_TEST
 
+/*
+ * max_registered_bytes has one default, and every document says which:
+ * what the binary uses (rpmactl status of an rpmad without settings) is a
+ * quarter of the host's physical memory, the sample shows it as "25%"
+ * (which means the same figure when set), and each page that speaks of
+ * the default names it in the same words.
+ */
+START_TEST(test_registered_default_documented)
+{
+	struct ops_daemon od;
+	struct run r;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	char quarter[32];
+	(void) snprintf(quarter, sizeof(quarter), "%lld",
+			(long long)pages * psize / 4);
+	const char *const configs[] = { NULL, "max_registered_bytes = 25%\n" };
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_int_eq(ops_daemon_start(&od, configs[i], NULL, NULL),
+				0);
+		ck_assert_int_eq(rpmactl(&r, od.socket, "--json", "status",
+				NULL), 0);
+		struct flat f;
+		ck_assert_int_eq(flat_parse(&f, r.out), 0);
+		const char *v = flat_get(&f,
+				"limits_per_user.max_registered_bytes");
+		ck_assert_msg(v && strcmp(v, quarter) == 0, "%s: %s, not %s",
+				configs[i] ? configs[i] : "(defaults)", v, quarter);
+		flat_free(&f);
+		run_free(&r);
+		ck_assert_int_eq(ops_daemon_stop(&od), 0);
+	}
+
+	char *sample = read_text(srcdir_path("etc/rpmad.conf.example"));
+	ck_assert_ptr_nonnull(sample);
+	ck_assert_uint_eq(count_lines_with(sample, "#max_registered_bytes = ",
+			NULL), 1);
+	ck_assert_uint_eq(count_lines_with(sample,
+			"#max_registered_bytes = 25%", NULL), 1);
+	free(sample);
+
+	static const char *const docs[] = {
+		"man/rpmad.8", "man/rpmad.conf.5", "man/librpmaclient.7",
+		"docs/internals.md", "etc/rpmad.conf.example", "README.md",
+		"systemd/rpmad.service.in",
+	};
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		char *text = read_text(srcdir_path(docs[i]));
+		ck_assert_ptr_nonnull(text);
+		/* one line of prose: line breaks and comment marks go */
+		char *out = text;
+		for (const char *in = text; *in; in++) {
+			if (*in == '\n') {
+				while (in[1] == '#' || in[1] == ' ')
+					in++;
+				*out++ = ' ';
+			} else {
+				*out++ = *in;
+			}
+		}
+		*out = '\0';
+		ck_assert_msg(strstr(text, "a quarter of the host's physical "
+				"memory"), "%s does not name the default of "
+				"max_registered_bytes", docs[i]);
+		free(text);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ reloads */
 
 static struct ops_daemon d;
@@ -371,6 +439,7 @@ suite(void)
 	tcase_add_test(tc, test_bad_file_refused);
 	tcase_add_test(tc, test_check_config);
 	tcase_add_test(tc, test_sample_file);
+	tcase_add_test(tc, test_registered_default_documented);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("reload");
 	tcase_set_timeout(tc, 60);

@@ -5,7 +5,8 @@
  *  - a symlink put where the socket was is not followed on reload, and a
  *    socket directory others may write is refused;
  *  - limits count per user, not per control connection; [user] sections
- *    override them; the memory default is the client's RLIMIT_MEMLOCK;
+ *    override them; max_registered_bytes = memlock holds a client to its
+ *    own RLIMIT_MEMLOCK;
  *  - allow_connect / allow_listen refuse other networks, and are counted;
  *  - log lines a client causes are rate-limited, the rest counted;
  *  - memory a client registers is charged to its own memory cgroup (a
