@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "daemon_cred.h"
 #include "log_internal.h"
 
 /* How long a request may stay unanswered before the daemon counts as hung. */
@@ -36,7 +37,8 @@ static struct {
 static const char *
 socket_path(void)
 {
-	const char *path = getenv("RPMAD_SOCKET");
+	/* not in a program that gained privileges (setuid, capabilities) */
+	const char *path = secure_getenv("RPMAD_SOCKET");
 	return (path && *path) ? path : RPMAD_DEFAULT_SOCKET;
 }
 
@@ -103,6 +105,11 @@ connect_locked(void)
 		RLOG_ERROR("cannot reach rpmad at %s: %s (is rpmad running? "
 				"RPMAD_SOCKET names another socket)", path,
 				strerror(err));
+		(void) close(sock);
+		return RPMA_E_PROVIDER;
+	}
+	/* nothing is sent before the kernel says who listens there */
+	if (daemon_cred_check(sock, path)) {
 		(void) close(sock);
 		return RPMA_E_PROVIDER;
 	}

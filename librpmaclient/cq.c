@@ -121,9 +121,13 @@ wait_spin_ns(void)
 	static _Atomic int64_t cached = -1;
 	int64_t ns = atomic_load_explicit(&cached, memory_order_relaxed);
 	if (ns < 0) {
-		const char *env = getenv("RPMA_WAIT_SPIN_US");
+		/* not in a program that gained privileges; strtol's ERANGE
+		 * is not the application's errno */
+		int saved = errno;
+		const char *env = secure_getenv("RPMA_WAIT_SPIN_US");
 		long us = env && *env ? strtol(env, NULL, 10) :
 			DEFAULT_WAIT_SPIN_US;
+		errno = saved;
 		ns = us > 0 && us < 1000000 ? us * 1000 : 0;
 		atomic_store_explicit(&cached, ns, memory_order_relaxed);
 	}

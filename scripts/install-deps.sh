@@ -17,7 +17,7 @@ PACKAGES="
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-	python3-prometheus-client bash-completion
+	python3-prometheus-client bash-completion libcap2-bin
 	debhelper dpkg-dev lintian
 	libfabric-bin
 "

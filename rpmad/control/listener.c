@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "daemon.h"
 #include "listener.h"
 #include "log.h"
+#include "rpmad_user.h"
+#include "sock_path.h"
 
 /* whether rpmad made (and so owns) the socket file */
 static bool made_here;
@@ -51,6 +54,25 @@ learn_path(int fd)
 		n = sizeof(rpmad.cfg.socket_path) - 1;
 	memcpy(rpmad.cfg.socket_path, sun.sun_path, n);
 	rpmad.cfg.socket_path[n] = '\0';
+}
+
+/*
+ * A passed socket is the service manager's: rpmad cannot refuse it, only
+ * say when clients would find it by a way others could change (a unit
+ * with ListenSequentialPacket= in such a place).
+ */
+static void
+check_passed_path(const char *path)
+{
+	char copy[sizeof(rpmad.cfg.socket_path)];
+	(void) snprintf(copy, sizeof(copy), "%s", path);
+	char why[PATH_MAX + 256];
+	struct stat st;
+	if (sock_path_check(dirname(copy), geteuid(), &st, why,
+			sizeof(why)) == -EPERM)
+		log_warning("the passed socket %s is reached by a way others "
+				"could change (%s): clients could be led to a "
+				"socket that is not rpmad's", path, why);
 }
 
 /*
@@ -128,11 +150,12 @@ make_parent(const char *dir)
 
 /*
  * Opens the socket's directory into dir_fd and its last component into
- * node_name. A directory that anyone but root or rpmad's own user may
- * write is refused, sticky or not: whoever can write there could put a
- * symlink where the socket goes, or take the name while rpmad is not
- * running and pose as rpmad to its clients. 0, or a negative errno
- * (logged).
+ * node_name. The way there must be one nobody but root or rpmad's user
+ * could change (sock_path.c): clients follow it to find rpmad. The
+ * directory itself must not be writable by anyone else either, sticky or
+ * not: whoever can write there could put a symlink where the socket goes,
+ * or take the name while rpmad is not running and pose as rpmad to its
+ * clients. 0, or a negative errno (logged).
  */
 static int
 open_socket_dir(const char *path)
@@ -148,25 +171,20 @@ open_socket_dir(const char *path)
 		log_err("socket path %s names no file", path);
 		return -EINVAL;
 	}
-	make_parent(dir);
-	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		log_err("socket directory %s: %s", dir, strerror(e));
-		return -e;
-	}
-	int ret = -EPERM;	/* refused: not safe enough */
+	char why[PATH_MAX + 256];
 	struct stat st;
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		log_err("socket directory %s: %s", dir, strerror(-ret));
-		goto err;
+	int ret = sock_path_check(dir, geteuid(), &st, why, sizeof(why));
+	if (ret == -ENOENT) {
+		make_parent(dir);
+		ret = sock_path_check(dir, geteuid(), &st, why, sizeof(why));
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		log_err("socket directory %s belongs to uid %u: it must belong "
-				"to root or to rpmad's user (uid %u)", dir,
-				(unsigned)st.st_uid, (unsigned)geteuid());
-		goto err;
+	if (ret) {
+		log_err("socket path %s: %s%s", path, why, ret != -EPERM ? "" :
+				"; clients could be led to a socket that is "
+				"not rpmad's: use a directory that only root or "
+				"rpmad's user can change, all the way from /, "
+				"such as /run/rpmad");
+		return ret;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		log_err("socket directory %s may be written by others (mode "
@@ -174,13 +192,25 @@ open_socket_dir(const char *path)
 				"directory only its owner may write, such as "
 				"/run/rpmad (chmod go-w %s)", dir,
 				(unsigned)(st.st_mode & 07777), dir);
-		goto err;
+		return -EPERM;
+	}
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		log_err("socket directory %s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	struct stat now;
+	if (fstat(fd, &now) || now.st_dev != st.st_dev ||
+			now.st_ino != st.st_ino) {
+		/* only root or rpmad's user could have moved it meanwhile */
+		log_err("socket directory %s changed while it was checked",
+				dir);
+		(void) close(fd);
+		return -EAGAIN;
 	}
 	dir_fd = fd;
 	return 0;
-err:
-	(void) close(fd);
-	return ret;
 }
 
 /*
@@ -260,6 +290,7 @@ listener_open(bool *systemd)
 	if (fd >= 0) {
 		*systemd = true;
 		learn_path(fd);
+		check_passed_path(c->socket_path);
 		log_notice("using the control socket %s passed by the service "
 				"manager (socket activation)", c->socket_path);
 		if (c->socket_group[0] || c->socket_mode != 0660)
@@ -327,6 +358,14 @@ listener_open(bool *systemd)
 	made_here = true;
 	log_info("listening on %s (mode %04o%s%s)", path, c->socket_mode,
 			c->socket_group[0] ? ", group " : "", c->socket_group);
+	/* clients judge the socket by who listens: rpmad, now */
+	if (!rpmad_user_is(geteuid())) {
+		const char *user = rpmad_user_name();
+		log_warning("rpmad runs as uid %u: clients of this build talk "
+				"only to an rpmad of root%s%s and will refuse it "
+				"(configure --with-rpmad-user)",
+				(unsigned)geteuid(), *user ? " or " : "", user);
+	}
 	return fd;
 
 err_unlink:
