@@ -14,6 +14,21 @@
 #include "mr.h"
 #include "peer.h"
 
+/*
+ * What the registration grants, which its descriptor tells remote peers:
+ * rpmad grants a persistent flush only into memory it can make persistent
+ * (librpmaclient(7)), and says why when it does not.
+ */
+static int
+granted_usage(int asked, const Rpmad__MrRegReply *r)
+{
+	if (r->usage == 0 || (r->usage & ~(uint32_t)MR_USAGE_ALL))
+		return asked;
+	if (r->usage != (uint32_t)asked && r->usage_note && *r->usage_note)
+		RLOG_WARNING("%s", r->usage_note);
+	return (int)r->usage;
+}
+
 int
 rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 		struct rpma_mr_local **mr_ptr)
@@ -78,7 +93,7 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->rkey = reply.resp->mr->key;
 	mr->ptr = ptr;
 	mr->size = size;
-	mr->usage = usage;
+	mr->usage = granted_usage(usage, reply.resp->mr);
 	broker_reply_fini(&reply);
 
 	*mr_ptr = mr;

@@ -413,7 +413,8 @@ cmd_connections(struct cmd_ctx *x)
 static const struct table_column mr_cols[] = {
 	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
 	{ "SIZE", true }, { "PINNED", true }, { "DEVICE", false },
-	{ "KEY", true }, { "USAGE", false }, { "BACKING", false },
+	{ "KEY", true }, { "USAGE", false }, { "PERSISTENCE", false },
+	{ "BACKING", false },
 };
 
 static int
@@ -453,6 +454,7 @@ mr_page(const Rpmad__AdminReply *r, void *arg)
 			}
 			json_array_end(j);
 			json_kv_u64(j, "usage_bits", m->usage);
+			json_kv_string(j, "persistence", m->persistence);
 			json_kv_string(j, "backing", m->backing);
 			json_object_end(j);
 			continue;
@@ -472,6 +474,8 @@ mr_page(const Rpmad__AdminReply *r, void *arg)
 		bad |= table_cell(t, "0x%08x", m->key);
 		bad |= table_cell(t, "%s", format_usage(m->usage, usage,
 					sizeof(usage)));
+		bad |= table_cell(t, "%s", m->persistence && *m->persistence ?
+					m->persistence : "-");
 		bad |= table_cell(t, "%s", m->backing && *m->backing ?
 					m->backing : "-");
 		if (bad)

@@ -4,8 +4,9 @@
 #
 # usage: bench-rxe.sh PREFIX BIN     (BIN: build-interop.sh's OUTDIR/bin)
 #
-# Rows: 8 B write + persistent flush latency (perftest floor: ib_write_lat
-# 8 B), 4 KiB read latency (ib_read_lat), 1 MiB write bandwidth at QD1 and
+# Rows: 8 B write + flush latency (the deepest flush the target grants;
+# on RDMA a visibility and a persistent one are the same read after the
+# write; perftest floor: ib_write_lat 8 B), 4 KiB read latency (ib_read_lat), 1 MiB write bandwidth at QD1 and
 # QD16 (ib_write_bw, tx-depth 1 and 16), 8 B send/receive round trip to a
 # server that answers each message (ib_send_lat, doubled). The VM is emulated, so only the
 # ratios mean something: brokered/native (goal: latency <= 1.5x, bandwidth

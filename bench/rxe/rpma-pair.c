@@ -182,6 +182,12 @@ struct client {
 	struct rpma_cq *cq;
 	struct rpma_mr_local *mr;
 	struct rpma_mr_remote *rmr;
+	/*
+	 * the deepest flush the target grants: rpmad grants a persistent one
+	 * only into memory it can make persistent, which this buffer is not;
+	 * on RDMA both are the same read after the write
+	 */
+	enum rpma_flush_type flush;
 };
 
 static double
@@ -192,8 +198,7 @@ lat_write_flush(struct client *c, int iters)
 		double t0 = now_us();
 		CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
 				RPMA_F_COMPLETION_ON_ERROR, NULL));
-		CHECK(rpma_flush(c->conn, c->rmr, 0, 8,
-				RPMA_FLUSH_TYPE_PERSISTENT,
+		CHECK(rpma_flush(c->conn, c->rmr, 0, 8, c->flush,
 				RPMA_F_COMPLETION_ALWAYS, NULL));
 		take_wc(c->cq);
 		t[i] = now_us() - t0;
@@ -302,6 +307,10 @@ client(const char *addr, const char *port, int iters)
 		return 1;
 	}
 	CHECK(rpma_mr_remote_from_descriptor(desc + 1, desc[0], &c.rmr));
+	int ftype = 0;
+	CHECK(rpma_mr_remote_get_flush_type(c.rmr, &ftype));
+	c.flush = ftype & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT ?
+		RPMA_FLUSH_TYPE_PERSISTENT : RPMA_FLUSH_TYPE_VISIBILITY;
 	struct rpma_peer_cfg *pcfg;
 	CHECK(rpma_peer_cfg_from_descriptor(desc + 1 + desc[0], 1, &pcfg));
 	CHECK(rpma_conn_apply_remote_peer_cfg(c.conn, pcfg));

@@ -453,6 +453,7 @@ mr_item(struct arena *a, void *obj)
 	m->key = mr_rkey(mr);
 	m->lkey = mr->lkey;
 	m->device = mr->peer->dev->name;
+	m->persistence = (char *)mr_persistence_name(mr->persistence);
 	return &m->base;
 }
 

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem2.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -157,9 +159,10 @@ mr_unmap(struct mr *mr)
 	/* libpmem2 only describes the file mappings: unmap them here */
 	if (mr->view)
 		mr_view_put(mr->view);
-	else if (mr->base)
-		(void) munmap(mr->base, mr->span_len);
+	else if (mr->resv)
+		(void) munmap(mr->resv, mr->resv_len);
 	mr->view = NULL;
+	mr->resv = NULL;
 	free(mr->segs);
 	mr->segs = NULL;
 	mr->nsegs = 0;
@@ -248,49 +251,197 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 }
 
 /*
- * Maps a file segment the way libpmem2 would: a DAX file that takes
- * MAP_SYNC, or a DAX device, is persisted by flushing CPU caches (libpmem2's
- * persist function); any other file lives in the page cache and is
- * persisted with msync.
+ * How a file segment must be mapped: a DAX device maps whole units of its
+ * alignment (2 MiB or 1 GiB, in address and in offset), any other file
+ * whole pages. libpmem2 reads the device's alignment and size; `*src` is
+ * the caller's to delete. 0, or a negative errno with the reason in err.
  */
 static int
-map_file_segment(struct mr_segment *seg, uint8_t *at, int prot,
-		char *err, size_t errlen)
+file_alignment(const struct mr_segment *seg, struct pmem2_source **src,
+		uint64_t *align, char *err, size_t errlen)
 {
-	struct stat st;
-	bool dax_device = fstat(seg->fd, &st) == 0 && S_ISCHR(st.st_mode);
-	void *p = MAP_FAILED;
-	if (!dax_device)
-		p = mmap(at, seg->length, prot, MAP_SHARED_VALIDATE | MAP_SYNC |
-				MAP_FIXED, seg->fd, (off_t)seg->offset);
-	bool dax = dax_device || p != MAP_FAILED;
-	if (p == MAP_FAILED)
-		p = mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
-				seg->fd, (off_t)seg->offset);
-	if (p == MAP_FAILED) {
-		int e = errno;
-		(void) snprintf(err, errlen, "cannot map a file: %s",
-				strerror(e));
-		return -e;
-	}
-	if (!dax) {
-		seg->page_cache = true;
-		return 0;
-	}
-
-	struct pmem2_source *src = NULL;
-	int ret = pmem2_source_from_fd(&src, seg->fd);
+	size_t a = 0, size = 0;
+	int ret = pmem2_source_from_fd(src, seg->fd);
 	if (ret == 0)
-		ret = pmem2_map_from_existing(&seg->map, src, at, seg->length,
-				PMEM2_GRANULARITY_CACHE_LINE);
-	if (src)
-		(void) pmem2_source_delete(&src);
+		ret = pmem2_source_alignment(*src, &a);
+	if (ret == 0)
+		ret = pmem2_source_size(*src, &size);
 	if (ret) {
 		(void) snprintf(err, errlen, "libpmem2 cannot use a file: %s",
 				pmem2_errormsg());
 		return -EINVAL;
 	}
+	/* a file's size check_fd checked; a device's is known here */
+	if (seg->offset > size || seg->length > size - seg->offset) {
+		(void) snprintf(err, errlen, "the device is smaller (%zu "
+				"bytes) than the segment [%llu, +%llu)", size,
+				(unsigned long long)seg->offset,
+				(unsigned long long)seg->length);
+		return -EINVAL;
+	}
+	*align = a;
+	return 0;
+}
+
+/* What a segment's mapping reaches beyond it to be aligned. */
+static uint64_t
+lead_of(const struct mr_segment *seg, uint64_t align)
+{
+	return seg->offset % align;
+}
+
+static uint64_t
+trail_of(const struct mr_segment *seg, uint64_t align)
+{
+	return (align - (seg->offset + seg->length) % align) % align;
+}
+
+/*
+ * Whether a file outlives a power cut at all: not one of a file system
+ * that lives in memory (memfds, shared anonymous memory and SysV shared
+ * memory are tmpfs or hugetlbfs files too); msync of such a file is a
+ * no-op, and it is persisted by nothing.
+ */
+static bool
+kept_by_storage(int fd)
+{
+	struct statfs fs;
+	if (fstatfs(fd, &fs))
+		return false;
+	return fs.f_type != TMPFS_MAGIC && fs.f_type != HUGETLBFS_MAGIC &&
+		fs.f_type != RAMFS_MAGIC;
+}
+
+/*
+ * Maps a file segment the way libpmem2 would: a DAX file that takes
+ * MAP_SYNC, or a DAX device, is persisted by flushing CPU caches
+ * (libpmem2's persist function, never msync); any other file lives in the
+ * page cache and is persisted with msync. A device's mapping covers the
+ * whole units of its alignment around the segment (map_segments left room
+ * for them); what the registration reaches is the segment alone.
+ */
+static int
+map_file_segment(struct mr_segment *seg, struct pmem2_source *src,
+		uint64_t align, uint8_t *at, int prot, char *err,
+		size_t errlen)
+{
+	struct stat st;
+	bool dax_device = fstat(seg->fd, &st) == 0 && S_ISCHR(st.st_mode);
+	void *p = MAP_FAILED;
+	if (dax_device) {
+		uint64_t lead = lead_of(seg, align);
+		p = mmap(at - lead, lead + seg->length + trail_of(seg, align),
+				prot, MAP_SHARED | MAP_FIXED, seg->fd,
+				(off_t)(seg->offset - lead));
+	} else {
+		p = mmap(at, seg->length, prot, MAP_SHARED_VALIDATE | MAP_SYNC |
+				MAP_FIXED, seg->fd, (off_t)seg->offset);
+	}
+	bool dax = p != MAP_FAILED;
+	if (p == MAP_FAILED && !dax_device)
+		p = mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
+				seg->fd, (off_t)seg->offset);
+	if (p == MAP_FAILED) {
+		int e = errno;
+		(void) snprintf(err, errlen, "cannot map %s: %s", dax_device ?
+				"a DAX device" : "a file", strerror(e));
+		return -e;
+	}
+	if (!dax) {
+		seg->page_cache = kept_by_storage(seg->fd);
+		return 0;
+	}
+	if (pmem2_map_from_existing(&seg->map, src, at, seg->length,
+			PMEM2_GRANULARITY_CACHE_LINE)) {
+		(void) snprintf(err, errlen, "libpmem2 cannot use a file: %s",
+				pmem2_errormsg());
+		return -EINVAL;
+	}
 	seg->persist = pmem2_get_persist_fn(seg->map);
+	return 0;
+}
+
+/*
+ * Where the span goes so that every DAX device's segment lands on an
+ * address as aligned as its offset (the application's mapping is, which
+ * is how it can register part of one): `*residue` is what the span's
+ * start must be congruent to modulo `*align` (the largest alignment).
+ * Only the first segment may begin and only the last end inside a unit
+ * of alignment: others meet a neighbour there. 0, or -EINVAL with the
+ * reason in err.
+ */
+static int
+span_alignment(const struct mr *mr, const uint64_t *aligns, uint64_t *align,
+		uint64_t *residue, char *err, size_t errlen)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	*align = page;
+	*residue = 0;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		if (aligns[i] > *align) {
+			*align = aligns[i];
+			*residue = (mr->segs[i].offset -
+					mr->segs[i].span_offset) % aligns[i];
+		}
+	}
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		const struct mr_segment *seg = &mr->segs[i];
+		uint64_t a = aligns[i];
+		if (a <= page)
+			continue;
+		if ((lead_of(seg, a) && i > 0) ||
+				(trail_of(seg, a) && i + 1 < mr->nsegs) ||
+				*residue % a != (seg->offset -
+					seg->span_offset) % a) {
+			(void) snprintf(err, errlen, "segment %u is a DAX "
+					"device of %llu-byte alignment not "
+					"mapped at an address so aligned", i,
+					(unsigned long long)a);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Reserves the span, widened at its ends by what a DAX device's segment
+ * there maps beyond it, and placed as span_alignment says.
+ */
+static int
+reserve_span(struct mr *mr, const uint64_t *aligns, char *err,
+		size_t errlen)
+{
+	uint64_t align, residue;
+	int ret = span_alignment(mr, aligns, &align, &residue, err, errlen);
+	if (ret)
+		return ret;
+	const struct mr_segment *first = &mr->segs[0];
+	const struct mr_segment *last = &mr->segs[mr->nsegs - 1];
+	uint64_t head = lead_of(first, aligns[0]);
+	uint64_t tail = trail_of(last, aligns[mr->nsegs - 1]);
+	uint64_t len = head + mr->span_len + tail;
+	/* room to slide the span to its residue; given back below */
+	uint64_t slack = align > (uint64_t)sysconf(_SC_PAGESIZE) ? align : 0;
+	uint8_t *raw = mmap(NULL, len + slack, PROT_NONE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED) {
+		int e = errno;
+		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
+				(unsigned long long)(len + slack),
+				strerror(e));
+		return -e;
+	}
+	uintptr_t start = (uintptr_t)raw + head;
+	uint8_t *base = (uint8_t *)(start +
+			(residue + align - start % align) % align);
+	if (base - head > raw)
+		(void) munmap(raw, (size_t)(base - head - raw));
+	if (base + mr->span_len + tail < raw + len + slack)
+		(void) munmap(base + mr->span_len + tail, (size_t)(raw + len +
+				slack - (base + mr->span_len + tail)));
+	mr->base = base;
+	mr->resv = base - head;
+	mr->resv_len = len;
 	return 0;
 }
 
@@ -306,32 +457,46 @@ map_segments(struct mr *mr, char *err, size_t errlen)
 			return 0;
 	}
 
-	int prot = PROT_READ | (mr->writable ? PROT_WRITE : 0);
-	void *base = mmap(NULL, mr->span_len, PROT_NONE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED) {
-		int e = errno;
-		(void) snprintf(err, errlen, "cannot reserve %llu bytes: %s",
-				(unsigned long long)mr->span_len, strerror(e));
-		return -e;
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct pmem2_source **srcs = calloc(mr->nsegs, sizeof(*srcs));
+	uint64_t *aligns = calloc(mr->nsegs, sizeof(*aligns));
+	int ret = 0;
+	if (srcs == NULL || aligns == NULL) {
+		(void) snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
 	}
-	mr->base = base;
-	for (unsigned i = 0; i < mr->nsegs; i++) {
+	for (unsigned i = 0; i < mr->nsegs && ret == 0; i++) {
+		aligns[i] = page;
+		if (mr->segs[i].file_backed)
+			ret = file_alignment(&mr->segs[i], &srcs[i],
+					&aligns[i], err, errlen);
+	}
+	if (ret == 0)
+		ret = reserve_span(mr, aligns, err, errlen);
+
+	int prot = PROT_READ | (mr->writable ? PROT_WRITE : 0);
+	for (unsigned i = 0; i < mr->nsegs && ret == 0; i++) {
 		struct mr_segment *seg = &mr->segs[i];
 		uint8_t *at = mr->base + seg->span_offset;
 		if (seg->file_backed) {
-			int ret = map_file_segment(seg, at, prot, err, errlen);
-			if (ret)
-				return ret;
+			ret = map_file_segment(seg, srcs[i], aligns[i], at,
+					prot, err, errlen);
 		} else if (mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
 				seg->fd, (off_t)seg->offset) == MAP_FAILED) {
-			int e = errno;
+			ret = -errno;
 			(void) snprintf(err, errlen, "cannot map segment %u: "
-					"%s", i, strerror(e));
-			return -e;
+					"%s", i, strerror(-ret));
 		}
 	}
-	return 0;
+out:
+	for (unsigned i = 0; srcs && i < mr->nsegs; i++) {
+		if (srcs[i])
+			(void) pmem2_source_delete(&srcs[i]);
+	}
+	free(srcs);
+	free(aligns);
+	return ret;
 }
 
 /* Names the backing of a registration for rpmactl. */
@@ -490,6 +655,7 @@ mr_handle_reg(struct req_ctx *rc)
 				0, "%s", err);
 		goto err;
 	}
+	const char *note = mr_grant_persistence(mr, peer->dev->tp);
 	mr->peer = peer;
 	mr->lkey = new_lkey(peer->dev->id);
 	mr->rkey_id.dev_id = peer->dev->id;
@@ -527,15 +693,19 @@ mr_handle_reg(struct req_ctx *rc)
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
-			"lkey %08x, rkey %08x", rc->client->name,
+			"lkey %08x, rkey %08x, persistence %s", rc->client->name,
 			(unsigned long long)mr->length,
 			(unsigned long long)mr->addr, mr->backing,
-			peer->dev->name, mr->lkey, mr_rkey(mr));
+			peer->dev->name, mr->lkey, mr_rkey(mr),
+			mr_persistence_name(mr->persistence));
 
 	rpmad__mr_reg_reply__init(&rc->mr);
 	rc->mr.mr_id = mr->obj.id;
 	rc->mr.key = mr_rkey(mr);
 	rc->mr.lkey = mr->lkey;
+	rc->mr.usage = mr->usage;
+	/* a string literal: it outlives the request */
+	rc->mr.usage_note = (char *)(note ? note : "");
 	rc->resp.body_case = RPMAD__RESPONSE__BODY_MR;
 	rc->resp.mr = &rc->mr;
 	return;

@@ -24,6 +24,7 @@
 struct mr_view;
 struct peer;
 struct pmem2_map;
+struct transport_ops;
 
 /* What an access needs from a registration's usage. */
 enum mr_access {
@@ -44,6 +45,22 @@ struct mr_segment {
 	/* DAX: libpmem2's cache flushes; NULL for anonymous memory */
 	void (*persist)(const void *ptr, size_t size);
 	bool page_cache;	/* persisted by msync instead */
+};
+
+/*
+ * How a persistent flush into a registration reaches the persistence
+ * domain, on its device's transport; the registration grants
+ * RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT only where one does.
+ */
+enum mr_persistence {
+	MR_PERSIST_NONE,	/* nothing keeps it: memory, or a page cache
+				 * the device's flush cannot write back */
+	MR_PERSIST_CPU_FLUSH,	/* DAX: rpmad flushes the CPU caches */
+	MR_PERSIST_MSYNC,	/* a page cache: rpmad writes it back */
+	MR_PERSIST_DEVICE,	/* DAX the NIC writes into: its read after
+				 * the writes, as far as the platform keeps
+				 * what reaches the memory (the server's
+				 * direct write to pmem) */
 };
 
 /* What the remote-key index is keyed by: keys are unique per device. */
@@ -68,7 +85,12 @@ struct mr {
 	uint64_t span_start, span_len;	/* page-aligned cover of it */
 	uint8_t *base;			/* rpmad's address of span_start */
 	struct mr_view *view;		/* base is in this shared mapping */
-	uint32_t usage;
+	/* else rpmad's own mapping: the span, with the whole units of a DAX
+	 * device's alignment its first and last segments begin and end in */
+	uint8_t *resv;
+	uint64_t resv_len;
+	uint32_t usage;			/* what it grants (mr_persistence) */
+	enum mr_persistence persistence;
 	bool writable;			/* mapped with PROT_WRITE */
 	struct mr_segment *segs;
 	unsigned nsegs;
@@ -93,6 +115,20 @@ mr_rkey(const struct mr *mr)
 {
 	return mr->rkey_id.rkey;
 }
+
+/* mr_persistence_name -- how rpmactl names a persistence */
+const char *mr_persistence_name(enum mr_persistence p);
+
+/*
+ * mr_grant_persistence -- once the registration is mapped: how a
+ * persistent flush into it persists on the transport tp (mr->persistence),
+ * and what its usage grants (mr->usage): RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY
+ * in place of RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT where nothing persists the
+ * whole of it. Returns why it grants less than asked, for the
+ * application's log (a string literal), or NULL.
+ */
+const char *mr_grant_persistence(struct mr *mr,
+		const struct transport_ops *tp);
 
 /* mr_allows -- whether the usage grants the access */
 bool mr_allows(const struct mr *mr, enum mr_access access);

@@ -47,6 +47,13 @@ struct transport_ops {
 	 * the credentials that opened them, so rpmad keeps its identity
 	 */
 	bool kernel_devices;
+	/*
+	 * its device carries a persistent flush itself (verbs: an RDMA read
+	 * after the writes) and the target's rpmad never hears of it: only
+	 * memory the device writes into the persistence domain directly
+	 * (DAX) can be made persistent there, not a page cache to write back
+	 */
+	bool device_flushes;
 
 	/*
 	 * optional: protection domains and memory registration (verbs).

@@ -1,14 +1,38 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * it_persist.c -- once a persistent flush to a file-backed registration
- * completed, the data is in the file: the target application and its
- * rpmad are then killed with SIGKILL (nothing gets a chance to write
- * anything later) and the file is read with pread
+ * it_persist.c -- what a persistent flush is worth, kind of memory by kind
+ * of memory, on the transport under test. A target registers the memory
+ * for persistent and visibility flushes and declares direct write to pmem;
+ * rpmad grants RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT only where it can make
+ * the memory persistent, and says how (librpmaclient(7), rpmactl mrs):
+ *
+ *   memory              tcp            verbs
+ *   device DAX          cache flush    device (the NIC's read after writes)
+ *   fsdax file          cache flush    device with on-demand paging; else
+ *                                      rpma_mr_reg fails, saying why
+ *   page-cache file     msync          none
+ *   tmpfs file          none           none
+ *   anonymous memory    none           none
+ *
+ * The initiator sees the same in the descriptor
+ * (rpma_mr_remote_get_flush_type). Where granted, it writes and flushes
+ * persistently; then the target application and its rpmad are killed
+ * (SIGKILL: nothing gets a chance to write anything later) and the medium
+ * holds every byte, and nothing else. Where not, a persistent flush is
+ * RPMA_E_NOSUPP and a visibility flush makes the data visible.
+ *
+ * The device DAX and fsdax cases run where there is such memory (the VM:
+ * RPMAD_TEST_DEVDAX=/dev/daxN.M, RPMAD_TEST_FSDAX_DIR=a directory of a
+ * file system mounted -o dax); the page-cache file goes to
+ * RPMAD_TEST_FILE_DIR, else the build tree (a file system with a disk,
+ * where the scratch directory may be tmpfs).
  */
 
 #include <check.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +41,14 @@
 
 #include "itest.h"
 
-enum { TAG_TARGET_UP = 100, TAG_FLUSHED };
+#ifndef MAP_SHARED_VALIDATE
+#define MAP_SHARED_VALIDATE 0x03
+#endif
+#ifndef MAP_SYNC
+#define MAP_SYNC 0x80000
+#endif
+
+enum { TAG_TARGET_UP = 100, TAG_REFUSED, TAG_FLUSHED };
 
 #define PM_SIZE (256 * 1024)
 
@@ -32,53 +63,256 @@ static const struct piece {
 };
 #define NPIECES (sizeof(pieces) / sizeof(pieces[0]))
 
-static void
-file_path(const struct it_env *env, char *buf, size_t len)
+enum kind { K_DEVDAX, K_FSDAX, K_FILE, K_TMPFS, K_ANON };
+
+static const struct kase {
+	enum kind kind;
+	const char *name;
+	bool kill_rpmad_first;	/* else the application first */
+} cases[] = {
+	{ K_DEVDAX, "device DAX", false },
+	{ K_FSDAX, "fsdax file", true },
+	{ K_FILE, "page-cache file", false },
+	{ K_FILE, "page-cache file", true },
+	{ K_TMPFS, "tmpfs file", false },
+	{ K_ANON, "anonymous memory", false },
+};
+
+/* ------------------------------------------------ what rpmad should do */
+
+static bool
+odp(void)
 {
-	(void) snprintf(buf, len, "%s/persist.pmem", env->dir);
+	/* rpmad's verbs transport pages on demand where the device can */
+	const char *e = getenv("RPMAD_TEST_ODP");
+	return e && strcmp(e, "1") == 0;
+}
+
+/* Whether the kind can be registered at all on this transport. */
+static bool
+registrable(enum kind k)
+{
+	return !(k == K_FSDAX && it_transport_is("verbs") && !odp());
+}
+
+/* How rpmad persists the kind on this transport (rpmactl's words). */
+static const char *
+persistence(enum kind k)
+{
+	bool verbs = it_transport_is("verbs");
+	switch (k) {
+	case K_DEVDAX:
+	case K_FSDAX:
+		return verbs ? "device" : "cache flush";
+	case K_FILE:
+		return verbs ? "none" : "msync";
+	case K_TMPFS:
+	case K_ANON:
+		break;
+	}
+	return "none";
+}
+
+static bool
+persistable(enum kind k)
+{
+	return strcmp(persistence(k), "none") != 0;
+}
+
+/* ---------------------------------------------------------- the memory */
+
+/* Where a case's memory is, for the target to map and the parent to read. */
+struct medium {
+	char path[300];		/* "" for anonymous memory */
+	off_t offset;		/* of the registration in the file or device */
+	size_t map_len;		/* what the target maps */
+	off_t map_offset;	/* where in the file or device */
+	size_t reg_off;		/* the registration, in the mapping */
+	int map_flags;
+};
+
+static bool
+devdax_alignment(const char *dev, size_t *align)
+{
+	char path[300], copy[300];
+	(void) snprintf(copy, sizeof(copy), "%s", dev);
+	(void) snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/align",
+			basename(copy));
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	unsigned long a = 0;
+	bool ok = fscanf(f, "%lu", &a) == 1 && a > 0;
+	(void) fclose(f);
+	*align = a;
+	return ok;
+}
+
+/*
+ * The medium of a kind, or false where this host has none. A device DAX
+ * is mapped as an application must map it (whole units of its alignment,
+ * here two from the second one on) and registered in part: from 64 KiB
+ * before the boundary of the units to 192 KiB after, at an offset that is
+ * not even page aligned.
+ */
+static bool
+medium_of(enum kind k, const struct it_env *env, struct medium *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->map_len = PM_SIZE;
+	m->map_flags = MAP_SHARED;
+	const char *dir = NULL;
+	switch (k) {
+	case K_DEVDAX: {
+		const char *dev = getenv("RPMAD_TEST_DEVDAX");
+		size_t align;
+		if (dev == NULL || !*dev || !devdax_alignment(dev, &align))
+			return false;
+		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
+		m->map_len = 2 * align;
+		m->map_offset = (off_t)align;
+		m->reg_off = align - 64 * 1024 + 100;
+		m->offset = m->map_offset + (off_t)m->reg_off;
+		return true;
+	}
+	case K_FSDAX:
+		dir = getenv("RPMAD_TEST_FSDAX_DIR");
+		if (dir == NULL || !*dir)
+			return false;
+		/* as libpmem maps a file of such a file system */
+		m->map_flags = MAP_SHARED_VALIDATE | MAP_SYNC;
+		break;
+	case K_FILE:
+		dir = getenv("RPMAD_TEST_FILE_DIR");
+		if (dir == NULL || !*dir)
+			dir = getenv("TOP_BUILDDIR");
+		if (dir == NULL || !*dir)
+			dir = env->dir;
+		break;
+	case K_TMPFS:
+		if (access("/dev/shm", W_OK))
+			return false;
+		dir = "/dev/shm";
+		break;
+	case K_ANON:
+		return true;
+	}
+	(void) snprintf(m->path, sizeof(m->path), "%s/it_persist.%d.pmem", dir,
+			(int)getpid());
+	return true;
+}
+
+/* What the parent hands its roles: the case and its medium. */
+struct role_arg {
+	const struct kase *c;
+	struct medium m;
+};
+
+/* The target's mapping of the medium, zeroed; the registration's start. */
+static uint8_t *
+map_medium(enum kind k, const struct medium *m, uint8_t **map)
+{
+	if (k == K_ANON) {
+		*map = it_alloc(PM_SIZE);
+		return *map;
+	}
+	bool file = k != K_DEVDAX;
+	int fd = open(m->path, O_RDWR | (file ? O_CREAT | O_TRUNC : 0), 0600);
+	IT_ASSERT_MSG(fd >= 0, "open %s", m->path);
+	if (file)
+		IT_EQ(ftruncate(fd, (off_t)m->map_len), 0);
+	*map = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, m->map_flags, fd,
+			m->map_offset);
+	IT_ASSERT_MSG(*map != MAP_FAILED, "mmap %s", m->path);
+	(void) close(fd);
+	memset(*map, 0, m->map_len);
+	return *map + m->reg_off;
+}
+
+/* ------------------------------------------------------------ the roles */
+
+static char last_log[1024];
+
+static void
+keep_log(enum rpma_log_level level, const char *file_name, const int line_no,
+		const char *function_name, const char *fmt, ...)
+{
+	(void) level;
+	(void) file_name;
+	(void) line_no;
+	(void) function_name;
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(last_log, sizeof(last_log), fmt, ap);
+	va_end(ap);
 }
 
 static int
 target(const struct it_env *env, void *arg)
 {
-	char path[300];
-	file_path(env, path, sizeof(path));
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, PM_SIZE), 0);
-	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(pm != MAP_FAILED);
+	const struct role_arg *ra = arg;
+	const struct kase *c = ra->c;
+	const struct medium *m = &ra->m;
+	uint8_t *map;
+	uint8_t *pm = map_medium(c->kind, m, &map);
 
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	const int usage = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+		RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+		RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	if (!registrable(c->kind)) {
+		/* librpma's code, and a reason that says what would work */
+		IT_OK(rpma_log_set_function(keep_log));
+		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(peer, pm, PM_SIZE, usage,
+				&mr));
+		IT_ASSERT_MSG(strstr(last_log, "on-demand paging") &&
+				strstr(last_log, "devdax"), "the log said: %s",
+				last_log);
+		IT_OK(rpma_peer_delete(&peer));
+		IT_EQ(it_tell(IT_PARENT, TAG_REFUSED, NULL, 0), 0);
+		return 0;
+	}
+	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, usage, &mr));
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
+	IT_EQ(it_tell(IT_PARENT, TAG_TARGET_UP, NULL, 0), 0);
 	struct rpma_conn_req *req = it_next_req(ep, NULL);
 	struct rpma_conn *conn = it_accept(&req, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
-	IT_EQ(it_tell(IT_PARENT, TAG_TARGET_UP, NULL, 0), 0);
 
-	/* the end comes by SIGKILL, with the connection up */
-	(void) conn;
-	(void) it_hear(IT_TAG_DONE, NULL, 0, IT_ROLE_MS);
-	IT_ASSERT_MSG(0, "the target was not killed");
-	return 1;
+	if (persistable(c->kind)) {
+		/* the end comes by SIGKILL, with the connection up */
+		(void) it_hear(IT_TAG_DONE, NULL, 0, IT_ROLE_MS);
+		IT_ASSERT_MSG(0, "the target was not killed");
+	}
+	it_await_close(&conn);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_cfg_delete(&pcfg));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	if (c->kind == K_ANON)
+		free(map);
+	else
+		IT_EQ(munmap(map, m->map_len), 0);
+	return 0;
 }
 
 static int
 initiator(const struct it_env *env, void *arg)
 {
+	const struct kase *c = ((const struct role_arg *)arg)->c;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PM_SIZE);
 	for (size_t i = 0; i < NPIECES; i++)
 		it_fill(buf + pieces[i].off, pieces[i].len, pieces[i].seed);
-	struct rpma_mr_local *mr = NULL;
+	uint8_t *back = it_alloc(PM_SIZE);
+	struct rpma_mr_local *mr = NULL, *back_mr = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, PM_SIZE, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	IT_OK(rpma_mr_reg(peer, back, PM_SIZE, RPMA_MR_USAGE_READ_DST,
+			&back_mr));
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -87,82 +321,153 @@ initiator(const struct it_env *env, void *arg)
 	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
+	bool direct = false;
+	IT_OK(rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct));
+	IT_ASSERT(direct);
 	IT_OK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
 	IT_OK(rpma_peer_cfg_delete(&pcfg));
 
+	/* the truth, as a remote peer sees it */
+	bool persistent = persistable(c->kind);
+	int ftype = 0;
+	IT_OK(rpma_mr_remote_get_flush_type(rmr, &ftype));
+	IT_EQ(ftype, RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+			(persistent ? RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : 0));
+
 	/* write, flush; only the last flush reports its success */
+	enum rpma_flush_type type = persistent ? RPMA_FLUSH_TYPE_PERSISTENT :
+		RPMA_FLUSH_TYPE_VISIBILITY;
 	for (size_t i = 0; i < NPIECES; i++) {
 		const struct piece *p = &pieces[i];
 		int last = i == NPIECES - 1;
 		IT_OK(rpma_write(conn, rmr, p->off, mr, p->off, p->len,
 				RPMA_F_COMPLETION_ON_ERROR, NULL));
-		IT_OK(rpma_flush(conn, rmr, p->off, p->len,
-				RPMA_FLUSH_TYPE_PERSISTENT,
+		if (!persistent)
+			IT_ERR(RPMA_E_NOSUPP, rpma_flush(conn, rmr, p->off,
+					p->len, RPMA_FLUSH_TYPE_PERSISTENT,
+					RPMA_F_COMPLETION_ALWAYS, NULL));
+		IT_OK(rpma_flush(conn, rmr, p->off, p->len, type,
 				last ? RPMA_F_COMPLETION_ALWAYS :
 				RPMA_F_COMPLETION_ON_ERROR, (void *)0xf1));
 	}
 	struct ibv_wc wc;
 	it_wc_ok(conn, cq, 0xf1, IBV_WC_RDMA_READ, &wc);
-	IT_EQ(it_tell(IT_PARENT, TAG_FLUSHED, NULL, 0), 0);
 
-	/* the target's host goes away */
-	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
-	IT_ASSERT_MSG(ev == it_peer_gone_event(), "event %s",
-			rpma_utils_conn_event_2str(ev));
-	IT_OK(rpma_conn_delete(&conn));
+	if (persistent) {
+		IT_EQ(it_tell(IT_PARENT, TAG_FLUSHED, NULL, 0), 0);
+		/* the target's host goes away */
+		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+		IT_ASSERT_MSG(ev == it_peer_gone_event(), "event %s",
+				rpma_utils_conn_event_2str(ev));
+		IT_OK(rpma_conn_delete(&conn));
+	} else {
+		/* visible: what a read finds */
+		for (size_t i = 0; i < NPIECES; i++) {
+			const struct piece *p = &pieces[i];
+			IT_OK(rpma_read(conn, back_mr, p->off, rmr, p->off,
+					p->len, RPMA_F_COMPLETION_ALWAYS,
+					(void *)0xbe));
+			it_wc_ok(conn, cq, 0xbe, IBV_WC_RDMA_READ, &wc);
+			IT_EQ(it_check(back + p->off, p->len, p->seed), -1);
+		}
+		IT_EQ(it_tell(IT_PARENT, TAG_FLUSHED, NULL, 0), 0);
+		it_close(&conn);
+	}
 	IT_OK(rpma_mr_remote_delete(&rmr));
 	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_mr_dereg(&back_mr));
 	IT_OK(rpma_peer_delete(&peer));
 	free(buf);
+	free(back);
 	return 0;
 }
 
-/* _i: 0 kill the application first, 1 its rpmad first */
-START_TEST(test_flushed_data_survives_kill)
+/* ------------------------------------------------------------ the parent */
+
+/* The medium holds every piece, and nothing else of the registration. */
+static void
+check_medium(const struct medium *m)
 {
+	int fd = open(m->path, O_RDONLY);
+	ck_assert_msg(fd >= 0, "open %s", m->path);
+	/* a device DAX cannot be read(2), only mapped */
+	uint8_t *map = mmap(NULL, m->map_len, PROT_READ, MAP_SHARED, fd,
+			m->map_offset);
+	ck_assert_msg(map != MAP_FAILED, "mmap %s", m->path);
+	(void) close(fd);
+	uint8_t *copy = malloc(PM_SIZE);
+	ck_assert_ptr_nonnull(copy);
+	memcpy(copy, map + m->reg_off, PM_SIZE);
+	(void) munmap(map, m->map_len);
+	for (size_t i = 0; i < NPIECES; i++) {
+		const struct piece *p = &pieces[i];
+		long bad = it_check(copy + p->off, p->len, p->seed);
+		ck_assert_msg(bad < 0, "piece %zu: byte %ld is not in %s", i,
+				bad, m->path);
+		memset(copy + p->off, 0, p->len);
+	}
+	size_t stray = 0;
+	while (stray < PM_SIZE && copy[stray] == 0)
+		stray++;
+	ck_assert_msg(stray == PM_SIZE, "byte %zu was written", stray);
+	free(copy);
+}
+
+START_TEST(test_persistent_flush_by_kind)
+{
+	struct role_arg ra = { .c = &cases[_i] };
+	const struct kase *c = ra.c;
 	struct it_env env;
 	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	if (!medium_of(c->kind, &env, &ra.m)) {
+		(void) fprintf(stderr, "it_persist: no %s here: skipped\n",
+				c->name);
+		ck_assert_int_eq(it_env_stop(&env), 0);
+		return;
+	}
 	struct it_group g;
 	it_group_init(&g);
 	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv, target,
-			NULL), 0);
-	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
-			initiator, NULL), 0);
+			&ra), 0);
+	if (!registrable(c->kind)) {
+		ck_assert_msg(it_group_hear(&g, TAG_REFUSED, 1) == 0, "%s",
+				it_report());
+		goto done;
+	}
 	ck_assert_msg(it_group_hear(&g, TAG_TARGET_UP, 1) == 0, "%s",
 			it_report());
+
+	/* the operator's view: what it grants, and how it persists */
+	struct it_admin a;
+	ck_assert_int_eq(it_admin_open(&a, env.srv), 0);
+	uint32_t usage = 0;
+	char how[32];
+	ck_assert_int_eq(it_admin_mr(&a, it_group_pid(&g, IT_SERVER), &usage,
+			how, sizeof(how)), 1);
+	it_admin_close(&a);
+	ck_assert_str_eq(how, persistence(c->kind));
+	ck_assert_int_eq(!!(usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT),
+			persistable(c->kind));
+	ck_assert(usage & RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			initiator, &ra), 0);
 	ck_assert_msg(it_group_hear(&g, TAG_FLUSHED, 1) == 0, "%s",
 			it_report());
-	if (_i == 0) {
-		it_group_kill(&g, IT_SERVER);
-		test_daemon_kill(env.srv);
-	} else {
-		test_daemon_kill(env.srv);
-		it_group_kill(&g, IT_SERVER);
+	if (persistable(c->kind)) {
+		if (c->kill_rpmad_first) {
+			test_daemon_kill(env.srv);
+			it_group_kill(&g, IT_SERVER);
+		} else {
+			it_group_kill(&g, IT_SERVER);
+			test_daemon_kill(env.srv);
+		}
+		check_medium(&ra.m);
 	}
-
-	char path[300];
-	file_path(&env, path, sizeof(path));
-	int fd = open(path, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	uint8_t *file = malloc(PM_SIZE);
-	ck_assert_ptr_nonnull(file);
-	ck_assert_int_eq(pread(fd, file, PM_SIZE, 0), PM_SIZE);
-	(void) close(fd);
-	for (size_t i = 0; i < NPIECES; i++) {
-		const struct piece *p = &pieces[i];
-		long bad = it_check(file + p->off, p->len, p->seed);
-		ck_assert_msg(bad < 0, "piece %zu: byte %ld is not in the file",
-				i, bad);
-		memset(file + p->off, 0, p->len);
-	}
-	/* and nothing else was written */
-	size_t stray = 0;
-	while (stray < PM_SIZE && file[stray] == 0)
-		stray++;
-	ck_assert_msg(stray == PM_SIZE, "byte %zu was written", stray);
-	free(file);
-
+done:
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	if (c->kind != K_DEVDAX && c->kind != K_ANON)
+		(void) unlink(ra.m.path);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -172,7 +477,8 @@ persist_suite(void)
 {
 	Suite *s = suite_create("integration: persistence");
 	TCase *tc = it_tcase_create("persist");
-	tcase_add_loop_test(tc, test_flushed_data_survives_kill, 0, 2);
+	tcase_add_loop_test(tc, test_persistent_flush_by_kind, 0,
+			sizeof(cases) / sizeof(cases[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -349,6 +349,30 @@ void it_expect_desc(struct it_desc *desc);
 /* The remote registration of a received descriptor. */
 struct rpma_mr_remote *it_desc_mr(const struct it_desc *desc);
 
+/*
+ * Memory rpmad makes persistent on the transport under test, as a target
+ * maps it (itest_pmem.c): a file of RPMAD_TEST_FILE_DIR (else the build
+ * tree, else the scratch directory) on the software transport; on RDMA,
+ * where a page cache cannot be made persistent, the device DAX
+ * RPMAD_TEST_DEVDAX (the Soft-RoCE VM has one).
+ */
+struct it_pmem {
+	uint8_t *ptr;		/* size bytes, zeroed, mapped shared */
+	size_t size;
+	size_t map_len;		/* a device's: whole units of its alignment */
+	int fd;			/* a file's (for pread), or -1 */
+	char path[300];
+};
+
+/* it_pmem_available -- whether the transport has such memory here */
+bool it_pmem_available(void);
+
+/* it_pmem_map -- map size bytes of it (fails the role) */
+void it_pmem_map(const struct it_env *env, size_t size, struct it_pmem *pm);
+
+/* it_pmem_unmap -- unmap it; a file goes too */
+void it_pmem_unmap(struct it_pmem *pm);
+
 /* Fill and check byte patterns (seeded, position dependent). */
 void it_fill(void *buf, size_t len, uint32_t seed);
 /* Returns the offset of the first mismatch, or -1. */
@@ -386,6 +410,14 @@ int it_admin_status(struct it_admin *a, struct it_counts *c);
  * `pid`. Returns 1 when found, 0 when pid has no session, -1 on error.
  */
 int it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c);
+
+/*
+ * it_admin_mr -- AdminQuery MRS: the usage a registration of `pid` grants
+ * and how a persistent flush into it persists (rpmactl's PERSISTENCE).
+ * Returns 1 when found (the first of pid's), 0 when none, -1 on error.
+ */
+int it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage,
+		char *persistence, size_t len);
 
 /* Entries of /proc/PID/fd; -1 on error. */
 int it_proc_fds(pid_t pid);

@@ -154,6 +154,27 @@ it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c)
 }
 
 int
+it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage, char *persistence,
+		size_t len)
+{
+	Rpmad__Response *resp = admin_query(a, RPMAD__ADMIN_QUERY__KIND__MRS);
+	if (resp == NULL)
+		return -1;
+	int found = 0;
+	for (size_t i = 0; i < resp->admin->n_mrs && !found; i++) {
+		const Rpmad__MrInfo *m = resp->admin->mrs[i];
+		if (m->pid != (uint32_t)pid)
+			continue;
+		*usage = m->usage;
+		(void) snprintf(persistence, len, "%s",
+				m->persistence ? m->persistence : "");
+		found = 1;
+	}
+	rpmad__response__free_unpacked(resp, NULL);
+	return found;
+}
+
+int
 it_proc_fds(pid_t pid)
 {
 	char path[64];

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # interop.sh -- inside the VM: a native librpma 1.2 program (in-process, on
 # rxe directly) and a program brokered by rpmad work together, both ways:
-#   native client  -> brokered server (rpmad A, rxe0, SERVER_ADDR)
+#   native client  -> brokered server (rpmad A, rxe0, SERVER_ADDR), on
+#     anonymous memory (no persistent flush granted: the native client
+#     sees only RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) and, where
+#     RPMAD_TEST_DEVDAX names one, on a device DAX (persistent flushes)
 #   brokered client (rpmad B, rxe1) -> native server (SERVER_ADDR)
 # Programs: tests/rxe/interop/ (built by build-interop.sh into INTEROP_BIN).
 #
@@ -28,16 +31,19 @@ wait_listen() { # the server prints "listening" once its endpoint is up
 	return 1
 }
 
-# run_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT
+# run_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT FLUSH [PMEM]
+#   FLUSH: the deepest flush the client must find the target grants
 run_case() {
-	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6
-	RPMAD_SOCKET=$ssock timeout 120 "$BIN/$srv" "$ADDR" "$port" > "$W/$name.server" 2>&1 &
+	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6 flush=$7
+	shift 7
+	RPMAD_SOCKET=$ssock timeout 120 "$BIN/$srv" "$ADDR" "$port" "$@" > "$W/$name.server" 2>&1 &
 	local spid=$!
 	wait_listen "$W/$name.server"
 	RPMAD_SOCKET=$csock timeout 120 "$BIN/$cli" "$ADDR" "$port" > "$W/$name.client" 2>&1
 	local crc=$?
 	wait $spid; local src=$?
-	if [ $crc = 0 ] && [ $src = 0 ]; then echo "ok    $name"; return 0; fi
+	grep -q "^flush: $flush$" "$W/$name.client" || crc="$crc, not 'flush: $flush'"
+	if [ "$crc" = 0 ] && [ $src = 0 ]; then echo "ok    $name"; return 0; fi
 	echo "FAIL  $name (client $crc, server $src)"
 	for f in "$W/$name".*; do echo "  --- $(basename "$f")"; sed 's/^/    /' "$f"; done
 	return 1
@@ -45,9 +51,14 @@ run_case() {
 
 start_rpmad A || exit 1
 start_rpmad B || exit 1
-r=0
-run_case "native client -> brokered server" brokered_server "$W/A.sock" native_client /nonexistent 7601 || r=1
-run_case "brokered client -> native server" native_server /nonexistent brokered_client "$W/B.sock" 7602 || r=1
+r=0 n=2
+run_case "native client -> brokered server" brokered_server "$W/A.sock" native_client /nonexistent 7601 visibility || r=1
+if [ -n "${RPMAD_TEST_DEVDAX:-}" ]; then
+	n=3
+	run_case "native client -> brokered server on device DAX" brokered_server "$W/A.sock" native_client /nonexistent 7603 persistent "$RPMAD_TEST_DEVDAX" || r=1
+fi
+# native librpma grants what its application asks, whatever the memory
+run_case "brokered client -> native server" native_server /nonexistent brokered_client "$W/B.sock" 7602 persistent || r=1
 if [ $r != 0 ]; then for d in A B; do echo "  --- rpmad $d"; tail -20 "$W/$d.log" | sed 's/^/    /'; done; fi
-[ $r = 0 ] && echo "2 passed, 0 failed" || echo "failed"
+[ $r = 0 ] && echo "$n passed, 0 failed" || echo "failed"
 exit $r

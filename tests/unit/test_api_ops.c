@@ -7,7 +7,11 @@
  */
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "api_helpers.h"
 
@@ -24,18 +28,49 @@ struct env {
 	struct rpma_mr_remote *remote;
 };
 
+/* env_open with the target registration at `target` */
 static void
-env_open(struct env *e, const struct rpma_conn_cfg *cfg, int remote_usage)
+env_open_at(struct env *e, const struct rpma_conn_cfg *cfg, void *target,
+		int remote_usage)
 {
 	api_pair_connect(&e->p, cfg, NULL);
 	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
 			0xff, &e->local), 0);
-	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, target, BUF_SIZE,
 			remote_usage, &e->target), 0);
 	uint8_t desc[21];
 	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
 	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
 			&e->remote), 0);
+}
+
+static void
+env_open(struct env *e, const struct rpma_conn_cfg *cfg, int remote_usage)
+{
+	env_open_at(e, cfg, api_buf(BUF_SIZE), remote_usage);
+}
+
+/*
+ * BUF_SIZE bytes of a file of the build tree, mapped shared: memory rpmad
+ * can make persistent (on the software transport, by msync), where the
+ * scratch directory might be tmpfs
+ */
+static void *
+file_buf(void)
+{
+	const char *dir = getenv("TOP_BUILDDIR");
+	char path[512];
+	(void) snprintf(path, sizeof(path), "%s/test_api_ops.XXXXXX",
+			dir && *dir ? dir : ".");
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(ftruncate(fd, BUF_SIZE), 0);
+	void *p = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	(void) close(fd);
+	return p;
 }
 
 static void
@@ -172,8 +207,9 @@ END_TEST
 /*
  * RPMA_E_NOSUPP: a persistent flush needs the remote peer's direct write
  * to pmem (applied to the connection) and a remote registration with
- * RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT; a visibility flush needs a flush
- * usage of either kind.
+ * RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, which rpmad grants only to memory
+ * it can make persistent (a file's; anonymous memory gets a visibility
+ * flush instead); a visibility flush needs a flush usage of either kind.
  */
 START_TEST(flush_not_supported)
 {
@@ -209,7 +245,7 @@ START_TEST(flush_not_supported)
 	env_close(&e);
 
 	/* a persistent region, but no direct write declared */
-	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
+	env_open_at(&e, NULL, file_buf(), RPMA_MR_USAGE_WRITE_DST |
 			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	c = e.p.client;
 	struct rpma_peer_cfg *plain = NULL;
@@ -223,6 +259,20 @@ START_TEST(flush_not_supported)
 	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ON_ERROR, NULL),
 			0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
+			0);
+	env_close(&e);
+
+	/* anonymous memory: persistent asked, a visibility flush granted */
+	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+	c = e.p.client;
+	int ftype = 0;
+	ck_assert_int_eq(rpma_mr_remote_get_flush_type(e.remote, &ftype), 0);
+	ck_assert_int_eq(ftype, RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
+	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
+			RPMA_E_NOSUPP);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
 			0);
 	env_close(&e);

@@ -58,6 +58,7 @@ const struct transport_ops transport_verbs = {
 	.name = "verbs",
 	.eager_recv = true,
 	.kernel_devices = true,
+	.device_flushes = true,
 	.pd_alloc = verbs_pd_alloc,
 	.pd_free = verbs_pd_free,
 	.mr_register = verbs_mr_register,

@@ -96,9 +96,28 @@ reg_once(struct mr *mr, unsigned access)
 }
 
 /*
+ * Whether the registration has DAX memory: the kernel pins a device
+ * DAX's pages for a device, so a refusal to pin (EOPNOTSUPP) with DAX
+ * among the segments is a file system's (fsdax), which the kernel does
+ * not let a device keep (its blocks may move).
+ */
+static bool
+has_dax(const struct mr *mr)
+{
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		if (mr->segs[i].persist)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The device's rkey is the key peers use; it is unique on the device, and
  * rpmad looks registrations up by (device, rkey). A registration without
- * remote access may get rkey 0 (rxe does so), as with librpma.
+ * remote access may get rkey 0 (rxe does so), as with librpma. What
+ * cannot be pinned is registered with on-demand paging where the device
+ * has it (librpma does the same), and fails as with librpma (the client
+ * gets RPMA_E_PROVIDER) where it does not, saying what would work.
  */
 int
 verbs_mr_register(struct mr *mr, char *err, size_t errlen)
@@ -112,12 +131,33 @@ verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 			mr->writable));
 	if (hw == NULL) {
 		int e = errno ? errno : EIO;
-		(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu bytes "
-				"on %s%s", (unsigned long long)mr->length,
-				mr->peer->dev->name, e == EFAULT && !mr->writable ?
-				" (the file was opened read-only: kernels "
-				"before 6.2 cannot register read-only shared "
-				"mappings)" : "");
+		const char *dev = mr->peer->dev->name;
+		if (e == EOPNOTSUPP && has_dax(mr) && !mr->peer->dev->odp_capable)
+			(void) snprintf(err, errlen, "cannot register %llu "
+					"bytes of a file on a DAX file system "
+					"(fsdax) with %s: the kernel lets no "
+					"RDMA device pin such pages, and %s "
+					"has no on-demand paging (ODP); use a "
+					"device DAX (ndctl create-namespace -m "
+					"devdax) instead, or an RDMA device "
+					"with on-demand paging",
+					(unsigned long long)mr->length, dev,
+					dev);
+		else if (e == EOPNOTSUPP && has_dax(mr))
+			(void) snprintf(err, errlen, "cannot register %llu "
+					"bytes of a file on a DAX file system "
+					"(fsdax) with %s, with on-demand paging "
+					"either; use a device DAX (ndctl "
+					"create-namespace -m devdax) instead",
+					(unsigned long long)mr->length, dev);
+		else
+			(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu "
+					"bytes on %s%s",
+					(unsigned long long)mr->length, dev,
+					e == EFAULT && !mr->writable ?
+					" (the file was opened read-only: "
+					"kernels before 6.2 cannot register "
+					"read-only shared mappings)" : "");
 		return -e;
 	}
 	mr->tp_mr = hw;

@@ -2,8 +2,10 @@
 /*
  * interop_client.c -- the initiator of the interop test: connects with
  * private data, takes the target's descriptors from the accept, reads the
- * target's data, writes, flushes (to visibility and to persistence), makes
- * an atomic write, sends "done" and receives the target's verdict.
+ * target's data, writes, flushes (to visibility, and to persistence where
+ * the target's registration offers it, which it says: "flush:
+ * persistent"), makes an atomic write, sends "done" and receives the
+ * target's verdict.
  *
  * usage: interop_client ADDR PORT
  */
@@ -74,7 +76,16 @@ main(int argc, char *argv[])
 	if (strcmp((const char *)mem, READ_ME))
 		FAIL("read '%s', wanted '%s'", (const char *)mem, READ_ME);
 
-	/* write, flush to visibility, flush to persistence */
+	/* persistence where the target grants it (its memory can be) */
+	int ftype = 0;
+	CHECK(rpma_mr_remote_get_flush_type(rmr, &ftype));
+	enum rpma_flush_type deepest = RPMA_FLUSH_TYPE_VISIBILITY;
+	if (ftype & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT)
+		deepest = RPMA_FLUSH_TYPE_PERSISTENT;
+	printf("flush: %s\n", deepest == RPMA_FLUSH_TYPE_PERSISTENT ?
+			"persistent" : "visibility");
+
+	/* write, flush to visibility, flush as deep as it goes */
 	strcpy((char *)mem + 256, WRITTEN);
 	CHECK(rpma_write(conn, rmr, OFF_WRITE, mr, 256, sizeof(WRITTEN),
 			RPMA_F_COMPLETION_ON_ERROR, NULL));
@@ -82,12 +93,11 @@ main(int argc, char *argv[])
 			RPMA_FLUSH_TYPE_VISIBILITY, RPMA_F_COMPLETION_ALWAYS,
 			NULL));
 	wait_wc(conn, IBV_WC_RDMA_READ, "flush to visibility");
-	CHECK(rpma_flush(conn, rmr, OFF_WRITE, sizeof(WRITTEN),
-			RPMA_FLUSH_TYPE_PERSISTENT, RPMA_F_COMPLETION_ALWAYS,
-			NULL));
-	wait_wc(conn, IBV_WC_RDMA_READ, "flush to persistence");
+	CHECK(rpma_flush(conn, rmr, OFF_WRITE, sizeof(WRITTEN), deepest,
+			RPMA_F_COMPLETION_ALWAYS, NULL));
+	wait_wc(conn, IBV_WC_RDMA_READ, "flush as deep as it goes");
 
-	/* the atomic write, made persistent */
+	/* the atomic write, flushed */
 	uint64_t value = ATOMIC_VALUE;
 #ifdef NATIVE_RPMA_1
 	char atomic[8];
@@ -100,7 +110,7 @@ main(int argc, char *argv[])
 			RPMA_F_COMPLETION_ALWAYS, NULL));
 #endif
 	wait_wc(conn, IBV_WC_RDMA_WRITE, "atomic write");
-	CHECK(rpma_flush(conn, rmr, OFF_ATOMIC, 8, RPMA_FLUSH_TYPE_PERSISTENT,
+	CHECK(rpma_flush(conn, rmr, OFF_ATOMIC, 8, deepest,
 			RPMA_F_COMPLETION_ALWAYS, NULL));
 	wait_wc(conn, IBV_WC_RDMA_READ, "flush of the atomic write");
 

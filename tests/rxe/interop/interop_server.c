@@ -4,23 +4,56 @@
  * (the MR and peer-config descriptors go back in the accept's private
  * data, after the MR descriptor's size), takes the initiator's private data, waits for its "done" message
  * and checks what the initiator wrote, then answers "ok" and waits for the
- * initiator to disconnect.
+ * initiator to disconnect. Its memory is anonymous, or with PMEM the
+ * start of a device DAX or of a file, which the target's side can make
+ * persistent.
  *
- * usage: interop_server ADDR PORT
+ * usage: interop_server ADDR PORT [PMEM]
  */
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #define PROG "interop_server"
 #include "interop.h"
 
+/* A device DAX maps whole units of its alignment: 2 MiB covers them. */
+#define PMEM_MAP (2u << 20)
+
+static uint8_t *
+target_memory(const char *pmem)
+{
+	if (pmem == NULL) {
+		uint8_t *mem = aligned_alloc(4096, MEM_SIZE);
+		if (mem == NULL)
+			FAIL("out of memory");
+		return mem;
+	}
+	int fd = open(pmem, O_RDWR);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st))
+		FAIL("%s cannot be opened", pmem);
+	if (S_ISREG(st.st_mode) && st.st_size < PMEM_MAP &&
+			ftruncate(fd, PMEM_MAP))
+		FAIL("%s cannot grow", pmem);
+	void *mem = mmap(NULL, PMEM_MAP, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (mem == MAP_FAILED)
+		FAIL("%s cannot be mapped", pmem);
+	(void) close(fd);
+	return mem;
+}
+
 int
 main(int argc, char *argv[])
 {
-	if (argc != 3)
-		FAIL("usage: %s ADDR PORT", PROG);
+	if (argc != 3 && argc != 4)
+		FAIL("usage: %s ADDR PORT [PMEM]", PROG);
 	const char *addr = argv[1], *port = argv[2];
+	const char *pmem = argc == 4 ? argv[3] : NULL;
 
 	struct ibv_context *dev;
 	CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL,
@@ -28,9 +61,7 @@ main(int argc, char *argv[])
 	struct rpma_peer *peer;
 	CHECK(rpma_peer_new(dev, &peer));
 
-	uint8_t *mem = aligned_alloc(4096, MEM_SIZE);
-	if (mem == NULL)
-		FAIL("out of memory");
+	uint8_t *mem = target_memory(pmem);
 	memset(mem, 0, MEM_SIZE);
 	strcpy((char *)mem + OFF_READ, READ_ME);
 	struct rpma_mr_local *mr;
@@ -108,7 +139,10 @@ main(int argc, char *argv[])
 	CHECK(rpma_mr_dereg(&mr));
 	CHECK(rpma_peer_cfg_delete(&pcfg));
 	CHECK(rpma_peer_delete(&peer));
-	free(mem);
+	if (pmem)
+		(void) munmap(mem, PMEM_MAP);
+	else
+		free(mem);
 	printf("server: %s\n", verdict);
 	return strcmp(verdict, "ok") != 0;
 }
