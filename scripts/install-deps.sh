@@ -2,9 +2,10 @@
 # install-deps.sh -- install every Debian package rpmad needs to build, test
 # and run its conformance suite, what the Soft-RoCE VM of
 # scripts/run-vm-tests.sh needs (QEMU, busybox, the rdma-core user space,
-# perftest; the VM's kernel comes from Debian's archive when it first
-# boots), what builds its own Debian packages (tests/deploy/deb-test.sh),
-# and the benchmark's floors (libfabric-bin: fi_pingpong).
+# perftest, ndctl and e2fsprogs for its persistent memory and disk; the
+# VM's kernel comes from Debian's archive when it first boots), what
+# builds its own Debian packages (tests/deploy/deb-test.sh), and the
+# benchmark's floors (libfabric-bin: fi_pingpong).
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -13,7 +14,7 @@ PACKAGES="
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
 	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
 	check uthash-dev
-	iproute2 python3 procps groff-base systemd e2fsprogs
+	iproute2 python3 procps groff-base systemd e2fsprogs ndctl
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
