@@ -8,6 +8,8 @@
  *
  *   memory              tcp            verbs
  *   device DAX          cache flush    device (the NIC's read after writes)
+ *   device DAX, then
+ *     anonymous memory  none           none (all of it, or nothing)
  *   fsdax file          cache flush    device with on-demand paging; else
  *                                      rpma_mr_reg fails, saying why
  *   page-cache file     msync          none
@@ -63,7 +65,7 @@ static const struct piece {
 };
 #define NPIECES (sizeof(pieces) / sizeof(pieces[0]))
 
-enum kind { K_DEVDAX, K_FSDAX, K_FILE, K_TMPFS, K_ANON };
+enum kind { K_DEVDAX, K_DEVDAX_ANON, K_FSDAX, K_FILE, K_TMPFS, K_ANON };
 
 static const struct kase {
 	enum kind kind;
@@ -71,6 +73,7 @@ static const struct kase {
 	bool kill_rpmad_first;	/* else the application first */
 } cases[] = {
 	{ K_DEVDAX, "device DAX", false },
+	{ K_DEVDAX_ANON, "device DAX with anonymous memory after it", false },
 	{ K_FSDAX, "fsdax file", true },
 	{ K_FILE, "page-cache file", false },
 	{ K_FILE, "page-cache file", true },
@@ -106,6 +109,7 @@ persistence(enum kind k)
 		return verbs ? "device" : "cache flush";
 	case K_FILE:
 		return verbs ? "none" : "msync";
+	case K_DEVDAX_ANON:	/* a peer flushes ranges: all or none */
 	case K_TMPFS:
 	case K_ANON:
 		break;
@@ -153,7 +157,9 @@ devdax_alignment(const char *dev, size_t *align)
  * is mapped as an application must map it (whole units of its alignment,
  * here two from the second one on) and registered in part: from 64 KiB
  * before the boundary of the units to 192 KiB after, at an offset that is
- * not even page aligned.
+ * not even page aligned. With anonymous memory after it: one unit of the
+ * device, then anonymous memory, registered from 128 KiB before their
+ * boundary on (two segments, the device's beginning inside a unit).
  */
 static bool
 medium_of(enum kind k, const struct it_env *env, struct medium *m)
@@ -173,6 +179,17 @@ medium_of(enum kind k, const struct it_env *env, struct medium *m)
 		m->map_offset = (off_t)align;
 		m->reg_off = align - 64 * 1024 + 100;
 		m->offset = m->map_offset + (off_t)m->reg_off;
+		return true;
+	}
+	case K_DEVDAX_ANON: {
+		const char *dev = getenv("RPMAD_TEST_DEVDAX");
+		size_t align;
+		if (dev == NULL || !*dev || !devdax_alignment(dev, &align))
+			return false;
+		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
+		m->map_len = 2 * align;
+		m->map_offset = (off_t)align;
+		m->reg_off = align - 128 * 1024 + 100;
 		return true;
 	}
 	case K_FSDAX:
@@ -208,6 +225,31 @@ struct role_arg {
 	struct medium m;
 };
 
+/*
+ * A unit of the device DAX, and anonymous memory right after it: a
+ * reservation of three units, the device mapped over the first aligned
+ * one and private memory over the next.
+ */
+static uint8_t *
+map_devdax_anon(const struct medium *m, uint8_t **map)
+{
+	size_t unit = m->map_len / 2;
+	uint8_t *raw = mmap(NULL, 3 * unit, PROT_NONE, MAP_PRIVATE |
+			MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	IT_ASSERT(raw != MAP_FAILED);
+	uint8_t *at = (uint8_t *)(((uintptr_t)raw + unit - 1) & ~(unit - 1));
+	int fd = open(m->path, O_RDWR);
+	IT_ASSERT_MSG(fd >= 0, "open %s", m->path);
+	IT_ASSERT(mmap(at, unit, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			fd, m->map_offset) == at);
+	(void) close(fd);
+	IT_ASSERT(mmap(at + unit, unit, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			MAP_ANONYMOUS | MAP_FIXED, -1, 0) == at + unit);
+	memset(at, 0, 2 * unit);
+	*map = raw;
+	return at + m->reg_off;
+}
+
 /* The target's mapping of the medium, zeroed; the registration's start. */
 static uint8_t *
 map_medium(enum kind k, const struct medium *m, uint8_t **map)
@@ -216,6 +258,8 @@ map_medium(enum kind k, const struct medium *m, uint8_t **map)
 		*map = it_alloc(PM_SIZE);
 		return *map;
 	}
+	if (k == K_DEVDAX_ANON)
+		return map_devdax_anon(m, map);
 	bool file = k != K_DEVDAX;
 	int fd = open(m->path, O_RDWR | (file ? O_CREAT | O_TRUNC : 0), 0600);
 	IT_ASSERT_MSG(fd >= 0, "open %s", m->path);
@@ -289,12 +333,18 @@ target(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(0, "the target was not killed");
 	}
 	it_await_close(&conn);
+	/* visible: the pieces are in the application's memory */
+	for (size_t i = 0; i < NPIECES; i++)
+		IT_EQ(it_check(pm + pieces[i].off, pieces[i].len,
+				pieces[i].seed), -1);
 	IT_OK(rpma_ep_shutdown(&ep));
 	IT_OK(rpma_peer_cfg_delete(&pcfg));
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_OK(rpma_peer_delete(&peer));
 	if (c->kind == K_ANON)
 		free(map);
+	else if (c->kind == K_DEVDAX_ANON)
+		IT_EQ(munmap(map, 3 * m->map_len / 2), 0);
 	else
 		IT_EQ(munmap(map, m->map_len), 0);
 	return 0;
@@ -466,7 +516,8 @@ START_TEST(test_persistent_flush_by_kind)
 	}
 done:
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	if (c->kind != K_DEVDAX && c->kind != K_ANON)
+	if (c->kind != K_DEVDAX && c->kind != K_DEVDAX_ANON &&
+			c->kind != K_ANON)
 		(void) unlink(ra.m.path);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
