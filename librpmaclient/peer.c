@@ -23,18 +23,25 @@ rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 		return RPMA_E_INVAL;
 	}
 
+	/* the device as rpmad knows it now (rpmad may have restarted) */
+	uint64_t generation;
+	uint32_t device_id;
+	int ret = device_current(dev, &generation, &device_id);
+	if (ret)
+		return ret;
+
 	struct rpma_peer *peer = calloc(1, sizeof(*peer));
 	if (peer == NULL)
 		return RPMA_E_NOMEM;
 
 	Rpmad__PeerNew msg = RPMAD__PEER_NEW__INIT;
-	msg.device_id = dev->device_id;
+	msg.device_id = device_id;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
 	req.body_case = RPMAD__REQUEST__BODY_PEER_NEW;
 	req.peer_new = &msg;
 
 	struct broker_reply reply;
-	int ret = broker_call(dev->generation, &req, NULL, 0,
+	ret = broker_call(generation, &req, NULL, 0,
 			RPMAD__RESPONSE__BODY_PEER, &reply);
 	if (ret) {
 		free(peer);

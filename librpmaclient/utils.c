@@ -5,6 +5,7 @@
  */
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,9 +32,27 @@ device_from_ctx(const struct ibv_context *ctx)
 	return found;
 }
 
+/* Asks rpmad which device serves `host`; 0 with the reply, or an error. */
+static int
+look_up(const char *host, enum rpma_util_ibv_context_type type,
+		struct broker_reply *reply)
+{
+	Rpmad__DeviceGet get = RPMAD__DEVICE_GET__INIT;
+	get.addr = (char *)host;
+	get.type = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ?
+			RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL :
+			RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_DEVICE_GET;
+	req.device_get = &get;
+	return broker_call(0, &req, NULL, 0, RPMAD__RESPONSE__BODY_DEVICE,
+			reply);
+}
+
 /* Finds or makes the object standing for a device of a session. */
 static struct rpma_device *
-device_get(uint64_t generation, const Rpmad__DeviceInfo *info)
+device_get(uint64_t generation, const Rpmad__DeviceInfo *info,
+		const char *host, enum rpma_util_ibv_context_type type)
 {
 	pthread_mutex_lock(&devices_lock);
 	struct rpma_device *d;
@@ -48,6 +67,8 @@ device_get(uint64_t generation, const Rpmad__DeviceInfo *info)
 	d->generation = generation;
 	d->device_id = info->device_id;
 	d->odp_capable = info->odp_capable;
+	(void) snprintf(d->host, sizeof(d->host), "%s", host);
+	d->type = type;
 	d->ctx.device = &d->dev;
 	d->dev.transport_type = IBV_TRANSPORT_UNKNOWN;
 	d->dev.node_type = IBV_NODE_UNKNOWN;
@@ -60,6 +81,42 @@ device_get(uint64_t generation, const Rpmad__DeviceInfo *info)
 out:
 	pthread_mutex_unlock(&devices_lock);
 	return d;
+}
+
+int
+device_current(struct rpma_device *d, uint64_t *generation,
+		uint32_t *device_id)
+{
+	pthread_mutex_lock(&devices_lock);
+	*generation = d->generation;
+	*device_id = d->device_id;
+	pthread_mutex_unlock(&devices_lock);
+	if (broker_session_alive(*generation))
+		return 0;
+
+	/* rpmad restarted (or the session broke): the same device, again */
+	struct broker_reply reply;
+	int ret = look_up(d->host, d->type, &reply);
+	if (ret)
+		return ret;
+	const Rpmad__DeviceInfo *info = reply.resp->device;
+	if (info->name == NULL || strcmp(info->name, d->dev.name) != 0) {
+		RLOG_ERROR("the device %s this context stands for is not there "
+				"any more: rpmad now finds %s for %s", d->dev.name,
+				info->name ? info->name : "another device",
+				d->host);
+		broker_reply_fini(&reply);
+		return RPMA_E_PROVIDER;
+	}
+	pthread_mutex_lock(&devices_lock);
+	d->generation = reply.generation;
+	d->device_id = info->device_id;
+	d->odp_capable = info->odp_capable;
+	*generation = d->generation;
+	*device_id = d->device_id;
+	pthread_mutex_unlock(&devices_lock);
+	broker_reply_fini(&reply);
+	return 0;
 }
 
 int
@@ -78,23 +135,13 @@ rpma_utils_get_ibv_context(const char *addr,
 	if (ret)
 		return ret;
 
-	Rpmad__DeviceGet get = RPMAD__DEVICE_GET__INIT;
-	get.addr = host;
-	get.type = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ?
-			RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL :
-			RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_DEVICE_GET;
-	req.device_get = &get;
-
 	struct broker_reply reply;
-	ret = broker_call(0, &req, NULL, 0, RPMAD__RESPONSE__BODY_DEVICE,
-			&reply);
+	ret = look_up(host, type, &reply);
 	if (ret)
 		return ret;
 
 	struct rpma_device *d = device_get(reply.generation,
-			reply.resp->device);
+			reply.resp->device, host, type);
 	broker_reply_fini(&reply);
 	if (d == NULL)
 		return RPMA_E_NOMEM;

@@ -21,6 +21,7 @@
  * - deleting every old object succeeds;
  * - new processes work with the new rpmad;
  * - rpmad B, which stayed, and the new A end up holding nothing.
+ * And a device handle from before the restart makes peers after it.
  */
 
 #include <check.h>
@@ -410,6 +411,68 @@ new_client(const struct it_env *env, void *arg)
 	return 0;
 }
 
+/*
+ * The device handle outlives rpmad (issue 19, item 5): a handle looked up
+ * before the restart makes a peer after it, as a fresh lookup's would; a
+ * fresh lookup gives the same handle back, and the peer serves.
+ */
+static int
+handle_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct ibv_context *dev = NULL, *again = NULL;
+	IT_OK(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
+			&dev));
+	char name[sizeof(dev->device->name)];
+	(void) snprintf(name, sizeof(name), "%s", dev->device->name);
+	struct rpma_peer *peer = NULL;
+	IT_OK(rpma_peer_new(dev, &peer));
+	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
+
+	hear_restarted();
+	/* the peer went with the old rpmad; the handle did not */
+	struct rpma_mr_local *mr = NULL;
+	uint8_t *buf = it_alloc(BUF);
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(peer, buf, BUF,
+			RPMA_MR_USAGE_READ_SRC, &mr));
+	IT_OK(rpma_peer_delete(&peer));
+	IT_OK(rpma_peer_new(dev, &peer));
+	int odp = -1;
+	IT_OK(rpma_utils_ibv_context_is_odp_capable(dev, &odp));
+	IT_ASSERT(odp == 0 || odp == 1);
+	IT_ASSERT_MSG(strcmp(dev->device->name, name) == 0, "%s, was %s",
+			dev->device->name, name);
+	IT_OK(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
+			&again));
+	IT_ASSERT(again == dev);
+	serve_once(peer, env);
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+START_TEST(test_device_handle_outlives_restart)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	struct test_daemon *a = env.srv;
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, a, handle_server,
+			NULL), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_READY, 1) == 0, "%s",
+			it_report());
+	test_daemon_kill(a);
+	ck_assert_msg(test_daemon_restart(a, NULL) == 0, "rpmad did not start "
+			"again on %s", a->socket);
+	ck_assert_int_eq(it_tell(IT_SERVER, TAG_RESTARTED, NULL, 0), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			new_client, NULL), 0);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 /* ------------------------------------------------- the parent */
 
 /* _i: enum how */
@@ -485,6 +548,7 @@ restart_suite(void)
 	Suite *s = suite_create("failure: rpmad restarted");
 	TCase *tc = it_tcase_create("restart");
 	tcase_add_loop_test(tc, test_restart_under_apps, 0, HOWS);
+	tcase_add_test(tc, test_device_handle_outlives_restart);
 	suite_add_tcase(s, tc);
 	return s;
 }

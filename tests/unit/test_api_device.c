@@ -303,15 +303,16 @@ START_TEST(rpmad_restarted)
 	struct test_daemon d2;
 	ck_assert_int_eq(test_daemon_start(&d2, NULL), 0);
 
-	/* a context of the old session is of no use with the new rpmad */
-	struct rpma_peer *peer = UNTOUCHED_PEER;
-	ck_assert_int_eq(rpma_peer_new(old_ctx, &peer), RPMA_E_PROVIDER);
-	ck_assert_ptr_eq(peer, UNTOUCHED_PEER);
+	/* a context of the old session works with the new rpmad */
+	struct rpma_peer *peer = NULL;
+	ck_assert_int_eq(rpma_peer_new(old_ctx, &peer), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
 
-	/* a fresh one works */
+	/* and a fresh one is the same */
 	struct ibv_context *ctx = NULL;
 	ck_assert_int_eq(rpma_utils_get_ibv_context(API_LOCAL_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), 0);
+	ck_assert_ptr_eq(ctx, old_ctx);
 	ck_assert_int_eq(rpma_peer_new(ctx, &peer), 0);
 	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
 	ck_assert_int_eq(test_daemon_stop(&d2), 0);
