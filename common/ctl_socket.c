@@ -23,6 +23,13 @@ ctl_close_fds(int *fds, unsigned n)
 int
 ctl_send(int sock, const void *buf, size_t len, const int *fds, unsigned nfds)
 {
+	return ctl_send_flags(sock, buf, len, fds, nfds, 0);
+}
+
+int
+ctl_send_flags(int sock, const void *buf, size_t len, const int *fds,
+		unsigned nfds, int flags)
+{
 	if (len > CTL_MAX_MSG || nfds > CTL_MAX_FDS)
 		return -EMSGSIZE;
 
@@ -46,7 +53,7 @@ ctl_send(int sock, const void *buf, size_t len, const int *fds, unsigned nfds)
 
 	ssize_t n;
 	do {
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL | flags);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

@@ -28,6 +28,13 @@ int ctl_send(int sock, const void *buf, size_t len, const int *fds,
 		unsigned nfds);
 
 /*
+ * ctl_send_flags -- ctl_send with more sendmsg flags (MSG_DONTWAIT: -EAGAIN
+ * rather than waiting for room).
+ */
+int ctl_send_flags(int sock, const void *buf, size_t len, const int *fds,
+		unsigned nfds, int flags);
+
+/*
  * ctl_recv -- receive one packet into buf (cap bytes) and up to max_fds
  * descriptors (close-on-exec). Returns the packet length (> 0), 0 at the end
  * of the stream, or a negative errno: -EMSGSIZE when the packet or its

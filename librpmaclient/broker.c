@@ -3,6 +3,13 @@
  * broker.c -- the control connection to rpmad: connecting, one request and
  * its response at a time (the round trip is common/ctl_call.c), sessions
  * and their generations, rpmad's errors as RPMA_E_* and log lines
+ *
+ * A slow rpmad is not a dead one. A call whose answer does not come within
+ * the reply time-out fails alone; its request is remembered (late.c) and
+ * its answer, when it comes, is recognized by its id and put right, so the
+ * session stays in step and every object stays. Only the end of the
+ * socket (rpmad exited, was killed, or evicted this process) or an answer
+ * that makes no sense ends a session.
  */
 
 #include <errno.h>
@@ -14,25 +21,38 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker.h"
 #include "daemon_cred.h"
+#include "late.h"
 #include "log_internal.h"
 
-/* How long a request may stay unanswered before the daemon counts as hung. */
+/*
+ * How long a call waits for rpmad's answer before it fails alone, unless
+ * rpmad says otherwise at hello (its reply_timeout_ms): it is the
+ * operator's to set, never the application's environment's. What rpmad
+ * says is held within these bounds.
+ */
 #define REPLY_TIMEOUT_MS 60000
+#define REPLY_TIMEOUT_MIN_MS 100
+#define REPLY_TIMEOUT_MAX_MS 3600000
 
 static struct {
 	pthread_mutex_t lock;
 	int sock;
 	pid_t pid;		/* the process that opened sock */
 	uint64_t next_id;
+	int timeout_ms;		/* of this session's replies */
 	_Atomic uint64_t generation;
 } broker = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.sock = -1,
 };
+
+/* this session's requests answered late (late.c) */
+static const struct ctl_late late_answers = { .answer = late_answer };
 
 static const char *
 socket_path(void)
@@ -48,39 +68,70 @@ disconnect_locked(void)
 	if (broker.sock >= 0)
 		(void) close(broker.sock);
 	broker.sock = -1;
+	late_reset();
 }
 
 /*
  * One round trip (common/ctl_call.c); the lock is held. Returns 0 or a
- * negative errno; *sent says whether the request left (a SEQPACKET send is
- * all or nothing).
+ * negative errno with the step it failed at in *step.
  */
 static int
 exchange_locked(Rpmad__Request *req, const int *fds, unsigned nfds,
-		struct broker_reply *reply, bool *sent)
+		struct broker_reply *reply, enum ctl_step *step)
 {
 	req->id = ++broker.next_id;
-	struct ctl_answer ans = { .fds = reply->fds };
-	int ret = ctl_call(broker.sock, req, fds, nfds, REPLY_TIMEOUT_MS, &ans);
-	*sent = ret == 0 || ans.failed >= CTL_STEP_WAIT;
+	struct ctl_answer ans = { .fds = reply->fds, .late = &late_answers };
+	int ret = ctl_call(broker.sock, req, fds, nfds, broker.timeout_ms,
+			&ans);
+	*step = ans.failed;
 	reply->resp = ans.resp;
 	reply->nfds = ans.nfds;
 	return ret;
 }
 
 /*
- * Whether rpmad closed its end; the lock is held. It never speaks unasked,
- * so anything readable between requests is the end too.
+ * Sends what undoes the objects late answers made (late.c), without
+ * waiting: their answers are taken as late ones too. The lock is held.
  */
-static bool
-hung_up_locked(void)
+static void
+send_undos_locked(void)
 {
-	struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
-	int n;
-	do {
-		n = poll(&pfd, 1, 0);
-	} while (n < 0 && errno == EINTR);
-	return n > 0;
+	struct late_undo u;
+	while (late_undo_next(&u)) {
+		u.req.id = ++broker.next_id;
+		size_t len = rpmad__request__get_packed_size(&u.req);
+		uint8_t buf[64];	/* a delete: an id and a few tags */
+		if (len > sizeof(buf))
+			break;
+		rpmad__request__pack(&u.req, buf);
+		/* no room now (rpmad is slow again): the next call tries */
+		if (ctl_send_flags(broker.sock, buf, len, NULL, 0,
+				MSG_DONTWAIT))
+			break;
+		late_undo_sent();
+		late_add(&u.req);
+	}
+}
+
+/*
+ * Takes the late answers that came meanwhile; the lock is held. rpmad
+ * never speaks unasked: anything else readable between requests is the
+ * end of the session (rpmad went away) or a session out of step, and the
+ * session ends here.
+ */
+static void
+catch_up_locked(void)
+{
+	int ret = ctl_drain(broker.sock, &late_answers);
+	if (ret == 0) {
+		send_undos_locked();
+		return;
+	}
+	if (ret != -ECONNRESET)
+		RLOG_ERROR("rpmad at %s sent what answers nothing asked: %s; "
+				"the session ends", socket_path(),
+				strerror(-ret));
+	disconnect_locked();
 }
 
 /* Opens the connection and says hello; the lock is held. */
@@ -115,14 +166,15 @@ connect_locked(void)
 	}
 	broker.sock = sock;
 	broker.pid = getpid();
+	broker.timeout_ms = REPLY_TIMEOUT_MS;
 
 	Rpmad__Hello hello;
 	Rpmad__Request req;
 	ctl_hello(&req, &hello, program_invocation_short_name);
 
 	struct broker_reply reply = { .resp = NULL };
-	bool sent;
-	int ret = exchange_locked(&req, NULL, 0, &reply, &sent);
+	enum ctl_step step;
+	int ret = exchange_locked(&req, NULL, 0, &reply, &step);
 	if (ret) {
 		RLOG_ERROR("rpmad at %s did not answer hello: %s", path,
 				strerror(-ret));
@@ -136,10 +188,63 @@ connect_locked(void)
 		disconnect_locked();
 		return RPMA_E_PROVIDER;
 	}
+	if (reply.resp->body_case == RPMAD__RESPONSE__BODY_HELLO) {
+		uint32_t ms = reply.resp->hello->reply_timeout_ms;
+		if (ms)
+			broker.timeout_ms = ms < REPLY_TIMEOUT_MIN_MS ?
+				REPLY_TIMEOUT_MIN_MS : ms > REPLY_TIMEOUT_MAX_MS ?
+				REPLY_TIMEOUT_MAX_MS : (int)ms;
+	}
 	broker_reply_fini(&reply);
 
 	atomic_fetch_add(&broker.generation, 1);
 	return 0;
+}
+
+/* Whether a request deletes an object of rpmad's. */
+static bool
+is_delete(Rpmad__Request__BodyCase body)
+{
+	return body == RPMAD__REQUEST__BODY_PEER_DELETE ||
+		body == RPMAD__REQUEST__BODY_MR_DEREG ||
+		body == RPMAD__REQUEST__BODY_EP_SHUTDOWN ||
+		body == RPMAD__REQUEST__BODY_CONN_REQ_DELETE ||
+		body == RPMAD__REQUEST__BODY_CONN_DELETE;
+}
+
+/*
+ * Turns a failed round trip into the call's result; the lock is held. A
+ * request that got no answer in time, or could not even be handed over,
+ * fails alone: the session and its objects stay.
+ */
+static int
+exchange_failed_locked(const Rpmad__Request *req, int err,
+		enum ctl_step step)
+{
+	if (err == -ETIMEDOUT && step == CTL_STEP_WAIT) {
+		late_add(req);
+		RLOG_ERROR("rpmad at %s did not answer within %d ms (stopped "
+				"or overloaded?): this call failed, the session "
+				"and its objects stay", socket_path(),
+				broker.timeout_ms);
+		return RPMA_E_PROVIDER;
+	}
+	if (err == -ETIMEDOUT && step == CTL_STEP_SEND) {
+		RLOG_ERROR("rpmad at %s took no request for %d ms (stopped or "
+				"overloaded?): this call failed and sent "
+				"nothing, the session and its objects stay",
+				socket_path(), broker.timeout_ms);
+		return RPMA_E_PROVIDER;
+	}
+	RLOG_ERROR("request to rpmad at %s failed: %s", socket_path(),
+			strerror(-err));
+	/*
+	 * the session is gone or out of step: start afresh next time; a
+	 * request that never left for want of memory changed nothing
+	 */
+	if (step >= CTL_STEP_WAIT || (err != -ENOMEM && err != -EMSGSIZE))
+		disconnect_locked();
+	return err == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 }
 
 int
@@ -157,11 +262,12 @@ broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 	if (broker.sock >= 0 && broker.pid != getpid())
 		disconnect_locked();
 	/*
-	 * an rpmad that went away (restarted) ended the session: its objects
-	 * are dead, and new ones must not fail once on the old socket
+	 * late answers first; an rpmad that went away (restarted) ended the
+	 * session: its objects are dead, and new ones must not fail once on
+	 * the old socket
 	 */
-	if (broker.sock >= 0 && hung_up_locked())
-		disconnect_locked();
+	if (broker.sock >= 0)
+		catch_up_locked();
 
 	int ret = 0;
 	if (generation != 0 && (broker.sock < 0 ||
@@ -174,22 +280,23 @@ broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 	}
 	if (broker.sock < 0 && (ret = connect_locked()) != 0)
 		goto unlock;
-
-	reply->generation = atomic_load(&broker.generation);
-	bool sent;
-	int err = exchange_locked(req, fds, nfds, reply, &sent);
-	if (err) {
-		RLOG_ERROR("request to rpmad at %s failed: %s", socket_path(),
-				strerror(-err));
-		/*
-		 * the session is gone or out of step: start afresh next time;
-		 * a request that never left for want of memory changed nothing
-		 */
-		if (sent || (err != -ENOMEM && err != -EMSGSIZE))
-			disconnect_locked();
-		ret = err == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+	if (late_full()) {
+		RLOG_ERROR("rpmad at %s still owes the answers to %d earlier "
+				"requests (stopped or overloaded?): this call "
+				"failed and sent nothing, the session and its "
+				"objects stay", socket_path(), LATE_MAX);
+		ret = RPMA_E_PROVIDER;
 		goto unlock;
 	}
+
+	reply->generation = atomic_load(&broker.generation);
+	enum ctl_step step;
+	int err = exchange_locked(req, fds, nfds, reply, &step);
+	if (err) {
+		ret = exchange_failed_locked(req, err, step);
+		goto unlock;
+	}
+	send_undos_locked();
 
 unlock:
 	pthread_mutex_unlock(&broker.lock);
@@ -197,6 +304,12 @@ unlock:
 		return ret;
 
 	Rpmad__Response *resp = reply->resp;
+	if (resp->error != NULL && resp->error->errnum == ENOENT &&
+			is_delete(req->body_case)) {
+		/* gone already: an earlier delete of it came late */
+		broker_reply_fini(reply);
+		return 0;
+	}
 	if (resp->error != NULL) {
 		int code = resp->error->code;
 		if (code > RPMA_E_UNKNOWN || code < RPMA_E_AGAIN)
@@ -251,8 +364,64 @@ int
 broker_session_alive(uint64_t generation)
 {
 	pthread_mutex_lock(&broker.lock);
+	/* what came meanwhile first: it may be the session's end */
+	if (broker.sock >= 0 && broker.pid == getpid())
+		catch_up_locked();
 	int alive = broker.sock >= 0 && broker.pid == getpid() &&
 			generation == atomic_load(&broker.generation);
 	pthread_mutex_unlock(&broker.lock);
 	return alive;
+}
+
+int
+broker_late_event(uint64_t generation, uint64_t conn_id,
+		struct late_event *ev)
+{
+	if (late_events_owed() == 0)
+		return 0;
+	pthread_mutex_lock(&broker.lock);
+	int ret = 0;
+	if (broker.sock < 0 || broker.pid != getpid() ||
+			generation != atomic_load(&broker.generation))
+		goto unlock;
+	catch_up_locked();
+	/* its answer is owed: wait for it as long as for any answer */
+	struct timespec now;
+	(void) clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t deadline = now.tv_sec * 1000LL + now.tv_nsec / 1000000 +
+			broker.timeout_ms;
+	while (broker.sock >= 0 && (ret = late_event_take(conn_id, ev)) < 0) {
+		(void) clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t left = deadline - (now.tv_sec * 1000LL +
+				now.tv_nsec / 1000000);
+		struct pollfd pfd = { .fd = broker.sock, .events = POLLIN };
+		int n = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			RLOG_ERROR("rpmad at %s still has not answered for this "
+					"connection's event (stopped or "
+					"overloaded?)", socket_path());
+			ret = RPMA_E_PROVIDER;
+			break;
+		}
+		catch_up_locked();
+	}
+	if (broker.sock < 0)
+		ret = 0;	/* the session ended: the event is the end */
+unlock:
+	pthread_mutex_unlock(&broker.lock);
+	return ret;
+}
+
+void
+broker_late_event_forget(uint64_t generation, uint64_t conn_id)
+{
+	if (late_events_owed() == 0)
+		return;
+	pthread_mutex_lock(&broker.lock);
+	if (broker.sock >= 0 && broker.pid == getpid() &&
+			generation == atomic_load(&broker.generation))
+		late_event_forget(conn_id);
+	pthread_mutex_unlock(&broker.lock);
 }

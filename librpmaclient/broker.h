@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "ctl_call.h"
+#include "late.h"
 #include "rpmad.pb-c.h"
 
 struct broker_reply {
@@ -30,7 +31,11 @@ struct broker_reply {
  * is about (0 for requests about no object): a request for an object of an
  * ended session fails without reaching the daemon. Returns 0 with
  * reply->resp holding a response whose body case is `expect`, or an RPMA_E_*
- * code (the daemon's reason is logged; reply holds nothing then).
+ * code (the daemon's reason is logged; reply holds nothing then). An
+ * answer that does not come in time fails the call alone
+ * (RPMA_E_PROVIDER): the session stays, and late.c puts the answer right
+ * when it comes. A delete of an object rpmad no longer has succeeds (an
+ * earlier delete of it came late).
  */
 int broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 		unsigned nfds, Rpmad__Response__BodyCase expect,
@@ -57,5 +62,18 @@ int broker_call_simple(uint64_t generation, Rpmad__Request *req);
  * the library's side of it.
  */
 int broker_session_alive(uint64_t generation);
+
+/*
+ * broker_late_event -- the event of connection `conn_id` (of session
+ * `generation`) that an rpma_conn_next_event gave up waiting for: 1 with
+ * it in *ev, waiting for its answer as long as for any answer if it has
+ * not come yet; 0 when none is owed (or the session ended); an RPMA_E_*
+ * code when it still did not come (logged).
+ */
+int broker_late_event(uint64_t generation, uint64_t conn_id,
+		struct late_event *ev);
+
+/* broker_late_event_forget -- the connection is deleted: drop its events */
+void broker_late_event_forget(uint64_t generation, uint64_t conn_id);
 
 #endif /* RPMACLIENT_BROKER_H */

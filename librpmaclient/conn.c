@@ -56,6 +56,42 @@ rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 	return 0;
 }
 
+/* Hands an event rpmad gave to the application. */
+static int
+deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
+		const void *pdata, size_t pdata_len,
+		enum rpma_conn_event *event)
+{
+	switch (ev) {
+	case RPMA_CONN_ESTABLISHED:
+	case RPMA_CONN_CLOSED:
+	case RPMA_CONN_LOST:
+	case RPMA_CONN_REJECTED:
+		*event = (enum rpma_conn_event)ev;
+		break;
+	case RPMA_CONN_UNDEFINED:
+		/*
+		 * rpmad could not reach the server (no route, no answer in
+		 * time): librpma 0.12 has no event for it and fails
+		 * rpma_conn_next_event with RPMA_E_UNKNOWN, as here
+		 */
+		RLOG_WARNING("Undefined connection event: the server could "
+				"not be reached (no route, or no answer within "
+				"the connection timeout)");
+		*event = RPMA_CONN_UNDEFINED;
+		return RPMA_E_UNKNOWN;
+	default:
+		RLOG_WARNING("unexpected connection event %d", ev);
+		*event = RPMA_CONN_UNDEFINED;
+		return RPMA_E_UNKNOWN;
+	}
+	if (has_pdata)
+		private_data_set(&conn->pdata, pdata, pdata_len);
+
+	RLOG_NOTICE("%s", rpma_utils_conn_event_2str(*event));
+	return 0;
+}
+
 /* Asks rpmad for the event its notification announced. */
 static int
 fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
@@ -73,38 +109,10 @@ fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 		return ret;
 
 	const Rpmad__ConnEvent *ev = reply.resp->event;
-	switch (ev->event) {
-	case RPMA_CONN_ESTABLISHED:
-	case RPMA_CONN_CLOSED:
-	case RPMA_CONN_LOST:
-	case RPMA_CONN_REJECTED:
-		*event = (enum rpma_conn_event)ev->event;
-		break;
-	case RPMA_CONN_UNDEFINED:
-		/*
-		 * rpmad could not reach the server (no route, no answer in
-		 * time): librpma 0.12 has no event for it and fails
-		 * rpma_conn_next_event with RPMA_E_UNKNOWN, as here
-		 */
-		RLOG_WARNING("Undefined connection event: the server could "
-				"not be reached (no route, or no answer within "
-				"the connection timeout)");
-		*event = RPMA_CONN_UNDEFINED;
-		broker_reply_fini(&reply);
-		return RPMA_E_UNKNOWN;
-	default:
-		RLOG_WARNING("unexpected connection event %d", ev->event);
-		*event = RPMA_CONN_UNDEFINED;
-		broker_reply_fini(&reply);
-		return RPMA_E_UNKNOWN;
-	}
-	if (ev->has_private_data)
-		private_data_set(&conn->pdata, ev->private_data.data,
-				ev->private_data.len);
+	ret = deliver_event(conn, ev->event, ev->has_private_data,
+			ev->private_data.data, ev->private_data.len, event);
 	broker_reply_fini(&reply);
-
-	RLOG_NOTICE("%s", rpma_utils_conn_event_2str(*event));
-	return 0;
+	return ret;
 }
 
 int
@@ -112,6 +120,19 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 {
 	if (conn == NULL || event == NULL)
 		return RPMA_E_INVAL;
+
+	/*
+	 * an event whose fetching gave up on a slow rpmad: its notification
+	 * was read then, its answer came (or comes) late
+	 */
+	struct late_event late;
+	int owed = broker_late_event(conn->qp->generation, conn->qp->conn_id,
+			&late);
+	if (owed < 0)
+		return owed;
+	if (owed == 1)
+		return deliver_event(conn, late.event, late.has_pdata,
+				late.pdata, late.pdata_len, event);
 
 	for (;;) {
 		char byte;
@@ -244,6 +265,7 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 		return 0;
 
 	int ret = 0;
+	broker_late_event_forget(conn->qp->generation, conn->qp->conn_id);
 	if (broker_session_alive(conn->qp->generation))
 		ret = conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE);
 	/* a session that ended just now took the object with it */

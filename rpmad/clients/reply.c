@@ -4,6 +4,7 @@
  * reason, the objects it names, the descriptors that go back
  */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,9 +43,12 @@ req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
 		[OBJ_CONN] = "connection",
 	};
 	struct obj *o = registry_find(id, kind, &rc->client->owner);
-	if (o == NULL)
+	if (o == NULL) {
 		req_fail(rc, RPMA_E_INVAL, 0, "no %s %llx in this session",
 				names[kind], (unsigned long long)id);
+		/* the library knows a delete that came late by it */
+		rc->err.errnum = ENOENT;
+	}
 	return o;
 }
 

@@ -507,6 +507,7 @@ session_handle_hello(struct req_ctx *rc)
 	rpmad__hello_reply__init(&rc->hello);
 	rc->hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
 	rc->hello.daemon_version = PACKAGE_VERSION;
+	rc->hello.reply_timeout_ms = rpmad.cfg.reply_timeout_ms;
 	rc->resp.body_case = RPMAD__RESPONSE__BODY_HELLO;
 	rc->resp.hello = &rc->hello;
 }

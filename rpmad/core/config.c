@@ -49,6 +49,7 @@ config_defaults(struct config *cfg)
 	cfg->poll_spin_us = 50;
 	cfg->tcp_timeout_ms = 5000;
 	cfg->rnr_timeout_ms = 7000;
+	cfg->reply_timeout_ms = 60000;
 	cfg->limits.max_connections = 1024;
 	cfg->limits.max_endpoints = 64;
 	cfg->limits.max_pending_requests = 256;
@@ -376,6 +377,12 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 	} else if (strcmp(key, "rnr_timeout_ms") == 0) {
 		if (parse_u32(value, &c->rnr_timeout_ms))
 			goto bad;
+	} else if (strcmp(key, "reply_timeout_ms") == 0) {
+		/* the bounds the library holds it to */
+		if (parse_u32(value, &c->reply_timeout_ms) ||
+				c->reply_timeout_ms < 100 ||
+				c->reply_timeout_ms > 3600000)
+			goto bad;
 	} else if ((v = apply_limit(&c->limits, key, value)) != 0) {
 		if (v < 0)
 			goto bad;
@@ -587,6 +594,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->rnr_timeout_ms != n->rnr_timeout_ms)
 		note(buf, len, "rnr_timeout_ms %u -> %u", o->rnr_timeout_ms,
 				n->rnr_timeout_ms);
+	if (o->reply_timeout_ms != n->reply_timeout_ms)
+		note(buf, len, "reply_timeout_ms %u -> %u",
+				o->reply_timeout_ms, n->reply_timeout_ms);
 	describe_limits(&o->limits, &n->limits, buf, len);
 	if (!net_rules_equal(&o->allow_connect, &n->allow_connect))
 		note(buf, len, "allow_connect");

@@ -62,6 +62,7 @@ struct config {
 	uint64_t poll_spin_us;		/* keep polling this long after work */
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
 	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
+	uint32_t reply_timeout_ms;	/* clients wait this long for answers */
 
 	/* per-user limits (see struct limits) and networks */
 	struct limits limits;

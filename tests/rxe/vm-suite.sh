@@ -125,9 +125,11 @@ for s in "${SECTIONS[@]}"; do
 	failure)
 		section failure
 		# an application and an rpmad killed mid-stream; rpmad
-		# restarted under running applications
+		# restarted under running applications (a device handle
+		# outliving it); rpmad stopped during and between calls
 		check_prog fail_kill "$BUILD/tests/failure/fail_kill"
-		check_prog fail_restart "$BUILD/tests/failure/fail_restart" ;;
+		check_prog fail_restart "$BUILD/tests/failure/fail_restart"
+		check_prog fail_stall "$BUILD/tests/failure/fail_stall" ;;
 	link)
 		section "link and device"
 		check_prog rxe_link "$BUILD/tests/rxe/rxe_link" ;;

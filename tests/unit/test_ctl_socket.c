@@ -539,6 +539,125 @@ START_TEST(call_too_large)
 }
 END_TEST
 
+/* ------------------------------------------------------- late answers */
+
+/* A caller's requests answered late: these ids, and what came for them. */
+struct late_ids {
+	uint64_t ids[4];
+	unsigned n;
+	unsigned taken;
+	unsigned fds_seen;
+};
+
+static bool
+take_late(void *arg, Rpmad__Response *resp, int *fds, unsigned nfds)
+{
+	struct late_ids *l = arg;
+	for (unsigned i = 0; i < l->n; i++) {
+		if (l->ids[i] != resp->id)
+			continue;
+		l->ids[i] = 0;
+		l->taken++;
+		l->fds_seen += nfds;
+		ctl_close_fds(fds, nfds);
+		rpmad__response__free_unpacked(resp, NULL);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Answers to earlier requests come first: each is offered to the caller's
+ * late hook and the call goes on to its own; their descriptors are the
+ * hook's (it closes them here).
+ */
+START_TEST(call_late_answers_first)
+{
+	int in[2];
+	make_fds(in, 2);
+	answer(3, in, 2);
+	answer(4, NULL, 0);
+	answer(7, NULL, 0);
+	ctl_close_fds(in, 2);
+	int before = open_fds();
+
+	struct late_ids l = { .ids = { 3, 4 }, .n = 2 };
+	const struct ctl_late late = { .answer = take_late, .arg = &l };
+	struct ctl_answer ans = { .fds = NULL, .late = &late };
+	ck_assert_int_eq(call_hello(7, NULL, 0, 1000, &ans), 0);
+	ck_assert_uint_eq(ans.resp->id, 7);
+	rpmad__response__free_unpacked(ans.resp, NULL);
+	ck_assert_uint_eq(l.taken, 2);
+	ck_assert_uint_eq(l.fds_seen, 2);
+	ck_assert_int_eq(open_fds(), before);
+}
+END_TEST
+
+/* An answer to nothing asked, with a hook that does not know it either. */
+START_TEST(call_late_unknown)
+{
+	answer(5, NULL, 0);
+	answer(7, NULL, 0);
+	struct late_ids l = { .ids = { 3 }, .n = 1 };
+	const struct ctl_late late = { .answer = take_late, .arg = &l };
+	struct ctl_answer ans = { .fds = NULL, .late = &late };
+	ck_assert_int_eq(call_hello(7, NULL, 0, 1000, &ans), -EBADMSG);
+	ck_assert_int_eq(ans.failed, CTL_STEP_DECODE);
+	ck_assert_uint_eq(l.taken, 0);
+}
+END_TEST
+
+/*
+ * The time-out covers the late answers too: they do not extend it. A
+ * late answer, then nothing: -ETIMEDOUT at CTL_STEP_WAIT.
+ */
+START_TEST(call_late_then_nothing)
+{
+	answer(3, NULL, 0);
+	struct late_ids l = { .ids = { 3 }, .n = 1 };
+	const struct ctl_late late = { .answer = take_late, .arg = &l };
+	struct ctl_answer ans = { .fds = NULL, .late = &late };
+	ck_assert_int_eq(call_hello(7, NULL, 0, 50, &ans), -ETIMEDOUT);
+	ck_assert_int_eq(ans.failed, CTL_STEP_WAIT);
+	ck_assert_uint_eq(l.taken, 1);
+}
+END_TEST
+
+/* Between calls: late answers taken, then nothing, or the end, or junk. */
+START_TEST(drain)
+{
+	struct late_ids l = { .ids = { 3, 4 }, .n = 2 };
+	const struct ctl_late late = { .answer = take_late, .arg = &l };
+	ck_assert_int_eq(ctl_drain(sv[0], &late), 0);
+	answer(3, NULL, 0);
+	answer(4, NULL, 0);
+	ck_assert_int_eq(ctl_drain(sv[0], &late), 0);
+	ck_assert_uint_eq(l.taken, 2);
+	answer(9, NULL, 0);
+	ck_assert_int_eq(ctl_drain(sv[0], &late), -EBADMSG);
+	ck_assert_int_eq(shutdown(sv[1], SHUT_WR), 0);
+	ck_assert_int_eq(ctl_drain(sv[0], &late), -ECONNRESET);
+}
+END_TEST
+
+/*
+ * A peer that reads nothing: once its queue is full the call waits for
+ * room only as long as its time-out, and sends nothing (CTL_STEP_SEND).
+ */
+START_TEST(call_no_room)
+{
+	/* fill the queue as a stopped rpmad leaves it */
+	char big[4096] = { 0 };
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	while (ctl_send(sv[0], big, sizeof(big), NULL, 0) == 0)
+		;
+	ck_assert_int_eq(fcntl(sv[0], F_SETFL, 0), 0);
+	struct ctl_answer ans = { .fds = NULL };
+	ck_assert_int_eq(call_hello(1, NULL, 0, 50, &ans), -ETIMEDOUT);
+	ck_assert_int_eq(ans.failed, CTL_STEP_SEND);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -566,6 +685,15 @@ main(void)
 	tcase_add_test(tc, call_daemon_ends);
 	tcase_add_test(tc, call_daemon_gone);
 	tcase_add_test(tc, call_too_large);
+	tcase_add_test(tc, call_no_room);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("late answers");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, call_late_answers_first);
+	tcase_add_test(tc, call_late_unknown);
+	tcase_add_test(tc, call_late_then_nothing);
+	tcase_add_test(tc, drain);
 	suite_add_tcase(s, tc);
 
 	SRunner *sr = srunner_create(s);
