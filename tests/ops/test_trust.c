@@ -7,7 +7,9 @@
  *    rpmad's configured user); it logs why.
  *  - A privileged program (file capabilities) run by that user with
  *    RPMAD_SOCKET at the relay: the library does not read RPMAD_SOCKET
- *    there (secure_getenv); the relay hears nothing.
+ *    there (secure_getenv); the relay hears nothing. Through a whole
+ *    session the library reads RPMAD_SOCKET and RPMA_WAIT_SPIN_US, with
+ *    secure_getenv, and no other variable.
  *  - rpmad's socket under a directory of another user, through a symlink
  *    of another user in a sticky directory, or under a directory its
  *    group may write: rpmad refuses to start and names the component;
@@ -18,6 +20,7 @@
  */
 
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -244,6 +247,110 @@ out:
 }
 END_TEST
 
+/* ---------------------------------------------------- the environment */
+
+/*
+ * What the library asks of the environment, seen through this program's
+ * own getenv and secure_getenv: a shared library calls the executable's
+ * definitions of them first.
+ */
+static bool recording;
+static char asked[1024];
+
+static void
+record(const char *how, const char *name)
+{
+	/* Check's own, which its assertions ask for */
+	if (!recording || strncmp(name, "CK_", 3) == 0)
+		return;
+	size_t used = strlen(asked);
+	(void) snprintf(asked + used, sizeof(asked) - used, "%s(%s)\n", how,
+			name);
+}
+
+char *
+getenv(const char *name)
+{
+	record("getenv", name);
+	char *(*next)(const char *) = (char *(*)(const char *))
+		dlsym(RTLD_NEXT, "getenv");
+	return next(name);
+}
+
+char *
+secure_getenv(const char *name)
+{
+	record("secure_getenv", name);
+	char *(*next)(const char *) = (char *(*)(const char *))
+		dlsym(RTLD_NEXT, "secure_getenv");
+	return next(name);
+}
+
+/*
+ * Through a session with every kind of object, the library reads two
+ * variables, each with secure_getenv, and nothing else.
+ */
+START_TEST(test_environment_read)
+{
+	struct ops_daemon od;
+	ck_assert_int_eq(ops_daemon_start(&od, NULL, NULL, NULL), 0);
+	char port[16];
+	(void) snprintf(port, sizeof(port), "%d", free_port());
+	asked[0] = '\0';
+	recording = true;
+	struct ibv_context *dev;
+	struct rpma_peer *peer = NULL;
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn_req *req = NULL;
+	struct rpma_conn *conn = NULL;
+	struct rpma_mr_local *mr = NULL;
+	static char buf[4096] __attribute__((aligned(4096)));
+	ck_assert_int_eq(rpma_utils_get_ibv_context("127.0.0.1",
+			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
+	ck_assert_int_eq(rpma_peer_new(dev, &peer), 0);
+	ck_assert_int_eq(rpma_mr_reg(peer, buf, sizeof(buf),
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &mr), 0);
+	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", port, &ep), 0);
+	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
+			&req), 0);
+	ck_assert_int_eq(rpma_conn_req_connect(&req, NULL, &conn), 0);
+	struct rpma_conn_req *in = NULL;
+	struct pollfd pfd = { .events = POLLIN };
+	ck_assert_int_eq(rpma_ep_get_fd(ep, &pfd.fd), 0);
+	ck_assert_int_eq(poll(&pfd, 1, OPS_WAIT_MS), 1);
+	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &in), 0);
+	struct rpma_conn *srv = NULL;
+	ck_assert_int_eq(rpma_conn_req_connect(&in, NULL, &srv), 0);
+	enum rpma_conn_event ev;
+	ck_assert_int_eq(rpma_conn_next_event(conn, &ev), 0);
+	ck_assert_int_eq(ev, RPMA_CONN_ESTABLISHED);
+	ck_assert_int_eq(rpma_conn_next_event(srv, &ev), 0);
+	ck_assert_int_eq(ev, RPMA_CONN_ESTABLISHED);
+	/* a send into a receive, waited for */
+	struct rpma_cq *cq;
+	ck_assert_int_eq(rpma_conn_get_cq(srv, &cq), 0);
+	ck_assert_int_eq(rpma_recv(srv, mr, 0, 64, NULL), 0);
+	ck_assert_int_eq(rpma_send(conn, mr, 64, 64, RPMA_F_COMPLETION_ON_ERROR,
+			NULL), 0);
+	ck_assert_int_eq(rpma_cq_wait(cq), 0);
+	ck_assert_int_eq(rpma_conn_disconnect(conn), 0);
+	ck_assert_int_eq(rpma_conn_delete(&conn), 0);
+	ck_assert_int_eq(rpma_conn_delete(&srv), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&mr), 0);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+	recording = false;
+
+	ck_assert_msg(strstr(asked, "secure_getenv(RPMAD_SOCKET)") &&
+			strstr(asked, "secure_getenv(RPMA_WAIT_SPIN_US)"), "%s",
+			asked);
+	ck_assert_msg(count_lines_with(asked, "(", NULL) ==
+			count_lines_with(asked, "secure_getenv(RPMA", NULL),
+			"%s", asked);
+	ck_assert_int_eq(ops_daemon_stop(&od), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------- rpmad's socket */
 
 static char base[64];
@@ -389,6 +496,7 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_relay_of_another_user);
 	tcase_add_test(tc, test_privileged_program_ignores_socket_env);
+	tcase_add_test(tc, test_environment_read);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rpmad");
 	tcase_add_checked_fixture(tc, setup_base, teardown_base);
