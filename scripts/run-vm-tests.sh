@@ -53,7 +53,8 @@ fi
 # power cut's acknowledgements; and the files behind its NVDIMMs and disk
 keep=$top/_vm-results
 rm -rf "$keep" && mkdir -p "$keep/powercut"
-media=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-vm-media.XXXXXX")
+# (in the build tree: the disk is opened O_DIRECT, which tmpfs refuses)
+media=$(mktemp -d "$BUILD/vm-media.XXXXXX")
 trap 'rm -rf "$media"' EXIT
 fresh_media() {
 	rm -f "$media"/*
