@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,6 +47,7 @@ static struct {
 	uint64_t next_id;
 	int timeout_ms;		/* of this session's replies */
 	_Atomic uint64_t generation;
+	bool addrspace;		/* rpmad has this process's address space */
 } broker = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.sock = -1,
@@ -171,10 +173,28 @@ connect_locked(void)
 	Rpmad__Hello hello;
 	Rpmad__Request req;
 	ctl_hello(&req, &hello, program_invocation_short_name);
+	/*
+	 * rpmad reaches this process's private memory through these
+	 * (memshare.h); rpmad keeps its own copies, the library none
+	 */
+	int as_fds[2] = {
+		open("/proc/self/mem", O_RDWR | O_CLOEXEC),
+		open("/proc/self/maps", O_RDONLY | O_CLOEXEC),
+	};
+	bool addrspace = as_fds[0] >= 0 && as_fds[1] >= 0;
+	if (!addrspace)
+		RLOG_INFO("without /proc/self/mem and /proc/self/maps (%s), "
+				"registered private memory is moved into "
+				"shared memory", strerror(errno));
+	hello.fd_count = addrspace ? 2 : 0;
 
 	struct broker_reply reply = { .resp = NULL };
 	enum ctl_step step;
-	int ret = exchange_locked(&req, NULL, 0, &reply, &step);
+	int ret = exchange_locked(&req, as_fds, hello.fd_count, &reply,
+			&step);
+	for (int i = 0; i < 2; i++)
+		if (as_fds[i] >= 0)
+			(void) close(as_fds[i]);
 	if (ret) {
 		RLOG_ERROR("rpmad at %s did not answer hello: %s", path,
 				strerror(-ret));
@@ -197,6 +217,7 @@ connect_locked(void)
 	}
 	broker_reply_fini(&reply);
 
+	broker.addrspace = addrspace;
 	atomic_fetch_add(&broker.generation, 1);
 	return 0;
 }
@@ -258,9 +279,16 @@ broker_call(uint64_t generation, Rpmad__Request *req, const int *fds,
 
 	pthread_mutex_lock(&broker.lock);
 
-	/* a forked child must not talk over its parent's session */
-	if (broker.sock >= 0 && broker.pid != getpid())
-		disconnect_locked();
+	/*
+	 * a child made without the fork handlers (a raw clone) must not talk
+	 * over its parent's session, nor close a descriptor by a number it
+	 * may have reused: forget it
+	 */
+	if (broker.sock >= 0 && broker.pid != getpid()) {
+		broker.sock = -1;
+		late_reset();
+		atomic_fetch_add(&broker.generation, 1);
+	}
 	/*
 	 * late answers first; an rpmad that went away (restarted) ended the
 	 * session: its objects are dead, and new ones must not fail once on
@@ -424,4 +452,29 @@ broker_late_event_forget(uint64_t generation, uint64_t conn_id)
 			generation == atomic_load(&broker.generation))
 		late_event_forget(conn_id);
 	pthread_mutex_unlock(&broker.lock);
+bool
+broker_addrspace(uint64_t generation)
+{
+	pthread_mutex_lock(&broker.lock);
+	bool as = broker.sock >= 0 && broker.addrspace &&
+		generation == atomic_load(&broker.generation);
+	pthread_mutex_unlock(&broker.lock);
+	return as;
+}
+
+void
+broker_atfork_child(void)
+{
+	/*
+	 * The parent's session is not the child's. Nothing of the child ran
+	 * yet, so the socket is surely still ours to close; another thread
+	 * of the parent may have held the lock at the fork.
+	 */
+	if (broker.sock >= 0)
+		(void) close(broker.sock);
+	broker.sock = -1;
+	broker.addrspace = false;
+	late_reset();
+	atomic_fetch_add(&broker.generation, 1);
+	pthread_mutex_init(&broker.lock, NULL);
 }

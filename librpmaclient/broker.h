@@ -12,6 +12,7 @@
 #ifndef RPMACLIENT_BROKER_H
 #define RPMACLIENT_BROKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ctl_call.h"
@@ -75,5 +76,14 @@ int broker_late_event(uint64_t generation, uint64_t conn_id,
 
 /* broker_late_event_forget -- the connection is deleted: drop its events */
 void broker_late_event_forget(uint64_t generation, uint64_t conn_id);
+
+/*
+ * broker_addrspace -- whether rpmad has this process's address space in
+ * the session of `generation` (memshare.h)
+ */
+bool broker_addrspace(uint64_t generation);
+
+/* broker_atfork_child -- the fork handler: the child has no session */
+void broker_atfork_child(void);
 
 #endif /* RPMACLIENT_BROKER_H */

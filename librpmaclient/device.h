@@ -30,6 +30,7 @@ struct rpma_device {
 	/* what it was looked up for (a numeric address) */
 	char host[ADDR_HOST_MAX];
 	enum rpma_util_ibv_context_type type;
+	bool rdma;		/* an RDMA device (rpmad's verbs transport) */
 	struct rpma_device *next;
 };
 

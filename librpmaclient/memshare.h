@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * memshare.h -- making application memory reachable by rpmad
+ * memshare.h -- how rpmad reaches the memory of a registration
  *
- * rpmad must see the very pages the application uses, without the
- * application changing its pointer or losing its data:
- *  - private memory (heap, posix_memalign, anonymous mmap, a program's
- *    data and bss, MAP_PRIVATE files) is moved into a memfd mapped at the
- *    same address, contents included;
- *  - shared file mappings (pmem files, DAX devices) are passed by fd and
- *    offset and never remapped, so stores keep reaching the file;
- *  - pages moved by an earlier registration are found and reused.
- * Anything else (the calling thread's or the main thread's stack, special
- * mappings, memory without read access, holes) cannot be shared safely and
- * is refused.
+ * rpmad must reach the very pages the application uses, and nothing about
+ * the application's memory may change (the library is a guest in the
+ * process):
+ *  - with rpmad's software transport, rpmad reaches the memory through the
+ *    process's own address space (the descriptors of /proc/self/mem and
+ *    /proc/self/maps the library hands over at hello): nothing is moved,
+ *    shared or pinned. Shared mappings of files on persistent storage come
+ *    by descriptor as well, so that rpmad can persist them;
+ *  - an RDMA device reaches memory through rpmad's own mappings: shared
+ *    mappings are passed by descriptor as they are, and private pages
+ *    are moved into the library's memfd (vamem.h), as are those of a
+ *    process whose address space rpmad does not have (no /proc).
+ * Either way the usage is checked against the memory's protection as
+ * ibv_reg_mr checks it, and every page is faulted in first, by the
+ * application (charged to it, with its credentials).
  */
 
 #ifndef RPMACLIENT_MEMSHARE_H
@@ -25,14 +29,25 @@
 #include "ctl_socket.h"
 #include "mr_usage.h"
 
-struct memshare_segment {
-	unsigned fd_index;
-	uint64_t offset;
-	uint64_t length;
-	bool file_backed;
+enum memshare_kind {
+	MEMSHARE_FILE,		/* a file of the application's, by descriptor */
+	MEMSHARE_MEMFD,		/* moved private pages: the library's memfd */
+	MEMSHARE_PROCESS,	/* through the process's address space */
 };
 
-/* What rpmad needs to map a registration: its pages as file segments. */
+struct memshare_segment {
+	enum memshare_kind kind;
+	unsigned fd_index;	/* FILE, MEMFD */
+	uint64_t offset;	/* FILE, MEMFD: in the file */
+	uint64_t length;
+};
+
+/* Pages of the library's memfd a registration holds (vamem_ref). */
+struct memshare_held {
+	uintptr_t start, end;
+};
+
+/* What rpmad needs to reach a registration, and what it holds. */
 struct memshare_plan {
 	uintptr_t start;	/* page-aligned span covering the range */
 	uint64_t length;
@@ -41,27 +56,30 @@ struct memshare_plan {
 	int fds[CTL_MAX_FDS];
 	bool fd_owned[CTL_MAX_FDS];	/* opened for this plan only */
 	unsigned nfds;
+	struct memshare_held held[MR_MAX_SEGMENTS];
+	unsigned nheld;
 };
 
 /*
- * memshare_prepare -- share the pages covering [ptr, ptr + size) and
- * describe them in `plan`. On failure the reason is logged and an RPMA_E_*
- * code returned; pages already moved stay moved (harmless: they behave as
- * before). Holds the process-wide registration lock until memshare_done().
+ * memshare_prepare -- describe (and for RDMA devices, share) the pages
+ * covering [ptr, ptr + size) for a registration of `usage`: `rdma` when
+ * it is for an RDMA device, `addrspace` when rpmad has this process's
+ * address space. On failure the reason is logged, an RPMA_E_* code is
+ * returned and nothing has changed.
  */
-int memshare_prepare(void *ptr, size_t size, struct memshare_plan *plan);
+int memshare_prepare(void *ptr, size_t size, int usage, bool rdma,
+		bool addrspace, struct memshare_plan *plan);
 
 /*
- * memshare_populate -- fault in every page of the plan's span in this
- * process (for writing when rpmad will write into it), so that the pages,
- * page-cache pages and file blocks are allocated for, and charged to, the
- * application and its memory cgroup, with its own credentials and quotas,
- * rather than to rpmad when it first touches them. 0 or an RPMA_E_* code
- * (logged). Call between memshare_prepare() and memshare_done().
+ * memshare_done -- release the plan's own descriptors; unless the
+ * registration was made (`registered`), give back what the plan holds.
  */
-int memshare_populate(const struct memshare_plan *plan, bool write);
+void memshare_done(struct memshare_plan *plan, bool registered);
 
-/* memshare_done -- release the plan's own fds and the lock. */
-void memshare_done(struct memshare_plan *plan);
+/*
+ * memshare_release -- a registration ends: give back the memfd's pages it
+ * held (those no other registration holds become private again).
+ */
+void memshare_release(const struct memshare_held *held, unsigned n);
 
 #endif /* RPMACLIENT_MEMSHARE_H */

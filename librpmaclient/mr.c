@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * mr.c -- local memory registrations: rpma_mr_reg / rpma_mr_dereg, the
- * descriptor and the getters, rpma_mr_advise
+ * descriptor and the getters, rpma_mr_advise (how rpmad reaches the
+ * memory is memshare.h's)
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "broker.h"
+#include "fork.h"
 #include "le_bytes.h"
 #include "log_internal.h"
 #include "memshare.h"
@@ -40,30 +42,38 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 				usage);
 		return RPMA_E_INVAL;
 	}
+	if (fork_inherited(peer->epoch, "rpma_mr_reg"))
+		return RPMA_E_PROVIDER;
 
 	struct rpma_mr_local *mr = calloc(1, sizeof(*mr));
 	if (mr == NULL)
 		return RPMA_E_NOMEM;
 
 	struct memshare_plan plan;
-	int ret = memshare_prepare(ptr, size, &plan);
+	int ret = memshare_prepare(ptr, size, usage, peer->rdma,
+			broker_addrspace(peer->generation), &plan);
 	if (ret)
 		goto err_free;
-	/* for writing only where rpmad will write into it */
-	ret = memshare_populate(&plan, mr_usage_rpmad_writes((unsigned)usage));
-	if (ret) {
-		memshare_done(&plan);
-		goto err_free;
+	if (plan.nheld) {
+		mr->held = malloc(plan.nheld * sizeof(*mr->held));
+		if (mr->held == NULL) {
+			memshare_done(&plan, false);
+			ret = RPMA_E_NOMEM;
+			goto err_free;
+		}
+		memcpy(mr->held, plan.held, plan.nheld * sizeof(*mr->held));
+		mr->nheld = plan.nheld;
 	}
 
 	Rpmad__Segment segs[MR_MAX_SEGMENTS];
 	Rpmad__Segment *seg_ptrs[MR_MAX_SEGMENTS];
 	for (unsigned i = 0; i < plan.nsegs; i++) {
 		rpmad__segment__init(&segs[i]);
+		segs[i].in_process = plan.segs[i].kind == MEMSHARE_PROCESS;
+		segs[i].file_backed = plan.segs[i].kind == MEMSHARE_FILE;
 		segs[i].fd_index = plan.segs[i].fd_index;
 		segs[i].offset = plan.segs[i].offset;
 		segs[i].length = plan.segs[i].length;
-		segs[i].file_backed = plan.segs[i].file_backed;
 		seg_ptrs[i] = &segs[i];
 	}
 
@@ -82,12 +92,13 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	struct broker_reply reply;
 	ret = broker_call(peer->generation, &req, plan.fds, plan.nfds,
 			RPMAD__RESPONSE__BODY_MR, &reply);
-	memshare_done(&plan);
+	memshare_done(&plan, ret == 0);
 	if (ret)
 		goto err_free;
 
 	mr->peer = peer;
 	mr->generation = reply.generation;
+	mr->epoch = peer->epoch;
 	mr->mr_id = reply.resp->mr->mr_id;
 	mr->lkey = reply.resp->mr->lkey;
 	mr->rkey = reply.resp->mr->key;
@@ -100,6 +111,7 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	return 0;
 
 err_free:
+	free(mr->held);
 	free(mr);
 	return ret;
 }
@@ -114,7 +126,9 @@ rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	if (mr == NULL)
 		return 0;
 
-	if (broker_session_alive(mr->generation)) {
+	/* a parent's registration: the child's copy of the object only */
+	bool ours = mr->epoch == fork_epoch();
+	if (ours && broker_session_alive(mr->generation)) {
 		Rpmad__MrDereg msg = RPMAD__MR_DEREG__INIT;
 		msg.mr_id = mr->mr_id;
 		Rpmad__Request req = RPMAD__REQUEST__INIT;
@@ -125,7 +139,11 @@ rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 				broker_session_alive(mr->generation))
 			return RPMA_E_PROVIDER;
 	}
+	/* rpmad let go of the pages: they may become private again */
+	if (ours)
+		memshare_release(mr->held, mr->nheld);
 
+	free(mr->held);
 	free(mr);
 	*mr_ptr = NULL;
 	return 0;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "librpma.h"
+#include "memshare.h"
 #include "mr_usage.h"
 
 /* addr (LE u64), length (LE u64), rkey (LE u32), usage (u8) */
@@ -19,6 +20,9 @@
 struct rpma_mr_local {
 	struct rpma_peer *peer;
 	uint64_t generation;	/* broker session it was registered in */
+	unsigned epoch;		/* fork.h */
+	struct memshare_held *held;	/* pages of the library's memfd */
+	unsigned nheld;
 	uint64_t mr_id;		/* rpmad's handle */
 	uint32_t lkey;		/* rpmad's name of it, in ring entries */
 	uint32_t rkey;		/* what remote peers name it by */

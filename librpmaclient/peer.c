@@ -7,6 +7,7 @@
 
 #include "broker.h"
 #include "device.h"
+#include "fork.h"
 #include "log_internal.h"
 #include "peer.h"
 
@@ -50,6 +51,8 @@ rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr)
 
 	peer->generation = reply.generation;
 	peer->peer_id = reply.resp->peer->peer_id;
+	peer->rdma = dev->rdma;
+	peer->epoch = fork_epoch();
 	broker_reply_fini(&reply);
 
 	*peer_ptr = peer;

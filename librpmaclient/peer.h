@@ -6,6 +6,7 @@
 #ifndef RPMACLIENT_PEER_H
 #define RPMACLIENT_PEER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "librpma.h"
@@ -13,6 +14,8 @@
 struct rpma_peer {
 	uint64_t generation;
 	uint64_t peer_id;
+	bool rdma;		/* of an RDMA device (memshare.h) */
+	unsigned epoch;		/* fork.h */
 };
 
 #endif /* RPMACLIENT_PEER_H */

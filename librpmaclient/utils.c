@@ -69,6 +69,7 @@ device_get(uint64_t generation, const Rpmad__DeviceInfo *info,
 	d->odp_capable = info->odp_capable;
 	(void) snprintf(d->host, sizeof(d->host), "%s", host);
 	d->type = type;
+	d->rdma = info->transport && strcmp(info->transport, "tcp") != 0;
 	d->ctx.device = &d->dev;
 	d->dev.transport_type = IBV_TRANSPORT_UNKNOWN;
 	d->dev.node_type = IBV_NODE_UNKNOWN;

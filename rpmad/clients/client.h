@@ -19,6 +19,7 @@
 
 #include "registry.h"
 
+struct addrspace;
 struct tenant;
 
 #define CLIENT_MAX_GROUPS 64
@@ -35,6 +36,7 @@ struct client {
 	unsigned n_groups;
 	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
 	struct tenant *tenant;	/* its user */
+	struct addrspace *as;	/* its memory, if it handed it over at hello */
 
 	/* what the registry's counts by kind do not tell */
 	uint64_t pinned_bytes;	/* what its registrations span (mr.c) */

@@ -65,6 +65,8 @@ fds_expected(const Rpmad__Request *req)
 {
 	if (req->body_case == RPMAD__REQUEST__BODY_MR_REG)
 		return req->mr_reg->fd_count;
+	if (req->body_case == RPMAD__REQUEST__BODY_HELLO)
+		return req->hello->fd_count;
 	return 0;
 }
 

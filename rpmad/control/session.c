@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "addrspace.h"
 #include "client.h"
 #include "daemon.h"
 #include "librpma.h"
@@ -391,6 +392,7 @@ session_release(struct session *s, enum obj_release how)
 
 	/* each kind lets go of its own, in the registry's order */
 	registry_owner_release(&who->owner, how);
+	addrspace_put(who->as);
 
 	loop_del(rpmad.loop, &s->watch);
 	(void) close(s->fd);
@@ -469,6 +471,33 @@ session_ready(struct loop_watch *w, uint32_t events)
 		session_destroy(s);
 }
 
+/*
+ * The descriptors of the client's /proc/self/mem and /proc/self/maps:
+ * how rpmad reaches its private memory (addrspace.h). 0, or -1 with the
+ * request failed and the session ending.
+ */
+static int
+take_addrspace(struct req_ctx *rc)
+{
+	struct session *s = session_of(rc->client);
+	char err[256];
+	if (rc->nfds != 2 || s->client.as != NULL) {
+		req_fail(rc, RPMA_E_INVAL, 0, "hello carries the descriptors of "
+				"the process's mem and maps, once");
+		session_close_later(s);
+		return -1;
+	}
+	int ret = addrspace_new(rc->fds[0], rc->fds[1], &s->client.as, err,
+			sizeof(err));
+	rc->fds[0] = rc->fds[1] = -1;	/* taken, or closed on failure */
+	if (ret) {
+		req_fail(rc, RPMA_E_PROVIDER, -ret, "%s", err);
+		session_close_later(s);
+		return -1;
+	}
+	return 0;
+}
+
 void
 session_handle_hello(struct req_ctx *rc)
 {
@@ -496,6 +525,8 @@ session_handle_hello(struct req_ctx *rc)
 		session_close_later(s);
 		return;
 	}
+	if (h->fd_count && take_addrspace(rc))
+		return;
 	if (who->comm[0] == '\0' && h->client_name) {
 		(void) snprintf(who->comm, sizeof(who->comm), "%s",
 				h->client_name);

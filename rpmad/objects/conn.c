@@ -631,22 +631,19 @@ conn_qp_error(struct conn *conn)
  */
 static enum ibv_wc_status
 resolve_local(struct conn *conn, uint32_t lkey, uint64_t laddr, uint32_t len,
-		enum mr_access access, struct mr **mrp, void **ptr)
+		enum mr_access access, struct mr **mrp)
 {
 	*mrp = NULL;
-	*ptr = NULL;
 	if (len == 0)
 		return IBV_WC_SUCCESS;
 	struct mr *mr = mr_by_lkey(lkey);
 	if (mr == NULL || mr->obj.owner != conn->obj.owner ||
-			mr->peer != conn->peer || mr->broken)
+			mr->peer != conn->peer)
 		return IBV_WC_LOC_PROT_ERR;
-	void *p = mr_translate(mr, laddr, len);
-	if (p == NULL || !mr_allows(mr, access))
+	if (!mr_contains(mr, laddr, len) || !mr_allows(mr, access))
 		return IBV_WC_LOC_PROT_ERR;
 	mr_get(mr);
 	*mrp = mr;
-	*ptr = p;
 	return IBV_WC_SUCCESS;
 }
 
@@ -668,6 +665,7 @@ work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 	w->length = sqe->length;
 	w->rkey = sqe->rkey;
 	w->raddr = sqe->raddr;
+	w->laddr = sqe->laddr;
 	w->posted_ns = loop_now_ns();
 
 	if (sqe->opcode == 0 || sqe->opcode >= QP_OP_MAX ||
@@ -685,10 +683,10 @@ work_from_sqe(struct conn *conn, const struct qp_sqe *sqe, uint32_t index,
 	case QP_OP_SEND:
 	case QP_OP_SEND_IMM:
 		return resolve_local(conn, sqe->lkey, sqe->laddr, sqe->length,
-				MR_LOCAL_READ, &w->lmr, &w->local);
+				MR_LOCAL_READ, &w->lmr);
 	case QP_OP_READ:
 		return resolve_local(conn, sqe->lkey, sqe->laddr, sqe->length,
-				MR_LOCAL_WRITE, &w->lmr, &w->local);
+				MR_LOCAL_WRITE, &w->lmr);
 	default:
 		return IBV_WC_SUCCESS;	/* flush: nothing local */
 	}
@@ -792,8 +790,9 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	*rsp = rs;
 	rs->wr_id = rqe.wr_id;
 	rs->length = rqe.length;
+	rs->addr = rqe.laddr;
 	enum ibv_wc_status status = resolve_local(conn, rqe.lkey, rqe.laddr,
-			rqe.length, MR_LOCAL_WRITE, &rs->mr, &rs->buf);
+			rqe.length, MR_LOCAL_WRITE, &rs->mr);
 	if (status == IBV_WC_SUCCESS && len > rqe.length)
 		status = IBV_WC_LOC_LEN_ERR;
 	if (status != IBV_WC_SUCCESS) {
@@ -835,22 +834,16 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 
 int
 conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
-		uint64_t len, enum mr_access access, struct mr **mrp,
-		void **ptr)
+		uint64_t len, enum mr_access access, struct mr **mrp)
 {
 	*mrp = NULL;
-	*ptr = NULL;
 	if (len == 0)
 		return 0;
 	struct mr *mr = mr_by_rkey(conn->peer->dev->id, rkey);
-	if (mr == NULL || mr->peer != conn->peer || mr->broken ||
-			!mr_allows(mr, access))
-		return -EACCES;
-	void *p = mr_translate(mr, raddr, len);
-	if (p == NULL)
+	if (mr == NULL || mr->peer != conn->peer || !mr_allows(mr, access) ||
+			!mr_contains(mr, raddr, len))
 		return -EACCES;
 	*mrp = mr;
-	*ptr = p;
 	return 0;
 }
 

@@ -57,7 +57,7 @@ struct work {
 	uint32_t imm;		/* network byte order */
 	uint32_t length;
 	uint64_t wr_id;
-	void *local;		/* rpmad's address of the local buffer */
+	uint64_t laddr;		/* the client's address of its local buffer */
 	struct mr *lmr;		/* referenced while the work is in flight */
 	uint32_t rkey;
 	uint64_t raddr;
@@ -74,7 +74,7 @@ struct work {
 /* A posted receive taken for an incoming message. */
 struct recv_slot {
 	uint64_t wr_id;
-	void *buf;
+	uint64_t addr;		/* the client's address of the buffer */
 	uint32_t length;
 	struct mr *mr;		/* referenced until conn_recv_done() */
 	uint64_t tp_seq;	/* its number once handed over, as a work's */
@@ -203,11 +203,10 @@ void conn_recv_flush(struct conn *conn);
 
 /*
  * conn_target_access -- check a remote access to this connection's peer
- * and find rpmad's address for it. 0, or -EACCES (bad key, bounds, usage).
+ * (key, bounds, usage) and find its registration. 0, or -EACCES.
  */
 int conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
-		uint64_t len, enum mr_access access, struct mr **mr,
-		void **ptr);
+		uint64_t len, enum mr_access access, struct mr **mrp);
 
 /*
  * conn_count_served -- the peer's operation (enum qp_sq_opcode) on this

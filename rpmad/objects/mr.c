@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * mr.c -- registering client memory: checking the segments a client sent,
- * mapping them, looking registrations up by key, persisting ranges
+ * mapping those passed by descriptor, looking registrations up by key,
+ * persisting ranges
  */
 
 #include <errno.h>
@@ -17,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "addrspace.h"
 #include "client.h"
 #include "daemon.h"
 #include "device.h"
@@ -24,6 +26,7 @@
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_io.h"
 #include "mr_usage.h"
 #include "mr_view.h"
 #include "peer.h"
@@ -72,13 +75,11 @@ mr_allows(const struct mr *mr, enum mr_access access)
 	return false;
 }
 
-void *
-mr_translate(const struct mr *mr, uint64_t addr, uint64_t len)
+bool
+mr_contains(const struct mr *mr, uint64_t addr, uint64_t len)
 {
-	if (addr < mr->addr || addr - mr->addr > mr->length ||
-			len > mr->length - (addr - mr->addr))
-		return NULL;
-	return mr->base + (addr - mr->span_start);
+	return addr >= mr->addr && addr - mr->addr <= mr->length &&
+		len <= mr->length - (addr - mr->addr);
 }
 
 struct persist_args {
@@ -125,7 +126,8 @@ mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
 	for (unsigned i = 0; i < mr->nsegs; i++) {
 		struct mr_segment *seg = &mr->segs[i];
 		uint64_t s = seg->span_offset, e = s + seg->length;
-		if ((!seg->persist && !seg->page_cache) || e <= from || s >= to)
+		if (seg->kind != MR_SEG_FILE || (!seg->persist &&
+				!seg->page_cache) || e <= from || s >= to)
 			continue;
 		uint64_t a = from > s ? from : s;
 		uint64_t b = to < e ? to : e;
@@ -137,11 +139,8 @@ mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
 		}
 		struct persist_args args = { seg->persist, mr->base + a,
 				(size_t)(b - a) };
-		int ret = guarded_call(do_persist, &args);
-		if (ret) {
-			mr->broken = true;
-			return ret;
-		}
+		/* a lost page (the file cut short) holds nothing to persist */
+		(void) guarded_call(do_persist, &args);
 	}
 	return 0;
 }
@@ -161,6 +160,8 @@ mr_unmap(struct mr *mr)
 		mr_view_put(mr->view);
 	else if (mr->resv)
 		(void) munmap(mr->resv, mr->resv_len);
+	addrspace_put(mr->as);
+	mr->as = NULL;
 	mr->view = NULL;
 	mr->resv = NULL;
 	free(mr->segs);
@@ -238,7 +239,7 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 				(unsigned long long)seg->length);
 		return -EINVAL;
 	}
-	if (!seg->file_backed) {
+	if (seg->kind == MR_SEG_MEMFD) {
 		/* the library's memfds come sealed: they cannot shrink */
 		int seals = fcntl(fd, F_GET_SEALS);
 		if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
@@ -445,12 +446,21 @@ reserve_span(struct mr *mr, const uint64_t *aligns, char *err,
 	return 0;
 }
 
-/* Maps the segments back to back into one reserved span. */
+/*
+ * Maps the segments passed by descriptor into one reserved span, each at
+ * its place; the places of the others stay inaccessible.
+ */
 static int
 map_segments(struct mr *mr, char *err, size_t errlen)
 {
+	bool any_mapped = false;
+	for (unsigned i = 0; i < mr->nsegs; i++)
+		any_mapped |= mr->segs[i].kind != MR_SEG_PROCESS;
+	if (!any_mapped)
+		return 0;
+
 	/* one segment of a memfd: a mapping shared with its neighbours */
-	if (mr->nsegs == 1 && !mr->segs[0].file_backed) {
+	if (mr->nsegs == 1 && mr->segs[0].kind == MR_SEG_MEMFD) {
 		mr->base = mr_view_get(mr->segs[0].fd, mr->segs[0].offset,
 				mr->segs[0].length, mr->writable, &mr->view);
 		if (mr->base)
@@ -468,7 +478,7 @@ map_segments(struct mr *mr, char *err, size_t errlen)
 	}
 	for (unsigned i = 0; i < mr->nsegs && ret == 0; i++) {
 		aligns[i] = page;
-		if (mr->segs[i].file_backed)
+		if (mr->segs[i].kind == MR_SEG_FILE)
 			ret = file_alignment(&mr->segs[i], &srcs[i],
 					&aligns[i], err, errlen);
 	}
@@ -479,7 +489,9 @@ map_segments(struct mr *mr, char *err, size_t errlen)
 	for (unsigned i = 0; i < mr->nsegs && ret == 0; i++) {
 		struct mr_segment *seg = &mr->segs[i];
 		uint8_t *at = mr->base + seg->span_offset;
-		if (seg->file_backed) {
+		if (seg->kind == MR_SEG_PROCESS)
+			continue;
+		if (seg->kind == MR_SEG_FILE) {
 			ret = map_file_segment(seg, srcs[i], aligns[i], at,
 					prot, err, errlen);
 		} else if (mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
@@ -505,7 +517,7 @@ describe_backing(struct mr *mr)
 {
 	(void) snprintf(mr->backing, sizeof(mr->backing), "anonymous");
 	for (unsigned i = 0; i < mr->nsegs; i++) {
-		if (!mr->segs[i].file_backed)
+		if (mr->segs[i].kind != MR_SEG_FILE)
 			continue;
 		char link[64];
 		(void) snprintf(link, sizeof(link), "/proc/self/fd/%d",
@@ -531,6 +543,30 @@ new_lkey(uint32_t dev_id)
 	} while (key == 0 || mr_by_lkey(key) != NULL ||
 			mr_by_rkey(dev_id, key) != NULL);
 	return key;
+}
+
+/*
+ * A segment of the client's own memory: reachable through the address
+ * space it handed over at hello, and mapped as the usage needs it right
+ * now (the library checked as much; a client that did not pays only
+ * itself). 0, or a negative errno with the reason in err.
+ */
+static int
+take_process_segment(struct req_ctx *rc, struct mr *mr,
+		const struct mr_segment *seg, bool needs_write, char *err,
+		size_t errlen)
+{
+	struct addrspace *as = rc->client->as;
+	if (as == NULL) {
+		(void) snprintf(err, errlen, "memory of the client's own needs "
+				"the descriptors of its address space at hello");
+		return -EINVAL;
+	}
+	int ret = addrspace_check(as, mr->span_start + seg->span_offset,
+			seg->length, needs_write, err, errlen);
+	if (ret == 0 && mr->as == NULL)
+		mr->as = addrspace_get(as);
+	return ret;
 }
 
 /*
@@ -587,8 +623,9 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		const Rpmad__Segment *in = m->segments[i];
 		struct mr_segment *seg = &mr->segs[i];
 		char err[256];
-		if (in->fd_index >= rc->nfds || in->length == 0 ||
-				in->length % page || in->offset % page ||
+		if ((!in->in_process && in->fd_index >= rc->nfds) ||
+				in->length == 0 || in->length % page ||
+				in->offset % page ||
 				in->length > mr->span_len - covered) {
 			req_fail(rc, RPMA_E_INVAL, 0, "segment %zu is not "
 					"well-formed", i);
@@ -597,17 +634,28 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		seg->offset = in->offset;
 		seg->length = in->length;
 		seg->span_offset = covered;
-		seg->file_backed = in->file_backed;
 		covered += in->length;
-		/* the same fd may serve several segments: map a dup each */
-		seg->fd = fcntl(rc->fds[in->fd_index], F_DUPFD_CLOEXEC, 0);
-		if (seg->fd < 0) {
-			int e = errno;
-			req_fail(rc, RPMA_E_PROVIDER, e, "dup");
-			return -e;
+		int ret;
+		if (in->in_process) {
+			seg->kind = MR_SEG_PROCESS;
+			seg->offset = 0;
+			ret = take_process_segment(rc, mr, seg, needs_write,
+					err, sizeof(err));
+		} else {
+			seg->kind = in->file_backed ? MR_SEG_FILE :
+				MR_SEG_MEMFD;
+			/* the same fd may serve several segments: a dup each */
+			seg->fd = fcntl(rc->fds[in->fd_index], F_DUPFD_CLOEXEC,
+					0);
+			ret = seg->fd < 0 ? -errno : 0;
+			if (ret)
+				(void) snprintf(err, sizeof(err), "dup: %s",
+						strerror(-ret));
+			else
+				ret = check_fd(seg->fd, seg, needs_write,
+						&mr->writable, err,
+						sizeof(err));
 		}
-		int ret = check_fd(seg->fd, seg, needs_write, &mr->writable,
-				err, sizeof(err));
 		if (ret) {
 			req_fail(rc, RPMA_E_PROVIDER, 0, "segment %zu: %s", i,
 					err);
@@ -644,6 +692,12 @@ mr_handle_reg(struct req_ctx *rc)
 	mr->refs = 1;
 	if (take_segments(rc, m, mr))
 		goto err;
+	if (mr->as && peer->dev->tp->mr_register) {
+		req_fail(rc, RPMA_E_PROVIDER, 0, "%s is an RDMA device: the "
+				"memory it registers must be passed by "
+				"descriptor", peer->dev->name);
+		goto err;
+	}
 
 	if (tenant_admit_mr(rc, mr->span_len))
 		goto err;
@@ -786,12 +840,15 @@ mr_handle_advise(struct req_ctx *rc)
 		return;
 	}
 
-	/* nothing to pin or fault in for a NIC: read the pages in early */
+	/*
+	 * nothing to pin or fault in for a NIC: read mapped pages in early
+	 * (the client's own memory is the client's to fault in)
+	 */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t start = (mr->addr + m->offset) & ~(page - 1);
 	uint64_t end = mr->addr + m->offset + m->length;
-	if (end > start)
-		(void) madvise(mr->base + (start - mr->span_start), end - start,
-				MADV_WILLNEED);
+	uint8_t *p = end > start ? mr_io_direct(mr, start, end - start) : NULL;
+	if (p)
+		(void) madvise(p, end - start, MADV_WILLNEED);
 	req_ok(rc);
 }

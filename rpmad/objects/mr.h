@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mr.h -- memory registrations: rpmad's mapping of a client's pages
+ * mr.h -- memory registrations: how rpmad reaches a client's pages
  *
- * A registration arrives as a list of file segments (memfds the library
- * made, or the application's own files such as pmem) which rpmad maps back
- * to back, so that the client's range [addr, addr + length) corresponds to
- * one contiguous range of rpmad's. File-backed segments are described to
- * libpmem2 (pmem2_map_from_existing) so that persisting a range reaches the
- * persistence domain the right way (cache flush on real pmem, msync on
- * page-cache files).
+ * A registration arrives as a list of segments that together cover the
+ * page-aligned span of the client's range [addr, addr + length):
+ *  - files passed by descriptor (the application's own files such as
+ *    pmem, and the memfd into which the library moves private pages for
+ *    RDMA devices), which rpmad maps back to back into one reserved span,
+ *    so that a mapped piece of the client's range corresponds to the same
+ *    piece of rpmad's; the application's files are described to libpmem2
+ *    (pmem2_map_from_existing) so that persisting a range reaches the
+ *    persistence domain the right way (cache flush on real pmem, msync on
+ *    page-cache files);
+ *  - the client's own memory, reached through its address space
+ *    (addrspace.h): nothing of it is mapped in rpmad.
+ * mr_io.h moves the bytes either way.
  */
 
 #ifndef RPMAD_MR_H
@@ -21,6 +27,7 @@
 #include "registry.h"
 #include "reply.h"
 
+struct addrspace;
 struct mr_view;
 struct peer;
 struct pmem2_map;
@@ -35,13 +42,19 @@ enum mr_access {
 	MR_REMOTE_PERSIST,	/* a peer flushes it to persistence */
 };
 
+enum mr_seg_kind {
+	MR_SEG_FILE,		/* a file of the application's: mapped, persisted */
+	MR_SEG_MEMFD,		/* pages the library moved into its memfd: mapped */
+	MR_SEG_PROCESS,		/* the client's memory, through its address space */
+};
+
 struct mr_segment {
-	int fd;
+	enum mr_seg_kind kind;
+	int fd;			/* until mapped; -1 for MR_SEG_PROCESS */
 	uint64_t offset;	/* in the file */
 	uint64_t length;
 	uint64_t span_offset;	/* where it starts in the registration's span */
-	bool file_backed;
-	struct pmem2_map *map;	/* file-backed segments: libpmem2's view */
+	struct pmem2_map *map;	/* MR_SEG_FILE: libpmem2's view */
 	/* DAX: libpmem2's cache flushes; NULL for anonymous memory */
 	void (*persist)(const void *ptr, size_t size);
 	bool page_cache;	/* persisted by msync instead */
@@ -83,20 +96,25 @@ struct mr {
 	struct mr_rkey_id rkey_id;
 	uint64_t addr, length;		/* the client's registration */
 	uint64_t span_start, span_len;	/* page-aligned cover of it */
-	uint8_t *base;			/* rpmad's address of span_start */
+	/*
+	 * rpmad's address of span_start, where the mapped segments are (the
+	 * others' places stay inaccessible); NULL when none is mapped
+	 */
+	uint8_t *base;
 	struct mr_view *view;		/* base is in this shared mapping */
+	struct addrspace *as;		/* MR_SEG_PROCESS segments' memory */
 	/* else rpmad's own mapping: the span, with the whole units of a DAX
 	 * device's alignment its first and last segments begin and end in */
 	uint8_t *resv;
 	uint64_t resv_len;
 	uint32_t usage;			/* what it grants (mr_persistence) */
 	enum mr_persistence persistence;
-	bool writable;			/* mapped with PROT_WRITE */
+	bool writable;			/* rpmad may store into it */
 	struct mr_segment *segs;
 	unsigned nsegs;
 	unsigned refs;			/* 1 for the registration + work */
 	bool deregistered;
-	bool broken;			/* a page was lost (file truncated) */
+	uint64_t lost_bytes;		/* of pages the client no longer had */
 	char backing[256];		/* "anonymous" or the file's path */
 	void *tp_mr;			/* the transport's registration */
 	bool on_demand;			/* the NIC faults pages in (ODP) */
@@ -133,16 +151,13 @@ const char *mr_grant_persistence(struct mr *mr,
 /* mr_allows -- whether the usage grants the access */
 bool mr_allows(const struct mr *mr, enum mr_access access);
 
-/*
- * mr_translate -- rpmad's address of the client's [addr, addr + len), or
- * NULL when it is not inside the registration.
- */
-void *mr_translate(const struct mr *mr, uint64_t addr, uint64_t len);
+/* mr_contains -- whether the client's [addr, addr + len) is inside mr */
+bool mr_contains(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * mr_persist -- persist the client's [addr, addr + len); 0, or a negative
- * errno: msync's for a page-cache file (logged), -EFAULT when a page of
- * DAX memory was lost (the registration is broken now)
+ * mr_persist -- persist the client's [addr, addr + len); 0, or msync's
+ * negative errno for a page-cache file (logged). Pages the client no
+ * longer has have nothing to persist.
  */
 int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -107,11 +108,17 @@ START_TEST(reg_unshareable)
 			&mr), RPMA_E_PROVIDER);
 	ck_assert_int_eq(munmap(area, 3 * ps), 0);
 
-	/* the thread's stack */
-	char on_stack[64];
-	memset(on_stack, 0, sizeof(on_stack));
-	ck_assert_int_eq(rpma_mr_reg(peer, on_stack, sizeof(on_stack),
-			RPMA_MR_USAGE_READ_SRC, &mr), RPMA_E_PROVIDER);
+	/* a write usage on read-only memory, as ibv_reg_mr refuses it */
+	static const char constant[64] = "read-only data";
+	api_log_clear();
+	ck_assert_int_eq(rpma_mr_reg(peer, (void *)constant, sizeof(constant),
+			RPMA_MR_USAGE_WRITE_DST, &mr), RPMA_E_PROVIDER);
+	ck_assert_ptr_nonnull(api_log_find("read-only"));
+	/* the kernel's own mappings */
+	char *vdso = (char *)getauxval(AT_SYSINFO_EHDR);
+	if (vdso)
+		ck_assert_int_eq(rpma_mr_reg(peer, vdso, 64,
+				RPMA_MR_USAGE_READ_SRC, &mr), RPMA_E_PROVIDER);
 
 	ck_assert_ptr_eq(mr, UNTOUCHED_MR);
 	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
@@ -119,9 +126,9 @@ START_TEST(reg_unshareable)
 END_TEST
 
 /*
- * A private (copy-on-write) file mapping and a global variable: moved into
- * shared memory like anonymous memory, pointer and contents kept, the file
- * itself never written.
+ * A private (copy-on-write) file mapping and a global variable: registered
+ * like anonymous memory, pointer and contents kept, the file itself never
+ * written.
  */
 static char global_buffer[3 * 4096] = "global data";
 
@@ -194,6 +201,13 @@ START_TEST(reg_private_memory)
 	ck_assert_int_eq(rpma_mr_dereg(&mr_anon), 0);
 	ck_assert_int_eq(rpma_mr_dereg(&mr_heap), 0);
 	ck_assert_ptr_null(mr_heap);
+
+	/* the calling thread's own stack, as librpma takes it */
+	char on_stack[64] = "on the stack";
+	ck_assert_int_eq(rpma_mr_reg(peer, on_stack, sizeof(on_stack),
+			RPMA_MR_USAGE_READ_SRC, &mr_part), 0);
+	ck_assert_str_eq(on_stack, "on the stack");
+	ck_assert_int_eq(rpma_mr_dereg(&mr_part), 0);
 	ck_assert_int_eq(munmap(anon, 5 * ps), 0);
 	free(heap);
 	ck_assert_int_eq(rpma_peer_delete(&peer), 0);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_maps.c -- librpmaclient/maps.c: maps_parse_line on lines as the
+ * test_maps.c -- common/proc_maps.c: maps_parse_line on lines as the
  * kernel writes them and on lines it never writes; the real
  * /proc/self/maps of this process; maps_query against maps_scan
  */
@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "maps.h"
+#include "proc_maps.h"
 
 static struct maps_entry
 parse_ok(const char *line)
@@ -217,8 +217,10 @@ START_TEST(read_range_and_inode)
 
 	struct maps_entry *e = NULL;
 	struct inode_seen seen = { st.st_dev, st.st_ino, 0 };
-	int n = maps_scan((uintptr_t)map + 4096, (uintptr_t)map + 8192, &e,
-			count_inode, &seen);
+	int mfd = maps_open_self();
+	ck_assert_int_ge(mfd, 0);
+	int n = maps_scan(mfd, (uintptr_t)map + 4096, (uintptr_t)map + 8192,
+			&e, count_inode, &seen);
 	ck_assert_int_eq(n, 1);
 	ck_assert_uint_le(e[0].start, (uintptr_t)map);
 	ck_assert_uint_ge(e[0].end, (uintptr_t)map + 3 * 4096);
@@ -231,8 +233,9 @@ START_TEST(read_range_and_inode)
 
 	ck_assert_int_eq(munmap(map, 3 * 4096), 0);
 	seen.count = 0;
-	ck_assert_int_eq(maps_scan(0, 0, &e, count_inode, &seen), 0);
+	ck_assert_int_eq(maps_scan(mfd, 0, 0, &e, count_inode, &seen), 0);
 	free(e);
+	(void) close(mfd);
 	ck_assert_int_eq(seen.count, 0);
 	(void) unlink(path);
 	(void) close(fd);
@@ -260,8 +263,10 @@ START_TEST(query_matches_scan)
 
 	uintptr_t from = (uintptr_t)area, to = (uintptr_t)area + 6 * 4096;
 	struct maps_entry *q = NULL, *e = NULL;
-	int nq = maps_query(from, to, &q);
-	int ne = maps_scan(from, to, &e, NULL, NULL);
+	int mfd = maps_open_self();
+	ck_assert_int_ge(mfd, 0);
+	int nq = maps_query(mfd, from, to, &q);
+	int ne = maps_scan(mfd, from, to, &e, NULL, NULL);
 	ck_assert_int_ge(nq, 4);
 	ck_assert_int_eq(nq, ne);
 	for (int i = 0; i < nq; i++) {
@@ -283,13 +288,14 @@ START_TEST(query_matches_scan)
 	/* the heap and the stack by name */
 	int local = 0;
 	uintptr_t sp = (uintptr_t)&local;
-	ck_assert_int_eq(maps_query(sp, sp + 1, &q), 1);
-	ck_assert_int_eq(maps_scan(sp, sp + 1, &e, NULL, NULL), 1);
+	ck_assert_int_eq(maps_query(mfd, sp, sp + 1, &q), 1);
+	ck_assert_int_eq(maps_scan(mfd, sp, sp + 1, &e, NULL, NULL), 1);
 	ck_assert_str_eq(q[0].path, e[0].path);
 	free(q);
 	free(e);
 
 	ck_assert_int_eq(munmap(area, 6 * 4096), 0);
+	(void) close(mfd);
 	(void) unlink(path);
 	(void) close(fd);
 }

@@ -19,9 +19,12 @@
 #include "daemon.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_io.h"
 #include "tcp_chan.h"
 
 #define IOV_BATCH 64
+/* payload bytes read out of a client's memory per writev */
+#define TX_STAGE_SIZE (64u << 10)
 
 static struct tcp_chan *dirty_list;
 
@@ -123,9 +126,10 @@ item_get(struct tcp_chan *ch)
 	}
 	it->next = NULL;
 	it->head_len = 0;
-	it->payload = NULL;
+	it->mr = NULL;
+	it->addr = 0;
 	it->payload_len = 0;
-	it->mr_ref = NULL;
+	it->staged_only = false;
 	it->sent = 0;
 	return it;
 }
@@ -133,17 +137,19 @@ item_get(struct tcp_chan *ch)
 static void
 item_put(struct tcp_chan *ch, struct tx_item *it)
 {
-	if (it->mr_ref)
-		mr_put(it->mr_ref);
-	it->mr_ref = NULL;
+	if (it->mr)
+		mr_put(it->mr);
+	it->mr = NULL;
+	if (ch->stage_item == it)
+		ch->stage_item = NULL;
 	it->next = *ch->spare;
 	*ch->spare = it;
 }
 
 int
 tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
-		const void *inline_data, size_t inline_len,
-		const void *payload, struct mr *mr_ref)
+		const void *inline_data, size_t inline_len, struct mr *mr,
+		uint64_t addr)
 {
 	if (ch->fd < 0)
 		return -ENOTCONN;
@@ -156,12 +162,11 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		memcpy(it->head + TCP_FRAME_SIZE, inline_data, inline_len);
 		it->head_len += inline_len;
 	}
-	if (payload) {
-		it->payload = payload;
+	if (mr && f->length > inline_len) {
+		it->mr = mr;
+		mr_get(mr);
+		it->addr = addr;
 		it->payload_len = f->length - inline_len;
-		it->mr_ref = mr_ref;
-		if (mr_ref)
-			mr_get(mr_ref);
 	}
 	if (ch->tx_tail)
 		ch->tx_tail->next = it;
@@ -178,28 +183,82 @@ tcp_chan_pending(const struct tcp_chan *ch)
 	return ch->fd >= 0 && ch->tx_head != NULL;
 }
 
+/*
+ * The payload of `it` from payload offset `off` on, for writev: rpmad's
+ * own mapping of it where there is one, else up to TX_STAGE_SIZE bytes
+ * read into the channel's staging buffer (*staged: which then ends the
+ * batch). Returns the length, 0 when no staging buffer can be had.
+ */
+static size_t
+payload_iov(struct tcp_chan *ch, struct tx_item *it, size_t off,
+		struct iovec *iov, bool *staged)
+{
+	size_t want = it->payload_len - off;
+	void *p = it->staged_only ? NULL :
+		mr_io_direct(it->mr, it->addr + off, want);
+	*staged = p == NULL;
+	if (p) {
+		iov->iov_base = p;
+		iov->iov_len = want;
+		return want;
+	}
+	if (ch->stage == NULL && (ch->stage = malloc(TX_STAGE_SIZE)) == NULL)
+		return 0;
+	if (ch->stage_item != it || off < ch->stage_off ||
+			off >= ch->stage_off + ch->stage_len) {
+		size_t n = want < TX_STAGE_SIZE ? want : TX_STAGE_SIZE;
+		mr_io_read(it->mr, it->addr + off, ch->stage, n);
+		ch->stage_item = it;
+		ch->stage_off = off;
+		ch->stage_len = n;
+	}
+	iov->iov_base = ch->stage + (off - ch->stage_off);
+	iov->iov_len = ch->stage_len - (off - ch->stage_off);
+	return iov->iov_len;
+}
+
+/*
+ * Gathers the queued frames into iov: how many entries, 0 when a payload
+ * cannot be staged. *direct: some payload is read straight from a mapping.
+ */
+static int
+gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], bool *direct)
+{
+	int n = 0;
+	*direct = false;
+	for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1;
+			it = it->next) {
+		size_t off = it->sent;
+		if (off < it->head_len) {
+			iov[n].iov_base = it->head + off;
+			iov[n].iov_len = it->head_len - off;
+			n++;
+			off = it->head_len;
+		}
+		if (off == it->head_len + it->payload_len)
+			continue;
+		bool staged;
+		if (payload_iov(ch, it, off - it->head_len, &iov[n],
+				&staged) == 0)
+			return 0;
+		n++;
+		if (staged)
+			break;	/* the staging buffer serves one frame */
+		*direct = true;
+	}
+	return n;
+}
+
 int
 tcp_chan_flush(struct tcp_chan *ch)
 {
 	while (ch->fd >= 0 && ch->tx_head) {
 		struct iovec iov[IOV_BATCH];
-		int n = 0;
-		for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1;
-				it = it->next) {
-			size_t off = it->sent;
-			if (off < it->head_len) {
-				iov[n].iov_base = it->head + off;
-				iov[n].iov_len = it->head_len - off;
-				n++;
-				off = it->head_len;
-			}
-			if (it->payload_len) {
-				iov[n].iov_base = (void *)(it->payload +
-						(off - it->head_len));
-				iov[n].iov_len = it->payload_len -
-						(off - it->head_len);
-				n++;
-			}
+		bool direct;
+		int n = gather(ch, iov, &direct);
+		if (n == 0) {
+			log_err("tcp: out of memory staging a payload");
+			return -ENOMEM;
 		}
 		ssize_t w = writev(ch->fd, iov, n);
 		if (w < 0) {
@@ -208,6 +267,16 @@ tcp_chan_flush(struct tcp_chan *ch)
 				continue;
 			if (e == EAGAIN || e == EWOULDBLOCK)
 				break;
+			if (e == EFAULT && direct) {
+				/*
+				 * a page of a mapped file is gone: these
+				 * frames go through mr_io_read (zeros for it)
+				 */
+				for (struct tx_item *it = ch->tx_head; it;
+						it = it->next)
+					it->staged_only = true;
+				continue;
+			}
 			log_info("tcp: send: %s", strerror(e));
 			set_events(ch, wanted_events(ch));
 			return -e;
@@ -229,6 +298,11 @@ tcp_chan_flush(struct tcp_chan *ch)
 				item_put(ch, it);
 			}
 		}
+	}
+	if (ch->tx_head == NULL) {
+		/* nothing staged waits to be sent: no buffer kept idle */
+		free(ch->stage);
+		ch->stage = NULL;
 	}
 	set_events(ch, wanted_events(ch));
 	return 0;
@@ -288,6 +362,8 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 	}
 	ch->tx_tail = NULL;
 	ch->tx_count = 0;
+	free(ch->stage);
+	ch->stage = NULL;
 	free(ch->rbuf);
 	ch->rbuf = NULL;
 	ch->rpos = ch->rlen = 0;

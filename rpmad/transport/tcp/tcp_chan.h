@@ -20,21 +20,25 @@ struct tcp_conn;
 #define TCP_RBUF_SIZE (64 * 1024)
 #define TCP_INLINE_MAX (TCP_FRAME_SIZE + TCP_HELLO_SIZE + TCP_PDATA_MAX)
 
-/* One frame to send: header and small payload inline, big payload by
- * reference (held alive by mr_ref). */
+/*
+ * One frame to send: header and small payload inline, big payload by
+ * reference to the registration it is read from when it leaves (as a NIC
+ * reads it then), held alive by a reference.
+ */
 struct tx_item {
 	struct tx_item *next;
 	uint8_t head[TCP_INLINE_MAX];
 	size_t head_len;
-	const uint8_t *payload;
+	struct mr *mr;		/* the payload's registration, or NULL */
+	uint64_t addr;		/* the client's address of the payload */
 	size_t payload_len;
-	struct mr *mr_ref;
+	bool staged_only;	/* never straight from rpmad's mapping */
 	size_t sent;
 };
 
 /* Where the payload of the frame being received goes. */
 enum rx_sink {
-	SINK_MEM,	/* registered memory (dst), guarded copies */
+	SINK_MEM,	/* registered memory (dst_mr at dst_addr), by mr_io */
 	SINK_SCRATCH,	/* the channel's small buffer (set-up frames) */
 	SINK_DISCARD,	/* nowhere: an operation the target refused */
 };
@@ -53,15 +57,19 @@ struct tcp_chan {
 	struct tcp_frame cur;
 	uint32_t cur_payload;	/* payload bytes of cur (0 for READ, FLUSH) */
 	enum rx_sink sink;
-	uint8_t *dst;
+	struct mr *dst_mr;
+	uint64_t dst_addr;
 	uint32_t got;
-	bool copy_failed;
+	bool staged_only;	/* a page was lost: no recv straight into it */
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
 	bool paused;		/* waiting for a receive buffer (RNR) */
 	uint64_t *heard;	/* stamped when bytes arrive (tcp_liveness.h) */
 
 	/* sending */
 	struct tx_item *tx_head, *tx_tail;
+	uint8_t *stage;		/* payload read out of a client's memory */
+	struct tx_item *stage_item;	/* whose payload it holds, */
+	size_t stage_off, stage_len;	/* which bytes of it */
 	unsigned tx_count;	/* frames queued */
 	struct tx_item **spare;	/* unused items, shared by both sockets */
 	bool throttled;		/* not reading until answers drain */
@@ -86,12 +94,13 @@ void tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc,
 		struct tcp_chan *src);
 void tcp_chan_close(struct tcp_chan *ch, bool abort);
 /*
- * queue a frame: header, inline bytes, optional referenced payload; 0, or
+ * queue a frame: header, inline bytes, and (mr not NULL) the rest of its
+ * length as payload from the registration at the client's addr; 0, or
  * -ENOTCONN (the socket is closed) or -ENOMEM
  */
 int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
-		const void *inline_data, size_t inline_len,
-		const void *payload, struct mr *mr_ref);
+		const void *inline_data, size_t inline_len, struct mr *mr,
+		uint64_t addr);
 /* write what is queued; 0, or a negative errno when the socket failed */
 int tcp_chan_flush(struct tcp_chan *ch);
 bool tcp_chan_pending(const struct tcp_chan *ch);

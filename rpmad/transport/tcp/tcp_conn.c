@@ -208,7 +208,7 @@ beat(struct tcp_member *m)
 			tc->tgt == NULL || tc->tgt->fd < 0)
 		return -ENOTCONN;
 	struct tcp_frame f = { .type = TF_HEARTBEAT };
-	int ret = tcp_chan_send(tc->tgt, &f, NULL, 0, NULL, NULL);
+	int ret = tcp_chan_send(tc->tgt, &f, NULL, 0, NULL, 0);
 	if (ret == 0)
 		tcp_chan_mark_dirty(tc->tgt);
 	return ret;
@@ -255,6 +255,6 @@ void
 tcp_conn_send_goodbye(struct tcp_conn *tc)
 {
 	struct tcp_frame f = { .type = TF_DISCONNECT };
-	if (tcp_chan_send(tc->ini, &f, NULL, 0, NULL, NULL) == 0)
+	if (tcp_chan_send(tc->ini, &f, NULL, 0, NULL, 0) == 0)
 		tcp_chan_mark_dirty(tc->ini);
 }

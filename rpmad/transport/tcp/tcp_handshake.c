@@ -154,7 +154,7 @@ tcp_incoming_drop(struct incoming *inc, bool reject)
 	struct tcp_conn *tc = inc->tp_state;
 	if (reject && tc->chan[0].fd >= 0) {
 		struct tcp_frame f = { .type = TF_REJECT };
-		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+		if (tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, 0) == 0)
 			(void) tcp_chan_flush(&tc->chan[0]);
 	}
 	tcp_conn_free(tc);
@@ -177,7 +177,7 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 		memcpy(payload + TCP_ACCEPT_ID_SIZE, pdata, len);
 	struct tcp_frame f = { .type = TF_ACCEPT,
 			.length = TCP_ACCEPT_ID_SIZE + (uint32_t)len };
-	if (tcp_chan_send(&tc->chan[0], &f, payload, f.length, NULL, NULL)) {
+	if (tcp_chan_send(&tc->chan[0], &f, payload, f.length, NULL, 0)) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -192,7 +192,7 @@ tcp_reject(struct conn *conn)
 	struct tcp_conn *tc = conn_tp(conn);
 	struct tcp_frame f = { .type = TF_REJECT };
 	if (tc->chan[0].fd >= 0 &&
-			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, NULL) == 0)
+			tcp_chan_send(&tc->chan[0], &f, NULL, 0, NULL, 0) == 0)
 		(void) tcp_chan_flush(&tc->chan[0]);
 	tc->state = TC_OVER;
 }
@@ -226,7 +226,7 @@ send_hello(struct tcp_conn *tc, int i)
 		.type = TF_HELLO,
 		.length = TCP_HELLO_SIZE + h.pdata_len,
 	};
-	int ret = tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, NULL);
+	int ret = tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, 0);
 	if (ret)
 		return ret;
 	tcp_chan_mark_dirty(&tc->chan[i]);
@@ -279,7 +279,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		if (tc->passive || tc->state != TC_HELLO)
 			break;
 		struct tcp_frame ready = { .type = TF_READY };
-		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, NULL)) {
+		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, 0)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
 			return true;
 		}

@@ -18,9 +18,9 @@
 
 #include "conn.h"
 #include "daemon.h"
-#include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_io.h"
 #include "tcp_conn.h"
 #include "tcp_local.h"
 
@@ -79,7 +79,6 @@ execute(struct tcp_conn *tc, struct work *w)
 	}
 
 	struct mr *mr = NULL;
-	void *ptr = NULL;
 	struct recv_slot *rs = NULL;
 	bool imm = false;
 	int ret;
@@ -97,52 +96,43 @@ execute(struct tcp_conn *tc, struct work *w)
 		/* fall through */
 	case QP_OP_WRITE:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
-				MR_REMOTE_WRITE, &mr, &ptr) ||
-				(w->length && guarded_memcpy(ptr, w->local,
-				w->length))) {
+				MR_REMOTE_WRITE, &mr)) {
 			if (imm)
 				conn_recv_done(target, rs, IBV_WC_WR_FLUSH_ERR,
 						0, IBV_WC_RECV, false, 0);
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
+		if (w->length)
+			mr_io_copy(mr, w->raddr, w->lmr, w->laddr, w->length);
 		if (imm)
 			conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 					IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
 		break;
 	case QP_OP_READ:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
-				MR_REMOTE_READ, &mr, &ptr)) {
+				MR_REMOTE_READ, &mr)) {
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
-		if (w->length && guarded_memcpy(w->local, ptr, w->length)) {
-			fail(tc, w, IBV_WC_LOC_PROT_ERR);
-			return 0;
-		}
+		if (w->length)
+			mr_io_copy(w->lmr, w->laddr, mr, w->raddr, w->length);
 		break;
 	case QP_OP_ATOMIC_WRITE: {
 		uint64_t value;
 		if ((w->raddr & 7) || conn_target_access(target, w->rkey,
-				w->raddr, 8, MR_REMOTE_WRITE, &mr, &ptr)) {
+				w->raddr, 8, MR_REMOTE_WRITE, &mr)) {
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
-		if (guarded_memcpy(&value, w->local, 8)) {
-			fail(tc, w, IBV_WC_LOC_PROT_ERR);
-			return 0;
-		}
-		if (guarded_store64(ptr, value)) {
-			mr->broken = true;
-			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
-			return 0;
-		}
+		mr_io_read(w->lmr, w->laddr, &value, 8);
+		mr_io_store64(mr, w->raddr, value);
 		break;
 	}
 	case QP_OP_FLUSH:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
 				w->persistent ? MR_REMOTE_PERSIST :
-				MR_REMOTE_READ, &mr, &ptr)) {
+				MR_REMOTE_READ, &mr)) {
 			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
 			return 0;
 		}
@@ -159,12 +149,9 @@ execute(struct tcp_conn *tc, struct work *w)
 			fail_at_target(tc, w, IBV_WC_REM_INV_REQ_ERR);
 			return 0;
 		}
-		if (w->length && guarded_memcpy(rs->buf, w->local, w->length)) {
-			conn_recv_done(target, rs, IBV_WC_LOC_PROT_ERR, 0,
-					IBV_WC_RECV, false, 0);
-			fail(tc, w, IBV_WC_LOC_PROT_ERR);
-			return 0;
-		}
+		if (w->length)
+			mr_io_copy(rs->mr, rs->addr, w->lmr, w->laddr,
+					w->length);
 		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
 				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
 		break;

@@ -20,9 +20,9 @@
 
 #include "conn.h"
 #include "daemon.h"
-#include "guard.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_io.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_ops.h"
@@ -38,7 +38,7 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 		.rkey = w->rkey,
 		.imm = w->imm,
 	};
-	const void *payload = NULL;
+	struct mr *payload = NULL;	/* from the local buffer */
 	uint8_t atomic_value[8];
 	const void *inline_data = NULL;
 	size_t inline_len = 0;
@@ -51,14 +51,11 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 	case QP_OP_WRITE_IMM:
 		f.type = TF_WRITE;
 		f.flags = w->opcode == QP_OP_WRITE_IMM ? TF_F_IMM : 0;
-		payload = w->local;
+		payload = w->lmr;
 		break;
 	case QP_OP_ATOMIC_WRITE:
 		/* the 8 bytes as they are now, as a NIC would read them */
-		if (guarded_memcpy(atomic_value, w->local, 8)) {
-			conn_work_refused(tc->conn, w, IBV_WC_LOC_PROT_ERR);
-			return 0;
-		}
+		mr_io_read(w->lmr, w->laddr, atomic_value, 8);
 		f.type = TF_ATOMIC;
 		inline_data = atomic_value;
 		inline_len = 8;
@@ -70,12 +67,12 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 	default:
 		f.type = TF_SEND;
 		f.flags = w->opcode == QP_OP_SEND_IMM ? TF_F_IMM : 0;
-		payload = w->local;
+		payload = w->lmr;
 		break;
 	}
 	f.seq = w->tp_seq;
-	if (tcp_chan_send(tc->ini, &f, inline_data, inline_len,
-			payload && f.length ? payload : NULL, w->lmr))
+	if (tcp_chan_send(tc->ini, &f, inline_data, inline_len, payload,
+			w->laddr))
 		return -EAGAIN;
 	conn_work_handed(tc->conn, w);
 	tcp_chan_mark_dirty(tc->ini);
@@ -139,7 +136,8 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			return -EPROTO;
 		}
 		ch->sink = SINK_MEM;
-		ch->dst = w->local;
+		ch->dst_mr = w->lmr;
+		ch->dst_addr = w->laddr;
 		return 0;
 	}
 	case TF_NAK: {
@@ -168,14 +166,7 @@ tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
 {
 	if (ch->cur.type != TF_READ_RESP)
 		return;
-	struct work *w = conn_work_oldest(tc->conn);
-	if (ch->copy_failed) {
-		conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
-		conn_work_flush(tc->conn);
-		conn_qp_error(tc->conn);
-		return;
-	}
-	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+	conn_work_done(tc->conn, conn_work_oldest(tc->conn), IBV_WC_SUCCESS);
 }
 
 void
@@ -190,10 +181,10 @@ tcp_ops_forget(struct tcp_conn *tc)
 /* --------------------------------------------------------------- target */
 
 static void
-send_answer(struct tcp_conn *tc, const struct tcp_frame *f,
-		const void *payload, struct mr *mr)
+send_answer(struct tcp_conn *tc, const struct tcp_frame *f, struct mr *mr,
+		uint64_t addr)
 {
-	if (tcp_chan_send(tc->tgt, f, NULL, 0, payload, mr))
+	if (tcp_chan_send(tc->tgt, f, NULL, 0, mr, addr))
 		tcp_conn_over(tc, RPMA_CONN_LOST);
 	else
 		tcp_chan_mark_dirty(tc->tgt);
@@ -206,7 +197,7 @@ tcp_target_ack(struct tcp_conn *tc)
 		return;
 	tc->ack_due = false;
 	struct tcp_frame f = { .type = TF_ACK, .seq = tc->last_done };
-	send_answer(tc, &f, NULL, NULL);
+	send_answer(tc, &f, NULL, 0);
 }
 
 /*
@@ -221,7 +212,7 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 	tcp_target_ack(tc);
 	struct tcp_frame f = { .type = TF_NAK, .seq = ch->cur.seq,
 			.imm = status };
-	send_answer(tc, &f, NULL, NULL);
+	send_answer(tc, &f, NULL, 0);
 	tc->tgt_error = true;
 	ch->sink = SINK_DISCARD;
 	log_info("tcp: connection qp %u: refused operation %llu of the peer: "
@@ -269,15 +260,15 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 }
 
 /*
- * Finds the memory of a remote access, or refuses the operation: 0, or
- * conn_target_access()'s -EACCES.
+ * Finds the registration of a remote access, or refuses the operation: 0,
+ * or conn_target_access()'s -EACCES.
  */
 static int
 access_or_refuse(struct tcp_conn *tc, struct tcp_chan *ch, uint64_t len,
-		enum mr_access access, struct mr **mr, void **ptr)
+		enum mr_access access, struct mr **mr)
 {
 	int ret = conn_target_access(tc->conn, ch->cur.rkey, ch->cur.raddr,
-			len, access, mr, ptr);
+			len, access, mr);
 	if (ret == 0)
 		return 0;
 	refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
@@ -297,7 +288,6 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		return 0;
 
 	struct mr *mr = NULL;
-	void *ptr = NULL;
 	switch (f->type) {
 	case TF_WRITE:
 		if (f->flags & TF_F_IMM) {
@@ -305,29 +295,23 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			if (r)
 				return r > 0 ? 1 : 0;
 		}
-		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_WRITE, &mr,
-				&ptr))
+		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_WRITE, &mr))
 			return 0;
 		break;
-	case TF_READ:
-		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_READ, &mr,
-				&ptr))
+	case TF_READ: {
+		if (access_or_refuse(tc, ch, f->length, MR_REMOTE_READ, &mr))
 			return 0;
-		/* a truncated file's lost pages would break the stream */
-		if (guarded_probe(ptr, f->length)) {
-			mr->broken = true;
-			refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
-			return 0;
-		}
+		/* the data is read from the registration as it leaves */
 		struct tcp_frame resp = { .type = TF_READ_RESP, .seq = f->seq,
 				.length = f->length };
-		send_answer(tc, &resp, f->length ? ptr : NULL, mr);
+		send_answer(tc, &resp, mr, f->raddr);
 		tc->ack_due = false;	/* the data acknowledges all before */
 		conn_count_served(tc->conn, QP_OP_READ, f->length);
 		return 0;
+	}
 	case TF_ATOMIC:
 		if ((f->raddr & 7) || access_or_refuse(tc, ch, 8,
-				MR_REMOTE_WRITE, &mr, &ptr)) {
+				MR_REMOTE_WRITE, &mr)) {
 			if (!tc->tgt_error)
 				refuse(tc, ch, IBV_WC_REM_INV_REQ_ERR, true);
 			return 0;
@@ -337,7 +321,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	case TF_FLUSH:
 		if (access_or_refuse(tc, ch, f->length,
 				(f->flags & TF_F_PERSIST) ? MR_REMOTE_PERSIST :
-				MR_REMOTE_READ, &mr, &ptr))
+				MR_REMOTE_READ, &mr))
 			return 0;
 		/* everything before it was applied: that is visibility */
 		if ((f->flags & TF_F_PERSIST) && mr &&
@@ -351,8 +335,10 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		int r = take_recv(tc, ch, f->length);
 		if (r)
 			return r > 0 ? 1 : 0;
+		struct recv_slot *rs = conn_recv_oldest(tc->conn);
 		ch->sink = SINK_MEM;
-		ch->dst = conn_recv_oldest(tc->conn)->buf;
+		ch->dst_mr = rs->mr;
+		ch->dst_addr = rs->addr;
 		return 0;
 	}
 	default:
@@ -365,7 +351,8 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		tc->tgt_mr = mr;
 	}
 	ch->sink = SINK_MEM;
-	ch->dst = ptr;
+	ch->dst_mr = mr;
+	ch->dst_addr = f->raddr;
 	return 0;
 }
 
@@ -378,9 +365,6 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		mr_put(tc->tgt_mr);
 		tc->tgt_mr = NULL;
 	}
-	/* a write that hit a lost page of a truncated file */
-	if (!tc->tgt_error && f->type == TF_WRITE && ch->copy_failed)
-		refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
 	/* the receive it lands in, if it took one */
 	struct recv_slot *rs = conn_recv_oldest(tc->conn);
 	if (tc->tgt_error) {
@@ -400,25 +384,21 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		break;
 	case TF_ATOMIC: {
 		struct mr *mr;
-		void *ptr;
 		uint64_t value;
 		memcpy(&value, ch->scratch, sizeof(value));
+		/* checked at the start; checked again: it may have gone since */
 		if (conn_target_access(tc->conn, f->rkey, f->raddr, 8,
-				MR_REMOTE_WRITE, &mr, &ptr) ||
-				guarded_store64(ptr, value)) {
-			if (mr)
-				mr->broken = true;
+				MR_REMOTE_WRITE, &mr)) {
 			refuse(tc, ch, IBV_WC_REM_ACCESS_ERR, true);
 			return;
 		}
+		mr_io_store64(mr, f->raddr, value);
 		conn_count_served(tc->conn, QP_OP_ATOMIC_WRITE, 8);
 		break;
 	}
 	case TF_SEND:
-		conn_recv_done(tc->conn, rs, ch->copy_failed ?
-				IBV_WC_LOC_PROT_ERR : IBV_WC_SUCCESS,
-				f->length, IBV_WC_RECV,
-				(f->flags & TF_F_IMM) != 0, f->imm);
+		conn_recv_done(tc->conn, rs, IBV_WC_SUCCESS, f->length,
+				IBV_WC_RECV, (f->flags & TF_F_IMM) != 0, f->imm);
 		break;
 	default:
 		break;

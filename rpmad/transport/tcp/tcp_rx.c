@@ -16,8 +16,8 @@
 #include <sys/socket.h>
 
 #include "conn.h"
-#include "guard.h"
 #include "log.h"
+#include "mr_io.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
@@ -175,9 +175,7 @@ sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
 {
 	switch (ch->sink) {
 	case SINK_MEM:
-		if (!ch->copy_failed &&
-				guarded_memcpy(ch->dst + ch->got, src, n))
-			ch->copy_failed = true;
+		mr_io_write(ch->dst_mr, ch->dst_addr + ch->got, src, n);
 		break;
 	case SINK_SCRATCH:
 		if (ch->got + n <= sizeof(ch->scratch))
@@ -209,21 +207,23 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		if (*budget == 0)
 			return 0;
 		long n;
-		if (ch->sink == SINK_MEM && !ch->copy_failed &&
-				want >= DIRECT_RECV_MIN) {
-			/* straight into registered memory: no staging copy */
+		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
+			want >= DIRECT_RECV_MIN ? mr_io_direct(ch->dst_mr,
+					ch->dst_addr + ch->got, want) : NULL;
+		if (direct) {
+			/* straight into rpmad's mapping: no staging copy */
 			do {
-				n = recv(ch->fd, ch->dst + ch->got, want, 0);
+				n = recv(ch->fd, direct, want, 0);
 			} while (n < 0 && errno == EINTR);
 			if (n < 0)
 				n = -errno;
 			if (n == -EFAULT) {
 				/*
-				 * A page is gone (its file was truncated); the
+				 * A page is gone (its file was cut short); the
 				 * bytes stay in the socket: take them through
-				 * the staging buffer, and the operation fails.
+				 * the staging buffer and mr_io from now on.
 				 */
-				ch->copy_failed = true;
+				ch->staged_only = true;
 				continue;
 			}
 			if (n > 0) {
@@ -280,7 +280,7 @@ chan_rx(struct tcp_chan *ch)
 			ch->in_frame = true;
 			ch->begun = false;
 			ch->got = 0;
-			ch->copy_failed = false;
+			ch->staged_only = false;
 			ch->cur_payload = tcp_frame_payload_len(&ch->cur);
 		}
 		if (!ch->begun) {

@@ -221,12 +221,6 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 	return 0;
 }
 
-uint64_t
-verbs_mr_iova(const struct mr *mr, const void *ptr)
-{
-	return mr->span_start + (uint64_t)((const uint8_t *)ptr - mr->base);
-}
-
 uint32_t
 verbs_mr_lkey(const struct mr *mr)
 {

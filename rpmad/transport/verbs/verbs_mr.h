@@ -20,8 +20,6 @@ void verbs_mr_deregister(struct mr *mr);
 int verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len,
 		int advice, uint32_t flags, char *err, size_t errlen);
 
-/* the client's address (the registration's iova) of rpmad's pointer */
-uint64_t verbs_mr_iova(const struct mr *mr, const void *ptr);
 uint32_t verbs_mr_lkey(const struct mr *mr);
 
 #endif /* RPMAD_VERBS_MR_H */

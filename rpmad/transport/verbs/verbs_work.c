@@ -74,7 +74,7 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 			.sg_list = &sge,
 		};
 		if (rs->mr) {
-			sge.addr = verbs_mr_iova(rs->mr, rs->buf);
+			sge.addr = rs->addr;	/* registered at the client's addresses */
 			sge.length = rs->length;
 			sge.lkey = verbs_mr_lkey(rs->mr);
 			wr.num_sge = 1;
@@ -210,7 +210,7 @@ set_local(struct ibv_sge *sge, struct ibv_send_wr *wr, const struct work *w)
 {
 	if (w->lmr == NULL || w->length == 0)
 		return;
-	sge->addr = verbs_mr_iova(w->lmr, w->local);
+	sge->addr = w->laddr;	/* registered at the client's addresses */
 	sge->length = w->length;
 	sge->lkey = verbs_mr_lkey(w->lmr);
 	wr->num_sge = 1;

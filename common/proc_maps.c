@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * maps.c -- parsing /proc/self/maps, and asking the kernel for the
+ * proc_maps.c -- parsing a maps file, and asking the kernel for the
  * mappings of one range
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "maps.h"
+#include "proc_maps.h"
 
 int
 maps_parse_line(const char *line, struct maps_entry *e)
@@ -52,21 +53,80 @@ maps_parse_line(const char *line, struct maps_entry *e)
 	return 0;
 }
 
+/* A maps file read line by line from the start, by pread. */
+struct line_reader {
+	int fd;
+	off_t pos;
+	bool eof;
+	int error;		/* errno of a failed read or allocation */
+	char *buf;
+	size_t cap, fill, used;
+};
+
+/*
+ * The next line, NUL-terminated in place (without its newline), or NULL
+ * at the end of the file or on an error (r->error).
+ */
+static char *
+next_line(struct line_reader *r)
+{
+	for (;;) {
+		char *start = r->buf + r->used;
+		char *nl = memchr(start, '\n', r->fill - r->used);
+		if (nl) {
+			*nl = '\0';
+			r->used = (size_t)(nl + 1 - r->buf);
+			return start;
+		}
+		if (r->eof) {
+			if (r->used == r->fill)
+				return NULL;
+			r->buf[r->fill] = '\0';	/* a last line without '\n' */
+			r->used = r->fill;
+			return start;
+		}
+		/* keep the partial line, read more behind it */
+		memmove(r->buf, start, r->fill - r->used);
+		r->fill -= r->used;
+		r->used = 0;
+		if (r->cap - r->fill < 4096) {
+			char *n = realloc(r->buf, r->cap * 2);
+			if (n == NULL) {
+				r->error = ENOMEM;
+				return NULL;
+			}
+			r->buf = n;
+			r->cap *= 2;
+		}
+		ssize_t n = pread(r->fd, r->buf + r->fill,
+				r->cap - r->fill - 1, r->pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r->error = errno;
+			return NULL;
+		}
+		r->eof = n == 0;
+		r->pos += n;
+		r->fill += (size_t)n;
+	}
+}
+
 int
-maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
+maps_scan(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out,
 		void (*seen)(const struct maps_entry *e, void *arg), void *arg)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	if (f == NULL)
+	struct line_reader r = { .fd = fd, .cap = 16384 };
+	r.buf = malloc(r.cap);
+	if (r.buf == NULL) {
+		errno = ENOMEM;
 		return -1;
-
+	}
 	struct maps_entry *entries = NULL;
 	int count = 0, cap = 0;
-	char *line = NULL;
-	size_t linecap = 0;
 	struct maps_entry e;
-	int ret = 0;
-	while (getline(&line, &linecap, f) > 0) {
+	char *line;
+	while ((line = next_line(&r)) != NULL) {
 		if (maps_parse_line(line, &e))
 			continue;
 		if (seen)
@@ -78,24 +138,27 @@ maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
 			struct maps_entry *n = realloc(entries,
 					(size_t)cap * sizeof(*n));
 			if (n == NULL) {
-				errno = ENOMEM;
-				ret = -1;
+				r.error = ENOMEM;
 				break;
 			}
 			entries = n;
 		}
 		entries[count++] = e;
 	}
-	int err = errno;
-	free(line);
-	(void) fclose(f);
-	if (ret) {
+	free(r.buf);
+	if (r.error) {
 		free(entries);
-		errno = err;
+		errno = r.error;
 		return -1;
 	}
 	*out = entries;
 	return count;
+}
+
+int
+maps_open_self(void)
+{
+	return open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 }
 
 /*
@@ -128,28 +191,8 @@ struct maps_procmap_query {
 	uint64_t build_id_addr;
 };
 
-static pthread_mutex_t query_lock = PTHREAD_MUTEX_INITIALIZER;
-static int query_fd = -1;
-static pid_t query_pid;		/* a forked child must not ask its parent's */
-static bool query_unsupported;
-
-/* The maps fd of this process, or -1 when the kernel cannot be asked. */
-static int
-query_open(void)
-{
-	if (query_unsupported)
-		return -1;
-	pid_t pid = getpid();
-	if (query_fd >= 0 && query_pid == pid)
-		return query_fd;
-	if (query_fd >= 0)
-		(void) close(query_fd);
-	query_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	query_pid = pid;
-	if (query_fd < 0)
-		query_unsupported = true;
-	return query_fd;
-}
+/* set once a kernel answered that it does not know the ioctl */
+static _Atomic bool query_unsupported;
 
 /* 1 found, 0 nothing at or above addr, -1 error, -2 not supported */
 static int
@@ -187,14 +230,10 @@ query_one(int fd, uintptr_t addr, struct maps_entry *e)
 }
 
 int
-maps_query(uintptr_t start, uintptr_t end, struct maps_entry **out)
+maps_query(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out)
 {
-	pthread_mutex_lock(&query_lock);
-	int fd = query_open();
-	if (fd < 0) {
-		pthread_mutex_unlock(&query_lock);
-		return maps_scan(start, end, out, NULL, NULL);
-	}
+	if (atomic_load(&query_unsupported))
+		return maps_scan(fd, start, end, out, NULL, NULL);
 	struct maps_entry *entries = NULL;
 	int count = 0, cap = 0, ret = 0;
 	uintptr_t addr = start;
@@ -221,12 +260,10 @@ maps_query(uintptr_t start, uintptr_t end, struct maps_entry **out)
 		count++;
 		ret = 0;
 	}
-	if (ret == -2)
-		query_unsupported = true;
-	pthread_mutex_unlock(&query_lock);
 	if (ret == -2) {
+		atomic_store(&query_unsupported, true);
 		free(entries);
-		return maps_scan(start, end, out, NULL, NULL);
+		return maps_scan(fd, start, end, out, NULL, NULL);
 	}
 	if (ret) {
 		int err = errno;

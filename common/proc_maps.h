@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * maps.h -- reading the process's memory map (/proc/self/maps)
+ * proc_maps.h -- reading a process's memory map from a descriptor of its
+ * /proc/PID/maps
+ *
+ * Both sides use it: the library on its own /proc/self/maps, rpmad on the
+ * one a client handed over (bound to that client's memory).
  */
 
-#ifndef RPMACLIENT_MAPS_H
-#define RPMACLIENT_MAPS_H
+#ifndef COMMON_PROC_MAPS_H
+#define COMMON_PROC_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,12 +33,12 @@ struct maps_entry {
 int maps_parse_line(const char *line, struct maps_entry *e);
 
 /*
- * maps_scan -- one pass over /proc/self/maps: the entries that overlap
+ * maps_scan -- one pass over the maps file `fd`: the entries that overlap
  * [start, end), in address order, into a malloc'ed array (*out), and every
  * entry of the process shown to `seen` (may be NULL). Returns how many
  * entries overlap, or -1 (errno set).
  */
-int maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
+int maps_scan(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out,
 		void (*seen)(const struct maps_entry *e, void *arg), void *arg);
 
 /*
@@ -43,6 +47,9 @@ int maps_scan(uintptr_t start, uintptr_t end, struct maps_entry **out,
  * (PROCMAP_QUERY) where it can answer, else by maps_scan. Returns how many
  * entries overlap, or -1 (errno set).
  */
-int maps_query(uintptr_t start, uintptr_t end, struct maps_entry **out);
+int maps_query(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out);
 
-#endif /* RPMACLIENT_MAPS_H */
+/* maps_open_self -- a descriptor of this process's maps, or -1 (errno) */
+int maps_open_self(void);
+
+#endif /* COMMON_PROC_MAPS_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * addrspace.c -- reading, writing and checking a client's memory through
+ * the descriptors of its /proc/self/mem and /proc/self/maps (addrspace.h)
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "addrspace.h"
+#include "proc_maps.h"
+
+struct addrspace {
+	int mem_fd;
+	int maps_fd;
+	unsigned refs;
+};
+
+static uint64_t
+page_size(void)
+{
+	static uint64_t size;
+	if (size == 0)
+		size = (uint64_t)sysconf(_SC_PAGESIZE);
+	return size;
+}
+
+/*
+ * Whether fd is the procfs file `name` (mem or maps) of some process,
+ * opened with `mode`: a client hands over its own, and anything else
+ * would only confuse rpmad (it could reach no more than the client can).
+ */
+static int
+check_proc_file(int fd, const char *name, int mode, char *err, size_t errlen)
+{
+	struct statfs sfs;
+	if (fstatfs(fd, &sfs) || sfs.f_type != PROC_SUPER_MAGIC) {
+		(void) snprintf(err, errlen, "the descriptor given as the "
+				"process's %s is not a file of /proc", name);
+		return -EINVAL;
+	}
+	char link[64], target[256];
+	(void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = '\0';
+	const char *base = strrchr(target, '/');
+	if (base == NULL || strcmp(base + 1, name)) {
+		(void) snprintf(err, errlen, "the descriptor given as the "
+				"process's %s is %s", name,
+				n > 0 ? target : "unnamed");
+		return -EINVAL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_ACCMODE) != mode) {
+		(void) snprintf(err, errlen, "the process's %s was not opened "
+				"%s", name, mode == O_RDWR ? "for reading and "
+				"writing" : "for reading");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+addrspace_new(int mem_fd, int maps_fd, struct addrspace **out, char *err,
+		size_t errlen)
+{
+	int ret = check_proc_file(mem_fd, "mem", O_RDWR, err, errlen);
+	if (ret == 0)
+		ret = check_proc_file(maps_fd, "maps", O_RDONLY, err, errlen);
+	struct addrspace *as = NULL;
+	if (ret == 0 && (as = calloc(1, sizeof(*as))) == NULL) {
+		(void) snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (ret) {
+		(void) close(mem_fd);
+		(void) close(maps_fd);
+		return ret;
+	}
+	as->mem_fd = mem_fd;
+	as->maps_fd = maps_fd;
+	as->refs = 1;
+	*out = as;
+	return 0;
+}
+
+struct addrspace *
+addrspace_get(struct addrspace *as)
+{
+	as->refs++;
+	return as;
+}
+
+void
+addrspace_put(struct addrspace *as)
+{
+	if (as == NULL || --as->refs > 0)
+		return;
+	(void) close(as->mem_fd);
+	(void) close(as->maps_fd);
+	free(as);
+}
+
+/* Mappings of the kernel's own ([vdso], [vvar], ...): never reachable. */
+static bool
+special_mapping(const struct maps_entry *e)
+{
+	return e->path[0] == '[' && strcmp(e->path, "[heap]") &&
+		strncmp(e->path, "[stack", 6) && strncmp(e->path, "[anon:", 6);
+}
+
+int
+addrspace_check(struct addrspace *as, uint64_t addr, uint64_t len,
+		bool write, char *err, size_t errlen)
+{
+	uint64_t start = addr & ~(page_size() - 1);
+	uint64_t end = addr + len;
+	struct maps_entry *e = NULL;
+	int n = maps_query(as->maps_fd, (uintptr_t)start, (uintptr_t)end, &e);
+	if (n < 0) {
+		int ret = -errno;
+		(void) snprintf(err, errlen, "cannot read the process's maps: "
+				"%s", strerror(errno));
+		return ret;
+	}
+	int ret = 0;
+	uint64_t cursor = start;
+	for (int i = 0; i < n && ret == 0 && cursor < end; i++) {
+		if (e[i].start > cursor) {
+			(void) snprintf(err, errlen, "0x%llx is not mapped",
+					(unsigned long long)cursor);
+			ret = -EFAULT;
+		} else if (special_mapping(&e[i])) {
+			(void) snprintf(err, errlen, "0x%llx is %s, a mapping "
+					"of the kernel's",
+					(unsigned long long)cursor, e[i].path);
+			ret = -EFAULT;
+		} else if (!e[i].read || (write && !e[i].write)) {
+			(void) snprintf(err, errlen, "the memory at 0x%llx "
+					"cannot be %s", (unsigned long long)
+					cursor, e[i].read ? "written" : "read");
+			ret = -EFAULT;
+		}
+		cursor = e[i].end;
+	}
+	if (ret == 0 && cursor < end) {
+		(void) snprintf(err, errlen, "0x%llx is not mapped",
+				(unsigned long long)cursor);
+		ret = -EFAULT;
+	}
+	free(e);
+	return ret;
+}
+
+/* How far from addr to the next page boundary, at most len. */
+static size_t
+rest_of_page(uint64_t addr, size_t len)
+{
+	size_t rest = (size_t)(page_size() - (addr & (page_size() - 1)));
+	return rest < len ? rest : len;
+}
+
+size_t
+addrspace_read(struct addrspace *as, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0, lost = 0;
+	while (done < len) {
+		ssize_t n = pread(as->mem_fd, (char *)buf + done, len - done,
+				(off_t)(addr + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		/* the page at addr + done is gone (or the whole process is) */
+		size_t gap = rest_of_page(addr + done, len - done);
+		memset((char *)buf + done, 0, gap);
+		done += gap;
+		lost += gap;
+	}
+	return lost;
+}
+
+size_t
+addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
+		size_t len)
+{
+	size_t done = 0, lost = 0;
+	while (done < len) {
+		ssize_t n = pwrite(as->mem_fd, (const char *)buf + done,
+				len - done, (off_t)(addr + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		size_t gap = rest_of_page(addr + done, len - done);
+		done += gap;
+		lost += gap;
+	}
+	return lost;
+}

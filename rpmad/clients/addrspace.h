@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * addrspace.h -- a client's memory, reached through its own address space
+ *
+ * At hello a client hands over descriptors of its /proc/self/mem and
+ * /proc/self/maps. The kernel binds both to the memory of the process that
+ * opened them: they reach that memory and nothing else, whatever becomes of
+ * the process id (it may end and be reused) or of the process (after an
+ * exec it has new memory, which they do not reach). rpmad reads and writes
+ * the client's private memory through `mem` -- the pages stay the
+ * application's own: nothing is moved, shared or pinned, and a page a
+ * write fills in is the client's, charged to its memory cgroup -- and
+ * checks a registration's range through `maps`.
+ */
+
+#ifndef RPMAD_ADDRSPACE_H
+#define RPMAD_ADDRSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrspace;
+
+/*
+ * addrspace_new -- take the client's descriptors of its mem and maps
+ * (closed here on failure). 0, or a negative errno with the reason in err.
+ */
+int addrspace_new(int mem_fd, int maps_fd, struct addrspace **out,
+		char *err, size_t errlen);
+
+/* addrspace_get, addrspace_put -- references: the last put closes both */
+struct addrspace *addrspace_get(struct addrspace *as);
+void addrspace_put(struct addrspace *as);
+
+/*
+ * addrspace_check -- whether rpmad may reach the client's [addr, addr +
+ * len) through its address space: every page mapped and readable, and
+ * writable when `write`; no special kernel mapping. 0, or a negative errno
+ * with the reason in err.
+ */
+int addrspace_check(struct addrspace *as, uint64_t addr, uint64_t len,
+		bool write, char *err, size_t errlen);
+
+/*
+ * addrspace_read -- the client's [addr, addr + len) into buf. Bytes of
+ * pages the client no longer has (unmapped, or cut off its file) read as
+ * zeros; returns how many bytes that was (0 normally).
+ */
+size_t addrspace_read(struct addrspace *as, uint64_t addr, void *buf,
+		size_t len);
+
+/*
+ * addrspace_write -- buf into the client's [addr, addr + len); bytes for
+ * pages the client no longer has are dropped: returns how many (0
+ * normally).
+ */
+size_t addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
+		size_t len);
+
+#endif /* RPMAD_ADDRSPACE_H */

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mr_io.h -- reading and writing the bytes of a registration
+ *
+ * Every byte rpmad moves into or out of a client's registered memory goes
+ * through here: through rpmad's mapping for memory passed by descriptor
+ * (the application's files, the library's memfd), through the client's own
+ * address space for its private memory (addrspace.h). Addresses are the
+ * client's; the caller has checked that the range lies inside the
+ * registration (mr_contains) and that the usage allows the access.
+ *
+ * Pages the client no longer has (it unmapped the memory, or cut its file
+ * short, while registered) do not fail the access: writes into them are
+ * dropped and reads return zeros, as an RDMA NIC writes into and reads the
+ * pinned pages the application no longer maps. The first such access of a
+ * registration is logged; mr->lost_bytes counts them all.
+ */
+
+#ifndef RPMAD_MR_IO_H
+#define RPMAD_MR_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mr;
+
+/* mr_io_read -- the client's [addr, addr + len) into buf */
+void mr_io_read(struct mr *mr, uint64_t addr, void *buf, size_t len);
+
+/* mr_io_write -- buf into the client's [addr, addr + len) */
+void mr_io_write(struct mr *mr, uint64_t addr, const void *buf, size_t len);
+
+/* mr_io_store64 -- one aligned 8-byte store at the client's addr */
+void mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value);
+
+/* mr_io_copy -- len bytes from one registration to another */
+void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
+		uint64_t saddr, size_t len);
+
+/*
+ * mr_io_direct -- rpmad's own address of the client's [addr, addr + len)
+ * when all of it is mapped in rpmad, for system calls that move bytes
+ * straight into or out of it (recv, writev: EFAULT tells them of a lost
+ * page, and the caller then goes through mr_io_read/mr_io_write); NULL
+ * when part of it is reached only through the client's address space.
+ */
+void *mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len);
+
+#endif /* RPMAD_MR_IO_H */
