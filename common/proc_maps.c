@@ -274,3 +274,44 @@ maps_query(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out)
 	*out = entries;
 	return count;
 }
+
+int
+maps_find(int fd, uintptr_t addr, struct maps_entry *e)
+{
+	if (!atomic_load(&query_unsupported)) {
+		int r = query_one(fd, addr, e);
+		if (r != -2)
+			return r;
+		atomic_store(&query_unsupported, true);
+	}
+	/* a scan in a buffer of our own: no allocation */
+	char buf[8192];
+	size_t fill = 0;
+	off_t pos = 0;
+	for (;;) {
+		ssize_t n = pread(fd, buf + fill, sizeof(buf) - 1 - fill, pos);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		pos += n;
+		fill += (size_t)n;
+		buf[fill] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n')) != NULL ||
+				(n == 0 && *line)) {
+			if (nl)
+				*nl = '\0';
+			if (maps_parse_line(line, e) == 0 && e->end > addr)
+				return 1;
+			line = nl ? nl + 1 : line + strlen(line);
+		}
+		if (n == 0)
+			return 0;
+		/* keep the partial line; a line longer than the buffer: skip */
+		fill = strlen(line);
+		if (fill >= sizeof(buf) - 1)
+			fill = 0;
+		memmove(buf, line, fill);
+	}
+}

@@ -49,6 +49,13 @@ int maps_scan(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out,
  */
 int maps_query(int fd, uintptr_t start, uintptr_t end, struct maps_entry **out);
 
+/*
+ * maps_find -- the mapping holding addr, or the first above it: 1 found,
+ * 0 none, -1 error (errno). It allocates nothing, so a child of fork()
+ * may use it before it may use malloc.
+ */
+int maps_find(int fd, uintptr_t addr, struct maps_entry *e);
+
 /* maps_open_self -- a descriptor of this process's maps, or -1 (errno) */
 int maps_open_self(void);
 

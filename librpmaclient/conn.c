@@ -11,6 +11,7 @@
 
 #include "broker.h"
 #include "conn.h"
+#include "fork.h"
 #include "log_internal.h"
 #include "peer_cfg.h"
 
@@ -120,6 +121,9 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 {
 	if (conn == NULL || event == NULL)
 		return RPMA_E_INVAL;
+	/* the notification would be taken from the parent */
+	if (fork_inherited(conn->qp->epoch, "rpma_conn_next_event"))
+		return RPMA_E_PROVIDER;
 
 	/*
 	 * an event whose fetching gave up on a slow rpmad: its notification

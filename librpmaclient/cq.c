@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "fork.h"
 #include "log_internal.h"
 #include "qp.h"
 
@@ -220,6 +221,8 @@ rpma_cq_wait(struct rpma_cq *cq)
 {
 	if (cq == NULL)
 		return RPMA_E_INVAL;
+	if (fork_inherited(cq->qp->epoch, "rpma_cq_wait"))
+		return RPMA_E_PROVIDER;
 
 	pthread_mutex_lock(&cq->wait_lock);
 	int ret = wait_locked(cq);
@@ -312,6 +315,8 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 		return RPMA_E_INVAL;
 	if (num_entries > 1 && num_entries_got == NULL)
 		return RPMA_E_INVAL;
+	if (fork_inherited(cq->qp->epoch, "rpma_cq_get_wc"))
+		return RPMA_E_PROVIDER;
 
 	struct qp *qp = cq->qp;
 	int got = 0;

@@ -13,12 +13,14 @@
 #include "addr.h"
 #include "broker.h"
 #include "conn_req.h"
+#include "fork.h"
 #include "log_internal.h"
 #include "peer.h"
 
 struct rpma_ep {
 	struct rpma_peer *peer;
 	uint64_t generation;
+	unsigned epoch;	/* fork.h */
 	uint64_t ep_id;
 	int fd;		/* one byte per incoming request, from rpmad */
 };
@@ -64,6 +66,7 @@ rpma_ep_listen(struct rpma_peer *peer, const char *addr, const char *port,
 
 	ep->peer = peer;
 	ep->generation = reply.generation;
+	ep->epoch = fork_epoch();
 	ep->ep_id = reply.resp->ep->ep_id;
 	ep->fd = broker_take_fd(&reply, 0);
 	broker_reply_fini(&reply);
@@ -82,7 +85,8 @@ rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 	if (ep == NULL)
 		return 0;
 
-	if (broker_session_alive(ep->generation)) {
+	bool ours = ep->epoch == fork_epoch();
+	if (ours && broker_session_alive(ep->generation)) {
 		Rpmad__EpShutdown msg = RPMAD__EP_SHUTDOWN__INIT;
 		msg.ep_id = ep->ep_id;
 		Rpmad__Request req = RPMAD__REQUEST__INIT;
@@ -94,7 +98,8 @@ rpma_ep_shutdown(struct rpma_ep **ep_ptr)
 			return RPMA_E_PROVIDER;
 	}
 
-	(void) close(ep->fd);
+	if (ours)	/* a child's descriptor is the child's */
+		(void) close(ep->fd);
 	free(ep);
 	*ep_ptr = NULL;
 	return 0;
@@ -116,6 +121,9 @@ rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 {
 	if (ep == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
+	/* the notification would be taken from the parent */
+	if (fork_inherited(ep->epoch, "rpma_ep_next_conn_req"))
+		return RPMA_E_PROVIDER;
 
 	for (;;) {
 		char byte;

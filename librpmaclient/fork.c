@@ -30,8 +30,9 @@ parent(void)
 static void
 child(void)
 {
-	broker_atfork_child();
+	/* the registered pages first: nothing may allocate before */
 	vamem_atfork_child();
+	broker_atfork_child();
 	atomic_fetch_add(&epoch, 1);
 	atomic_store(&told, false);
 }

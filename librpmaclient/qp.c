@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "conn_cfg.h"
+#include "fork.h"
 #include "log_internal.h"
 #include "qp.h"
 #include "qp_wc.h"
@@ -78,6 +79,12 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 	}
 	qp->region_size = r->region_size;
 	qp->hdr = qp->region;
+	/*
+	 * A child of fork() gets no view of the rings: nothing it does can
+	 * post into its parent's connection or take its completions
+	 */
+	(void) madvise(qp->region, qp->region_size, MADV_DONTFORK);
+	qp->epoch = fork_epoch();
 	if (qp_layout_check_header(qp->hdr, sizes, r->region_size)) {
 		RLOG_ERROR("the queue pair region has an unexpected layout");
 		goto err;
@@ -128,16 +135,22 @@ qp_delete(struct qp **qp_ptr)
 	struct qp *qp = *qp_ptr;
 	if (qp == NULL)
 		return;
-	if (qp->region)
-		(void) munmap(qp->region, qp->region_size);
-	close_fd(&qp->doorbell_fd);
-	close_fd(&qp->event_fd);
-	close_fd(&qp->cq.fd);
-	pthread_mutex_destroy(&qp->cq.lock);
-	if (qp->has_rcq) {
-		close_fd(&qp->rcq.fd);
-		pthread_mutex_destroy(&qp->rcq.lock);
+	/*
+	 * In a child of fork() the rings are not mapped (something else may
+	 * be there now) and the descriptors are the child's to keep or close
+	 */
+	if (qp->epoch == fork_epoch()) {
+		if (qp->region)
+			(void) munmap(qp->region, qp->region_size);
+		close_fd(&qp->doorbell_fd);
+		close_fd(&qp->event_fd);
+		close_fd(&qp->cq.fd);
+		if (qp->has_rcq)
+			close_fd(&qp->rcq.fd);
 	}
+	pthread_mutex_destroy(&qp->cq.lock);
+	if (qp->has_rcq)
+		pthread_mutex_destroy(&qp->rcq.lock);
 	pthread_mutex_destroy(&qp->sq_lock);
 	pthread_mutex_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&qp->dead_lock);
@@ -176,6 +189,8 @@ qp_doorbell(struct qp *qp)
 static int
 qp_usable(struct qp *qp)
 {
+	if (fork_inherited(qp->epoch, "posting work"))
+		return 0;
 	if (qp_is_dead(qp) || atomic_load_explicit(&qp->hdr->state,
 			memory_order_acquire) == QP_STATE_ERROR) {
 		RLOG_ERROR("the connection is broken or closed: nothing can be "

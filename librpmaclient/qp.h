@@ -54,6 +54,7 @@ struct rpma_cq {
 
 struct qp {
 	uint64_t generation;
+	unsigned epoch;		/* fork.h: a child's calls leave it alone */
 	uint64_t conn_id;
 	uint32_t qp_num;
 

@@ -476,7 +476,7 @@ offsets_mapped(uintptr_t start, uintptr_t end)
  * them any more.
  */
 static void
-give_back(const struct extent *x, bool child)
+give_back(const struct extent *x)
 {
 	int fd = maps_open_self();
 	struct maps_entry *e = NULL;
@@ -492,18 +492,16 @@ give_back(const struct extent *x, bool child)
 	uintptr_t cursor = x->start;
 	for (int i = 0; i <= n; i++) {
 		uintptr_t s = i < n ? e[i].start : x->end;
-		if (s > cursor && !child && !offsets_mapped(cursor, s))
+		if (s > cursor && !offsets_mapped(cursor, s))
 			punch(cursor, s - cursor);	/* no longer in place */
 		if (i == n)
 			break;
 		uintptr_t from = e[i].start > x->start ? e[i].start : x->start;
 		uintptr_t to = e[i].end < x->end ? e[i].end : x->end;
-		if (vamem_holds(&e[i])) {
-			if (!(child && x->attr.dontfork))
-				(void) move_out(from, to, &x->attr, child);
-		} else if (!child && !offsets_mapped(from, to)) {
+		if (vamem_holds(&e[i]))
+			(void) move_out(from, to, &x->attr, false);
+		else if (!offsets_mapped(from, to))
 			punch(from, to - from);
-		}
 		cursor = to;
 	}
 	free(e);
@@ -522,35 +520,94 @@ vamem_unref(uintptr_t start, uintptr_t end)
 		if (e->end > end || --e->refs > 0)
 			continue;
 		RB_REMOVE(extents, &extents, e);
-		give_back(e, false);
+		give_back(e);
 		free(e);
 	}
 }
 
 /* ------------------------------------------------------------- fork */
 
+/*
+ * The child copies the registered pages out of the memfd, which the
+ * parent keeps writing: so that the copy holds the pages as they were at
+ * the fork (malloc's metadata among them, consistent), the thread that
+ * forked waits in the parent until the child has copied (as a kernel
+ * copies pinned pages inside fork()). Other threads of the parent are not
+ * held back (librpmaclient(7)).
+ */
+static int fork_pipe[2] = { -1, -1 };
+
 void
 vamem_atfork_prepare(void)
 {
 	/* no move is half done in the child */
 	vamem_lock();
+	if (!RB_EMPTY(&extents) && pipe2(fork_pipe, O_CLOEXEC))
+		fork_pipe[0] = fork_pipe[1] = -1;
 }
 
 void
 vamem_atfork_parent(void)
 {
+	if (fork_pipe[0] >= 0) {
+		(void) close(fork_pipe[1]);
+		char byte;
+		/* a byte when the child has copied, the end if it died */
+		while (read(fork_pipe[0], &byte, 1) < 0 && errno == EINTR)
+			;
+		(void) close(fork_pipe[0]);
+		fork_pipe[0] = fork_pipe[1] = -1;
+	}
 	vamem_unlock();
+}
+
+/*
+ * The child's copy of one extent: private pages where the memfd is still
+ * mapped at its own addresses, found without allocating (maps_find):
+ * malloc's metadata may lie in these very pages, and a malloc before
+ * they are the child's own would write into the parent's.
+ */
+static void
+child_copy(const struct extent *x, int mfd)
+{
+	uintptr_t cursor = x->start;
+	while (cursor < x->end) {
+		struct maps_entry e;
+		if (maps_find(mfd, cursor, &e) != 1 || e.start >= x->end)
+			return;
+		uintptr_t from = e.start > cursor ? e.start : cursor;
+		uintptr_t to = e.end < x->end ? e.end : x->end;
+		if (vamem_holds(&e) && !x->attr.dontfork)
+			(void) move_out(from, to, &x->attr, true);
+		cursor = to;
+	}
 }
 
 void
 vamem_atfork_child(void)
 {
-	struct extent *e, *next;
-	for (e = RB_MIN(extents, &extents); e != NULL; e = next) {
-		next = RB_NEXT(extents, &extents, e);
-		RB_REMOVE(extents, &extents, e);
-		give_back(e, true);
-		free(e);
+	if (!RB_EMPTY(&extents)) {
+		int mfd = maps_open_self();
+		struct extent *e;
+		RB_FOREACH(e, extents, &extents)
+			if (mfd >= 0)
+				child_copy(e, mfd);
+		if (mfd >= 0)
+			(void) close(mfd);
+		/* only now may the child free what the parent allocated */
+		struct extent *next;
+		for (e = RB_MIN(extents, &extents); e != NULL; e = next) {
+			next = RB_NEXT(extents, &extents, e);
+			RB_REMOVE(extents, &extents, e);
+			free(e);
+		}
+	}
+	if (fork_pipe[0] >= 0) {
+		(void) close(fork_pipe[0]);
+		while (write(fork_pipe[1], "", 1) < 0 && errno == EINTR)
+			;
+		(void) close(fork_pipe[1]);
+		fork_pipe[0] = fork_pipe[1] = -1;
 	}
 	/* the parent's: in the child the descriptor is surely still ours */
 	if (vfd >= 0)

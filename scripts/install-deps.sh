@@ -13,7 +13,7 @@ PACKAGES="
 	autoconf automake libtool pkg-config make gcc
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
 	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
-	check uthash-dev libbsd-dev
+	check uthash-dev libbsd-dev liburing-dev libjemalloc2
 	iproute2 python3 procps groff-base systemd e2fsprogs ndctl
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils
