@@ -160,9 +160,8 @@ find_open_fd(const struct maps_entry *e)
 		if (*end || end == de->d_name || n == dirfd(d))
 			continue;
 		struct stat st;
-		if (fstat((int)n, &st) || st.st_ino != e->inode ||
-				st.st_dev != makedev(e->dev_major,
-				e->dev_minor))
+		if (fstat((int)n, &st) || !S_ISREG(st.st_mode) ||
+				!is_mapped_file((int)n, e))
 			continue;
 		int fl = fcntl((int)n, F_GETFL);
 		if (fl >= 0 && (!e->write || (fl & O_ACCMODE) == O_RDWR))

@@ -5,8 +5,8 @@
  * the check that native librpma passes
  *
  * S is the application under test; C, on the other rpmad (or the same),
- * reads and writes S's registrations when S asks it to (remote_write,
- * remote_read), so that "rpmad reaches the very pages the application
+ * reads and writes S's registrations when S asks it to (it_remote_write,
+ * it_remote_read), so that "rpmad reaches the very pages the application
  * sees" is checked end to end, not assumed. Over verbs (the VM suite) the
  * same tests run against the library's memfd (vamem.h).
  */
@@ -32,145 +32,6 @@
 #include <unistd.h>
 
 #include "itest.h"
-
-/* -------------------------------------------------- the remote helper */
-
-enum { TAG_OP = 100, TAG_OP_DONE };
-enum remote_kind { OP_END, OP_WRITE, OP_READ };
-
-struct remote_op {
-	uint8_t kind;
-	uint8_t desc[32];
-	uint8_t desc_len;
-	uint32_t seed;
-	uint64_t off, len;
-};
-
-struct remote_res {
-	int32_t status;		/* enum ibv_wc_status, or -1: not done */
-	int64_t mismatch;	/* OP_READ: first byte not of the pattern */
-};
-
-#define REMOTE_MAX (4u << 20)
-
-/* C: one connection to S, then S's requests until OP_END. */
-static int
-remote_helper(const struct it_env *env, void *arg)
-{
-	(void) arg;
-	struct rpma_peer *peer = it_peer(IT_ADDR,
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	uint8_t *buf = it_alloc(REMOTE_MAX);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, REMOTE_MAX, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
-	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
-	for (;;) {
-		struct remote_op op;
-		IT_EQ(it_expect(TAG_OP, &op, sizeof(op)), sizeof(op));
-		if (op.kind == OP_END)
-			break;
-		IT_ASSERT(op.len <= REMOTE_MAX);
-		struct rpma_mr_remote *rmr = NULL;
-		IT_OK(rpma_mr_remote_from_descriptor(op.desc, op.desc_len,
-				&rmr));
-		struct remote_res res = { .status = -1, .mismatch = -1 };
-		struct ibv_wc wc;
-		if (op.kind == OP_WRITE) {
-			it_fill(buf, op.len, op.seed);
-			IT_OK(rpma_write(conn, rmr, op.off, mr, 0, op.len,
-					RPMA_F_COMPLETION_ON_ERROR, NULL));
-			/* visible at the target when the flush completes */
-			IT_OK(rpma_flush(conn, rmr, op.off, op.len,
-					RPMA_FLUSH_TYPE_VISIBILITY,
-					RPMA_F_COMPLETION_ALWAYS, NULL));
-		} else {
-			memset(buf, 0, op.len);
-			IT_OK(rpma_read(conn, mr, 0, rmr, op.off, op.len,
-					RPMA_F_COMPLETION_ALWAYS, NULL));
-		}
-		it_wc(cq, &wc);
-		res.status = (int32_t)wc.status;
-		if (op.kind == OP_READ && wc.status == IBV_WC_SUCCESS)
-			res.mismatch = it_check(buf, op.len, op.seed);
-		IT_OK(rpma_mr_remote_delete(&rmr));
-		IT_EQ(it_tell(IT_SERVER, TAG_OP_DONE, &res, sizeof(res)), 0);
-	}
-	it_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
-	return 0;
-}
-
-/* S's side: the peer, and the connection C made. */
-struct remote {
-	struct rpma_peer *peer;
-	struct rpma_ep *ep;
-	struct rpma_conn *conn;
-};
-
-static void
-remote_open(struct remote *r, const struct it_env *env)
-{
-	r->peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	r->ep = it_listen(r->peer, env);
-	struct rpma_conn_req *req = it_next_req(r->ep, NULL);
-	r->conn = it_accept(&req, NULL);
-	/*
-	 * a flush of the visibility type must be allowed at this side for
-	 * C's writes (no persistence asked)
-	 */
-}
-
-static void
-remote_close(struct remote *r)
-{
-	struct remote_op op = { .kind = OP_END };
-	IT_EQ(it_tell(IT_CLIENT, TAG_OP, &op, sizeof(op)), 0);
-	it_await_close(&r->conn);
-	IT_OK(rpma_ep_shutdown(&r->ep));
-	IT_OK(rpma_peer_delete(&r->peer));
-}
-
-static struct remote_res
-remote_do(uint8_t kind, const struct rpma_mr_local *mr, size_t off,
-		size_t len, uint32_t seed)
-{
-	struct remote_op op = { .kind = kind, .seed = seed, .off = off,
-			.len = len };
-	size_t dlen = 0;
-	IT_OK(rpma_mr_get_descriptor_size(mr, &dlen));
-	IT_OK(rpma_mr_get_descriptor(mr, op.desc));
-	op.desc_len = (uint8_t)dlen;
-	IT_EQ(it_tell(IT_CLIENT, TAG_OP, &op, sizeof(op)), 0);
-	struct remote_res res;
-	IT_EQ(it_expect(TAG_OP_DONE, &res, sizeof(res)), sizeof(res));
-	return res;
-}
-
-/* C writes the pattern of `seed` into [off, off + len) of mr. */
-static void
-remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
-		uint32_t seed)
-{
-	struct remote_res res = remote_do(OP_WRITE, mr, off, len, seed);
-	IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS, "remote write: %s",
-			ibv_wc_status_str((enum ibv_wc_status)res.status));
-}
-
-/* C reads [off, off + len) of mr: the first byte not of `seed`, or -1. */
-static long
-remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
-		uint32_t seed)
-{
-	struct remote_res res = remote_do(OP_READ, mr, off, len, seed);
-	IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS, "remote read: %s",
-			ibv_wc_status_str((enum ibv_wc_status)res.status));
-	return (long)res.mismatch;
-}
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
@@ -213,6 +74,16 @@ become(const struct it_env *env, const void *arg)
 	return dir;
 }
 
+/*
+ * How much of a workload of n to do: over verbs (in the VM, emulated and
+ * many times slower) a sixteenth, enough for what it checks.
+ */
+static int
+scaled(int n)
+{
+	return it_transport_is("verbs") ? (n + 15) / 16 : n;
+}
+
 /* Whether registered private pages move into the library's memfd. */
 static bool
 pages_move(const void *arg)
@@ -221,7 +92,7 @@ pages_move(const void *arg)
 	return it_transport_is("verbs") || mc->who == WHO_SEALED;
 }
 
-/* Runs `server` as `who` against remote_helper, on one rpmad or two. */
+/* Runs `server` as `who` against it_remote_helper, on one rpmad or two. */
 static void
 run(it_fn *server, int ndaemons, enum who who)
 {
@@ -237,7 +108,7 @@ run(it_fn *server, int ndaemons, enum who who)
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert_int_eq(chown(dir, NOBODY, NOBODY), 0);
 	struct mem_case mc = { who };
-	ck_assert_msg(it_run_pair(&env, server, remote_helper, &mc) == 0,
+	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
 			"%s", it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
@@ -395,8 +266,8 @@ fork_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	/* an 8 KiB buffer in the middle of a heap block, not page-aligned */
 	uint8_t *block = malloc(64 * 1024);
 	IT_ASSERT(block != NULL);
@@ -406,7 +277,7 @@ fork_server(const struct it_env *env, void *arg)
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, buf, buflen, RW, &mr));
 
-	for (int round = 0; round < FORK_ROUNDS; round++) {
+	for (int round = 0; round < scaled(FORK_ROUNDS); round++) {
 		(void) fflush(NULL);
 		pid_t pid = fork();
 		IT_ASSERT(pid >= 0);
@@ -421,14 +292,14 @@ fork_server(const struct it_env *env, void *arg)
 					"%#x in the child", round, i, block[i]);
 	}
 	/* C's writes land in the parent's pages */
-	remote_write(mr, 0, buflen, 77);
+	it_remote_write(mr, 0, buflen, 77);
 	IT_EQ(it_check(buf, buflen, 77), -1);
 	IT_EQ(block[4096 + 15], 0x5a);
 	IT_EQ(buf[buflen], 0x5a);
 
 	IT_OK(rpma_mr_dereg(&mr));
 	free(block);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -447,7 +318,7 @@ static void
 heap_churn(unsigned seed)
 {
 	void *slot[512] = { 0 };
-	for (int i = 0; i < 200000; i++) {
+	for (int i = 0; i < scaled(200000); i++) {
 		seed = seed * 1103515245u + 12345u;
 		unsigned k = (seed >> 8) % 512;
 		free(slot[k]);
@@ -464,8 +335,8 @@ fork_heap_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	void *small[64];
 	struct rpma_mr_local *mr[64];
 	for (int i = 0; i < 64; i++) {
@@ -473,7 +344,7 @@ fork_heap_server(const struct it_env *env, void *arg)
 		IT_ASSERT(small[i] != NULL);
 		IT_OK(rpma_mr_reg(r.peer, small[i], 8192, RW, &mr[i]));
 	}
-	for (int round = 0; round < 5; round++) {
+	for (int round = 0; round < scaled(5); round++) {
 		(void) fflush(NULL);
 		pid_t pid = fork();
 		IT_ASSERT(pid >= 0);
@@ -488,7 +359,7 @@ fork_heap_server(const struct it_env *env, void *arg)
 		IT_OK(rpma_mr_dereg(&mr[i]));
 		free(small[i]);
 	}
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -532,8 +403,8 @@ stores_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	size_t ps = page();
 	/* each buffer takes most of a page, its counter the rest */
 	uint8_t *area = mmap(NULL, STORE_BUFS * ps, PROT_READ | PROT_WRITE,
@@ -549,7 +420,7 @@ stores_server(const struct it_env *env, void *arg)
 	 * moving pages reads /proc/self/smaps for their attributes, which
 	 * costs more the more mappings there are: fewer then (README)
 	 */
-	int n = pages_move(arg) ? STORE_BUFS / 8 : STORE_BUFS;
+	int n = scaled(pages_move(arg) ? STORE_BUFS / 8 : STORE_BUFS);
 	static struct rpma_mr_local *mr[STORE_BUFS];
 	for (int i = 0; i < n; i++)
 		IT_OK(rpma_mr_reg(r.peer, area + i * ps, ps - 128, RW,
@@ -565,12 +436,12 @@ stores_server(const struct it_env *env, void *arg)
 	IT_ASSERT_MSG(sum == k.done, "%llu increments lost",
 			(unsigned long long)(k.done - sum));
 	/* and a registration still reaches what the application sees */
-	remote_write(mr[1], 0, ps - 128, 5);
+	it_remote_write(mr[1], 0, ps - 128, 5);
 	IT_EQ(it_check(area + ps, ps - 128, 5), -1);
 	for (int i = 1; i < n; i += 2)
 		IT_OK(rpma_mr_dereg(&mr[i]));
 	IT_EQ(munmap(area, STORE_BUFS * ps), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -593,10 +464,10 @@ freed_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	static const size_t sizes[] = { 100 * 1000, 1 << 20, 4 << 20 };
-	for (int round = 0; round < 20; round++) {
+	for (int round = 0; round < scaled(20); round++) {
 		for (size_t s = 0; s < 3; s++) {
 			uint8_t *p = malloc(sizes[s]);
 			IT_ASSERT(p != NULL);
@@ -621,7 +492,7 @@ freed_server(const struct it_env *env, void *arg)
 	memset(m, 0xbb, len);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, m + 100, len - 200, RW, &mr));
-	remote_write(mr, 0, len - 200, 9);
+	it_remote_write(mr, 0, len - 200, 9);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(it_check(m + 100, len - 200, 9), -1);
 	IT_EQ(madvise(m, len, MADV_DONTNEED), 0);
@@ -629,7 +500,7 @@ freed_server(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(m[i] == 0, "byte %zu after MADV_DONTNEED", i);
 	IT_EQ(madvise(m, len, MADV_FREE), 0);
 	IT_EQ(munmap(m, len), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -692,8 +563,8 @@ grow_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	const size_t small = 256 * 1024;
 	/* mmap'ed blocks: the later one lands below the earlier one */
 	uint8_t *a = malloc(small);
@@ -702,17 +573,17 @@ grow_server(const struct it_env *env, void *arg)
 	memset(a, 0x11, small);
 	struct rpma_mr_local *mrb = NULL;
 	IT_OK(rpma_mr_reg(r.peer, b, small, RW, &mrb));
-	remote_write(mrb, 0, small, 21);
+	it_remote_write(mrb, 0, small, 21);
 	uint8_t *a2 = realloc(a, 8 << 20);
 	IT_ASSERT(a2 != NULL);
 	memset(a2 + small, 0x22, (8 << 20) - small);
 	for (size_t i = 0; i < small; i++)
 		IT_ASSERT_MSG(a2[i] == 0x11, "grown block byte %zu", i);
 	IT_EQ(it_check(b, small, 21), -1);
-	remote_write(mrb, 0, small, 22);
+	it_remote_write(mrb, 0, small, 22);
 	for (size_t i = small; i < (8u << 20); i += 4093)
 		IT_ASSERT_MSG(a2[i] == 0x22, "grown block byte %zu", i);
-	IT_EQ(remote_read(mrb, 0, small, 22), -1);
+	IT_EQ(it_remote_read(mrb, 0, small, 22), -1);
 	IT_OK(rpma_mr_dereg(&mrb));
 	free(b);
 
@@ -737,7 +608,7 @@ grow_server(const struct it_env *env, void *arg)
 	IT_ASSERT(m != MAP_FAILED && n != MAP_FAILED);
 	struct rpma_mr_local *mrn = NULL;
 	IT_OK(rpma_mr_reg(r.peer, n, 4 * ps, RW, &mrn));
-	remote_write(mrn, 0, 4 * ps, 23);
+	it_remote_write(mrn, 0, 4 * ps, 23);
 	uint8_t *m2 = mremap(m, 4 * ps, 2048 * ps, MREMAP_MAYMOVE);
 	IT_ASSERT(m2 != MAP_FAILED);
 	memset(m2, 0x44, 2048 * ps);
@@ -749,7 +620,7 @@ grow_server(const struct it_env *env, void *arg)
 	memset(n2, 0x55, 8192 * ps);
 	IT_EQ(munmap(m2, 2048 * ps), 0);
 	IT_EQ(munmap(n2, 8192 * ps), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -780,8 +651,8 @@ readonly_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	struct rpma_mr_local *mr = NULL;
 	static const int writes[] = { RPMA_MR_USAGE_WRITE_DST,
 		RPMA_MR_USAGE_READ_DST, RPMA_MR_USAGE_RECV,
@@ -801,13 +672,13 @@ readonly_server(const struct it_env *env, void *arg)
 	/* reading works: C sees the constant */
 	IT_OK(rpma_mr_reg(r.peer, (void *)constant, sizeof(constant),
 			RPMA_MR_USAGE_READ_SRC, &mr));
-	struct remote_res res = remote_do(OP_READ, mr, 0, 64, 0);
+	struct it_remote_res res = it_remote_do(IT_OP_READ, mr, 0, 64, 0);
 	IT_EQ(res.status, IBV_WC_SUCCESS);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_ASSERT(strcmp(constant, "a constant: 42") == 0);
 	IT_EQ(answer(), 42);
 	IT_EQ(munmap(ro, page()), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -831,15 +702,15 @@ uring_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	const size_t len = 64 * 1024;
 	struct io_uring ring;
 	int ret = io_uring_queue_init(4, &ring, 0);
 	if (ret == -ENOSYS || ret == -EPERM) {
 		(void) fprintf(stderr, "it_memory: io_uring not available "
 				"(%s): skipped\n", strerror(-ret));
-		remote_close(&r);
+		it_remote_close(&r);
 		return 0;
 	}
 	IT_EQ(ret, 0);
@@ -878,10 +749,10 @@ uring_server(const struct it_env *env, void *arg)
 		goto out;
 	}
 	IT_EQ(it_check(buf, len, 61), -1);
-	IT_EQ(remote_read(mr, 0, len, 61), -1);
+	IT_EQ(it_remote_read(mr, 0, len, 61), -1);
 
 	/* C's write out of the fixed buffer into the file */
-	remote_write(mr, 0, len, 62);
+	it_remote_write(mr, 0, len, 62);
 	IT_EQ(it_check(buf, len, 62), -1);
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_write_fixed(sqe, fd, buf, len, 0, 0);
@@ -897,7 +768,7 @@ out:
 	(void) close(fd);
 	free(pattern);
 	free(buf);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -921,8 +792,8 @@ fds_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	struct rlimit lim = { 1024, 1024 };
 	IT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
 	size_t ps = page();
@@ -932,7 +803,7 @@ fds_server(const struct it_env *env, void *arg)
 	IT_ASSERT(area != MAP_FAILED);
 	int before = open_fds();
 	/* fewer where pages move (their cost grows with the mappings) */
-	int n = pages_move(arg) ? SCATTERED / 8 : SCATTERED;
+	int n = scaled(pages_move(arg) ? SCATTERED / 8 : SCATTERED);
 	static struct rpma_mr_local *mr[SCATTERED];
 	for (int i = 0; i < n; i++)
 		IT_OK(rpma_mr_reg(r.peer, area + 2 * i * ps, ps, RW, &mr[i]));
@@ -943,13 +814,13 @@ fds_server(const struct it_env *env, void *arg)
 	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	IT_ASSERT_MSG(fd >= 0 && fd < 64, "open() gave %d", fd);
 	(void) close(fd);
-	remote_write(mr[n - 1], 0, ps, 71);
+	it_remote_write(mr[n - 1], 0, ps, 71);
 	IT_EQ(it_check(area + 2 * (n - 1) * ps, ps, 71), -1);
 	for (int i = 0; i < n; i++)
 		IT_OK(rpma_mr_dereg(&mr[i]));
 	IT_ASSERT(open_fds() <= before + 1);
 	IT_EQ(munmap(area, 2 * SCATTERED * ps), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -975,8 +846,8 @@ given_back_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	long shmem0 = status_kb("RssShmem"), anon0 = status_kb("RssAnon");
 	uint8_t *big = mmap(NULL, BIG + page(), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1000,7 +871,7 @@ given_back_server(const struct it_env *env, void *arg)
 	long hwm1 = status_kb("VmHWM");
 	IT_ASSERT_MSG(hwm1 - hwm0 <= 8 * 1024, "registering %u MiB took %ld "
 			"kB more at its peak", BIG >> 20, hwm1 - hwm0);
-	remote_write(mr, BIG - 4096, 4096, 81);
+	it_remote_write(mr, BIG - 4096, 4096, 81);
 	IT_EQ(it_check(big + page() + BIG - 4096, 4096, 81), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	/* the pool's header page stays mapped, the rest goes */
@@ -1012,7 +883,7 @@ given_back_server(const struct it_env *env, void *arg)
 			"%ld kB before, %ld kB with %u MiB, %ld kB after",
 			anon0, anon1, BIG >> 20, anon2);
 	IT_EQ(munmap(big, page()), 0);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -1185,8 +1056,8 @@ attrs_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
 	(void) dir;
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	for (int k = 0; k < A_KINDS; k++) {
 		const char *what = attr_names[k];
 		uint8_t *p = attr_area();
@@ -1213,7 +1084,7 @@ attrs_server(const struct it_env *env, void *arg)
 		if (huge && !pages_move(arg))
 			IT_ASSERT_MSG(huge_backed(p), "%s: the huge page is "
 					"gone", what);
-		remote_write(mr, 0, 4096, 91);
+		it_remote_write(mr, 0, 4096, 91);
 		IT_EQ(it_check(p + ATTR_LEN / 4 + 100, 4096, 91), -1);
 		(void) fflush(NULL);
 		pid_t pid = fork();
@@ -1233,7 +1104,7 @@ attrs_server(const struct it_env *env, void *arg)
 		if (pkey > 0)
 			(void) pkey_free(pkey);
 	}
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 
@@ -1311,7 +1182,7 @@ shared_refused_here(enum shared_kind k, const void *arg)
 }
 
 static void
-shared_kinds(struct remote *r, const char *dir, const void *arg)
+shared_kinds(struct it_remote *r, const char *dir, const void *arg)
 {
 	for (int k = 0; k < SH_KINDS; k++) {
 		int shmid = -1;
@@ -1327,11 +1198,11 @@ shared_kinds(struct remote *r, const char *dir, const void *arg)
 			IT_ASSERT_MSG(ret == 0, "%s: %s", shared_names[k],
 					rpma_err_2str(ret));
 			/* C's writes reach the application, and back */
-			remote_write(mr, 0, SH_LEN - 200, 100 + (uint32_t)k);
+			it_remote_write(mr, 0, SH_LEN - 200, 100 + (uint32_t)k);
 			IT_EQ(it_check(p + 100, SH_LEN - 200, 100 + (uint32_t)k),
 					-1);
 			it_fill(p + 100, 4096, 200 + (uint32_t)k);
-			IT_EQ(remote_read(mr, 0, 4096, 200 + (uint32_t)k), -1);
+			IT_EQ(it_remote_read(mr, 0, 4096, 200 + (uint32_t)k), -1);
 			IT_OK(rpma_mr_dereg(&mr));
 			IT_EQ(it_check(p + 100, 4096, 200 + (uint32_t)k), -1);
 		}
@@ -1351,7 +1222,7 @@ shared_kinds(struct remote *r, const char *dir, const void *arg)
  * librpmaclient(7)).
  */
 static void
-private_file_changes(struct remote *r, const char *dir, const void *arg)
+private_file_changes(struct it_remote *r, const char *dir, const void *arg)
 {
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/private-file", dir);
@@ -1374,7 +1245,7 @@ private_file_changes(struct remote *r, const char *dir, const void *arg)
 		IT_ASSERT(it_check(p, SH_LEN, 111) != -1);
 	} else {
 		IT_EQ(it_check(p, SH_LEN, 111), -1);
-		IT_EQ(remote_read(mr, 0, SH_LEN, 111), -1);
+		IT_EQ(it_remote_read(mr, 0, SH_LEN, 111), -1);
 	}
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(p, SH_LEN), 0);
@@ -1387,11 +1258,11 @@ static int
 native_kinds_server(const struct it_env *env, void *arg)
 {
 	const char *dir = become(env, arg);
-	struct remote r;
-	remote_open(&r, env);
+	struct it_remote r;
+	it_remote_open(&r, env);
 	shared_kinds(&r, dir, arg);
 	private_file_changes(&r, dir, arg);
-	remote_close(&r);
+	it_remote_close(&r);
 	return 0;
 }
 

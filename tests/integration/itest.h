@@ -373,6 +373,43 @@ void it_pmem_map(const struct it_env *env, size_t size, struct it_pmem *pm);
 /* it_pmem_unmap -- unmap it; a file goes too */
 void it_pmem_unmap(struct it_pmem *pm);
 
+/*
+ * Remote accesses on request, for tests about the server's memory: the
+ * server role calls it_remote_open (listen, take the client's
+ * connection) and then asks the client role, running it_remote_helper,
+ * to write the pattern of a seed into a registration of its own or to
+ * read and check it there, each followed by a visibility flush;
+ * it_remote_close ends it. Up to IT_REMOTE_MAX bytes at a time.
+ */
+#define IT_REMOTE_MAX (48u << 20)
+
+enum it_remote_kind { IT_OP_END, IT_OP_WRITE, IT_OP_READ };
+
+struct it_remote {
+	struct rpma_peer *peer;
+	struct rpma_ep *ep;
+	struct rpma_conn *conn;
+};
+
+/* what the client reports */
+struct it_remote_res {
+	int32_t status;		/* enum ibv_wc_status, -1: not done */
+	int64_t mismatch;	/* IT_OP_READ: first byte not of the seed */
+};
+
+int it_remote_helper(const struct it_env *env, void *arg);
+void it_remote_open(struct it_remote *r, const struct it_env *env);
+void it_remote_close(struct it_remote *r);
+struct it_remote_res it_remote_do(enum it_remote_kind kind,
+		const struct rpma_mr_local *mr, size_t off, size_t len,
+		uint32_t seed);
+/* the client writes the pattern of seed into [off, off + len) of mr */
+void it_remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
+		uint32_t seed);
+/* the client reads [off, off + len): the first byte not of seed, or -1 */
+long it_remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
+		uint32_t seed);
+
 /* Fill and check byte patterns (seeded, position dependent). */
 void it_fill(void *buf, size_t len, uint32_t seed);
 /* Returns the offset of the first mismatch, or -1. */
