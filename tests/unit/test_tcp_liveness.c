@@ -167,8 +167,12 @@ START_TEST(silent_remote_ends_its_own)
 		quiet_beats += quiet[i].beats;
 		talking_beats += talking[i].beats;
 	}
-	/* a beat every quarter: at most 3 before the end, 4 a timeout */
-	ck_assert_int_le(quiet_beats, 3);
+	/*
+	 * a beat every quarter: 3 before the end, a timeout 4; a loaded host
+	 * that runs the loop late may let one or two more through before
+	 * the end is seen, never one per connection (MANY)
+	 */
+	ck_assert_int_le(quiet_beats, 5);
 	ck_assert_int_ge(talking_beats, 1);
 	ck_assert_int_le(talking_beats, (int)(4 * runs + 1));
 	ck_assert_uint_eq(tcp_remotes_count(), 1);
