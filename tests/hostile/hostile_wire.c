@@ -7,8 +7,9 @@
  * the library normally on rpmad A: truncated frames, impossible lengths,
  * unknown types, reserved bytes set, frames out of sequence or on the
  * wrong socket, keys it was never given, accesses past or across the end
- * of a registration, a read of 2^32-1 bytes, a message longer than the
- * receive waiting for it, a write into a file its owner truncated,
+ * of a registration, a read of 2^32-1 bytes, a message acknowledging
+ * operations never sent, a message longer than the receive waiting for
+ * it, a write into a file its owner truncated,
  * floods of requests whose answers it never reads, and abuse of the
  * HELLO pairing (unknown tokens, two primaries with one token, missing
  * secondaries, silent sockets, a hundred half-open connections).
@@ -68,7 +69,9 @@ enum {
 	TAG_C_DONE,
 };
 
-enum next { NEXT_END = -1, NEXT_CONN, NEXT_CONN_RECV, NEXT_TRUNCATE };
+/* NEXT_CONN_RECV: the message is too long; _FLUSHED: the connection ends */
+enum next { NEXT_END = -1, NEXT_CONN, NEXT_CONN_RECV, NEXT_CONN_RECV_FLUSHED,
+	NEXT_TRUNCATE };
 
 /* ==================================================== the server S */
 
@@ -121,7 +124,7 @@ server(const struct it_env *env, void *arg)
 		}
 		struct rpma_conn_req *req = it_next_req(ep, NULL);
 		struct rpma_conn *conn = it_accept(&req, NULL);
-		if (next == NEXT_CONN_RECV) {
+		if (next == NEXT_CONN_RECV || next == NEXT_CONN_RECV_FLUSHED) {
 			IT_OK(rpma_recv(conn, rmr, S_RECV_OFF, S_RECV_LEN,
 					(void *)0x5e));
 			IT_EQ(it_tell(IT_PARENT, TAG_RECV_POSTED, NULL, 0), 0);
@@ -130,9 +133,12 @@ server(const struct it_env *env, void *arg)
 			struct ibv_wc wc;
 			it_wc(cq, &wc);
 			IT_EQ(wc.wr_id, 0x5e);
-			IT_ASSERT_MSG(wc.status == IBV_WC_LOC_LEN_ERR, "a message "
-					"longer than the receive: %s",
-					ibv_wc_status_str(wc.status));
+			enum ibv_wc_status want = next == NEXT_CONN_RECV ?
+				IBV_WC_LOC_LEN_ERR : IBV_WC_WR_FLUSH_ERR;
+			IT_ASSERT_MSG(wc.status == want, "the receive of a bad "
+					"message: %s, wanted %s",
+					ibv_wc_status_str(wc.status),
+					ibv_wc_status_str(want));
 		}
 		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
 		IT_ASSERT_MSG(ev == RPMA_CONN_LOST || ev == RPMA_CONN_CLOSED,
@@ -408,6 +414,7 @@ enum lie {
 	READ_RESP_FOR_NOTHING,
 	NAK_FOR_NOTHING,
 	OP_ON_SECONDARY,
+	MSG_ACKS_UNSENT,
 	/* refused with a NAK; what follows is discarded */
 	KEY_NEVER_GIVEN,
 	OFFSET_PAST_END,
@@ -431,6 +438,7 @@ static const char *const lie_names[LIES] = {
 	"answer on the primary", "ack for nothing",
 	"read response for nothing", "nak for nothing",
 	"operation on the secondary",
+	"message acknowledging operations never sent",
 	"key never given", "offset past the end", "write across the end",
 	"read of 4 GiB", "atomic misaligned", "atomic beyond",
 	"persistent flush not allowed", "flush beyond", "send too long",
@@ -450,7 +458,8 @@ one_lie(struct liar *l, int lie)
 		ck_assert_msg(it_group_hear(l->g, TAG_RECV_POSTED, 1) == 0,
 				"%s", it_report());
 	}
-	liar_connect(l, lie == SEND_TOO_LONG ? NEXT_CONN_RECV : NEXT_CONN);
+	liar_connect(l, lie == SEND_TOO_LONG ? NEXT_CONN_RECV :
+			lie == MSG_ACKS_UNSENT ? NEXT_CONN_RECV_FLUSHED : NEXT_CONN);
 	switch (lie) {
 	case TRUNCATED_HEADER:
 		send_all(l->p, junk, 10);
@@ -520,6 +529,12 @@ one_lie(struct liar *l, int lie)
 		send_frame(l->s, &f, good, 8);
 		break;
 	}
+	case MSG_ACKS_UNSENT:
+		ck_assert_msg(it_group_hear(l->g, TAG_RECV_POSTED, 1) == 0,
+				"%s", it_report());
+		/* S handed over no operation: nothing for a message to ack */
+		liar_op(l, TF_SEND, 0, 5, 0, 8, good, 8);
+		break;
 	case KEY_NEVER_GIVEN:
 		liar_op(l, TF_WRITE, 0, l->addr, l->key ^ 0x5a5a5a5a, 64, junk,
 				64);

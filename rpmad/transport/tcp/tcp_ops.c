@@ -68,6 +68,12 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 		f.type = TF_SEND;
 		f.flags = w->opcode == QP_OP_SEND_IMM ? TF_F_IMM : 0;
 		payload = w->lmr;
+		/*
+		 * what we did of the peer's operations rides along: our ACK
+		 * travels on the other socket and could arrive after this
+		 * message, which may well answer one of them (tcp_wire.h)
+		 */
+		f.raddr = tc->last_done;
 		break;
 	}
 	f.seq = w->tp_seq;
@@ -108,6 +114,25 @@ nak_status(uint32_t v)
 	default:
 		return IBV_WC_REM_OP_ERR;
 	}
+}
+
+/*
+ * A message of the peer's says it had done our operations up to `seq`:
+ * complete them before the message is taken, as a NIC sees the peer's
+ * acknowledgements and its next request in that order. A read among them
+ * waits for its data (which completes it), and what it holds back with
+ * it. 0, or -EPROTO for operations we never handed over.
+ */
+static int
+done_by_peer(struct tcp_conn *tc, uint64_t seq)
+{
+	if (seq > conn_work_last_seq(tc->conn))
+		return -EPROTO;
+	struct work *w;
+	while ((w = conn_work_oldest(tc->conn)) != NULL && w->tp_seq <= seq &&
+			w->opcode != QP_OP_READ)
+		conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+	return 0;
 }
 
 int
@@ -332,6 +357,11 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		conn_count_served(tc->conn, QP_OP_FLUSH, f->length);
 		return 0;
 	case TF_SEND: {
+		if (f->raddr && done_by_peer(tc, f->raddr)) {
+			tcp_conn_violation(tc, "message acknowledging "
+					"operations never sent");
+			return -EPROTO;
+		}
 		int r = take_recv(tc, ch, f->length);
 		if (r)
 			return r > 0 ? 1 : 0;

@@ -14,7 +14,11 @@
  * order: ACK(n) completes everything up to n, READ_RESP(n) carries the
  * data of read n (and completes what came before it), NAK(n) fails n --
  * the target then discards every further operation, as a verbs responder
- * in the error state does.
+ * in the error state does. A SEND carries in raddr the last operation of
+ * the other direction its sender had done (0: none): a message may answer
+ * one, and must not be seen before that one completes, which the ACK on
+ * the other socket cannot promise. (Version 2 peers leave it 0 and ignore
+ * it.)
  */
 
 #ifndef RPMAD_TCP_WIRE_H
@@ -44,7 +48,7 @@ enum tcp_frame_type {
 	TF_READ = 17,		/* length: bytes wanted */
 	TF_ATOMIC = 18,		/* payload: 8 bytes */
 	TF_FLUSH = 19,		/* length: bytes to flush */
-	TF_SEND = 20,		/* payload: the message */
+	TF_SEND = 20,		/* payload: the message; raddr: done up to */
 	/* answers, target -> initiator */
 	TF_ACK = 32,
 	TF_READ_RESP = 33,	/* payload: the data read */
