@@ -369,25 +369,39 @@ flat_parse(struct flat *f, const char *json)
 		}
 		return -1;
 	}
+	size_t cap = 0;
 	for (char *line = strtok(r.out, "\n"); line;
 			line = strtok(NULL, "\n")) {
 		char *tab = strchr(line, '\t');
 		if (tab == NULL)
 			continue;
 		*tab = '\0';
-		char **k = realloc(f->key, (f->n + 1) * sizeof(*k));
-		if (k)
-			f->key = k;
-		char **v = realloc(f->val, (f->n + 1) * sizeof(*v));
-		if (v)
-			f->val = v;
-		if (k == NULL || v == NULL)
-			break;
+		/* doubling: a listing of thousands is not copied each line */
+		if (f->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			char **k = realloc(f->key, cap * sizeof(*k));
+			if (k)
+				f->key = k;
+			char **v = realloc(f->val, cap * sizeof(*v));
+			if (v)
+				f->val = v;
+			if (k == NULL || v == NULL)
+				break;
+		}
 		f->key[f->n] = strdup(line);
 		f->val[f->n] = strdup(tab + 1);
 		f->n++;
 	}
 	run_free(&r);
+	/* an index, so that looking every element up costs n, not n^2 */
+	if (hcreate_r(2 * f->n + 16, &f->index)) {
+		f->indexed = true;
+		for (size_t i = 0; i < f->n; i++) {
+			ENTRY e = { f->key[i], f->val[i] }, *found;
+			if (f->key[i] && !hsearch_r(e, ENTER, &found, &f->index))
+				f->indexed = false;
+		}
+	}
 	return 0;
 }
 
@@ -399,6 +413,12 @@ flat_get(const struct flat *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void) vsnprintf(path, sizeof(path), fmt, ap);
 	va_end(ap);
+	if (f->indexed) {
+		ENTRY e = { path, NULL }, *found = NULL;
+		return hsearch_r(e, FIND, &found,
+				(struct hsearch_data *)&f->index) ?
+			found->data : NULL;
+	}
 	for (size_t i = 0; i < f->n; i++) {
 		if (f->key[i] && strcmp(f->key[i], path) == 0)
 			return f->val[i];
@@ -416,6 +436,8 @@ flat_len(const struct flat *f, const char *path)
 void
 flat_free(struct flat *f)
 {
+	if (f->indexed)
+		hdestroy_r(&f->index);
 	for (size_t i = 0; i < f->n; i++) {
 		free(f->key[i]);
 		free(f->val[i]);

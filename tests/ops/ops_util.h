@@ -13,6 +13,7 @@
 #ifndef OPS_UTIL_H
 #define OPS_UTIL_H
 
+#include <search.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -81,6 +82,8 @@ struct flat {
 	size_t n;
 	char **key;
 	char **val;
+	struct hsearch_data index;	/* key -> value: listings of thousands */
+	bool indexed;
 };
 
 /*
