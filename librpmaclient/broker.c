@@ -452,6 +452,8 @@ broker_late_event_forget(uint64_t generation, uint64_t conn_id)
 			generation == atomic_load(&broker.generation))
 		late_event_forget(conn_id);
 	pthread_mutex_unlock(&broker.lock);
+}
+
 bool
 broker_addrspace(uint64_t generation)
 {
