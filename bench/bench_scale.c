@@ -10,7 +10,10 @@
  * server and a client process on the same rpmad; at 1 and 1,000 existing
  * connections the set-up of one more (rpma_conn_req_new .. ESTABLISHED on
  * both sides) is timed. rpmad's resident memory is read from
- * /proc/PID/status before and after each population.
+ * /proc/PID/status before and after each population. The control path
+ * beside idle sessions: a registration and its deregistration are timed
+ * beside 10 and beside 15,000 idle sessions (hello said, nothing more) of
+ * another user, which every admission check used to walk.
  */
 
 #include <errno.h>
@@ -25,14 +28,17 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench_scale.h"
 #include "bench_util.h"
+#include "ctl_call.h"
 
 #define BATCH		200	/* timed registrations per level */
 #define CONN_SAMPLES	50	/* timed connections per level */
@@ -50,6 +56,11 @@ struct conn_result {
 	double p50_us, p99_us;
 };
 
+struct admit_result {
+	unsigned idle;		/* idle sessions of another user */
+	double p50_us, p99_us;	/* rpma_mr_reg + rpma_mr_dereg */
+};
+
 struct scale_report {
 	unsigned nlevels;
 	struct level_result lv[MAX_LEVELS];
@@ -59,6 +70,8 @@ struct scale_report {
 	double rss_per_conn_b;
 	unsigned npending_levels;
 	struct conn_result pl[2];	/* rpma_ep_next_conn_req */
+	unsigned nadmit_levels;
+	struct admit_result al[2];
 	int failed;
 };
 
@@ -371,6 +384,117 @@ pending_child(const char *sock, const char *port, unsigned many,
 	_exit(0);
 }
 
+/* ------------------------------------------------- idle sessions */
+
+#define ADMIT_SAMPLES 400
+
+/* A control connection that said hello and does nothing: its fd. */
+static int
+idle_session(const char *sock)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	(void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", sock);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)))
+		_exit(1);
+	Rpmad__Request req;
+	Rpmad__Hello hello;
+	ctl_hello(&req, &hello, "rpma-bench-idle");
+	req.id = 1;
+	struct ctl_answer ans = { .fds = NULL };
+	if (ctl_call(fd, &req, NULL, 0, 10000, &ans) || ans.resp->error) {
+		(void) fprintf(stderr, "rpma-bench: an idle session was "
+				"refused\n");
+		_exit(1);
+	}
+	rpmad__response__free_unpacked(ans.resp, NULL);
+	return fd;
+}
+
+/*
+ * The crowd: another user's process (nobody, when the bench runs as
+ * root) holding as many idle sessions as the last number read from `cmd`
+ * says, answering each number with a byte on `ack` once it holds them.
+ */
+static void
+crowd_proc(const char *sock, int cmd, int ack, unsigned max)
+{
+	if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) ||
+			setuid(65534)))
+		_exit(1);
+	int *fds = calloc(max, sizeof(*fds));
+	if (fds == NULL)
+		_exit(1);
+	unsigned n = 0, want;
+	while (read(cmd, &want, sizeof(want)) == sizeof(want)) {
+		while (n < want && n < max)
+			fds[n++] = idle_session(sock);
+		while (n > want)
+			(void) close(fds[--n]);
+		char ok = 1;
+		if (write(ack, &ok, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* rpma_mr_reg + rpma_mr_dereg of one page, ADMIT_SAMPLES times */
+static void
+admit_level(struct rpma_peer *peer, uint8_t *page, size_t ps,
+		struct admit_result *r)
+{
+	static double t[ADMIT_SAMPLES];
+	for (unsigned i = 0; i < ADMIT_SAMPLES; i++) {
+		struct rpma_mr_local *mr;
+		double a = mono_s();
+		BCHECK(rpma_mr_reg(peer, page, ps, RPMA_MR_USAGE_READ_SRC,
+				&mr));
+		BCHECK(rpma_mr_dereg(&mr));
+		t[i] = (mono_s() - a) * 1e6;
+	}
+	r->p99_us = pct(t, ADMIT_SAMPLES, 0.99);
+	r->p50_us = pct(t, ADMIT_SAMPLES, 0.5);
+}
+
+static void
+admit_child(const char *sock, unsigned crowd, struct scale_report *rep)
+{
+	int cmd[2], ack[2];
+	if (pipe(cmd) || pipe(ack))
+		_exit(1);
+	pid_t pid = fork();
+	if (pid == 0) {
+		(void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void) close(cmd[1]);
+		(void) close(ack[0]);
+		crowd_proc(sock, cmd[0], ack[1], crowd);
+	}
+	(void) close(cmd[0]);
+	(void) close(ack[1]);
+
+	(void) setenv("RPMAD_SOCKET", sock, 1);
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *page = mmap(NULL, ps, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		_exit(1);
+	page[0] = 1;
+	struct rpma_peer *peer = bench_peer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	const unsigned levels[2] = { 10, crowd };
+	for (unsigned l = 0; l < 2; l++) {
+		char ok;
+		if (write(cmd[1], &levels[l], sizeof(levels[l])) !=
+				sizeof(levels[l]) || read(ack[0], &ok, 1) != 1)
+			_exit(1);
+		rep->al[l].idle = levels[l];
+		admit_level(peer, page, ps, &rep->al[l]);
+	}
+	rep->nadmit_levels = 2;
+	BCHECK(rpma_peer_delete(&peer));
+	(void) close(cmd[1]);
+	(void) waitpid(pid, NULL, 0);
+}
+
 /* ------------------------------------------------------------ driver */
 
 /* Runs fn in a child (one rpmad session per process) and collects rep. */
@@ -420,6 +544,13 @@ run_pending(void *arg, struct scale_report *rep)
 }
 
 static void
+run_admit(void *arg, struct scale_report *rep)
+{
+	struct run_args *a = arg;
+	admit_child(a->sock, a->levels[0], rep);
+}
+
+static void
 run_conns(void *arg, struct scale_report *rep)
 {
 	struct run_args *a = arg;
@@ -428,7 +559,7 @@ run_conns(void *arg, struct scale_report *rep)
 
 int
 bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
-		unsigned max_conns)
+		unsigned max_conns, unsigned idle_sessions)
 {
 	/* 1,000 connections take two descriptors each per process, more in rpmad */
 	struct rlimit rl;
@@ -438,6 +569,8 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 	}
 	char sock[108], portstr[16];
 	(void) snprintf(sock, sizeof(sock), "%s/scale.sock", dir);
+	/* the idle sessions' user (nobody, when run as root) reaches it */
+	(void) chmod(dir, 0711);
 	(void) snprintf(portstr, sizeof(portstr), "%d", port);
 	pid_t daemon = bench_daemon_start(rpmad, sock, 0);
 	if (daemon < 0)
@@ -475,6 +608,14 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 				"failed\n");
 		failed = 1;
 	}
+	struct scale_report admit;
+	memset(&admit, 0, sizeof(admit));
+	struct run_args aa = { sock, daemon, portstr, &idle_sessions, 1 };
+	if (idle_sessions > 10 && in_child(run_admit, &aa, &admit)) {
+		(void) fprintf(stderr, "rpma-bench: the idle-session run "
+				"failed\n");
+		failed = 1;
+	}
 	bench_daemon_stop(daemon, sock);
 
 	(void) printf("\n%-34s %10s %10s %10s %10s %10s %8s\n",
@@ -507,5 +648,16 @@ bench_scale(const char *rpmad, const char *dir, int port, unsigned max_regs,
 		(void) printf("%-34s %10u %10.1f %10.1f\n", "",
 				pending.pl[i].existing, pending.pl[i].p50_us,
 				pending.pl[i].p99_us);
+	(void) printf("%-34s %10s %10s %10s\n", "reg + dereg beside idle sessions",
+			"idle", "p50 us", "p99 us");
+	for (unsigned i = 0; i < admit.nadmit_levels; i++)
+		(void) printf("%-34s %10u %10.1f %10.1f\n", "",
+				admit.al[i].idle, admit.al[i].p50_us,
+				admit.al[i].p99_us);
+	if (admit.nadmit_levels == 2 && admit.al[0].p50_us > 0)
+		(void) printf("%-34s %10.2fx p50 beside %u idle sessions "
+				"(another user's) against 10\n", "",
+				admit.al[1].p50_us / admit.al[0].p50_us,
+				admit.al[1].idle);
 	return failed ? -1 : 0;
 }

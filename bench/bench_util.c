@@ -15,10 +15,13 @@
 
 #include "bench_util.h"
 
-/* 0: no limit (rpmad.conf(5)) */
+/*
+ * 0: no limit (rpmad.conf(5)); anyone may connect (the scale run's idle
+ * sessions are another user's; the socket's directory is the bench's own)
+ */
 static const char no_limits[] =
 	"max_connections = 0\nmax_endpoints = 0\nmax_pending_requests = 0\n"
-	"max_descriptors = 0\nmax_registered_bytes = 0\n";
+	"max_descriptors = 0\nmax_registered_bytes = 0\nsocket_mode = 0666\n";
 
 static void
 config_path(const char *sock, char *buf, size_t len)

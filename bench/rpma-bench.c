@@ -19,13 +19,15 @@
  * and prints one table with the ratio of each result to its floor and the
  * CPU time the rpmad processes used per operation; then the scale table
  * (bench_scale.c): registrations and connection set-up beside many
- * existing ones, and rpmad's memory per registration and per connection.
+ * existing ones, rpmad's memory per registration and per connection, and
+ * a registration beside another user's idle sessions.
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
  *                   [--only two|one|floor|scale] [--rows TEXT]
  *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
  *                   [--scale-regs N] [--scale-conns N]
+ *                   [--scale-sessions N]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
  * TEXT: only the measurements whose name holds it ("ping-pong");
  * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
@@ -101,7 +103,7 @@ static struct {
 	/* another tenant's crowd, for a second pass: idle connection
 	 * requests, idle connections, registrations */
 	int idle, idle_conns, idle_regs;
-	unsigned scale_regs, scale_conns;
+	unsigned scale_regs, scale_conns, scale_sessions;
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
@@ -109,6 +111,7 @@ static struct {
 	.port = 17400,
 	.scale_regs = 100000,
 	.scale_conns = 1000,
+	.scale_sessions = 15000,
 };
 
 #define CHECK(call) BENCH_CHECK(call, exit)
@@ -1166,11 +1169,12 @@ main(int argc, char *argv[])
 		{ "idle-regs", required_argument, NULL, 'G' },
 		{ "scale-regs", required_argument, NULL, 'R' },
 		{ "scale-conns", required_argument, NULL, 'C' },
+		{ "scale-sessions", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1213,6 +1217,9 @@ main(int argc, char *argv[])
 		case 'C':
 			opt.scale_conns = (unsigned)atoi(optarg);
 			break;
+		case 'S':
+			opt.scale_sessions = (unsigned)atoi(optarg);
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
@@ -1220,7 +1227,7 @@ main(int argc, char *argv[])
 					"scale] [--rows TEXT] [--port N] [--rpmad-nice DELTA] "
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
-					"[--scale-conns N]\n");
+					"[--scale-conns N] [--scale-sessions N]\n");
 			return 2;
 		}
 	}
@@ -1234,7 +1241,7 @@ main(int argc, char *argv[])
 	}
 	if (opt.only && strcmp(opt.only, "scale") == 0) {
 		int ret = bench_scale(opt.rpmad, dir, opt.port, opt.scale_regs,
-				opt.scale_conns);
+				opt.scale_conns, opt.scale_sessions);
 		(void) rmdir(dir);
 		return ret ? 1 : 0;
 	}
@@ -1264,7 +1271,8 @@ main(int argc, char *argv[])
 	daemon_stop(&a);
 	daemon_stop(&b);
 	int scale_failed = opt.only == NULL && bench_scale(opt.rpmad, dir,
-			opt.port, opt.scale_regs, opt.scale_conns) ? 1 : 0;
+			opt.port, opt.scale_regs, opt.scale_conns,
+			opt.scale_sessions) ? 1 : 0;
 	(void) rmdir(dir);
 
 	/* the floors again: the better of the two is the one compared to */

@@ -325,6 +325,9 @@ print_stats(FILE *f, const Rpmad__StatsReply *st)
 			st->refused_max_registered_bytes);
 	sample(f, n, "limit", "allow_users_groups", st->refused_allow_lists);
 	sample(f, n, "limit", "admin_groups", st->refused_admin_groups);
+	sample(f, n, "limit", "max_descriptors", st->refused_max_descriptors);
+	sample(f, n, "limit", "rpmad_out_of_descriptors",
+			st->refused_no_descriptors);
 
 	n = "rpmad_control_requests_total";
 	family(f, n, "counter", "Control requests of clients and rpmactl.");
@@ -335,6 +338,10 @@ print_stats(FILE *f, const Rpmad__StatsReply *st)
 	n = "rpmad_sessions_total";
 	family(f, n, "counter", "Client sessions opened since rpmad started.");
 	sample(f, n, NULL, NULL, st->sessions_total);
+	n = "rpmad_sessions_silent_total";
+	family(f, n, "counter", "Client sessions ended because they said no "
+			"hello in time.");
+	sample(f, n, NULL, NULL, st->sessions_silent);
 
 	/* bucket i: below 2^i microseconds; the last one: the rest */
 	n = "rpmad_flush_latency_seconds";

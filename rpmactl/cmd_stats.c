@@ -52,6 +52,7 @@ print_json(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 	json_kv_u64(&j, "requests", st->requests);
 	json_kv_u64(&j, "request_errors", st->request_errors);
 	json_kv_u64(&j, "clients_since_start", st->sessions_total);
+	json_kv_u64(&j, "clients_without_hello", st->sessions_silent);
 	json_key(&j, "refused");
 	json_object_begin(&j);
 	json_kv_u64(&j, "max_connections", st->refused_max_connections);
@@ -60,6 +61,9 @@ print_json(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 			st->refused_max_registered_bytes);
 	json_kv_u64(&j, "allow_users_groups", st->refused_allow_lists);
 	json_kv_u64(&j, "admin_groups", st->refused_admin_groups);
+	json_kv_u64(&j, "max_descriptors", st->refused_max_descriptors);
+	json_kv_u64(&j, "rpmad_out_of_descriptors",
+			st->refused_no_descriptors);
 	json_object_end(&j);
 
 	json_key(&j, "flush_latency_us");
@@ -157,8 +161,14 @@ print_text(struct cmd_ctx *x, const Rpmad__StatsReply *st)
 		return EXIT_REFUSED;
 
 	(void) fprintf(x->out, "\ncontrol requests: %" PRIu64 " (%" PRIu64
-			" failed); clients since start: %" PRIu64 "\n",
-			st->requests, st->request_errors, st->sessions_total);
+			" failed); clients since start: %" PRIu64 " (%" PRIu64
+			" ended without a hello)\n", st->requests,
+			st->request_errors, st->sessions_total,
+			st->sessions_silent);
+	if (st->refused_no_descriptors)
+		(void) fprintf(x->out, "clients turned away while rpmad was "
+				"out of descriptors: %" PRIu64 "\n",
+				st->refused_no_descriptors);
 
 	/* the histogram: from the first to the last non-empty bucket */
 	size_t n = st->n_flush_latency_buckets, first = n, last = 0;

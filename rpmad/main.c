@@ -18,6 +18,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "acceptor.h"
 #include "admin.h"
 #include "client.h"
 #include "conn.h"
@@ -391,12 +392,6 @@ signal_ready(struct loop_watch *w, uint32_t events)
 	}
 }
 
-static void
-listener_ready(struct loop_watch *w, uint32_t events)
-{
-	session_accept_all(w->fd);
-}
-
 /* Says goodbye on every connection and lets the frames go out. */
 static void
 shutdown_connections(void)
@@ -581,9 +576,7 @@ main(int argc, char *argv[])
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;
-	struct loop_watch lw = { .fd = lfd, .fn = listener_ready };
-	if (loop_add(rpmad.loop, &sw.watch, EPOLLIN) ||
-			loop_add(rpmad.loop, &lw, EPOLLIN))
+	if (loop_add(rpmad.loop, &sw.watch, EPOLLIN) || acceptor_start(lfd))
 		return 1;
 
 	notify_start();
@@ -601,7 +594,7 @@ main(int argc, char *argv[])
 	fsident_root();
 	if (notify_enabled)
 		(void) sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
-	loop_del(rpmad.loop, &lw);
+	acceptor_stop();
 	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();

@@ -24,6 +24,20 @@ struct tenant;
 
 #define CLIENT_MAX_GROUPS 64
 
+/*
+ * What all clients of one user hold together (its tenant's, tenant.c):
+ * the registry counts its objects by kind into `objs` as it counts each
+ * client's, and the two counts below change with each client's
+ * (client_add_pinned(), client_add_reqs()). Admission reads these: its
+ * cost does not grow with the number of clients.
+ */
+struct user_held {
+	struct obj_tally objs;
+	uint32_t sessions;	/* from accept on */
+	uint32_t conn_reqs;
+	uint64_t pinned_bytes;
+};
+
 struct client {
 	struct obj_owner owner;	/* its objects, by kind (registry.h) */
 	uint64_t id;		/* its session's number (rpmactl shows it) */
@@ -37,6 +51,7 @@ struct client {
 	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
 	struct tenant *tenant;	/* its user */
 	struct addrspace *as;	/* its memory, if it handed it over at hello */
+	struct user_held *user;	/* what its user holds (its tenant's) */
 
 	/* what the registry's counts by kind do not tell */
 	uint64_t pinned_bytes;	/* what its registrations span (mr.c) */
@@ -56,6 +71,24 @@ static inline struct client *
 obj_client(const struct obj *o)
 {
 	return client_of(o->owner);
+}
+
+/* client_add_pinned -- its registrations span `delta` bytes more (mr.c) */
+static inline void
+client_add_pinned(struct client *c, int64_t delta)
+{
+	c->pinned_bytes += (uint64_t)delta;
+	if (c->user)
+		c->user->pinned_bytes += (uint64_t)delta;
+}
+
+/* client_add_reqs -- `delta` more requests not connecting yet (conn.c) */
+static inline void
+client_add_reqs(struct client *c, int delta)
+{
+	c->conn_reqs += (uint32_t)delta;
+	if (c->user)
+		c->user->conn_reqs += (uint32_t)delta;
 }
 
 /* What a client holds, as rpmactl, its user's limits and the log count. */

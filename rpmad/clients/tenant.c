@@ -2,9 +2,11 @@
 /*
  * tenant.c -- per-user accounting, limits, network rules and log shares
  *
- * Usage is summed over the user's clients (what each holds) when a
- * request asks for more (control requests are rare next to data-path
- * work), so there is no per-user count to keep in step with the objects.
+ * What a user holds is counted where its clients' objects come and go
+ * (struct user_held, client.h: the registry counts by kind, the objects
+ * the rest), so admitting a request reads a few counters whatever the
+ * number of clients: 15,000 idle sessions of one user cost another user's
+ * requests nothing.
  */
 
 #include <errno.h>
@@ -30,9 +32,16 @@
 /* users without sessions are kept (their log share lives on) up to this */
 #define IDLE_TENANTS_MAX 256
 
+/*
+ * Sessions past a user's max_descriptors that stay until their first
+ * request, to be told why; any more are closed at once, so that a user
+ * cannot hold more of rpmad's descriptors by being refused.
+ */
+#define SESSIONS_TOLD_MAX 8
+
 struct tenant {
 	uid_t uid;
-	unsigned sessions;		/* sessions of this user now */
+	struct user_held held;		/* what its clients hold together */
 	struct ratelimit log_rl;	/* the log lines its clients cause */
 	pid_t last_pid;			/* whose line was held back last */
 	struct loop_timer report;	/* says what was held back */
@@ -78,7 +87,7 @@ sweep_idle(void)
 	uint64_t now = loop_now_ns();
 	struct tenant *t, *tmp;
 	HASH_ITER(hh, tenants, t, tmp) {
-		if (t->sessions == 0 && now - t->log_rl.window_start_ns >=
+		if (t->held.sessions == 0 && now - t->log_rl.window_start_ns >=
 				RATELIMIT_WINDOW_NS) {
 			tenant_free(t);
 			n_idle--;
@@ -92,7 +101,7 @@ tenant_join(uid_t uid)
 	struct tenant *t;
 	HASH_FIND(hh, tenants, &uid, sizeof(uid), t);
 	if (t) {
-		if (t->sessions++ == 0)
+		if (t->held.sessions++ == 0)
 			n_idle--;
 		return t;
 	}
@@ -102,7 +111,7 @@ tenant_join(uid_t uid)
 	if (t == NULL)
 		return NULL;
 	t->uid = uid;
-	t->sessions = 1;
+	t->held.sessions = 1;
 	t->report.fn = report_timer_fn;
 	t->report.arg = t;
 	HASH_ADD(hh, tenants, uid, sizeof(t->uid), t);
@@ -112,8 +121,14 @@ tenant_join(uid_t uid)
 void
 tenant_leave(struct tenant *t)
 {
-	if (t && --t->sessions == 0)
+	if (t && --t->held.sessions == 0)
 		n_idle++;
+}
+
+struct user_held *
+tenant_held(struct tenant *t)
+{
+	return &t->held;
 }
 
 void
@@ -244,27 +259,21 @@ limit_source(const struct client *who, unsigned bit, char *buf, size_t len)
 }
 
 void
-tenant_usage(uid_t uid, struct tenant_usage *u)
+tenant_usage(const struct client *who, struct tenant_usage *u)
 {
 	memset(u, 0, sizeof(*u));
-	/* the registry's owners are the clients (client.h) */
-	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
-		const struct client *who = client_of(o);
-		if (who->uid != uid)
-			continue;
-		struct client_counts held;
-		client_counts(who, &held);
-		u->sessions++;
-		u->conns += held.conns;
-		u->eps += held.eps;
-		u->registered_bytes += held.pinned_bytes;
-		u->descriptors += TENANT_FDS_SESSION +
-			held.conns * TENANT_FDS_CONN +
-			held.eps * TENANT_FDS_EP;
-		u->pending += held.conn_reqs;
-		/* registrations hold none: rpmad closes the descriptors a
-		 * client passes once it has mapped them */
-	}
+	const struct user_held *h = who->user;
+	if (h == NULL)
+		return;
+	u->sessions = h->sessions;
+	u->conns = h->objs.n[OBJ_CONN];
+	u->eps = h->objs.n[OBJ_EP];
+	u->pending = h->conn_reqs;
+	u->registered_bytes = h->pinned_bytes;
+	/* registrations hold none: rpmad closes the descriptors a client
+	 * passes once it has mapped them */
+	u->descriptors = h->sessions * TENANT_FDS_SESSION +
+		u->conns * TENANT_FDS_CONN + u->eps * TENANT_FDS_EP;
 }
 
 /* One refusal, in the totals and (its counter of the same kind) the user's. */
@@ -294,6 +303,8 @@ count_setting(const char *key)
 		r->max_endpoints++;
 	else if (strcmp(key, "max_registered_bytes") == 0)
 		r->max_registered_bytes++;
+	else if (strcmp(key, "max_descriptors") == 0)
+		r->max_descriptors++;
 }
 
 /* Fails the request for the limit `key` (its LIMIT_SET_* bit `bit`). */
@@ -335,12 +346,41 @@ check_fds(struct req_ctx *rc, const struct limits *l,
 }
 
 int
+tenant_admit_session(struct client *who, char *why, size_t len)
+{
+	struct limits l;
+	struct tenant_usage u;
+	tenant_limits(who, &l);
+	tenant_usage(who, &u);
+	/* this session counts already */
+	if (l.max_descriptors == 0 || u.descriptors <= l.max_descriptors)
+		return 0;
+	char source[96];
+	limit_source(who, LIMIT_SET_DESCRIPTORS, source, sizeof(source));
+	(void) snprintf(why, len, "uid %u has %" PRIu32 " descriptors in "
+			"rpmad with this session (all its clients together: "
+			"%" PRIu32 " sessions), its limit: max_descriptors = "
+			"%" PRIu32 " from %s; an operator raises it in "
+			"rpmad.conf (max_descriptors under [user %u], or for "
+			"everyone)", (unsigned)who->uid, u.descriptors,
+			u.sessions, l.max_descriptors, source,
+			(unsigned)who->uid);
+	count_refusal(who, &totals.refused_limits);
+	count_setting("max_descriptors");
+	bool told = u.descriptors - l.max_descriptors <=
+		SESSIONS_TOLD_MAX * TENANT_FDS_SESSION;
+	tenant_log(who, LOG_NOTICE, "session %s: refused%s: %s", who->name,
+			told ? "" : " and closed", why);
+	return told ? -ENOMEM : -EMFILE;
+}
+
+int
 tenant_admit_conn(struct req_ctx *rc)
 {
 	struct limits l;
 	struct tenant_usage u;
 	tenant_limits(rc->client, &l);
-	tenant_usage(rc->client->uid, &u);
+	tenant_usage(rc->client, &u);
 	if (over(u.conns, 1, l.max_connections)) {
 		refuse(rc, LIMIT_SET_CONNECTIONS, "max_connections",
 				"connections", u.conns, l.max_connections);
@@ -362,7 +402,7 @@ tenant_admit_ep(struct req_ctx *rc)
 	struct limits l;
 	struct tenant_usage u;
 	tenant_limits(rc->client, &l);
-	tenant_usage(rc->client->uid, &u);
+	tenant_usage(rc->client, &u);
 	if (over(u.eps, 1, l.max_endpoints)) {
 		refuse(rc, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
 				u.eps, l.max_endpoints);
@@ -378,7 +418,7 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 	struct limits l;
 	struct tenant_usage u;
 	tenant_limits(who, &l);
-	tenant_usage(who->uid, &u);
+	tenant_usage(who, &u);
 	uint64_t limit = l.max_registered_bytes;
 	bool memlock = limit == LIMIT_MEMLOCK;
 	if (memlock)

@@ -49,6 +49,9 @@ struct tenant *tenant_join(uid_t uid);
 /* tenant_leave -- a session of it ended */
 void tenant_leave(struct tenant *t);
 
+/* tenant_held -- what its clients hold together (client.h) */
+struct user_held *tenant_held(struct tenant *t);
+
 /* tenant_destroy_all -- at shutdown, saying what was held back */
 void tenant_destroy_all(void);
 
@@ -62,8 +65,17 @@ uint64_t tenant_read_memlock(pid_t pid);
 /* tenant_limits -- the limits for the client's user, sections applied */
 void tenant_limits(const struct client *c, struct limits *out);
 
-/* tenant_usage -- what the user holds now */
-void tenant_usage(uid_t uid, struct tenant_usage *u);
+/* tenant_usage -- what the client's user holds now (a few counters) */
+void tenant_usage(const struct client *c, struct tenant_usage *u);
+
+/*
+ * tenant_admit_session -- whether a new session (counted already) keeps
+ * its user within max_descriptors: 0. Over it: the refusal is counted and
+ * logged and its text is in `why`; -ENOMEM for a session that may stay to
+ * be told at its first request, -EMFILE for one to close at once (the
+ * user has SESSIONS_TOLD_MAX such sessions already).
+ */
+int tenant_admit_session(struct client *c, char *why, size_t len);
 
 /*
  * Admission of a new object of the asking client: 0 when the user stays

@@ -247,6 +247,9 @@ fill_stats(struct arena *a, Rpmad__AdminReply *r)
 		rpmad.stats.refused.max_registered_bytes;
 	st->refused_allow_lists = rpmad.stats.refused.allow_lists;
 	st->refused_admin_groups = rpmad.stats.refused.admin_groups;
+	st->refused_max_descriptors = rpmad.stats.refused.max_descriptors;
+	st->refused_no_descriptors = rpmad.stats.refused.no_descriptors;
+	st->sessions_silent = rpmad.stats.sessions_silent;
 	r->stats = st;
 	return st->totals ? 0 : -ENOMEM;
 }
@@ -368,7 +371,7 @@ user_use_msg(struct arena *a, const struct client *who)
 		return NULL;
 	rpmad__user_use__init(m);
 	struct tenant_usage u;
-	tenant_usage(who->uid, &u);
+	tenant_usage(who, &u);
 	m->sessions = u.sessions;
 	m->connections = u.conns;
 	m->endpoints = u.eps;

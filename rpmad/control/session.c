@@ -20,6 +20,7 @@
 #include "addrspace.h"
 #include "client.h"
 #include "daemon.h"
+#include "fdreserve.h"
 #include "librpma.h"
 #include "log.h"
 #include "loop.h"
@@ -30,11 +31,20 @@
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
 
+/*
+ * How long a new session may take to say hello (the library and rpmactl
+ * say it at once). A connection that says nothing holds a descriptor of
+ * rpmad's, so it must not hold it for ever.
+ */
+#define HELLO_TIMEOUT_NS (10 * 1000 * 1000 * 1000ull)
+
 /* The fields are this file's: other files have the functions of session.h. */
 struct session {
 	struct client client;	/* who it is and what it holds */
 	int fd;
 	struct loop_watch watch;
+	struct loop_timer hello_timer;	/* armed until its hello */
+	char *refusal;		/* over its user's limits: said at hello */
 	bool hello;
 	bool allowed;
 	bool admin;
@@ -99,7 +109,7 @@ session_is_admin(const struct session *s)
 static void
 session_add(struct session *s)
 {
-	registry_owner_add(&s->client.owner);
+	registry_owner_add(&s->client.owner, &s->client.user->objs);
 	DL_APPEND(sessions, s);
 }
 
@@ -262,6 +272,7 @@ identify(struct session *s, char *why, size_t len)
 }
 
 static void session_ready(struct loop_watch *w, uint32_t events);
+static void read_requests(struct session *s, int max);
 
 /* A session on fd of a process, its client known by its credentials. */
 static struct session *
@@ -298,12 +309,68 @@ session_new_own(int fd, const char *comm, bool admin, bool hello)
 		free(s);
 		return NULL;
 	}
+	who->user = tenant_held(who->tenant);
 	session_add(s);
 	return s;
 }
 
 static void
-session_new(int fd)
+hello_overdue(struct loop_timer *t)
+{
+	struct session *s = t->arg;
+	rpmad.stats.sessions_silent++;
+	log_subject_client(s->client.pid, s->client.uid, s->client.comm);
+	tenant_log(&s->client, LOG_NOTICE, "session %s: no hello within %llu "
+			"s; ending the session", s->client.name,
+			HELLO_TIMEOUT_NS / 1000000000ull);
+	log_subject_clear();
+	session_destroy(s);
+}
+
+/* What admit() decided for a new session. */
+enum admission {
+	ADMITTED,
+	TOLD_LATER,	/* refused: told at its hello, when that comes */
+	TOLD_NOW,	/* refused: told if its hello is there already, gone */
+};
+
+/*
+ * Whether the new session may stay: an administrator's always does; one
+ * that keeps its user within max_descriptors does. Past the limit a few
+ * stay until their hello, which is answered with the reason (s->refusal),
+ * and others hear it only if their hello came with the connection (they
+ * go at once). When rpmad has no descriptor to spare (`admins_only`),
+ * every other session goes at once. Logged and counted here.
+ */
+static enum admission
+admit(struct session *s, bool admins_only)
+{
+	struct client *who = &s->client;
+	if (s->admin)
+		return ADMITTED;
+	char why[512];
+	int ret;
+	if (admins_only) {
+		rpmad.stats.refused.no_descriptors++;
+		(void) snprintf(why, sizeof(why), "rpmad is out of "
+				"descriptors: only administrators get in "
+				"now; an operator sees who holds them with "
+				"rpmactl clients (max_descriptors in "
+				"rpmad.conf(5), LimitNOFILE=)");
+		tenant_log(who, LOG_WARNING, "session %s: refused: %s",
+				who->name, why);
+		ret = -EMFILE;
+	} else {
+		ret = tenant_admit_session(who, why, sizeof(why));
+		if (ret == 0)
+			return ADMITTED;
+	}
+	s->refusal = strdup(why);
+	return ret == -EMFILE || s->refusal == NULL ? TOLD_NOW : TOLD_LATER;
+}
+
+void
+session_start(int fd, bool admins_only)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -321,7 +388,7 @@ session_new(int fd)
 	struct client *who = &s->client;
 	char why[128];
 	identify(s, why, sizeof(why));
-	who->memlock = tenant_read_memlock(who->pid);
+	/* it counts against its user's limits from now on */
 	who->tenant = tenant_join(who->uid);
 	if (who->tenant == NULL) {
 		log_err("out of memory for a new session");
@@ -329,39 +396,34 @@ session_new(int fd)
 		free(s);
 		return;
 	}
-
+	who->user = tenant_held(who->tenant);
+	log_subject_client(who->pid, who->uid, who->comm);
+	enum admission adm = admit(s, admins_only);
+	if (adm == ADMITTED)
+		who->memlock = tenant_read_memlock(who->pid);
 	s->watch.fd = fd;
 	s->watch.fn = session_ready;
 	s->watch.arg = s;
-	if (loop_add(rpmad.loop, &s->watch, EPOLLIN | EPOLLRDHUP)) {
-		tenant_leave(who->tenant);
-		(void) close(fd);
-		free(s);
+	session_add(s);
+	if (adm == TOLD_NOW) {
+		/* a client says hello as it connects: answer one there */
+		read_requests(s, 1);
+		log_subject_clear();
+		session_destroy(s);
 		return;
 	}
-	session_add(s);
+	if (loop_add(rpmad.loop, &s->watch, EPOLLIN | EPOLLRDHUP)) {
+		log_subject_clear();
+		session_destroy(s);
+		return;
+	}
+	s->hello_timer.fn = hello_overdue;
+	s->hello_timer.arg = s;
+	loop_timer_arm(rpmad.loop, &s->hello_timer, HELLO_TIMEOUT_NS);
 	rpmad.stats.sessions_total++;
-	log_subject_client(who->pid, who->uid, who->comm);
 	tenant_log(who, LOG_INFO, "session %s: connected (uid %u, gid %u; %s)",
 			who->name, (unsigned)who->uid, (unsigned)who->gid, why);
 	log_subject_clear();
-}
-
-void
-session_accept_all(int listen_fd)
-{
-	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL,
-				SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				log_warning("accept: %s", strerror(errno));
-			return;
-		}
-		session_new(fd);
-	}
 }
 
 void
@@ -395,10 +457,14 @@ session_release(struct session *s, enum obj_release how)
 	addrspace_put(who->as);
 
 	loop_del(rpmad.loop, &s->watch);
+	loop_timer_cancel(rpmad.loop, &s->hello_timer);
 	(void) close(s->fd);
 	tenant_leave(who->tenant);
 	DL_DELETE(sessions, s);
+	free(s->refusal);
 	free(s);
+	/* its descriptor goes back to the reserve first, if that is short */
+	fdreserve_fill();
 	log_subject_pop();
 }
 
@@ -431,17 +497,17 @@ session_dispatch(struct session *s, const uint8_t *buf, size_t len,
 	return !s->closing;
 }
 
+/* Reads and dispatches up to `max` packets waiting on the session. */
 static void
-session_ready(struct loop_watch *w, uint32_t events)
+read_requests(struct session *s, int max)
 {
-	struct session *s = w->arg;
 	uint8_t *buf = malloc(CTL_MAX_MSG);
 	if (buf == NULL) {
 		log_err("out of memory reading a request");
 		return;
 	}
 
-	for (int i = 0; i < REQUESTS_PER_TURN && !s->closing; i++) {
+	for (int i = 0; i < max && !s->closing; i++) {
 		int fds[CTL_MAX_FDS];
 		unsigned nfds = 0;
 		long n = ctl_recv(s->fd, buf, CTL_MAX_MSG, fds, CTL_MAX_FDS,
@@ -463,6 +529,13 @@ session_ready(struct loop_watch *w, uint32_t events)
 		(void) session_dispatch(s, buf, (size_t)n, fds, nfds);
 	}
 	free(buf);
+}
+
+static void
+session_ready(struct loop_watch *w, uint32_t events)
+{
+	struct session *s = w->arg;
+	read_requests(s, REQUESTS_PER_TURN);
 
 	if (!s->closing && (events & (EPOLLHUP | EPOLLERR)) &&
 			!(events & EPOLLIN))
@@ -517,6 +590,12 @@ session_handle_hello(struct req_ctx *rc)
 		session_close_later(s);
 		return;
 	}
+	if (s->refusal) {
+		/* counted and logged when it connected */
+		req_fail(rc, RPMA_E_NOMEM, 0, "%s", s->refusal);
+		session_close_later(s);
+		return;
+	}
 	if (h->version != RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT) {
 		req_fail(rc, RPMA_E_NOSUPP, 0, "protocol version %u is not "
 				"spoken here (this rpmad speaks %u)",
@@ -534,6 +613,7 @@ session_handle_hello(struct req_ctx *rc)
 				(int)who->pid, who->comm);
 	}
 	s->hello = true;
+	loop_timer_cancel(rpmad.loop, &s->hello_timer);
 
 	rpmad__hello_reply__init(&rc->hello);
 	rc->hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;

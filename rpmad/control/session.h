@@ -35,8 +35,14 @@ typedef int session_packet_fn(struct session *s, const uint8_t *buf,
 /* session_set_handler -- who answers packets, set once at start-up */
 void session_set_handler(session_packet_fn *fn);
 
-/* session_accept_all -- accept every pending client of listen_fd */
-void session_accept_all(int listen_fd);
+/*
+ * session_start -- a client accepted on fd (the session owns it now). It
+ * counts against its user's limits from here on; over them, it is told
+ * why at its first request (or closed at once when far over them). It
+ * must say hello within HELLO_TIMEOUT_NS. With `admins_only` (rpmad has
+ * no descriptors to spare) only an administrator's session stays.
+ */
+void session_start(int fd, bool admins_only);
 
 /* session_client -- the client it speaks for: what the layers below know */
 struct client *session_client(struct session *s);

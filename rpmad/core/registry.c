@@ -63,8 +63,9 @@ registry_init(void)
 }
 
 void
-registry_owner_add(struct obj_owner *owner)
+registry_owner_add(struct obj_owner *owner, struct obj_tally *group)
 {
+	owner->group = group;
 	DL_APPEND(owners, owner);
 }
 
@@ -97,6 +98,8 @@ registry_add(struct obj *o, const struct obj_type *type,
 	HASH_ADD(hh, objects, id, sizeof(o->id), o);
 	DL_APPEND(owner->objs[type->kind], o);
 	owner->n[type->kind]++;
+	if (owner->group)
+		owner->group->n[type->kind]++;
 }
 
 void
@@ -105,6 +108,8 @@ registry_remove(struct obj *o)
 	HASH_DELETE(hh, objects, o);
 	DL_DELETE(o->owner->objs[o->type->kind], o);
 	o->owner->n[o->type->kind]--;
+	if (o->owner->group)
+		o->owner->group->n[o->type->kind]--;
 }
 
 struct obj *

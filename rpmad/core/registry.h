@@ -45,10 +45,19 @@ struct obj_type {
 	void (*release)(struct obj *o, enum obj_release how);
 };
 
+/*
+ * What a group of owners holds together, by kind (a user's clients: its
+ * limits are checked against this without a walk over the owners).
+ */
+struct obj_tally {
+	uint32_t n[OBJ_KINDS];
+};
+
 /* Whatever owns objects (a client: clients/client.h) embeds one. */
 struct obj_owner {
 	struct obj *objs[OBJ_KINDS];	/* of each kind, oldest first */
 	uint32_t n[OBJ_KINDS];		/* how many of each kind */
+	struct obj_tally *group;	/* its group's, counted too (or NULL) */
 	struct obj_owner *prev, *next;	/* every owner, oldest first */
 };
 
@@ -63,8 +72,11 @@ struct obj {
 /* registry_init -- pick the random base of ids and keys */
 void registry_init(void);
 
-/* registry_owner_add -- a new owner (zeroed), last among the owners */
-void registry_owner_add(struct obj_owner *owner);
+/*
+ * registry_owner_add -- a new owner (zeroed), last among the owners; its
+ * objects are counted in `group` too (NULL: in no group)
+ */
+void registry_owner_add(struct obj_owner *owner, struct obj_tally *group);
 
 /*
  * registry_owner_release -- let go of everything the owner holds, kind by

@@ -24,6 +24,8 @@ struct refusals {
 	uint64_t max_connections, max_endpoints, max_registered_bytes;
 	uint64_t allow_lists;	/* allow_users/allow_groups: hello refused */
 	uint64_t admin_groups;	/* admin requests of non-admins */
+	uint64_t max_descriptors;
+	uint64_t no_descriptors;	/* rpmad at its own limit: not admins */
 };
 
 struct stats {
@@ -31,6 +33,7 @@ struct stats {
 	uint64_t flush_latency[STATS_LATENCY_BUCKETS];
 	uint64_t flush_latency_sum_ns;
 	uint64_t requests, request_errors, sessions_total;
+	uint64_t sessions_silent;	/* ended without a hello in time */
 	struct refusals refused;
 };
 

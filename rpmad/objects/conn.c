@@ -864,9 +864,9 @@ set_state(struct conn *conn, enum conn_state state)
 {
 	struct client *owner = owner_of(conn);
 	if (is_request(conn->state) && !is_request(state))
-		owner->conn_reqs--;
+		client_add_reqs(owner, -1);
 	else if (!is_request(conn->state) && is_request(state))
-		owner->conn_reqs++;
+		client_add_reqs(owner, 1);
 	conn->state = state;
 }
 
@@ -1210,7 +1210,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
 	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
 	registry_add(&conn->obj, &conn_type, &rc->client->owner);
-	rc->client->conn_reqs++;	/* CONN_REQ_OUT, as calloc left it */
+	client_add_reqs(rc->client, 1);	/* CONN_REQ_OUT, as calloc left it */
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
 	conn_activate(conn);
 	peer->users++;
@@ -1277,7 +1277,7 @@ conn_destroy(struct conn *conn, enum obj_release how)
 	free(conn->works);
 	free(conn->inflight.recvs);
 	if (is_request(conn->state))
-		owner_of(conn)->conn_reqs--;
+		client_add_reqs(owner_of(conn), -1);
 	registry_remove(&conn->obj);
 	DL_DELETE2(all_conns, conn, all_prev, all_next);
 	deactivate(conn);

@@ -743,7 +743,7 @@ mr_handle_reg(struct req_ctx *rc)
 		HASH_ADD(hh_rkey, mrs_by_rkey, rkey_id, sizeof(mr->rkey_id),
 				mr);
 	peer->users++;
-	rc->client->pinned_bytes += mr->span_len;
+	client_add_pinned(rc->client, (int64_t)mr->span_len);
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
@@ -779,7 +779,7 @@ mr_destroy(struct mr *mr)
 	if (mr_rkey(mr))
 		HASH_DELETE(hh_rkey, mrs_by_rkey, mr);
 	mr->peer->users--;
-	obj_client(&mr->obj)->pinned_bytes -= mr->span_len;
+	client_add_pinned(obj_client(&mr->obj), -(int64_t)mr->span_len);
 	mr->peer->dev->mrs--;
 	mr->peer->dev->pinned_bytes -= mr->span_len;
 	mr->deregistered = true;

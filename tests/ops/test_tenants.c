@@ -35,9 +35,10 @@
 #include <unistd.h>
 
 #include "librpma.h"
+#include "ops_child.h"
 #include "ops_util.h"
 
-#define NOBODY 65534
+#define NOBODY OPS_NOBODY
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
 
@@ -77,99 +78,6 @@ new_peer(void)
 			rpma_peer_new(dev, &peer))
 		return NULL;
 	return peer;
-}
-
-/* ------------------------------------------------------------ children */
-
-/*
- * A child playing another user: `fn` runs as uid/gid NOBODY (after
- * `prepare`, as root, when given) and its exit status is the result; the
- * child's librpma log comes back in `log`. `go` (when not NULL) is a pipe
- * the child may wait on; `ready` one it may write to.
- */
-struct child {
-	pid_t pid;
-	int log_fd;		/* read end: the child's log at its end */
-	int go[2];		/* parent -> child */
-	int ready[2];		/* child -> parent */
-};
-
-typedef int child_fn(struct child *c, void *arg);
-
-static void
-child_start(struct child *c, child_fn *prepare, child_fn *fn, void *arg)
-{
-	int lp[2];
-	ck_assert_int_eq(pipe(lp), 0);
-	ck_assert_int_eq(pipe(c->go), 0);
-	ck_assert_int_eq(pipe(c->ready), 0);
-	c->pid = fork();
-	ck_assert_int_ge(c->pid, 0);
-	if (c->pid == 0) {
-		(void) close(lp[0]);
-		(void) close(c->go[1]);
-		(void) close(c->ready[0]);
-		if (prepare && prepare(c, arg))
-			_exit(90);
-		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
-			_exit(91);
-		ops_logged[0] = '\0';
-		int ret = fn(c, arg);
-		(void) write(lp[1], ops_logged, strlen(ops_logged));
-		_exit(ret);
-	}
-	(void) close(lp[1]);
-	(void) close(c->go[0]);
-	(void) close(c->ready[1]);
-	c->log_fd = lp[0];
-}
-
-/* in the child: tell the parent, then wait for its word */
-static void
-child_pause(struct child *c)
-{
-	char b = 1;
-	(void) write(c->ready[1], &b, 1);
-	(void) read(c->go[0], &b, 1);
-}
-
-/* in the parent: wait until the child paused */
-static void
-child_wait_ready(struct child *c)
-{
-	char b;
-	ck_assert_int_eq(read(c->ready[0], &b, 1), 1);
-}
-
-/* in the parent: let it go on, collect its log and wait status */
-static int
-child_end(struct child *c, char *log, size_t len)
-{
-	char b = 1;
-	(void) write(c->go[1], &b, 1);
-	(void) close(c->go[1]);
-	size_t used = 0;
-	ssize_t n;
-	char sink[4096];
-	while ((n = read(c->log_fd, log && used + 1 < len ? log + used : sink,
-			log && used + 1 < len ? len - 1 - used :
-			sizeof(sink))) > 0) {
-		if (log && used + 1 < len)
-			used += (size_t)n;
-	}
-	if (log)
-		log[used] = '\0';
-	(void) close(c->log_fd);
-	(void) close(c->ready[0]);
-	int status;
-	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
-	return status;
-}
-
-static int
-exit_code(int status)
-{
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* ------------------------------------------------------------ socket */

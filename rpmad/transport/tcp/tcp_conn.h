@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backoff.h"
 #include "conn.h"
 #include "loop.h"
 #include "tcp_chan.h"
@@ -84,6 +85,7 @@ struct tcp_ep {
 	struct ep *ep;
 	int fd;
 	struct loop_watch watch;
+	struct backoff pause;		/* when accept fails (descriptors) */
 	struct tcp_conn *unpaired;	/* one socket of two arrived */
 	unsigned n_unpaired;
 	bool warned_full;

@@ -22,6 +22,7 @@
 #include "ep.h"
 #include "log.h"
 #include "registry.h"
+#include "rlog.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
@@ -65,6 +66,24 @@ drop_oldest_unpaired(struct tcp_ep *tep)
 	tcp_conn_free(oldest);
 }
 
+/*
+ * Accept failing (rpmad out of descriptors or memory): the listener rests
+ * a while instead of waking the loop at once again, and says so at most
+ * RATELIMIT_BURST times a window for all endpoints together.
+ */
+static void
+accept_failed(struct tcp_ep *tep, int err)
+{
+	static struct rlog failures;
+	if (failures.about[0] == '\0')
+		rlog_init(&failures, "about accepting at endpoints");
+	uint64_t ns = backoff_pause(&tep->pause);
+	(void) rlog_msg(&failures, LOG_WARNING, "tcp: cannot accept at "
+			"%s:%s: %s; trying again in %llu ms", ep_addr(tep->ep),
+			ep_port(tep->ep), strerror(err),
+			(unsigned long long)(ns / 1000000));
+}
+
 static void
 listener_ready(struct loop_watch *w, uint32_t events)
 {
@@ -76,12 +95,10 @@ listener_ready(struct loop_watch *w, uint32_t events)
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				log_warning("tcp: accept at %s:%s: %s",
-						ep_addr(tep->ep),
-						ep_port(tep->ep),
-						strerror(errno));
+				accept_failed(tep, errno);
 			return;
 		}
+		backoff_reset(&tep->pause);
 		if (tep->n_unpaired >= PAIRING_MAX)
 			drop_oldest_unpaired(tep);
 		struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
@@ -128,6 +145,7 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	tep->watch.fd = tep->fd;
 	tep->watch.fn = listener_ready;
 	tep->watch.arg = tep;
+	backoff_init(&tep->pause, &tep->watch, EPOLLIN);
 	if (loop_add(rpmad.loop, &tep->watch, EPOLLIN)) {
 		ret = -EIO;
 		(void) snprintf(err, errlen, "cannot watch the listener");
@@ -153,6 +171,7 @@ tcp_unlisten(struct ep *ep)
 	struct tcp_ep *tep = ep_tp(ep);
 	if (tep == NULL)
 		return;
+	backoff_cancel(&tep->pause);
 	loop_del(rpmad.loop, &tep->watch);
 	(void) close(tep->fd);
 	while (tep->unpaired) {

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * ops_child.c -- children playing other users (see ops_child.h)
+ */
+
+#include <check.h>
+#include <grp.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ops_child.h"
+#include "ops_util.h"
+
+void
+child_start_as(struct child *c, uid_t uid, child_fn *prepare, child_fn *fn,
+		void *arg)
+{
+	int lp[2];
+	ck_assert_int_eq(pipe(lp), 0);
+	ck_assert_int_eq(pipe(c->go), 0);
+	ck_assert_int_eq(pipe(c->ready), 0);
+	c->uid = uid;
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		(void) close(lp[0]);
+		(void) close(c->go[1]);
+		(void) close(c->ready[0]);
+		if (prepare && prepare(c, arg))
+			_exit(90);
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+			_exit(91);
+		ops_logged[0] = '\0';
+		int ret = fn(c, arg);
+		(void) write(lp[1], ops_logged, strlen(ops_logged));
+		_exit(ret);
+	}
+	(void) close(lp[1]);
+	(void) close(c->go[0]);
+	(void) close(c->ready[1]);
+	c->log_fd = lp[0];
+}
+
+void
+child_start(struct child *c, child_fn *prepare, child_fn *fn, void *arg)
+{
+	child_start_as(c, OPS_NOBODY, prepare, fn, arg);
+}
+
+void
+child_pause(struct child *c)
+{
+	char b = 1;
+	(void) write(c->ready[1], &b, 1);
+	(void) read(c->go[0], &b, 1);
+}
+
+void
+child_wait_ready(struct child *c)
+{
+	char b;
+	ck_assert_int_eq(read(c->ready[0], &b, 1), 1);
+}
+
+int
+child_end(struct child *c, char *log, size_t len)
+{
+	char b = 1;
+	(void) write(c->go[1], &b, 1);
+	(void) close(c->go[1]);
+	size_t used = 0;
+	ssize_t n;
+	char sink[4096];
+	while ((n = read(c->log_fd, log && used + 1 < len ? log + used : sink,
+			log && used + 1 < len ? len - 1 - used :
+			sizeof(sink))) > 0) {
+		if (log && used + 1 < len)
+			used += (size_t)n;
+	}
+	if (log)
+		log[used] = '\0';
+	(void) close(c->log_fd);
+	(void) close(c->ready[0]);
+	int status;
+	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
+	return status;
+}
+
+int
+exit_code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
