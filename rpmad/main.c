@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
+#include "fdreserve.h"
 #include "guard.h"
 #include "fsident.h"
 #include "listener.h"
@@ -556,6 +557,11 @@ main(int argc, char *argv[])
 		return 1;
 
 	session_set_handler(request_handle);
+	/*
+	 * The descriptors held back for administrators, before anyone can
+	 * connect: from then on rpmad's count of them is what it keeps
+	 */
+	fdreserve_fill();
 	int lfd = listener_open(&socket_from_systemd);
 	if (lfd < 0)
 		return 1;

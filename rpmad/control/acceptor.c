@@ -84,7 +84,6 @@ accept_ready(struct loop_watch *w, uint32_t events)
 int
 acceptor_start(int lfd)
 {
-	fdreserve_fill();
 	rlog_init(&failures, "about accepting clients on the control socket");
 	watch.fd = lfd;
 	watch.fn = accept_ready;

@@ -5,7 +5,8 @@
  * Each accepted client becomes a session (session_start()), which counts
  * against its user's limits from then on. When accept fails because rpmad
  * is out of descriptors, a waiting administrator is still let in on the
- * descriptors held back for that (fdreserve.h) and everyone else is turned
+ * descriptors held back for that (fdreserve.h, filled before the socket
+ * is made) and everyone else is turned
  * away; when nothing can be accepted at all, the socket is left alone for
  * a while (backoff.h) rather than polled in a spin, and the log says so
  * at most RATELIMIT_BURST times a window.

@@ -115,8 +115,10 @@ pids+=($!)
 "$RPMAD_BIN" --foreground --config "$work/B.conf" --socket "$work/B.sock" \
 	--transport tcp 2>"$work/rpmad-B.log" &
 pids+=($!)
+# the socket node comes first (mode 0600), its group and mode a moment later
 for _ in $(seq 400); do
-	[ -S "$work/A.sock" ] && [ -S "$work/B.sock" ] && break
+	[ -S "$work/A.sock" ] && [ -S "$work/B.sock" ] &&
+		[ "$(stat -c %a:%g "$work/B.sock")" = "660:$SOCK_GID" ] && break
 	sleep 0.05
 done
 [ "$(stat -c %a:%g "$work/B.sock")" = "660:$SOCK_GID" ] || fail "B's socket is $(stat -c %a:%g "$work/B.sock")"
