@@ -497,7 +497,28 @@ cmd_mrs(struct cmd_ctx *x)
 static const struct table_column ep_cols[] = {
 	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
 	{ "PORT", false }, { "TRANSPORT", false }, { "PENDING", true },
+	{ "FROM", false },
 };
+
+/* Whom the waiting requests come from: "192.0.2.7:1021 uid 1000:3 +2". */
+static void
+shares_text(const Rpmad__EndpointInfo *e, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < e->n_largest_shares && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s:%u",
+				i ? " " : "", e->largest_shares[i]->origin,
+				e->largest_shares[i]->pending);
+		used += n > 0 ? (size_t)n : 0;
+	}
+	if (e->pending_origins > e->n_largest_shares && used < len)
+		(void) snprintf(buf + used, len - used, " +%zu",
+				(size_t)e->pending_origins -
+				e->n_largest_shares);
+	if (buf[0] == '\0')
+		(void) snprintf(buf, len, "-");
+}
 
 static int
 ep_page(const Rpmad__AdminReply *r, void *arg)
@@ -518,6 +539,18 @@ ep_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_string(j, "transport", e->transport);
 			json_kv_u64(j, "pending_requests",
 					e->pending_requests);
+			json_kv_u64(j, "pending_origins", e->pending_origins);
+			json_key(j, "largest_shares");
+			json_array_begin(j);
+			for (size_t s = 0; s < e->n_largest_shares; s++) {
+				json_object_begin(j);
+				json_kv_string(j, "origin",
+						e->largest_shares[s]->origin);
+				json_kv_u64(j, "pending",
+						e->largest_shares[s]->pending);
+				json_object_end(j);
+			}
+			json_array_end(j);
 			json_object_end(j);
 			continue;
 		}
@@ -530,6 +563,9 @@ ep_page(const Rpmad__AdminReply *r, void *arg)
 		bad |= table_cell(t, "%s", e->transport && *e->transport ?
 					e->transport : "-");
 		bad |= table_cell(t, "%u", e->pending_requests);
+		char from[256];
+		shares_text(e, from, sizeof(from));
+		bad |= table_cell(t, "%s", from);
 		if (bad)
 			return EXIT_REFUSED;
 	}

@@ -86,6 +86,8 @@ print_json(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	json_kv_u64(&j, "allow_connect", st->refused_connect);
 	json_kv_u64(&j, "allow_listen", st->refused_listen);
 	json_kv_u64(&j, "log_lines_suppressed", st->log_suppressed);
+	json_kv_u64(&j, "remote_log_lines_suppressed",
+			st->log_suppressed_remote);
 	json_object_end(&j);
 
 	json_kv_u64(&j, "evictions", st->evictions);
@@ -165,11 +167,13 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 			limit_text(st->max_registered_bytes, true, c3,
 				sizeof(c3)));
 	(void) fprintf(f, "%-18s %llu by limits, %llu by allow_connect, "
-			"%llu by allow_listen; %llu log lines held back\n",
+			"%llu by allow_listen; %llu log lines held back "
+			"(and %llu of remote hosts)\n",
 			"refused:", (unsigned long long)st->refused_limits,
 			(unsigned long long)st->refused_connect,
 			(unsigned long long)st->refused_listen,
-			(unsigned long long)st->log_suppressed);
+			(unsigned long long)st->log_suppressed,
+			(unsigned long long)st->log_suppressed_remote);
 	(void) snprintf(a, sizeof(a), "%llu",
 			(unsigned long long)st->evictions);
 	(void) fprintf(f, ROW, "evictions:", a);

@@ -31,6 +31,7 @@
 #include "tenant.h"
 #include "log.h"
 #include "registry.h"
+#include "remote_log.h"
 #include "request.h"
 #include "session.h"
 #include "transport.h"
@@ -606,6 +607,7 @@ main(int argc, char *argv[])
 	session_destroy_all();
 	tenant_destroy_all();
 	transports_fini();
+	remote_log_fini();
 	device_fini();
 	loop_delete(rpmad.loop);
 	(void) close(sfd);

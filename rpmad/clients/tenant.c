@@ -26,6 +26,7 @@
 #include "loop.h"
 #include "ratelimit.h"
 #include "registry.h"
+#include "remote_log.h"
 #include "reply.h"
 #include "tenant.h"
 
@@ -55,13 +56,23 @@ static unsigned n_idle;
 static struct tenant_totals totals;
 
 static void
+say_held_back(const struct tenant *t, uint64_t n)
+{
+	if (t->last_pid)
+		log_notice("suppressed %" PRIu64 " messages from uid %u (last "
+				"from client pid %d)", n, (unsigned)t->uid,
+				(int)t->last_pid);
+	else
+		log_notice("suppressed %" PRIu64 " messages from uid %u", n,
+				(unsigned)t->uid);
+}
+
+static void
 report_held_back(struct tenant *t)
 {
 	uint64_t n = ratelimit_drain(&t->log_rl);
 	if (n)
-		log_notice("suppressed %" PRIu64 " messages from uid %u (last "
-				"from client pid %d)", n, (unsigned)t->uid,
-				(int)t->last_pid);
+		say_held_back(t, n);
 }
 
 static void
@@ -559,6 +570,9 @@ tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa)
 
 /* ------------------------------------------------------------ log */
 
+static void vlog_tenant(struct tenant *t, pid_t pid, int level,
+		const char *text);
+
 void
 tenant_log(struct client *who, int level, const char *fmt, ...)
 {
@@ -569,8 +583,33 @@ tenant_log(struct client *who, int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	(void) vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	vlog_tenant(who->tenant, who->pid, level, text);
+}
 
-	struct tenant *t = who->tenant;
+void
+tenant_log_origin(const struct origin *o, int level, const char *fmt, ...)
+{
+	if (level > log_max_level)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (o->kind != ORIGIN_USER) {
+		remote_log_origin(o, level, "%s", text);
+		return;
+	}
+	uid_t uid = (uid_t)o->uid;
+	struct tenant *t;
+	HASH_FIND(hh, tenants, &uid, sizeof(uid), t);
+	vlog_tenant(t, 0, level, text);
+}
+
+/* One line of a tenant's share (t NULL: no share; pid 0: not a client's). */
+static void
+vlog_tenant(struct tenant *t, pid_t pid, int level, const char *text)
+{
 	if (t == NULL) {
 		log_msg(level, "%s", text);
 		return;
@@ -578,14 +617,13 @@ tenant_log(struct client *who, int level, const char *fmt, ...)
 	uint64_t now = loop_now_ns(), held;
 	bool ok = ratelimit_take(&t->log_rl, now, &held);
 	if (held)
-		log_notice("suppressed %" PRIu64 " messages from uid %u (last "
-				"from client pid %d)", held, (unsigned)t->uid,
-				(int)t->last_pid);
+		say_held_back(t, held);
 	if (ok) {
 		log_msg(level, "%s", text);
 		return;
 	}
-	t->last_pid = who->pid;
+	if (pid)
+		t->last_pid = pid;
 	t->log_suppressed++;
 	totals.log_suppressed++;
 	/* the count is said when the window ends, even if all goes quiet */

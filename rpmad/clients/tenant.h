@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "origin.h"
 #include "qp_region.h"
 
 struct client;
@@ -109,5 +110,13 @@ void tenant_totals_of(const struct client *c, struct tenant_totals *t);
  */
 void tenant_log(struct client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * tenant_log_origin -- a log line an origin caused: a local user's goes to
+ * its share as tenant_log's do, a remote host's to the host's
+ * (remote_log.h); never to the share of whoever it happened to
+ */
+void tenant_log_origin(const struct origin *o, int level, const char *fmt,
+		...) __attribute__((format(printf, 3, 4)));
 
 #endif /* RPMAD_TENANT_H */

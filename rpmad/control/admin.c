@@ -22,6 +22,7 @@
 #include "mr.h"
 #include "peer.h"
 #include "registry.h"
+#include "remote_log.h"
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
@@ -184,6 +185,7 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	st->refused_connect = tt.refused_connect;
 	st->refused_listen = tt.refused_listen;
 	st->log_suppressed = tt.log_suppressed;
+	st->log_suppressed_remote = remote_log_suppressed();
 	st->evictions = history.evictions;
 
 	size_t ndev = 0;
@@ -478,6 +480,20 @@ endpoint_item(struct arena *a, void *obj)
 	e->port = info->port;
 	e->pending_requests = info->pending;
 	e->transport = (char *)info->transport;
+	e->pending_origins = info->origins;
+	e->n_largest_shares = info->n_shares;
+	e->largest_shares = arena_alloc(a, info->n_shares *
+			sizeof(*e->largest_shares));
+	Rpmad__OriginShare *shares = arena_alloc(a, info->n_shares *
+			sizeof(*shares));
+	if (info->n_shares && (e->largest_shares == NULL || shares == NULL))
+		return NULL;
+	for (unsigned i = 0; i < info->n_shares; i++) {
+		rpmad__origin_share__init(&shares[i]);
+		shares[i].origin = info->share[i].origin;
+		shares[i].pending = info->share[i].pending;
+		e->largest_shares[i] = &shares[i];
+	}
 	return &e->base;
 }
 

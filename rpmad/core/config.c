@@ -50,6 +50,8 @@ config_defaults(struct config *cfg)
 	cfg->tcp_timeout_ms = 5000;
 	cfg->rnr_timeout_ms = 7000;
 	cfg->reply_timeout_ms = 60000;
+	cfg->setup_timeout_ms = 5000;
+	cfg->accept_timeout_ms = 60000;
 	cfg->limits.max_connections = 1024;
 	cfg->limits.max_endpoints = 64;
 	cfg->limits.max_pending_requests = 256;
@@ -383,6 +385,14 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 				c->reply_timeout_ms < 100 ||
 				c->reply_timeout_ms > 3600000)
 			goto bad;
+	} else if (strcmp(key, "setup_timeout_ms") == 0) {
+		if (parse_u32(value, &c->setup_timeout_ms) ||
+				c->setup_timeout_ms < 100)
+			goto bad;
+	} else if (strcmp(key, "accept_timeout_ms") == 0) {
+		if (parse_u32(value, &c->accept_timeout_ms) ||
+				c->accept_timeout_ms < 100)
+			goto bad;
 	} else if ((v = apply_limit(&c->limits, key, value)) != 0) {
 		if (v < 0)
 			goto bad;
@@ -597,6 +607,12 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->reply_timeout_ms != n->reply_timeout_ms)
 		note(buf, len, "reply_timeout_ms %u -> %u",
 				o->reply_timeout_ms, n->reply_timeout_ms);
+	if (o->setup_timeout_ms != n->setup_timeout_ms)
+		note(buf, len, "setup_timeout_ms %u -> %u",
+				o->setup_timeout_ms, n->setup_timeout_ms);
+	if (o->accept_timeout_ms != n->accept_timeout_ms)
+		note(buf, len, "accept_timeout_ms %u -> %u",
+				o->accept_timeout_ms, n->accept_timeout_ms);
 	describe_limits(&o->limits, &n->limits, buf, len);
 	if (!net_rules_equal(&o->allow_connect, &n->allow_connect))
 		note(buf, len, "allow_connect");

@@ -63,6 +63,10 @@ struct config {
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
 	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
 	uint32_t reply_timeout_ms;	/* clients wait this long for answers */
+	/* connection set-up: a step that waits on the other rpmad or CM */
+	uint32_t setup_timeout_ms;
+	/* an outgoing request waits this long for the server application */
+	uint32_t accept_timeout_ms;
 
 	/* per-user limits (see struct limits) and networks */
 	struct limits limits;

@@ -157,6 +157,12 @@ conn_qp_num(const struct conn *conn)
 	return conn->qp_num;
 }
 
+uid_t
+conn_uid(const struct conn *conn)
+{
+	return owner_of(conn)->uid;
+}
+
 struct peer *
 conn_peer(const struct conn *conn)
 {

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -232,6 +233,9 @@ void conn_set_tp(struct conn *conn, void *tp_conn);
 
 /* conn_qp_num -- the queue pair number the client knows it by */
 uint32_t conn_qp_num(const struct conn *conn);
+
+/* conn_uid -- the user of the client that owns it */
+uid_t conn_uid(const struct conn *conn);
 
 /* conn_peer -- the client's peer the connection was made on */
 struct peer *conn_peer(const struct conn *conn);

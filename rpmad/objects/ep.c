@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utlist.h>
+#include <uthash.h>
 
 #include "client.h"
 #include "conn.h"
@@ -25,6 +27,15 @@
 #include "tenant.h"
 #include "transport.h"
 
+/* One origin's requests waiting at an endpoint. */
+struct ep_origin {
+	struct origin key;
+	struct incoming *queue;		/* oldest first (utlist DL) */
+	unsigned n;
+	struct ep_origin *prev, *next;	/* the ring of turns */
+	UT_hash_handle hh;
+};
+
 /* The fields are this file's: other files have the functions of ep.h. */
 struct ep {
 	struct obj obj;
@@ -33,7 +44,9 @@ struct ep {
 	void *tp_ep;
 	int notify_sock;		/* one byte per waiting request */
 	unsigned notify_owed;		/* bytes the socket had no room for */
-	struct incoming *head, *tail;
+	/* the origins with requests waiting, by key and in a ring of turns */
+	struct ep_origin *origins;
+	struct ep_origin *turn;		/* whose request goes out next */
 	unsigned pending;
 	char addr[EP_ADDR_MAX], port[EP_PORT_MAX];
 };
@@ -76,6 +89,26 @@ ep_describe(const struct ep *ep, struct ep_info *info)
 	memcpy(info->port, ep->port, sizeof(info->port));
 	info->pending = ep->pending;
 	info->transport = ep->tp->name;
+	/* the largest shares, by insertion into a short sorted list */
+	const struct ep_origin *top[EP_INFO_SHARES];
+	unsigned n = 0;
+	for (const struct ep_origin *o = ep->origins; o; o = o->hh.next) {
+		info->origins++;
+		unsigned i = n < EP_INFO_SHARES ? n++ : EP_INFO_SHARES;
+		while (i > 0 && top[i - 1]->n < o->n) {
+			if (i < EP_INFO_SHARES)
+				top[i] = top[i - 1];
+			i--;
+		}
+		if (i < EP_INFO_SHARES)
+			top[i] = o;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		origin_name(&top[i]->key, info->share[i].origin,
+				sizeof(info->share[i].origin));
+		info->share[i].pending = top[i]->n;
+	}
+	info->n_shares = n;
 }
 
 /* The first port an unprivileged process may bind, as the kernel says. */
@@ -125,38 +158,150 @@ notify(struct ep *ep)
 	notify_flush(ep);
 }
 
-int
-ep_incoming(struct ep *ep, struct incoming *inc)
+/* ------------------------------------------- the requests, by origin */
+
+static struct ep_origin *
+origin_find(const struct ep *ep, const struct origin *key)
 {
-	if (ep->pending >= EP_BACKLOG) {
-		tenant_log(obj_client(&ep->obj), LOG_WARNING, "endpoint "
-				"%s:%s: %u requests wait already; rejecting "
-				"another", ep->addr, ep->port, ep->pending);
-		return -ENOBUFS;
-	}
-	inc->ep = ep;
-	inc->next = NULL;
-	if (ep->tail)
-		ep->tail->next = inc;
-	else
-		ep->head = inc;
-	ep->tail = inc;
-	ep->pending++;
-	notify(ep);
-	return 0;
+	struct ep_origin *o;
+	HASH_FIND(hh, ep->origins, key, sizeof(*key), o);
+	return o;
+}
+
+/* The origin's entry, made (last in the ring of turns) when new; NULL. */
+static struct ep_origin *
+origin_get(struct ep *ep, const struct origin *key)
+{
+	struct ep_origin *o = origin_find(ep, key);
+	if (o)
+		return o;
+	o = calloc(1, sizeof(*o));
+	if (o == NULL)
+		return NULL;
+	o->key = *key;
+	HASH_ADD(hh, ep->origins, key, sizeof(o->key), o);
+	/* the turn is where the ring starts: a new origin goes last */
+	CDL_PREPEND2(ep->turn, o, prev, next);
+	ep->turn = o->next;
+	return o;
+}
+
+/* An origin without requests leaves (its turn passes to the next one). */
+static void
+origin_drop_if_empty(struct ep *ep, struct ep_origin *o)
+{
+	if (o->n)
+		return;
+	CDL_DELETE2(ep->turn, o, prev, next);
+	HASH_DEL(ep->origins, o);
+	free(o);
+}
+
+static void
+origin_push(struct ep_origin *o, struct incoming *inc)
+{
+	DL_APPEND(o->queue, inc);
+	o->n++;
 }
 
 static struct incoming *
+origin_take(struct ep_origin *o, struct incoming *inc)
+{
+	DL_DELETE(o->queue, inc);
+	o->n--;
+	return inc;
+}
+
+/* The origin with the most requests waiting (the queue is full). */
+static struct ep_origin *
+heaviest(const struct ep *ep)
+{
+	struct ep_origin *o, *tmp, *most = NULL;
+	HASH_ITER(hh, ep->origins, o, tmp) {
+		if (most == NULL || o->n > most->n)
+			most = o;
+	}
+	return most;
+}
+
+/* A line an origin caused, charged to it (never to the endpoint's owner). */
+#define ep_origin_log(ep, o, level, fmt, ...) \
+	tenant_log_origin(o, level, "endpoint %s:%s: " fmt " (from %s)", \
+			(ep)->addr, (ep)->port, __VA_ARGS__)
+
+int
+ep_incoming(struct ep *ep, struct incoming *inc)
+{
+	inc->ep = ep;
+	if (inc->from_local)
+		origin_of_user(inc->from_uid, &inc->origin);
+	else
+		origin_of_addr(&inc->remote, &inc->origin);
+	char who[ORIGIN_NAME_MAX];
+	origin_name(&inc->origin, who, sizeof(who));
+
+	struct ep_origin *mine = origin_find(ep, &inc->origin);
+	unsigned have = mine ? mine->n : 0;
+	struct ep_origin *most = NULL;
+	if (ep->pending >= EP_BACKLOG) {
+		most = heaviest(ep);
+		if (most->n <= have + 1) {
+			ep_origin_log(ep, &inc->origin, LOG_WARNING, "%u "
+					"requests wait already, %u of them of "
+					"this origin's; rejecting another",
+					ep->pending, have, who);
+			return -ENOBUFS;
+		}
+	}
+	if (mine == NULL && (mine = origin_get(ep, &inc->origin)) == NULL)
+		return -ENOMEM;
+	origin_push(mine, inc);
+	if (most == NULL) {
+		ep->pending++;
+		notify(ep);
+		return 0;
+	}
+	/* its place, not a new one: the application's count stays */
+	char them[ORIGIN_NAME_MAX];
+	origin_name(&most->key, them, sizeof(them));
+	ep_origin_log(ep, &most->key, LOG_WARNING, "%u requests wait, %u of "
+			"them of this origin's; rejecting its newest for one "
+			"of %s", ep->pending, most->n, who, them);
+	/* the newest: the oldest is the nearest to being served */
+	struct incoming *evicted = origin_take(most, most->queue->prev);
+	origin_drop_if_empty(ep, most);
+	ep->tp->incoming_drop(evicted, true);
+	return 0;
+}
+
+/* The next request for the application: each origin in its turn. */
+static struct incoming *
 ep_pop(struct ep *ep)
 {
-	struct incoming *inc = ep->head;
-	if (inc == NULL)
+	struct ep_origin *o = ep->turn;
+	if (o == NULL)
 		return NULL;
-	ep->head = inc->next;
-	if (ep->head == NULL)
-		ep->tail = NULL;
+	struct incoming *inc = origin_take(o, o->queue);
+	ep->turn = o->next;
+	origin_drop_if_empty(ep, o);
 	ep->pending--;
 	return inc;
+}
+
+/* Puts a request back where ep_pop took it (the application could not). */
+static void
+ep_unpop(struct ep *ep, struct incoming *inc)
+{
+	struct ep_origin *o = origin_get(ep, &inc->origin);
+	if (o == NULL) {
+		ep->tp->incoming_drop(inc, true);
+		return;
+	}
+	DL_PREPEND(o->queue, inc);
+	o->n++;
+	ep->turn = o;
+	ep->pending++;
+	notify(ep);
 }
 
 /* Stops listening; waiting requests are rejected. */
@@ -298,12 +443,7 @@ ep_handle_next_conn_req(struct req_ctx *rc)
 	struct conn *conn = conn_new_passive(rc, ep->peer, inc, m->cfg);
 	if (conn == NULL) {
 		/* the request stays for a later try; keep the count right */
-		inc->next = ep->head;
-		ep->head = inc;
-		if (ep->tail == NULL)
-			ep->tail = inc;
-		ep->pending++;
-		notify(ep);
+		ep_unpop(ep, inc);
 		return;
 	}
 	free(inc);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include "conn_pdata.h"
+#include "origin.h"
 #include "registry.h"
 #include "reply.h"
 
@@ -23,7 +24,15 @@ struct ep;
 struct peer;
 struct transport_ops;
 
-/* Most requests that may wait at one endpoint for the application. */
+/*
+ * Most requests that may wait at one endpoint for the application. They
+ * are shared fairly between their origins (origin.h: the remote hosts,
+ * or the users of this rpmad they come from): the application is handed
+ * one origin's request after another's, and a request arriving at a full
+ * queue takes the place of the newest of the origin with the most, as
+ * long as that one has more than its own; else it is refused. So one
+ * origin's flood cannot keep another's requests out or behind it.
+ */
 #define EP_BACKLOG 1024
 
 /* A connection request that arrived and waits for the application. */
@@ -34,7 +43,15 @@ struct incoming {
 	uint8_t pdata_len;
 	struct sockaddr_storage local, remote;
 	socklen_t remote_len;
-	struct incoming *next;
+	/*
+	 * The transport sets these when the connecting end is a client of
+	 * this very rpmad: the request is then that user's doing, not its
+	 * address's (every local client shares the address).
+	 */
+	bool from_local;
+	uid_t from_uid;
+	struct origin origin;		/* ep.c's: whose share it is */
+	struct incoming *prev, *next;	/* its origin's, oldest first */
 };
 
 /* ep_tp -- the transport's own state of the endpoint, or NULL */
@@ -53,19 +70,31 @@ const char *ep_port(const struct ep *ep);
 #define EP_ADDR_MAX 64
 #define EP_PORT_MAX 32
 
+/* The largest shares of the waiting requests rpmactl shows. */
+#define EP_INFO_SHARES 4
+
 /* What rpmactl shows of an endpoint: plain data, filled by ep.c. */
 struct ep_info {
 	char addr[EP_ADDR_MAX], port[EP_PORT_MAX];
 	unsigned pending;		/* requests waiting at it */
 	const char *transport;		/* its transport's name */
+	unsigned origins;		/* whom they come from: how many */
+	struct {
+		char origin[ORIGIN_NAME_MAX];
+		unsigned pending;
+	} share[EP_INFO_SHARES];	/* the largest, largest first */
+	unsigned n_shares;
 };
 
 /* ep_describe -- an endpoint as rpmactl shows it */
 void ep_describe(const struct ep *ep, struct ep_info *info);
 
 /*
- * ep_incoming -- a transport's new request for the endpoint. Returns 0, or
- * -ENOBUFS when the backlog is full (logged; the transport rejects it then).
+ * ep_incoming -- a transport's new request for the endpoint. Returns 0
+ * (it may have taken the place of another origin's, which the transport
+ * was told to drop, rejecting it), or -ENOBUFS when the queue is full and
+ * its origin has its share already (logged, charged to its origin; the
+ * transport rejects it then).
  */
 int ep_incoming(struct ep *ep, struct incoming *inc);
 

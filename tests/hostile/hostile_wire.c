@@ -43,7 +43,7 @@
 #include <arpa/inet.h>
 
 #include "hostile.h"
-#include "tcp_wire.h"
+#include "wire_peer.h"
 
 #define PAGE 4096
 #define SEED_W 501
@@ -163,129 +163,6 @@ server(const struct it_env *env, void *arg)
 	return 0;
 }
 
-/* ==================================================== the liar's words */
-
-static int
-tcp_to(const char *port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(fd, 0);
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-			.sin_port = htons((uint16_t)atoi(port)) };
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	int one = 1;
-	(void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	return fd;
-}
-
-static void
-send_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;	/* rpmad closed it: what follows will say so */
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-static void
-send_frame(int fd, const struct tcp_frame *f, const void *payload,
-		size_t len)
-{
-	uint8_t head[TCP_FRAME_SIZE];
-	tcp_frame_encode(f, head);
-	send_all(fd, head, sizeof(head));
-	if (len)
-		send_all(fd, payload, len);
-}
-
-/* exactly len bytes within timeout_ms: 1, 0 at the end, -1 on timeout */
-static int
-recv_exact(int fd, void *buf, size_t len, int timeout_ms)
-{
-	uint8_t *p = buf;
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	while (len > 0) {
-		uint64_t now = it_now_ms();
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int r = poll(&pfd, 1, now >= end ? 0 : (int)(end - now));
-		if (r == 0)
-			return -1;
-		if (r < 0)
-			continue;
-		ssize_t n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return 0;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 1;
-}
-
-/* The next frame (its payload into buf): 1, 0 at the end, -1 timeout. */
-static int
-recv_frame(int fd, struct tcp_frame *f, void *buf, size_t cap, int ms)
-{
-	uint8_t head[TCP_FRAME_SIZE];
-	int r = recv_exact(fd, head, sizeof(head), ms);
-	if (r <= 0)
-		return r;
-	ck_assert_msg(tcp_frame_decode(head, f) == 0, "rpmad sent a frame "
-			"its own decoder refuses (type %u)", head[0]);
-	uint32_t n = tcp_frame_payload_len(f);
-	ck_assert_uint_le(n, cap);
-	return n ? recv_exact(fd, buf, n, ms) : 1;
-}
-
-/* Whether rpmad ends the socket within timeout_ms (data is skipped). */
-static int
-closed_within(int fd, int timeout_ms)
-{
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	uint8_t junk[4096];
-	for (;;) {
-		uint64_t now = it_now_ms();
-		if (now >= end)
-			return 0;
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		if (poll(&pfd, 1, (int)(end - now)) <= 0)
-			continue;
-		ssize_t n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
-		if (n == 0 || (n < 0 && errno == ECONNRESET))
-			return 1;
-	}
-}
-
-static void
-hello(int fd, uint8_t role, const uint8_t *token, uint8_t pdata_len)
-{
-	struct tcp_hello h = { .magic = TCP_WIRE_MAGIC,
-			.version = TCP_WIRE_VERSION, .role = role,
-			.pdata_len = pdata_len, .qp_num = 77 };
-	memcpy(h.token, token, TCP_TOKEN_SIZE);
-	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
-	memset(buf, 0, sizeof(buf));
-	tcp_hello_encode(&h, buf);
-	struct tcp_frame f = { .type = TF_HELLO,
-			.length = TCP_HELLO_SIZE + pdata_len };
-	send_frame(fd, &f, buf, f.length);
-}
-
-static void
-token_new(uint8_t *token)
-{
-	for (int i = 0; i < TCP_TOKEN_SIZE; i++)
-		token[i] = (uint8_t)random();
-}
-
 /* ================================================ the liar, active */
 
 struct liar {
@@ -313,18 +190,18 @@ liar_connect(struct liar *l, int next)
 {
 	tell_s(l, next);
 	uint8_t token[TCP_TOKEN_SIZE];
-	token_new(token);
-	l->p = tcp_to(l->env->port);
-	l->s = tcp_to(l->env->port);
-	hello(l->p, HELLO_PRIMARY, token, 0);
-	hello(l->s, HELLO_SECONDARY, token, 0);
+	wire_token(token);
+	l->p = wire_connect(l->env->port);
+	l->s = wire_connect(l->env->port);
+	wire_hello(l->p, HELLO_PRIMARY, token, NULL, 0);
+	wire_hello(l->s, HELLO_SECONDARY, token, NULL, 0);
 	struct tcp_frame f;
 	uint8_t pdata[TCP_PDATA_MAX];
-	ck_assert_msg(recv_frame(l->p, &f, pdata, sizeof(pdata), FRAME_MS) == 1,
+	ck_assert_msg(wire_recv_frame(l->p, &f, pdata, sizeof(pdata), FRAME_MS) == 1,
 			"no ACCEPT (%s)", it_report());
 	ck_assert_int_eq(f.type, TF_ACCEPT);
 	struct tcp_frame ready = { .type = TF_READY };
-	send_frame(l->p, &ready, NULL, 0);
+	wire_send_frame(l->p, &ready, NULL, 0);
 	l->seq = 1;
 }
 
@@ -344,7 +221,7 @@ liar_op(struct liar *l, uint8_t type, uint8_t flags, uint64_t raddr,
 {
 	struct tcp_frame f = { .type = type, .flags = flags, .length = length,
 			.seq = l->seq++, .raddr = raddr, .rkey = rkey };
-	send_frame(l->p, &f, payload, plen);
+	wire_send_frame(l->p, &f, payload, plen);
 }
 
 /* The next answer on the primary must be a NAK of `seq` with `status`. */
@@ -354,7 +231,7 @@ expect_nak(struct liar *l, uint64_t seq, enum ibv_wc_status status,
 {
 	struct tcp_frame f;
 	uint8_t junk[PAGE];
-	int r = recv_frame(l->p, &f, junk, sizeof(junk), FRAME_MS);
+	int r = wire_recv_frame(l->p, &f, junk, sizeof(junk), FRAME_MS);
 	ck_assert_msg(r == 1, "%s: no answer (%d)", what, r);
 	ck_assert_msg(f.type == TF_NAK, "%s: answer type %u, wanted NAK", what,
 			f.type);
@@ -370,7 +247,7 @@ expect_silence(struct liar *l, const char *what)
 {
 	struct tcp_frame f;
 	uint8_t junk[PAGE];
-	int r = recv_frame(l->p, &f, junk, sizeof(junk), 100);
+	int r = wire_recv_frame(l->p, &f, junk, sizeof(junk), 100);
 	ck_assert_msg(r != 1, "%s: an answer (type %u) after the refusal",
 			what, f.type);
 }
@@ -378,7 +255,7 @@ expect_silence(struct liar *l, const char *what)
 static void
 expect_closed(struct liar *l, const char *what)
 {
-	ck_assert_msg(closed_within(l->p, FRAME_MS), "%s: rpmad kept the "
+	ck_assert_msg(wire_closed_within(l->p, FRAME_MS), "%s: rpmad kept the "
 			"connection", what);
 }
 
@@ -394,7 +271,7 @@ send_raw_head(int fd, uint8_t type, uint8_t flags, uint16_t reserved,
 	memcpy(h + 2, &reserved, 2);
 	memcpy(h + 4, &length, 4);
 	memcpy(h + 8, &seq, 8);
-	send_all(fd, h, sizeof(h));
+	wire_send_all(fd, h, sizeof(h));
 }
 
 enum lie {
@@ -462,7 +339,7 @@ one_lie(struct liar *l, int lie)
 			lie == MSG_ACKS_UNSENT ? NEXT_CONN_RECV_FLUSHED : NEXT_CONN);
 	switch (lie) {
 	case TRUNCATED_HEADER:
-		send_all(l->p, junk, 10);
+		wire_send_all(l->p, junk, 10);
 		liar_close(l);
 		return;
 	case TRUNCATED_PAYLOAD:
@@ -471,11 +348,11 @@ one_lie(struct liar *l, int lie)
 		return;
 	case ATOMIC_LEN7:
 		send_raw_head(l->p, TF_ATOMIC, 0, 0, 7, 1);
-		send_all(l->p, junk, 7);
+		wire_send_all(l->p, junk, 7);
 		break;
 	case ACCEPT_LEN300:
 		send_raw_head(l->p, TF_ACCEPT, 0, 0, 300, 0);
-		send_all(l->p, junk, 300);
+		wire_send_all(l->p, junk, 300);
 		break;
 	case UNKNOWN_TYPE:
 		send_raw_head(l->p, 99, 0, 0, 0, 1);
@@ -492,41 +369,41 @@ one_lie(struct liar *l, int lie)
 		break;
 	case HELLO_AGAIN: {
 		uint8_t token[TCP_TOKEN_SIZE];
-		token_new(token);
-		hello(l->p, HELLO_PRIMARY, token, 0);
+		wire_token(token);
+		wire_hello(l->p, HELLO_PRIMARY, token, NULL, 0);
 		break;
 	}
 	case READY_AGAIN: {
 		struct tcp_frame f = { .type = TF_READY };
-		send_frame(l->p, &f, NULL, 0);
+		wire_send_frame(l->p, &f, NULL, 0);
 		break;
 	}
 	case ANSWER_ON_PRIMARY: {
 		struct tcp_frame f = { .type = TF_ACK, .seq = 1 };
-		send_frame(l->p, &f, NULL, 0);
+		wire_send_frame(l->p, &f, NULL, 0);
 		break;
 	}
 	case ACK_FOR_NOTHING: {
 		struct tcp_frame f = { .type = TF_ACK, .seq = 1 };
-		send_frame(l->s, &f, NULL, 0);
+		wire_send_frame(l->s, &f, NULL, 0);
 		break;
 	}
 	case READ_RESP_FOR_NOTHING: {
 		struct tcp_frame f = { .type = TF_READ_RESP, .seq = 1,
 				.length = 64 };
-		send_frame(l->s, &f, junk, 64);
+		wire_send_frame(l->s, &f, junk, 64);
 		break;
 	}
 	case NAK_FOR_NOTHING: {
 		struct tcp_frame f = { .type = TF_NAK, .seq = 1,
 				.imm = IBV_WC_REM_ACCESS_ERR };
-		send_frame(l->s, &f, NULL, 0);
+		wire_send_frame(l->s, &f, NULL, 0);
 		break;
 	}
 	case OP_ON_SECONDARY: {
 		struct tcp_frame f = { .type = TF_WRITE, .seq = 1, .length = 8,
 				.raddr = l->addr, .rkey = l->key };
-		send_frame(l->s, &f, good, 8);
+		wire_send_frame(l->s, &f, good, 8);
 		break;
 	}
 	case MSG_ACKS_UNSENT:
@@ -595,14 +472,14 @@ one_lie(struct liar *l, int lie)
 		/* the header alone first: the payload then comes by itself */
 		liar_op(l, TF_WRITE, 0, l->faddr, l->fkey, 2 * PAGE, NULL, 0);
 		it_sleep_ms(50);
-		send_all(l->p, junk, 2 * PAGE);
+		wire_send_all(l->p, junk, 2 * PAGE);
 		/*
 		 * the pages are gone from the owner's file: the write lands
 		 * nowhere, as a NIC's into pinned pages nobody maps, and is
 		 * acknowledged like any other
 		 */
 		struct tcp_frame ack;
-		ck_assert_int_eq(recv_frame(l->p, &ack, junk, sizeof(junk),
+		ck_assert_int_eq(wire_recv_frame(l->p, &ack, junk, sizeof(junk),
 				FRAME_MS), 1);
 		ck_assert_msg(ack.type == TF_ACK && ack.seq == 1, "%s: answer "
 				"type %u of %llu, wanted ACK of 1", what,
@@ -612,7 +489,7 @@ one_lie(struct liar *l, int lie)
 	case READ_GOOD: {
 		liar_op(l, TF_READ, 0, l->addr, l->key, 64, NULL, 0);
 		struct tcp_frame f;
-		ck_assert_int_eq(recv_frame(l->p, &f, junk, sizeof(junk),
+		ck_assert_int_eq(wire_recv_frame(l->p, &f, junk, sizeof(junk),
 				FRAME_MS), 1);
 		ck_assert_int_eq(f.type, TF_READ_RESP);
 		ck_assert_uint_eq(f.seq, 1);
@@ -620,8 +497,8 @@ one_lie(struct liar *l, int lie)
 		ck_assert_msg(memcmp(junk, good, 64) == 0, "read: wrong data");
 		/* the goodbye is answered in kind */
 		struct tcp_frame bye = { .type = TF_DISCONNECT };
-		send_frame(l->p, &bye, NULL, 0);
-		ck_assert_int_eq(recv_frame(l->s, &f, junk, sizeof(junk),
+		wire_send_frame(l->p, &bye, NULL, 0);
+		ck_assert_int_eq(wire_recv_frame(l->s, &f, junk, sizeof(junk),
 				FRAME_MS), 1);
 		ck_assert_int_eq(f.type, TF_DISCONNECT);
 		liar_close(l);
@@ -733,7 +610,7 @@ static void
 bad_hello(int fd, int kind)
 {
 	uint8_t token[TCP_TOKEN_SIZE];
-	token_new(token);
+	wire_token(token);
 	struct tcp_hello h = { .magic = TCP_WIRE_MAGIC,
 			.version = TCP_WIRE_VERSION, .role = HELLO_PRIMARY };
 	memcpy(h.token, token, TCP_TOKEN_SIZE);
@@ -764,7 +641,7 @@ bad_hello(int fd, int kind)
 		break;
 	case OP_FIRST: {
 		struct tcp_frame f = { .type = TF_WRITE, .seq = 1, .length = 8 };
-		send_frame(fd, &f, buf, 8);
+		wire_send_frame(fd, &f, buf, 8);
 		return;
 	}
 	default:
@@ -776,8 +653,8 @@ bad_hello(int fd, int kind)
 	struct tcp_frame f = { .type = TF_HELLO, .length = len };
 	uint8_t head[TCP_FRAME_SIZE];
 	tcp_frame_encode(&f, head);
-	send_all(fd, head, sizeof(head));
-	send_all(fd, buf, len);
+	wire_send_all(fd, head, sizeof(head));
+	wire_send_all(fd, buf, len);
 }
 
 /* ------------------------------------------------------------ the test */
@@ -823,29 +700,29 @@ START_TEST(test_liar_active)
 	int pairing[PAIRING_ALL];
 	uint8_t token[TCP_TOKEN_SIZE];
 	for (int i = 0; i < PAIRING_ALL; i++) {
-		pairing[i] = tcp_to(env.port);
+		pairing[i] = wire_connect(env.port);
 		if (i == SECONDARY_UNKNOWN_TOKEN) {
-			token_new(token);
-			hello(pairing[i], HELLO_SECONDARY, token, 0);
+			wire_token(token);
+			wire_hello(pairing[i], HELLO_SECONDARY, token, NULL, 0);
 		} else if (i == PRIMARY_ONLY || i >= HALF_OPEN_MANY) {
-			token_new(token);
+			wire_token(token);
 			if (i < PAIRING_SLOW)
-				hello(pairing[i], HELLO_PRIMARY, token, 3);
+				wire_hello(pairing[i], HELLO_PRIMARY, token, NULL, 3);
 			else
 				bad_hello(pairing[i], i);
 		}
 	}
 	/* two primaries with one token, then the secondary: one pairs */
-	token_new(token);
+	wire_token(token);
 	tell_s(l, NEXT_CONN);
-	int twin = tcp_to(env.port);
-	hello(pairing[SPARE_PRIMARY], HELLO_PRIMARY, token, 0);
-	hello(twin, HELLO_PRIMARY, token, 0);
-	int twin_s = tcp_to(env.port);
-	hello(twin_s, HELLO_SECONDARY, token, 0);
+	int twin = wire_connect(env.port);
+	wire_hello(pairing[SPARE_PRIMARY], HELLO_PRIMARY, token, NULL, 0);
+	wire_hello(twin, HELLO_PRIMARY, token, NULL, 0);
+	int twin_s = wire_connect(env.port);
+	wire_hello(twin_s, HELLO_SECONDARY, token, NULL, 0);
 	/* the bad HELLOs are refused at once */
 	for (int i = PAIRING_SLOW; i < PAIRING_ALL; i++)
-		ck_assert_msg(closed_within(pairing[i], FRAME_MS), "bad HELLO "
+		ck_assert_msg(wire_closed_within(pairing[i], FRAME_MS), "bad HELLO "
 				"%d: rpmad kept the socket", i - PAIRING_SLOW);
 	/*
 	 * whichever primary got paired gets the ACCEPT; the spare, one of
@@ -876,10 +753,10 @@ START_TEST(test_liar_active)
 	}
 	struct tcp_frame f;
 	uint8_t pd[TCP_PDATA_MAX];
-	ck_assert_int_eq(recv_frame(twin, &f, pd, sizeof(pd), FRAME_MS), 1);
+	ck_assert_int_eq(wire_recv_frame(twin, &f, pd, sizeof(pd), FRAME_MS), 1);
 	ck_assert_int_eq(f.type, TF_ACCEPT);
 	struct tcp_frame ready = { .type = TF_READY };
-	send_frame(twin, &ready, NULL, 0);
+	wire_send_frame(twin, &ready, NULL, 0);
 	(void) close(twin);
 	(void) close(twin_s);
 
@@ -893,7 +770,7 @@ START_TEST(test_liar_active)
 	for (int i = 0; i < PAIRING_SLOW; i++) {
 		uint64_t now = it_now_ms(), end = t0 + PAIRING_MS + 3000;
 		int left = now >= end ? 0 : (int)(end - now);
-		ck_assert_msg(closed_within(pairing[i], left), "unpaired socket "
+		ck_assert_msg(wire_closed_within(pairing[i], left), "unpaired socket "
 				"%d still open %llu ms after its HELLO", i,
 				(unsigned long long)(it_now_ms() - t0));
 	}
@@ -1023,7 +900,7 @@ passive_accept(int lfd, int *p, int *s)
 		ck_assert_int_ge(fds[i], 0);
 		struct tcp_frame f;
 		uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
-		ck_assert_int_eq(recv_frame(fds[i], &f, buf, sizeof(buf),
+		ck_assert_int_eq(wire_recv_frame(fds[i], &f, buf, sizeof(buf),
 				FRAME_MS), 1);
 		ck_assert_int_eq(f.type, TF_HELLO);
 		struct tcp_hello h;
@@ -1036,10 +913,10 @@ passive_accept(int lfd, int *p, int *s)
 	/* a liar's rpmad id, as good as any */
 	uint8_t id[TCP_ACCEPT_ID_SIZE] = { 0x11, 0x22 };
 	struct tcp_frame acc = { .type = TF_ACCEPT, .length = sizeof(id) };
-	send_frame(*p, &acc, id, sizeof(id));
+	wire_send_frame(*p, &acc, id, sizeof(id));
 	struct tcp_frame f;
 	uint8_t junk[PAGE];
-	ck_assert_int_eq(recv_frame(*p, &f, junk, sizeof(junk), FRAME_MS), 1);
+	ck_assert_int_eq(wire_recv_frame(*p, &f, junk, sizeof(junk), FRAME_MS), 1);
 	ck_assert_int_eq(f.type, TF_READY);
 }
 
@@ -1056,9 +933,9 @@ answer_lie(struct it_group *g, int lfd, int lie)
 	struct tcp_frame rd, wr;
 	uint8_t junk[PAGE];
 	memset(junk, 0xee, sizeof(junk));
-	ck_assert_int_eq(recv_frame(p, &rd, junk, sizeof(junk), FRAME_MS), 1);
+	ck_assert_int_eq(wire_recv_frame(p, &rd, junk, sizeof(junk), FRAME_MS), 1);
 	ck_assert_int_eq(rd.type, TF_READ);
-	ck_assert_int_eq(recv_frame(p, &wr, junk, sizeof(junk), FRAME_MS), 1);
+	ck_assert_int_eq(wire_recv_frame(p, &wr, junk, sizeof(junk), FRAME_MS), 1);
 	ck_assert_int_eq(wr.type, TF_WRITE);
 	memset(junk, 0xee, sizeof(junk));
 
@@ -1067,34 +944,34 @@ answer_lie(struct it_group *g, int lfd, int lie)
 	case RESP_WRONG_LENGTH:
 		f.type = TF_READ_RESP;
 		f.length = 128;
-		send_frame(p, &f, junk, 128);
+		wire_send_frame(p, &f, junk, 128);
 		break;
 	case ACK_NEVER_SENT:
 		f.type = TF_ACK;
 		f.seq = 100;
-		send_frame(p, &f, NULL, 0);
+		wire_send_frame(p, &f, NULL, 0);
 		break;
 	case ACK_OVER_READ:
 		f.type = TF_ACK;
 		f.seq = wr.seq;
-		send_frame(p, &f, NULL, 0);
+		wire_send_frame(p, &f, NULL, 0);
 		break;
 	case NAK_STRANGE_STATUS:
 		f.type = TF_NAK;
 		f.imm = 9999;
-		send_frame(p, &f, NULL, 0);
+		wire_send_frame(p, &f, NULL, 0);
 		break;
 	case NAK_NOT_OUTSTANDING:
 		f.type = TF_NAK;
 		f.seq = 50;
 		f.imm = IBV_WC_REM_ACCESS_ERR;
-		send_frame(p, &f, NULL, 0);
+		wire_send_frame(p, &f, NULL, 0);
 		break;
 	case RESP_FOR_WRITE:
 		f.type = TF_READ_RESP;
 		f.seq = wr.seq;
 		f.length = 64;
-		send_frame(p, &f, junk, 64);
+		wire_send_frame(p, &f, junk, 64);
 		break;
 	case PASSIVE_OP_ON_PRIMARY:
 		f.type = TF_WRITE;
@@ -1102,7 +979,7 @@ answer_lie(struct it_group *g, int lfd, int lie)
 		f.length = 64;
 		f.raddr = hu_desc_addr(cdesc);
 		f.rkey = hu_desc_key(cdesc);
-		send_frame(p, &f, junk, 64);
+		wire_send_frame(p, &f, junk, 64);
 		break;
 	case WRITE_NOT_OFFERED: {
 		/* on the right socket, with C's own key: no remote usage */
@@ -1111,22 +988,22 @@ answer_lie(struct it_group *g, int lfd, int lie)
 		f.length = 64;
 		f.raddr = hu_desc_addr(cdesc);
 		f.rkey = hu_desc_key(cdesc);
-		send_frame(s, &f, junk, 64);
+		wire_send_frame(s, &f, junk, 64);
 		struct tcp_frame ans;
-		ck_assert_int_eq(recv_frame(s, &ans, junk, sizeof(junk),
+		ck_assert_int_eq(wire_recv_frame(s, &ans, junk, sizeof(junk),
 				FRAME_MS), 1);
 		ck_assert_int_eq(ans.type, TF_NAK);
 		ck_assert_int_eq(ans.imm, IBV_WC_REM_ACCESS_ERR);
 		/* C's own work then fails too: refuse it */
 		struct tcp_frame nak = { .type = TF_NAK, .seq = rd.seq,
 				.imm = IBV_WC_REM_ACCESS_ERR };
-		send_frame(p, &nak, NULL, 0);
+		wire_send_frame(p, &nak, NULL, 0);
 		break;
 	}
 	case RESP_TRUNCATED:
 		f.type = TF_READ_RESP;
 		f.length = 64;
-		send_frame(p, &f, junk, 10);
+		wire_send_frame(p, &f, junk, 10);
 		/* and gone: the rest never comes */
 		(void) close(p);
 		(void) close(s);

@@ -456,6 +456,14 @@ int it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c);
 int it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage,
 		char *persistence, size_t len);
 
+/*
+ * it_admin_ep_pending -- the requests waiting at the endpoint on `port`:
+ * all of them (origin NULL), or those of one origin among the largest
+ * shares ("127.0.0.2", "uid 0"); 0 when none, -1 on error
+ */
+int it_admin_ep_pending(struct it_admin *a, const char *port,
+		const char *origin);
+
 /* Entries of /proc/PID/fd; -1 on error. */
 int it_proc_fds(pid_t pid);
 

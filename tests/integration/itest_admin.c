@@ -126,6 +126,29 @@ it_admin_status(struct it_admin *a, struct it_counts *c)
 }
 
 int
+it_admin_ep_pending(struct it_admin *a, const char *port, const char *origin)
+{
+	Rpmad__Response *resp = admin_query(a,
+			RPMAD__ADMIN_QUERY__KIND__ENDPOINTS);
+	if (resp == NULL)
+		return -1;
+	int n = 0;
+	for (size_t i = 0; i < resp->admin->n_endpoints; i++) {
+		const Rpmad__EndpointInfo *e = resp->admin->endpoints[i];
+		if (strcmp(e->port, port) != 0)
+			continue;
+		if (origin == NULL)
+			n = (int)e->pending_requests;
+		for (size_t s = 0; origin && s < e->n_largest_shares; s++) {
+			if (strcmp(e->largest_shares[s]->origin, origin) == 0)
+				n = (int)e->largest_shares[s]->pending;
+		}
+	}
+	rpmad__response__free_unpacked(resp, NULL);
+	return n;
+}
+
+int
 it_admin_client(struct it_admin *a, pid_t pid, struct it_counts *c)
 {
 	Rpmad__Response *resp = admin_query(a,

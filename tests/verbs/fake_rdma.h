@@ -52,6 +52,12 @@ unsigned fake_mr_access(const struct ibv_mr *mr);
 /* receives a queue pair holds (posted, not consumed) */
 unsigned fake_qp_rq_len(const struct ibv_qp *qp);
 
+/*
+ * fake_cm_silent_accept -- while set, an accept goes nowhere: neither side
+ * ever hears ESTABLISHED (an answer, or its confirmation, lost for good)
+ */
+void fake_cm_silent_accept(bool silent);
+
 /* fake_hold -- while held, posted work waits; releasing runs it */
 void fake_hold(bool hold);
 

@@ -68,6 +68,7 @@ struct fake_id {
 
 static struct fake_id *all_ids;
 static uint16_t next_port = 50000;
+static bool silent_accepts;	/* fake_cm_silent_accept */
 
 static struct fake_id *
 fid(struct rdma_cm_id *id)
@@ -588,6 +589,8 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 		errno = EINVAL;
 		return -1;
 	}
+	if (silent_accepts)
+		return 0;	/* the answer is lost: neither side hears */
 	struct fake_id *a = f->remote;
 	if (a == NULL || a->st != FID_CONNECT || a->id.qp == NULL) {
 		/* the active side gave up: the handshake times out */
@@ -604,6 +607,12 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
 			NULL);
 	queue_event(f, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0, 0, NULL);
 	return 0;
+}
+
+void
+fake_cm_silent_accept(bool silent)
+{
+	silent_accepts = silent;
 }
 
 int

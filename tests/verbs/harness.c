@@ -24,6 +24,7 @@
 #include "mr.h"
 #include "peer.h"
 #include "registry.h"
+#include "remote_log.h"
 #include "session.h"
 #include "transport.h"
 #include "transport_tcp.h"
@@ -59,6 +60,7 @@ h_teardown(void)
 	h_run(5);
 	transport_verbs_fini();
 	device_fini();
+	remote_log_fini();
 	loop_delete(rpmad.loop);
 	rpmad.loop = NULL;
 

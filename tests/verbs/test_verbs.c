@@ -122,8 +122,9 @@ pair_connect(struct pair *p, const uint32_t ccfg[4], const uint32_t scfg[4])
 	ck_assert(!r.has_pdata);
 }
 
+/* Both sides ready to connect: sessions, peers, memory, the endpoint. */
 static void
-pair_setup(struct pair *p, const uint32_t ccfg[4], const uint32_t scfg[4])
+pair_prepare(struct pair *p)
 {
 	struct h_reply r;
 	memset(p, 0, sizeof(*p));
@@ -144,6 +145,12 @@ pair_setup(struct pair *p, const uint32_t ccfg[4], const uint32_t scfg[4])
 	h_ep_listen(p->ss, p->speer, "127.0.0.2", "7471", &r);
 	ck_assert_msg(r.code == 0, "ep_listen: %s", r.msg);
 	p->ep = r.id;
+}
+
+static void
+pair_setup(struct pair *p, const uint32_t ccfg[4], const uint32_t scfg[4])
+{
+	pair_prepare(p);
 	pair_connect(p, ccfg, scfg);
 }
 
@@ -424,6 +431,57 @@ START_TEST(test_connect_accept)
 	h_conn_delete(p.ss, p.sconn, &r);
 	h_conn_delete(p.cs, p.cconn, &r);
 	ck_assert_uint_eq(fake_counts().qps, 0);
+	pair_teardown(&p);
+}
+END_TEST
+
+/*
+ * Set-up cannot hang on the other side (issue 20): a request the server
+ * application never answers ends the client's attempt after
+ * accept_timeout_ms (unreachable: RPMA_E_UNKNOWN in the library, as the
+ * RDMA CM's own give-up); an accepted request whose client never
+ * confirms ends the server's connection after setup_timeout_ms (LOST),
+ * and the server's next request is served.
+ */
+START_TEST(test_setup_deadlines)
+{
+	struct pair p;
+	pair_prepare(&p);
+	rpmad.cfg.accept_timeout_ms = 300;
+	rpmad.cfg.setup_timeout_ms = 300;
+	struct h_reply r, req;
+
+	/* nobody answers the request */
+	h_conn_req_new(p.cs, p.cpeer, "127.0.0.2", "7471", CFG, &r);
+	uint64_t c1 = r.id;
+	h_connect(p.cs, c1, NULL, 0, &r);
+	ck_assert_int_eq(r.code, 0);
+	(void) h_wait_event(p.cs, c1, WAIT_MS, &r);
+	ck_assert_msg(r.code == 0 && r.event == RPMA_CONN_UNDEFINED,
+			"code %d event %d", r.code, r.event);
+	ck_assert_ptr_nonnull(strstr(h_info(h_conn(p.cs, c1)).state_text,
+			"unreachable"));
+	h_conn_delete(p.cs, c1, &r);
+	/* the request that waited at the endpoint is withdrawn */
+	next_request(p.ss, p.ep, CFG, &req);
+	h_conn_delete(p.ss, req.id, &r);
+
+	/* the server accepts; the confirmation never comes */
+	fake_cm_silent_accept(true);
+	h_conn_req_new(p.cs, p.cpeer, "127.0.0.2", "7471", CFG, &r);
+	uint64_t c2 = r.id;
+	h_connect(p.cs, c2, NULL, 0, &r);
+	next_request(p.ss, p.ep, CFG, &req);
+	h_connect(p.ss, req.id, NULL, 0, &r);
+	ck_assert_int_eq(r.code, 0);
+	expect_event(p.ss, req.id, RPMA_CONN_LOST, NULL);
+	fake_cm_silent_accept(false);
+	h_conn_delete(p.ss, req.id, &r);
+	h_conn_delete(p.cs, c2, &r);
+
+	/* and the next one connects */
+	rpmad.cfg.accept_timeout_ms = 60000;
+	pair_connect(&p, CFG, CFG);
 	pair_teardown(&p);
 }
 END_TEST
@@ -1048,6 +1106,7 @@ verbs_suite(void)
 
 	tc = tcase_create("connections");
 	tcase_add_test(tc, test_connect_accept);
+	tcase_add_test(tc, test_setup_deadlines);
 	tcase_add_test(tc, test_private_data_limits);
 	tcase_add_test(tc, test_reject_unreachable);
 	tcase_add_test(tc, test_client_withdraws);

@@ -277,7 +277,8 @@ tcp_chan_flush(struct tcp_chan *ch)
 					it->staged_only = true;
 				continue;
 			}
-			log_info("tcp: send: %s", strerror(e));
+			/* the connection's end says it (remote: rate-limited) */
+			log_debug("tcp: send: %s", strerror(e));
 			set_events(ch, wanted_events(ch));
 			return -e;
 		}

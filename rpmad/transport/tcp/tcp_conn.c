@@ -12,7 +12,9 @@
  */
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -22,6 +24,7 @@
 #include "log.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
+#include "tenant.h"
 
 static struct tcp_conn *all_tcs;
 
@@ -170,10 +173,31 @@ tcp_conn_socket_gone(struct tcp_conn *tc)
 }
 
 void
+tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+{
+	if (level > log_max_level)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	struct origin o;
+	if (tc->local_peer && tc->local_peer->conn)
+		origin_of_user(conn_uid(tc->local_peer->conn), &o);
+	else
+		origin_of_addr(&tc->remote, &o);
+	char who[ORIGIN_NAME_MAX];
+	origin_name(&o, who, sizeof(who));
+	tenant_log_origin(&o, level, "%s (from %s)", text, who);
+}
+
+void
 tcp_conn_violation(struct tcp_conn *tc, const char *what)
 {
-	log_warning("tcp: connection qp %u: the peer broke the protocol (%s)",
-			tc->conn ? conn_qp_num(tc->conn) : 0, what);
+	tcp_conn_log(tc, LOG_WARNING, "tcp: connection qp %u: the peer broke "
+			"the protocol (%s)", tc->conn ? conn_qp_num(tc->conn) :
+			0, what);
 	if (tc->conn == NULL) {
 		tcp_conn_socket_gone(tc);
 		return;

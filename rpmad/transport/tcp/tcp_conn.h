@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "backoff.h"
 #include "conn.h"
@@ -49,6 +50,7 @@ struct tcp_conn {
 	struct loop_timer timer;	/* connect, pairing, goodbye */
 	struct loop_timer rnr_timer;
 	uint64_t peer_id;		/* the other rpmad's, from the handshake */
+	struct sockaddr_storage remote;	/* the other end (its log lines) */
 	struct tcp_member member;	/* its remote's, while established */
 
 	/* passive, until adopted */
@@ -88,7 +90,6 @@ struct tcp_ep {
 	struct backoff pause;		/* when accept fails (descriptors) */
 	struct tcp_conn *unpaired;	/* one socket of two arrived */
 	unsigned n_unpaired;
-	bool warned_full;
 };
 
 /*
@@ -112,6 +113,14 @@ void tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event);
 void tcp_conn_socket_gone(struct tcp_conn *tc);
 /* a peer broke the protocol: log, abort, report the connection lost */
 void tcp_conn_violation(struct tcp_conn *tc, const char *what);
+
+/*
+ * tcp_conn_log -- a log line the other end caused, charged to it: to its
+ * host's share (remote_log.h), or to its user's when that end is a client
+ * of this very rpmad (tenant.h)
+ */
+void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * the connection is up: watch the other rpmad (tcp_liveness.h) unless it is

@@ -62,6 +62,11 @@ publish(struct tcp_conn *tc)
 	inc->remote_len = sizeof(inc->remote);
 	(void) getpeername(tc->chan[0].fd, (struct sockaddr *)&inc->remote,
 			&inc->remote_len);
+	/* from a client of this rpmad: that user's doing */
+	if (tc->local_peer && tc->local_peer->conn) {
+		inc->from_local = true;
+		inc->from_uid = conn_uid(tc->local_peer->conn);
+	}
 	tc->inc = inc;
 	tc->tep = NULL;
 	int ret = ep_incoming(tep->ep, inc);
@@ -138,6 +143,25 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 
 /* ---------------------------------------- the core's answer to a request */
 
+/*
+ * The client did not answer our ACCEPT with READY in time: whatever sent
+ * the request (a forger, or an rpmad that vanished) will not complete it.
+ * The application that accepted sees the connection lost, as when the
+ * RDMA CM reports a connect error, and is free for its next request.
+ */
+static void
+ready_overdue(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	tcp_conn_log(tc, LOG_NOTICE, "tcp: connection qp %u: %s did not "
+			"confirm the accepted connection within %u ms; it is "
+			"lost", conn_qp_num(tc->conn),
+			conn_remote_name(tc->conn), rpmad.cfg.setup_timeout_ms);
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, RPMA_CONN_LOST);
+}
+
 int
 tcp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
 {
@@ -183,6 +207,9 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 	}
 	tc->state = TC_ACCEPTED;
 	tcp_chan_mark_dirty(&tc->chan[0]);
+	tc->timer.fn = ready_overdue;
+	loop_timer_arm(rpmad.loop, &tc->timer,
+			(uint64_t)rpmad.cfg.setup_timeout_ms * 1000000);
 	return 0;
 }
 
@@ -198,6 +225,24 @@ tcp_reject(struct conn *conn)
 }
 
 /* ------------------------------------------------------------- active */
+
+/*
+ * The server's application did not accept or reject our request in time
+ * (or what answered our sockets is no rpmad and says nothing): the
+ * attempt ends as unreachable, as the RDMA CM's does when its retries end.
+ */
+static void
+accept_overdue(struct loop_timer *t)
+{
+	struct tcp_conn *tc = t->arg;
+	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: %s did not accept "
+			"or reject the request within %u ms",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
+			rpmad.cfg.accept_timeout_ms);
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, CONN_END_UNREACHABLE);
+}
 
 enum rpma_conn_event
 tcp_connect_outcome(int err)
@@ -256,8 +301,10 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 	tcp_chan_pause(&tc->chan[i], false);
 	if (tc->connected[0] && tc->connected[1]) {
 		/* reachable: from now on it is up to the server's application */
-		loop_timer_cancel(rpmad.loop, &tc->timer);
 		tc->state = TC_HELLO;
+		tc->timer.fn = accept_overdue;
+		loop_timer_arm(rpmad.loop, &tc->timer,
+				(uint64_t)rpmad.cfg.accept_timeout_ms * 1000000);
 		struct sockaddr_storage local;
 		socklen_t llen = sizeof(local);
 		if (getsockname(tc->chan[0].fd, (struct sockaddr *)&local,
@@ -278,6 +325,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 	case TF_ACCEPT:
 		if (tc->passive || tc->state != TC_HELLO)
 			break;
+		loop_timer_cancel(rpmad.loop, &tc->timer);
 		struct tcp_frame ready = { .type = TF_READY };
 		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, 0)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
@@ -301,6 +349,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 	case TF_READY:
 		if (!tc->passive || tc->state != TC_ACCEPTED)
 			break;
+		loop_timer_cancel(rpmad.loop, &tc->timer);
 		tc->state = TC_ESTABLISHED;
 		if (tcp_conn_watch_remote(tc)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);

@@ -22,6 +22,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "remote_log.h"
 #include "loop.h"
 #include "tcp_liveness.h"
 
@@ -151,9 +152,9 @@ remote_lost(struct tcp_remote *r)
 {
 	char host[64];
 	host_name(r, host, sizeof(host));
-	log_info("tcp: the rpmad at %s was silent for %u ms: its %u "
-			"connection(s) are lost", host, rpmad.cfg.tcp_timeout_ms,
-			r->n_members);
+	remote_log(&r->addr, LOG_INFO, "tcp: the rpmad at %s was silent for "
+			"%u ms: its %u connection(s) are lost", host,
+			rpmad.cfg.tcp_timeout_ms, r->n_members);
 	r->ending = true;
 	struct tcp_member *m;
 	while ((m = r->members) != NULL) {

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "ep.h"
 #include "log.h"
+#include "origin.h"
 #include "registry.h"
 #include "rlog.h"
 #include "tcp_chan.h"
@@ -29,12 +30,12 @@
 #include "tcp_open.h"
 #include "tcp_rx.h"
 
-/* How long an accepted socket may take to say HELLO and find its pair. */
-#define PAIRING_TIMEOUT_NS (5 * 1000 * 1000 * 1000ull)
 /*
- * Sockets that may be pairing at one endpoint. A new one pushes out the
- * oldest: half-open connections cannot pile up, and a real client, whose
- * two sockets pair within a moment, still gets through a flood of them.
+ * Sockets that may be pairing at one endpoint (each gets setup_timeout_ms
+ * to say HELLO and find its pair). A new one pushes out the oldest of the
+ * host with the most: half-open connections cannot pile up, and a real
+ * client, whose two sockets pair within a moment, still gets through a
+ * flood of them from elsewhere.
  */
 #define PAIRING_MAX 64
 
@@ -44,26 +45,51 @@ static void
 pairing_timeout(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
-	log_info("tcp: an incoming connection did not complete its set-up "
-			"in time");
+	tcp_conn_log(tc, LOG_INFO, "tcp: %s:%s: an incoming connection did "
+			"not complete its set-up within %u ms; dropped",
+			ep_addr(tc->tep->ep), ep_port(tc->tep->ep),
+			rpmad.cfg.setup_timeout_ms);
 	tcp_conn_socket_gone(tc);
 }
 
+/* How many of the endpoint's unpaired sockets come from tc's host. */
+static unsigned
+unpaired_of_host(const struct tcp_ep *tep, const struct tcp_conn *tc)
+{
+	struct origin mine, theirs;
+	origin_of_addr(&tc->remote, &mine);
+	unsigned n = 0;
+	for (const struct tcp_conn *o = tep->unpaired; o; o = o->pair_next) {
+		origin_of_addr(&o->remote, &theirs);
+		n += origin_eq(&mine, &theirs);
+	}
+	return n;
+}
+
+/*
+ * Room for one more: the oldest unpaired socket of the host that has the
+ * most goes (the list is newest first and PAIRING_MAX long).
+ */
 static void
 drop_oldest_unpaired(struct tcp_ep *tep)
 {
-	struct tcp_conn *oldest = tep->unpaired;
-	while (oldest && oldest->pair_next)
-		oldest = oldest->pair_next;
-	if (oldest == NULL)
+	struct tcp_conn *victim = NULL;
+	unsigned most = 0;
+	for (struct tcp_conn *o = tep->unpaired; o; o = o->pair_next) {
+		unsigned n = unpaired_of_host(tep, o);
+		if (n >= most) {
+			most = n;
+			victim = o;
+		}
+	}
+	if (victim == NULL)
 		return;
-	if (!tep->warned_full)
-		log_warning("tcp: %s:%s: %u connections are setting up at once; "
-				"dropping the oldest", ep_addr(tep->ep),
-				ep_port(tep->ep), tep->n_unpaired);
-	tep->warned_full = true;
-	tcp_conn_unpaired_remove(tep, oldest);
-	tcp_conn_free(oldest);
+	tcp_conn_log(victim, LOG_WARNING, "tcp: %s:%s: %u connections are "
+			"setting up at once, %u of them from this host; "
+			"dropping its oldest", ep_addr(tep->ep),
+			ep_port(tep->ep), tep->n_unpaired, most);
+	tcp_conn_unpaired_remove(tep, victim);
+	tcp_conn_free(victim);
 }
 
 /*
@@ -89,7 +115,9 @@ listener_ready(struct loop_watch *w, uint32_t events)
 {
 	struct tcp_ep *tep = w->arg;
 	for (;;) {
-		int fd = accept4(tep->fd, NULL, NULL,
+		struct sockaddr_storage remote;
+		socklen_t len = sizeof(remote);
+		int fd = accept4(tep->fd, (struct sockaddr *)&remote, &len,
 				SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -110,13 +138,15 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tc->passive = true;
 		tc->state = TC_PAIRING;
 		tc->tep = tep;
+		tc->remote = remote;
 		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready);
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
 		tep->n_unpaired++;
 		tc->timer.fn = pairing_timeout;
-		loop_timer_arm(rpmad.loop, &tc->timer, PAIRING_TIMEOUT_NS);
+		loop_timer_arm(rpmad.loop, &tc->timer,
+				(uint64_t)rpmad.cfg.setup_timeout_ms * 1000000);
 	}
 }
 
@@ -220,6 +250,7 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
+	tc->remote = *remote;
 	for (int i = 0; i < 2; i++) {
 		int fd = socket(remote->ss_family, SOCK_STREAM |
 				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

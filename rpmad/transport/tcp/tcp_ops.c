@@ -172,9 +172,9 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			return -EPROTO;
 		}
 		enum ibv_wc_status st = nak_status(f->imm);
-		log_info("tcp: connection qp %u: the target refused work %u: "
-				"%s", conn_qp_num(tc->conn), w->sq_index,
-				ibv_wc_status_str(st));
+		tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: the target "
+				"refused work %u: %s", conn_qp_num(tc->conn),
+				w->sq_index, ibv_wc_status_str(st));
 		conn_work_done(tc->conn, w, st);
 		conn_work_flush(tc->conn);
 		conn_qp_error(tc->conn);
@@ -240,8 +240,8 @@ refuse(struct tcp_conn *tc, struct tcp_chan *ch, enum ibv_wc_status status,
 	send_answer(tc, &f, NULL, 0);
 	tc->tgt_error = true;
 	ch->sink = SINK_DISCARD;
-	log_info("tcp: connection qp %u: refused operation %llu of the peer: "
-			"%s", conn_qp_num(tc->conn),
+	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: refused operation "
+			"%llu of the peer: %s", conn_qp_num(tc->conn),
 			(unsigned long long)ch->cur.seq,
 			ibv_wc_status_str(status));
 	if (qp_fails && tc->state == TC_ESTABLISHED) {
@@ -446,8 +446,9 @@ tcp_target_rnr_expired(struct tcp_conn *tc)
 	if (!tc->rnr || tc->state != TC_ESTABLISHED)
 		return false;
 	tc->rnr = false;
-	log_info("tcp: connection qp %u: no receive was posted within %u ms",
-			conn_qp_num(tc->conn), rpmad.cfg.rnr_timeout_ms);
+	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: no receive was "
+			"posted within %u ms", conn_qp_num(tc->conn),
+			rpmad.cfg.rnr_timeout_ms);
 	/* the sender's problem: its queue pair fails, ours goes on */
 	refuse(tc, tc->tgt, IBV_WC_RNR_RETRY_EXC_ERR, false);
 	return true;

@@ -62,7 +62,7 @@ socket_ended(struct tcp_conn *tc, long err)
 		break;
 	default:
 		if (err && err != -ECONNRESET)
-			log_info("tcp: connection qp %u: %s",
+			tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: %s",
 					conn_qp_num(tc->conn),
 					strerror((int)-err));
 		tcp_conn_over(tc, RPMA_CONN_LOST);

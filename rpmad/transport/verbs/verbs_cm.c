@@ -19,11 +19,13 @@
 #include <string.h>
 
 #include "conn.h"
+#include "daemon.h"
 #include "device.h"
 #include "ep.h"
 #include "librpma.h"
 #include "log.h"
 #include "peer.h"
+#include "remote_log.h"
 #include "verbs_channel.h"
 #include "verbs_cm.h"
 #include "verbs_conn.h"
@@ -57,6 +59,43 @@ timeout_ms(const struct conn *conn)
 {
 	uint32_t ms = conn_timeout_ms(conn);
 	return ms ? ms : RPMA_DEFAULT_TIMEOUT_MS;
+}
+
+/*
+ * Set-up has a deadline of rpmad's own at the steps that wait on the
+ * other side, whatever the CM's retries would allow: the active side
+ * waits accept_timeout_ms for the server application's answer (then
+ * unreachable, as when the CM gives up), the passive side
+ * setup_timeout_ms for the client's confirmation after rdma_accept (then
+ * lost, as a CM connect error is).
+ */
+static void
+setup_overdue(struct loop_timer *t)
+{
+	struct verbs_conn *vc = t->arg;
+	struct conn *conn = vc->conn;
+	if (vc->passive) {
+		remote_log(&vc->id->route.addr.dst_storage, LOG_NOTICE,
+				"verbs: connection qp %u: %s did not confirm "
+				"the accepted connection within %u ms; it is "
+				"lost", conn_qp_num(conn),
+				conn_remote_name(conn),
+				rpmad.cfg.setup_timeout_ms);
+		vc_over(vc, RPMA_CONN_LOST);
+	} else {
+		log_info("verbs: connection qp %u: %s did not accept or "
+				"reject the request within %u ms",
+				conn_qp_num(conn), conn_remote_name(conn),
+				rpmad.cfg.accept_timeout_ms);
+		vc_over(vc, CONN_END_UNREACHABLE);
+	}
+}
+
+static void
+setup_deadline(struct verbs_conn *vc, uint32_t ms)
+{
+	vc->setup_timer.fn = setup_overdue;
+	loop_timer_arm(rpmad.loop, &vc->setup_timer, (uint64_t)ms * 1000000);
 }
 
 /* ---------------------------------------------------------------- passive */
@@ -109,6 +148,7 @@ verbs_accept(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		return -e;
 	}
 	vc->state = VC_ACCEPTING;
+	setup_deadline(vc, rpmad.cfg.setup_timeout_ms);
 	return 0;
 }
 
@@ -226,6 +266,7 @@ route_resolved(struct verbs_conn *vc)
 		return;
 	}
 	vc->state = VC_CONNECTING;
+	setup_deadline(vc, rpmad.cfg.accept_timeout_ms);
 	conn_set_names(conn, &vc->id->route.addr.src_storage, NULL);
 }
 
@@ -277,6 +318,7 @@ established(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 {
 	if (vc->state != VC_CONNECTING && vc->state != VC_ACCEPTING)
 		return;
+	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
 	vc->state = VC_ESTABLISHED;
 	if (vc->passive)
 		conn_established(vc->conn, NULL, 0, false);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <utlist.h>
 
+#include "daemon.h"
 #include "log.h"
 #include "verbs_channel.h"
 #include "verbs_conn.h"
@@ -26,6 +27,7 @@ verbs_conn_new(void)
 	if (vc == NULL)
 		return NULL;
 	vc->kind = VCTX_CONN;
+	vc->setup_timer.arg = vc;
 	DL_APPEND2(all_vcs, vc, all_prev, all_next);
 	return vc;
 }
@@ -42,6 +44,7 @@ void
 verbs_conn_free(struct verbs_conn *vc)
 {
 	verbs_conn_drop_id(vc);
+	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
 	DL_DELETE2(all_vcs, vc, all_prev, all_next);
 	free(vc);
 }
@@ -74,5 +77,6 @@ verbs_conn_over(struct verbs_conn *vc, enum rpma_conn_event event)
 		return;
 	}
 	vc->state = VC_OVER;
+	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
 	conn_ended(vc->conn, event);
 }

@@ -56,6 +56,8 @@ struct verbs_conn {
 	struct ibv_mr *flush_mr;
 	bool qp_failed;		/* the device put the queue pair in error */
 	bool polled;		/* on the poller's list */
+	/* set-up: the peer's answer (active) or its confirmation (passive) */
+	struct loop_timer setup_timer;
 
 	struct verbs_conn *prev, *next;	/* the poller's list */
 	struct verbs_conn *all_prev, *all_next;	/* every one */

@@ -15,6 +15,7 @@
 #include "ep.h"
 #include "log.h"
 #include "peer.h"
+#include "remote_log.h"
 #include "verbs_channel.h"
 #include "verbs_conn.h"
 #include "verbs_dev.h"
@@ -98,12 +99,14 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 	struct ep *ep = vep->ep;
 	struct rdma_cm_id *id = ev->id;
 
+	/* lines a request causes are its host's share */
+	const struct sockaddr_storage *from = &id->route.addr.dst_storage;
 	struct verbs_dev *vd = verbs_dev_of_peer(ep_peer(ep));
 	if (vd == NULL || id->verbs != vd->ctx) {
-		log_warning("verbs: endpoint %s:%s: a request came through "
-				"RDMA device %s, the endpoint's peer uses %s; "
-				"rejecting it", ep_addr(ep), ep_port(ep),
-				verbs_dev_ctx_name(id->verbs),
+		remote_log(from, LOG_WARNING, "verbs: endpoint %s:%s: a request "
+				"came through RDMA device %s, the endpoint's "
+				"peer uses %s; rejecting it", ep_addr(ep),
+				ep_port(ep), verbs_dev_ctx_name(id->verbs),
 				ep_peer(ep)->dev->name);
 		refuse_request(id);
 		return;
@@ -111,9 +114,9 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 	struct verbs_conn *vc = verbs_conn_new();
 	struct incoming *inc = calloc(1, sizeof(*inc));
 	if (vc == NULL || inc == NULL) {
-		log_warning("verbs: endpoint %s:%s: out of memory for a "
-				"request; rejecting it", ep_addr(ep),
-				ep_port(ep));
+		remote_log(from, LOG_WARNING, "verbs: endpoint %s:%s: out of "
+				"memory for a request; rejecting it",
+				ep_addr(ep), ep_port(ep));
 		if (vc)
 			verbs_conn_free(vc);
 		free(inc);
