@@ -483,12 +483,12 @@ START_TEST(test_use_counted)
 	if (!root())
 		return;
 	start("socket_mode = 0666\n");
-	struct idle_arg a = { .n = 1000 };
+	struct idle_arg a = { .n = 300 };
 	struct child c;
 	child_start(&c, NULL, idle_sessions, &a);
 	child_wait_ready(&c);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), 1000);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "descriptors"), 1000);
+	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), 300);
+	ck_assert_int_eq(use_of(OPS_NOBODY, "descriptors"), 300);
 	ck_assert_int_eq(victim_works(), 0);
 	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
 
