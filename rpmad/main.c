@@ -559,27 +559,31 @@ main(int argc, char *argv[])
 
 	session_set_handler(request_handle);
 	/*
-	 * The descriptors held back for administrators, before anyone can
-	 * connect: from then on rpmad's count of them is what it keeps
-	 */
-	fdreserve_fill();
-	int lfd = listener_open(&socket_from_systemd);
-	if (lfd < 0)
-		return 1;
-	admin_note_socket(socket_from_systemd);
-	/*
 	 * The kernel's RDMA interface (rdma_cm, uverbs) takes commands only
 	 * from the credentials that opened it (ib_safe_file_access): where
 	 * rpmad drives RDMA devices it keeps its file-system identity, and
 	 * what charges clients' pages and blocks to them is the library's
-	 * populate before registering.
+	 * populate before registering. Otherwise the identity is taken
+	 * before anyone can connect: no client is served with root's.
 	 */
 	if (rdma_devices_in_use())
 		log_info("RDMA devices in use: the file-system identity stays "
 				"uid 0 (the kernel's RDMA interface refuses a "
 				"process whose credentials changed)");
 	else
-		fsident_drop();
+		fsident_drop(rpmad.cfg.file_user);
+	/*
+	 * The descriptors held back for administrators, before anyone can
+	 * connect: from then on rpmad's count of them is what it keeps
+	 */
+	fdreserve_fill();
+	/* the socket and its directory are rpmad's own files */
+	fsident_root();
+	int lfd = listener_open(&socket_from_systemd);
+	fsident_restore();
+	if (lfd < 0)
+		return 1;
+	admin_note_socket(socket_from_systemd);
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;

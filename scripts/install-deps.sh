@@ -4,8 +4,9 @@
 # scripts/run-vm-tests.sh needs (QEMU, busybox, the rdma-core user space,
 # perftest, ndctl and e2fsprogs for its persistent memory and disk; the
 # VM's kernel comes from Debian's archive when it first boots), what
-# builds its own Debian packages (tests/deploy/deb-test.sh), and the
-# benchmark's floors (libfabric-bin: fi_pingpong).
+# builds its own Debian packages (tests/deploy/deb-test.sh), the
+# benchmark's floors (libfabric-bin: fi_pingpong), and the FUSE file
+# system of the tests (libfuse3-dev, fuse3).
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -13,7 +14,7 @@ PACKAGES="
 	autoconf automake libtool pkg-config make gcc
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
 	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
-	check uthash-dev libbsd-dev liburing-dev libjemalloc2
+	check uthash-dev libbsd-dev liburing-dev libjemalloc2 libfuse3-dev fuse3
 	iproute2 python3 procps groff-base systemd e2fsprogs ndctl
 	clang
 	qemu-system-x86 busybox-static kmod xz-utils binutils

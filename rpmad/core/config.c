@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fsident.h"
 #include "log.h"
 
 /*
@@ -44,6 +45,8 @@ config_defaults(struct config *cfg)
 	(void) snprintf(cfg->socket_path, sizeof(cfg->socket_path), "%s",
 			RPMAD_DEFAULT_SOCKET);
 	cfg->socket_mode = 0660;
+	(void) snprintf(cfg->file_user, sizeof(cfg->file_user), "%s",
+			FSIDENT_USER);
 	(void) snprintf(cfg->transport, sizeof(cfg->transport), "auto");
 	cfg->log_level = LOG_NOTICE;
 	cfg->poll_spin_us = 50;
@@ -352,6 +355,19 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 		}
 		(void) snprintf(c->socket_group, sizeof(c->socket_group), "%s",
 				value);
+	} else if (strcmp(key, "file_user") == 0) {
+		uint64_t uid;
+		if (value[0] == '\0' || strlen(value) >= sizeof(c->file_user))
+			goto bad;
+		/* the default may be missing: rpmad then picks an id */
+		if (parse_u64(value, UINT32_MAX - 1, &uid) &&
+				getpwnam(value) == NULL &&
+				strcmp(value, FSIDENT_USER) != 0) {
+			log_err("%s:%d: unknown user '%s'", path, line, value);
+			return -ENOENT;
+		}
+		(void) snprintf(c->file_user, sizeof(c->file_user), "%s",
+				value);
 	} else if (strcmp(key, "socket_mode") == 0) {
 		char *end;
 		unsigned long mode = strtoul(value, &end, 8);
@@ -581,6 +597,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (strcmp(o->socket_path, n->socket_path))
 		note(buf, len, "socket %s -> %s", o->socket_path,
 				n->socket_path);
+	if (strcmp(o->file_user, n->file_user))
+		note(buf, len, "file_user '%s' -> '%s' (on restart)",
+				o->file_user, n->file_user);
 	if (strcmp(o->socket_group, n->socket_group))
 		note(buf, len, "socket_group '%s' -> '%s'", o->socket_group,
 				n->socket_group);

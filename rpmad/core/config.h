@@ -56,6 +56,8 @@ struct config_section {
 struct config {
 	char socket_path[108];
 	char socket_group[64];		/* "" = leave the group alone */
+	/* the identity rpmad writes clients' files with (fsident.h) */
+	char file_user[64];
 	unsigned socket_mode;
 	char transport[16];		/* "auto", or a transport's name */
 	int log_level;			/* syslog priority */

@@ -22,6 +22,8 @@
 #include "client.h"
 #include "daemon.h"
 #include "device.h"
+#include "fsident.h"
+#include "fstype.h"
 #include "guard.h"
 #include "librpma.h"
 #include "log.h"
@@ -183,6 +185,38 @@ mr_put(struct mr *mr)
 		return;
 	mr_unmap(mr);
 	free(mr);
+}
+
+/*
+ * Whether rpmad may map the file at all, judged before anything reaches
+ * its file system (fstat included): not on one that can make rpmad's
+ * single thread wait on a server or a network (fstype.h), and, when rpmad
+ * is to write into it, not on one that reserves its blocks for rpmad's
+ * file-system identity (fsident.h). 0, or a negative errno with the
+ * reason in err.
+ */
+static int
+check_file_system(int fd, pid_t client, bool writes, char *err, size_t errlen)
+{
+	struct fstype fs;
+	int ret = fstype_of_fd(fd, client, &fs);
+	if (ret == 0 && fs.verdict == FSTYPE_MAY_BLOCK) {
+		(void) snprintf(err, errlen, "on %.40s at %.64s, a file "
+				"system that can make rpmad wait (its server "
+				"or network): use a local one or a memfd",
+				fs.type, fs.mount_point[0] ? fs.mount_point :
+				"?");
+		return -EOPNOTSUPP;
+	}
+	if (ret || fs.verdict == FSTYPE_UNKNOWN) {
+		(void) snprintf(err, errlen, "the file system it is on cannot "
+				"be told (%s), so it could be one that makes "
+				"rpmad wait", ret ? strerror(-ret) : "its mount "
+				"is in no mount table rpmad can read");
+		return ret ? ret : -EOPNOTSUPP;
+	}
+	return writes ? fsident_check_mount(fs.super_opts, fs.mount_point, err,
+			errlen) : 0;
 }
 
 /*
@@ -651,7 +685,11 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 			if (ret)
 				(void) snprintf(err, sizeof(err), "dup: %s",
 						strerror(-ret));
-			else
+			if (ret == 0)
+				ret = check_file_system(seg->fd,
+						rc->client->pid, needs_write,
+						err, sizeof(err));
+			if (ret == 0)
 				ret = check_fd(seg->fd, seg, needs_write,
 						&mr->writable, err,
 						sizeof(err));

@@ -36,6 +36,8 @@ chmod 755 "$work"
 outdir=${1:-}
 had_group=no
 getent group rpma >/dev/null && had_group=yes
+had_user=no
+getent passwd rpmad >/dev/null && had_user=yes
 pids=()
 installed=no
 cleanup() {
@@ -49,6 +51,10 @@ cleanup() {
 	fi
 	if [ "$had_group" = no ] && getent group rpma >/dev/null; then
 		groupdel rpma || rc=1
+	fi
+	if [ "$had_user" = no ] && getent passwd rpmad >/dev/null; then
+		userdel rpmad || rc=1
+		! getent group rpmad >/dev/null || groupdel rpmad || rc=1
 	fi
 	rm -rf /run/rpmad
 	rm -rf "$work"
@@ -82,6 +88,8 @@ installed=yes
 dpkg -i "${debs[@]}" >"$work/install.log" 2>&1 || { cat "$work/install.log"; fail "dpkg -i"; }
 getent group rpma >/dev/null || fail "the package made no group rpma"
 rpma_gid=$(getent group rpma | cut -d: -f3)
+getent passwd rpmad >/dev/null || fail "the package made no user rpmad"
+rpmad_uid=$(getent passwd rpmad | cut -d: -f3)
 lib=$(dpkg -L librpmaclient1 | grep '/librpmaclient\.so\.1$')
 [ -e "$lib" ] || fail "no librpmaclient.so.1 in librpmaclient1"
 
@@ -128,6 +136,9 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 /usr/bin/rpmactl status >"$work/status.txt" || { cat "$work/rpmad-A.log"; fail "rpmactl status"; }
+# clients' files are written as rpmad's own user (the fourth Uid: fsuid)
+fsuid=$(awk '/^Uid:/ { print $5 }' "/proc/${pids[0]}/status")
+[ "$fsuid" = "$rpmad_uid" ] || fail "rpmad writes clients' files as uid $fsuid, not rpmad's ($rpmad_uid)"
 grep -q "socket activated\|socket:.*$sock" "$work/status.txt" || { cat "$work/status.txt"; fail "status"; }
 [ "$(stat -c %a:%G "$sock")" = "${sock_mode#0}:$sock_group" ] || fail "socket is $(stat -c %a:%G "$sock")"
 

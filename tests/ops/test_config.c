@@ -22,7 +22,7 @@
 static const char *const keys[] = {
 	"socket", "socket_group", "socket_mode", "transport", "log_level",
 	"poll_spin_us", "tcp_timeout_ms", "rnr_timeout_ms", "reply_timeout_ms",
-	"setup_timeout_ms", "accept_timeout_ms", "max_connections",
+	"setup_timeout_ms", "accept_timeout_ms", "file_user", "max_connections",
 	"max_endpoints", "max_registered_bytes", "max_pending_requests",
 	"max_descriptors", "allow_connect", "allow_listen", "allow_users",
 	"allow_groups", "admin_groups",

@@ -11,7 +11,8 @@
  *  - log lines a client causes are rate-limited, the rest counted;
  *  - memory a client registers is charged to its own memory cgroup (a
  *    client at its limit is refused or stopped, rpmad's cgroup stays);
- *  - a client cannot make rpmad allocate file blocks from root's reserve.
+ *  - a client cannot make rpmad allocate file blocks from root's reserve,
+ *    nor from a reserve a mount gives nobody (issue 20, item 5).
  *
  * Other users are forked children that drop to uid 65534; the tests that
  * need root (all but the first) say so and skip without it.
@@ -765,24 +766,17 @@ proc_ids(pid_t pid, unsigned *fsuid, unsigned long long *cap_eff)
 	free(t);
 }
 
-START_TEST(test_reserved_blocks)
+/*
+ * A small ext4 (16 MiB, 10% reserved) in dir, mounted at dir/mnt with
+ * `opts` (NULL: none) and open to everyone; false (said on stderr) when
+ * it cannot be made here.
+ */
+static bool
+ext4_mount(const char *dir, const char *opts, char *mnt, size_t len)
 {
-	if (!root())
-		return;
-	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
-
-	/* whatever rpmad writes into a file, it writes without root's rights */
-	unsigned fsuid;
-	unsigned long long caps;
-	proc_ids(d.p.pid, &fsuid, &caps);
-	ck_assert_uint_eq(fsuid, NOBODY);
-	ck_assert_msg(!(caps & (1ULL << 24)), "CAP_SYS_RESOURCE in %llx",
-			caps);
-
-	/* a small ext4 with 10% for root, full for the client */
-	char img[300], mnt[300];
-	(void) snprintf(img, sizeof(img), "%s/fs.img", d.dir);
-	(void) snprintf(mnt, sizeof(mnt), "%s/mnt", d.dir);
+	char img[300];
+	(void) snprintf(img, sizeof(img), "%s/fs.img", dir);
+	(void) snprintf(mnt, len, "%s/mnt", dir);
 	int fd = open(img, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(ftruncate(fd, 16 * MiB), 0);
@@ -794,43 +788,216 @@ START_TEST(test_reserved_blocks)
 	int mkfs_status = r.status;
 	run_free(&r);
 	ck_assert_int_eq(mkdir(mnt, 0755), 0);
-	char *mount_cmd[] = { "mount", "-o", "loop", img, mnt, NULL };
+	char o[128];
+	(void) snprintf(o, sizeof(o), "loop%s%s", opts ? "," : "",
+			opts ? opts : "");
+	char *mount_cmd[] = { "mount", "-o", o, img, mnt, NULL };
 	if (mkfs_status != 0 || run_cmd(&r, mount_cmd, (uid_t)-1, 0, NULL, 0,
 			OPS_WAIT_MS) || r.status != 0) {
 		(void) fprintf(stderr, "cannot make or mount an ext4 image: "
 				"skipping the file-system part\n");
 		(void) rmdir(mnt);
 		(void) unlink(img);
-		stop();
-		return;
+		return false;
 	}
 	run_free(&r);
 	ck_assert_int_eq(chmod(mnt, 0777), 0);
+	return true;
+}
 
+static void
+ext4_unmount(const char *dir, const char *mnt)
+{
+	char *umount_cmd[] = { "umount", (char *)mnt, NULL };
+	struct run r;
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	run_free(&r);
+	(void) rmdir(mnt);
+	char img[300];
+	(void) snprintf(img, sizeof(img), "%s/fs.img", dir);
+	(void) unlink(img);
+}
+
+/* whether the reserve (10% of the blocks) of the file system is whole */
+static void
+assert_reserve_whole(const char *mnt)
+{
+	struct statvfs st;
+	ck_assert_int_eq(statvfs(mnt, &st), 0);
+	ck_assert_msg((unsigned long long)st.f_bfree * st.f_frsize >=
+			(unsigned long long)st.f_blocks * st.f_frsize / 10 -
+			64 * KiB, "%llu of %llu blocks free",
+			(unsigned long long)st.f_bfree,
+			(unsigned long long)st.f_blocks);
+}
+
+START_TEST(test_reserved_blocks)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
+
+	/* whatever rpmad writes into a file, it writes without root's rights */
+	unsigned fsuid;
+	unsigned long long caps;
+	proc_ids(d.p.pid, &fsuid, &caps);
+	ck_assert_uint_ne(fsuid, 0);
+	ck_assert_msg(!(caps & (1ULL << 24)), "CAP_SYS_RESOURCE in %llx",
+			caps);
+
+	/* a small ext4 with 10% for root, full for the client */
+	char mnt[300];
+	if (!ext4_mount(d.dir, NULL, mnt, sizeof(mnt))) {
+		stop();
+		return;
+	}
 	struct fs_arg a;
 	(void) snprintf(a.mnt, sizeof(a.mnt), "%s", mnt);
 	struct child c;
 	char log[8192];
 	child_start(&c, NULL, fill_then_register, &a);
 	int status = exit_code(child_end(&c, log, sizeof(log)));
-	struct statvfs before;
-	ck_assert_int_eq(statvfs(mnt, &before), 0);
 	/* refused: its own faulting finds no block it may use */
 	ck_assert_msg(status == 1, "status %d: %s", status, log);
 	ck_assert_msg(strstr(log, "cannot fault in the 2097152 bytes"),
 			"%s", log);
 	/* and root's reserve is whole */
-	ck_assert_uint_ge((unsigned long long)before.f_bfree * before.f_frsize,
-			(unsigned long long)before.f_blocks * before.f_frsize /
-			10 - 64 * KiB);
-
-	char *umount_cmd[] = { "umount", mnt, NULL };
-	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
-	run_free(&r);
-	(void) rmdir(mnt);
-	(void) unlink(img);
+	assert_reserve_whole(mnt);
+	ext4_unmount(d.dir, mnt);
 	stop();
+}
+END_TEST
+
+/* the attacker of issue 20: neither root nor nobody */
+#define ATTACKER 4245
+
+/*
+ * The attack of issue 20, item 5: the client registers a file of its own
+ * (its pages and blocks its own), punches a hole in it, fills the file
+ * system up to its reserve, and makes rpmad write into the hole (a read
+ * from its other registration lands there). Exit 0: rpmad's write
+ * failed; 2: rpmad wrote it; 1: refused at registration.
+ */
+static int
+punch_then_fill(struct child *c, void *p)
+{
+	(void) c;
+	struct fs_arg *a = p;
+	(void) ops_log_capture();
+	char path[400];
+	(void) snprintf(path, sizeof(path), "%s/target", a->mnt);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	static char block[64 * 1024];
+	memset(block, 7, sizeof(block));
+	for (size_t off = 0; fd >= 0 && off < 2 * MiB; off += sizeof(block)) {
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+			return 98;
+	}
+	if (fd < 0 || fsync(fd))
+		return 98;
+	void *ptr = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	struct rpma_peer *peer = new_peer();
+	if (ptr == MAP_FAILED || peer == NULL)
+		return 97;
+	struct rpma_mr_local *mr = NULL;
+	if (rpma_mr_reg(peer, ptr, 2 * MiB, RPMA_MR_USAGE_READ_DST, &mr))
+		return 1;
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+			(off_t)MiB))
+		return 96;
+	(void) snprintf(path, sizeof(path), "%s/fill", a->mnt);
+	int fill = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	while (fill >= 0 && write(fill, block, sizeof(block)) > 0)
+		;
+	if (fill < 0 || errno != ENOSPC)
+		return 95;
+	(void) fsync(fill);
+	/* rpmad fills the hole: 1 MiB read into the first MiB */
+	int ret = loopback_reads(peer, mr, MiB);
+	(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	return ret == 0 ? 2 : 0;
+}
+
+/* registers a file of the mount to write into; exit 0: it was refused */
+static int
+register_target(struct child *c, void *p)
+{
+	(void) c;
+	struct fs_arg *a = p;
+	(void) ops_log_capture();
+	char path[400];
+	(void) snprintf(path, sizeof(path), "%s/mine", a->mnt);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)(64 * KiB)))
+		return 98;
+	void *ptr = mmap(NULL, 64 * KiB, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	struct rpma_peer *peer = new_peer();
+	if (ptr == MAP_FAILED || peer == NULL)
+		return 97;
+	struct rpma_mr_local *mr = NULL;
+	int ret = rpma_mr_reg(peer, ptr, 64 * KiB, RPMA_MR_USAGE_WRITE_DST,
+			&mr);
+	if (mr)
+		(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	return ret == RPMA_E_PROVIDER ? 0 : 1;
+}
+
+/*
+ * A file system that reserves its blocks for nobody, as this project's
+ * own build host mounts / (resuid=65534,resgid=65534): rpmad used to
+ * write clients' files as nobody, and a client made it write 8 MiB out of
+ * the reserve. Now it writes as its own user, and refuses a file system
+ * that reserves blocks for that one.
+ */
+START_TEST(test_reserved_for_nobody)
+{
+	if (!root())
+		return;
+	char dir[] = "/tmp/rpmad-reserve.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	char mnt[300];
+	if (!ext4_mount(dir, "resuid=65534,resgid=65534", mnt, sizeof(mnt))) {
+		(void) rmdir(dir);
+		return;
+	}
+	/* without a user rpmad, the identity is one no mount reserves for */
+	start("socket_mode = 0666\n[user 4245]\nmax_registered_bytes = 0\n");
+	unsigned fsuid;
+	unsigned long long caps;
+	proc_ids(d.p.pid, &fsuid, &caps);
+	ck_assert_uint_ne(fsuid, 0);
+	ck_assert_uint_ne(fsuid, NOBODY);
+
+	struct fs_arg a;
+	(void) snprintf(a.mnt, sizeof(a.mnt), "%s", mnt);
+	struct child c;
+	char log[8192];
+	child_start_as(&c, ATTACKER, NULL, punch_then_fill, &a);
+	int status = exit_code(child_end(&c, log, sizeof(log)));
+	ck_assert_msg(status == 0, "status %d: %s", status, log);
+	assert_reserve_whole(mnt);
+	stop();
+
+	/* rpmad told to write as nobody: files there are refused */
+	char path[400];
+	(void) snprintf(path, sizeof(path), "%s/fill", mnt);
+	ck_assert_int_eq(unlink(path), 0);
+	start("socket_mode = 0666\nfile_user = 65534\n"
+			"[user 4245]\nmax_registered_bytes = 0\n");
+	ck_assert(wait_text(d.log, "reserves blocks for", OPS_WAIT_MS));
+	child_start_as(&c, ATTACKER, NULL, register_target, &a);
+	status = exit_code(child_end(&c, log, sizeof(log)));
+	ck_assert_msg(status == 0, "status %d: %s", status, log);
+	ck_assert_msg(strstr(log, "reserves blocks for uid 65534"), "%s", log);
+	stop();
+	ext4_unmount(dir, mnt);
+	(void) rmdir(dir);
 }
 END_TEST
 
@@ -855,6 +1022,7 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_memory_cgroup);
 	tcase_add_test(tc, test_reserved_blocks);
+	tcase_add_test(tc, test_reserved_for_nobody);
 	suite_add_tcase(s, tc);
 	return s;
 }

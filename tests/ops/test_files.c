@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_files.c -- a client's file cannot stall rpmad (issue 20, item 8),
+ * replayed with a real FUSE file system (tests/ops/stallfs.c) whose server
+ * answers only its own user, as a tenant's FUSE mount with allow_other
+ * can: anyone else's request, rpmad's included, waits for good. A
+ * registration of a file there used to block rpmad in the kernel (an
+ * fstat of the file asked the server); now it is refused without a
+ * single request reaching the server, and rpmad serves everyone on.
+ *
+ * White-box too: rpmad's core/fstype.c judges a descriptor and a device
+ * number of the mount as FUSE, again without a request.
+ *
+ * Needs root (mounting FUSE with allow_other, other users played by
+ * forked children); skips without it or without /dev/fuse.
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fstype.h"
+#include "librpma.h"
+#include "ops_child.h"
+#include "ops_util.h"
+
+#define ATTACKER 4245	/* the user stallfs serves: the FUSE server's own */
+#define VICTIM 4242
+#define FILE_SIZE (64 * 1024)
+
+static struct ops_daemon d;
+
+/* The FUSE mount of a test. */
+struct fuse_mount {
+	char dir[64];		/* scratch: the mount point and the log */
+	char mnt[128];
+	char log[128];		/* stallfs' requests: "OP UID PID" lines */
+	struct proc p;
+};
+
+static bool
+root(void)
+{
+	if (geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0)
+		return true;
+	(void) fprintf(stderr, "not root, or no /dev/fuse: skipping\n");
+	return false;
+}
+
+/* whether mnt is a mount of type `type` in our mount table */
+static bool
+mounted(const char *mnt, const char *type)
+{
+	char *t = read_text("/proc/self/mountinfo");
+	ck_assert_ptr_nonnull(t);
+	char want[200];
+	(void) snprintf(want, sizeof(want), " %s ", mnt);
+	bool found = false;
+	for (char *l = t; l && *l && !found; l = strchr(l, '\n'),
+			l = l ? l + 1 : NULL) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = '\0';
+		found = strstr(l, want) && strstr(l, type);
+		if (nl)
+			*nl = '\n';
+	}
+	free(t);
+	return found;
+}
+
+static void
+fuse_start(struct fuse_mount *f)
+{
+	(void) snprintf(f->dir, sizeof(f->dir), "/tmp/rpmad-fuse.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	ck_assert_int_eq(chmod(f->dir, 0755), 0);
+	(void) snprintf(f->mnt, sizeof(f->mnt), "%s/mnt", f->dir);
+	(void) snprintf(f->log, sizeof(f->log), "%s/requests", f->dir);
+	ck_assert_int_eq(mkdir(f->mnt, 0755), 0);
+	char uid[16];
+	(void) snprintf(uid, sizeof(uid), "%d", ATTACKER);
+	char *argv[] = { (char *)builddir_path("tests/ops/stallfs"), f->mnt,
+		uid, f->log, NULL };
+	char err[160];
+	(void) snprintf(err, sizeof(err), "%s/stallfs.err", f->dir);
+	ck_assert_int_eq(proc_start(&f->p, argv, NULL, err), 0);
+	for (int waited = 0; !mounted(f->mnt, "fuse.stallfs"); waited += 50) {
+		ck_assert_msg(waited < OPS_WAIT_MS && proc_alive(&f->p),
+				"stallfs did not mount %s", f->mnt);
+		sleep_ms(50);
+	}
+}
+
+static void
+fuse_stop(struct fuse_mount *f)
+{
+	(void) proc_end(&f->p, SIGKILL);
+	char *umount_cmd[] = { "umount", "-l", f->mnt, NULL };
+	struct run r;
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	run_free(&r);
+	(void) rmdir(f->mnt);
+	(void) unlink(f->log);
+	char err[160];
+	(void) snprintf(err, sizeof(err), "%s/stallfs.err", f->dir);
+	(void) unlink(err);
+	(void) rmdir(f->dir);
+}
+
+/* lines of the server's log of requests, and of those not from uids a, b */
+static size_t
+requests(const struct fuse_mount *f, unsigned a, unsigned b,
+		size_t *others)
+{
+	*others = 0;
+	FILE *fp = fopen(f->log, "r");
+	if (fp == NULL)
+		return 0;
+	size_t n = 0;
+	char op[32];
+	unsigned uid;
+	int pid;
+	while (fscanf(fp, "%31s %u %d", op, &uid, &pid) == 3) {
+		n++;
+		if (uid != a && uid != b)
+			(*others)++;
+	}
+	(void) fclose(fp);
+	return n;
+}
+
+static struct rpma_peer *
+new_peer(void)
+{
+	struct ibv_context *dev;
+	struct rpma_peer *peer;
+	if (rpma_utils_get_ibv_context("127.0.0.1",
+			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev) ||
+			rpma_peer_new(dev, &peer))
+		return NULL;
+	return peer;
+}
+
+/* ------------------------------------------------------------ children */
+
+/*
+ * The attack: the FUSE server's own user maps the file (its own requests
+ * are answered: its faults, its populate) and registers it for rpmad to
+ * serve. Exit 0: refused, and the log names the file system.
+ */
+static int
+register_fuse_file(struct child *c, void *p)
+{
+	(void) c;
+	const struct fuse_mount *f = p;
+	(void) ops_log_capture();
+	char path[200];
+	(void) snprintf(path, sizeof(path), "%s/data", f->mnt);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 98;
+	void *ptr = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	struct rpma_peer *peer = new_peer();
+	if (ptr == MAP_FAILED || peer == NULL)
+		return 97;
+	struct rpma_mr_local *mr = NULL;
+	int ret = rpma_mr_reg(peer, ptr, FILE_SIZE, RPMA_MR_USAGE_READ_SRC,
+			&mr);
+	if (mr)
+		(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	if (ret != RPMA_E_PROVIDER)
+		return 1;
+	return strstr(ops_logged, "fuse.stallfs") ? 0 : 2;
+}
+
+/* anyone else's registration of anonymous memory; exit 0: it works */
+static int
+register_memory(struct child *c, void *p)
+{
+	(void) c;
+	(void) p;
+	(void) ops_log_capture();
+	struct rpma_peer *peer = new_peer();
+	static char buf[FILE_SIZE] __attribute__((aligned(4096)));
+	struct rpma_mr_local *mr = NULL;
+	if (peer == NULL || rpma_mr_reg(peer, buf, sizeof(buf),
+			RPMA_MR_USAGE_WRITE_DST, &mr))
+		return 1;
+	(void) rpma_mr_dereg(&mr);
+	(void) rpma_peer_delete(&peer);
+	return 0;
+}
+
+/* ------------------------------------------------------------ tests */
+
+START_TEST(test_fuse_file_refused)
+{
+	if (!root())
+		return;
+	struct fuse_mount f;
+	fuse_start(&f);
+	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n", NULL,
+			NULL), 0);
+
+	struct child c;
+	char log[8192];
+	child_start_as(&c, ATTACKER, NULL, register_fuse_file, &f);
+	int status = exit_code(child_end(&c, log, sizeof(log)));
+	ck_assert_msg(status == 0, "status %d: %s", status, log);
+	ck_assert_msg(strstr(log, "a file system that can make rpmad wait"),
+			"%s", log);
+
+	/* rpmad asked the server nothing: every request is the client's */
+	size_t others;
+	ck_assert_uint_gt(requests(&f, 0, ATTACKER, &others), 0);
+	ck_assert_uint_eq(others, 0);
+
+	/* and serves everyone on */
+	child_start_as(&c, VICTIM, NULL, register_memory, NULL);
+	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, d.socket, "status", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	fuse_stop(&f);
+}
+END_TEST
+
+/* rpmad's judge of file systems, on the mount itself */
+START_TEST(test_fstype_of_fuse)
+{
+	if (!root())
+		return;
+	struct fuse_mount f;
+	fuse_start(&f);
+	char path[200];
+	(void) snprintf(path, sizeof(path), "%s/data", f.mnt);
+	/* root's requests are answered: open and stat ask the server */
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	size_t others, before = requests(&f, 0, ATTACKER, &others);
+
+	struct fstype fs;
+	ck_assert_int_eq(fstype_of_fd(fd, 0, &fs), 0);
+	ck_assert_int_eq(fs.verdict, FSTYPE_MAY_BLOCK);
+	ck_assert_str_eq(fs.type, "fuse.stallfs");
+	ck_assert_str_eq(fs.mount_point, f.mnt);
+	/* the device number, as /proc/PID/maps shows a mapping of the file */
+	ck_assert_int_eq(fstype_of_dev(major(st.st_dev), minor(st.st_dev), 0,
+			&fs), 0);
+	ck_assert_int_eq(fs.verdict, FSTYPE_MAY_BLOCK);
+	ck_assert_str_eq(fs.type, "fuse.stallfs");
+	/* neither asked the server anything */
+	ck_assert_uint_eq(requests(&f, 0, ATTACKER, &others), before);
+	(void) close(fd);
+	fuse_stop(&f);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("files");
+	TCase *tc = tcase_create("fuse");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fuse_file_refused);
+	tcase_add_test(tc, test_fstype_of_fuse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	(void) signal(SIGPIPE, SIG_IGN);
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
