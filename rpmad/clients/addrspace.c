@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "addrspace.h"
+#include "fstype.h"
 #include "proc_maps.h"
 
 struct addrspace {
@@ -116,8 +119,54 @@ special_mapping(const struct maps_entry *e)
 		strncmp(e->path, "[stack", 6) && strncmp(e->path, "[anon:", 6);
 }
 
+/*
+ * The device of the kernel's internal shmem mount: memfds, SysV shared
+ * memory and shared anonymous memory, which no mountinfo shows.
+ */
+static dev_t
+shmem_dev(void)
+{
+	static dev_t dev = (dev_t)-1;
+	if (dev == (dev_t)-1) {
+		int fd = memfd_create("rpmad-shmem-dev", MFD_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			dev = st.st_dev;
+		if (fd >= 0)
+			(void) close(fd);
+	}
+	return dev;
+}
+
+/*
+ * Whether rpmad's pread/pwrite may fault in pages of this file mapping:
+ * not from a file system that can make rpmad's one thread wait (FUSE,
+ * network, cluster), nor from one rpmad cannot tell (a FUSE mount detached
+ * with umount -l is in no mountinfo). 0, or -EOPNOTSUPP with the reason.
+ */
+static int
+check_file_mapping(const struct maps_entry *e, pid_t pid, char *err,
+		size_t errlen)
+{
+	if (e->inode == 0 ||
+			makedev(e->dev_major, e->dev_minor) == shmem_dev())
+		return 0;
+	struct fstype fs;
+	int ret = fstype_of_dev(e->dev_major, e->dev_minor, pid, &fs);
+	if (ret == 0 && fs.verdict == FSTYPE_LOCAL)
+		return 0;
+	(void) snprintf(err, errlen, "0x%llx maps %.64s on %.40s, a file "
+			"system that %s", (unsigned long long)e->start,
+			e->path[0] ? e->path : "a file",
+			fs.type[0] ? fs.type : "?",
+			fs.verdict == FSTYPE_MAY_BLOCK ? "can make rpmad wait "
+			"(its server or network)" : "rpmad cannot tell, so it "
+			"could be one that makes rpmad wait");
+	return -EOPNOTSUPP;
+}
+
 int
-addrspace_check(struct addrspace *as, uint64_t addr, uint64_t len,
+addrspace_check(struct addrspace *as, pid_t pid, uint64_t addr, uint64_t len,
 		bool write, char *err, size_t errlen)
 {
 	uint64_t start = addr & ~(page_size() - 1);
@@ -147,6 +196,8 @@ addrspace_check(struct addrspace *as, uint64_t addr, uint64_t len,
 					"cannot be %s", (unsigned long long)
 					cursor, e[i].read ? "written" : "read");
 			ret = -EFAULT;
+		} else {
+			ret = check_file_mapping(&e[i], pid, err, errlen);
 		}
 		cursor = e[i].end;
 	}

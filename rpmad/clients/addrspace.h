@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct addrspace;
 
@@ -36,11 +37,13 @@ void addrspace_put(struct addrspace *as);
 /*
  * addrspace_check -- whether rpmad may reach the client's [addr, addr +
  * len) through its address space: every page mapped and readable, and
- * writable when `write`; no special kernel mapping. 0, or a negative errno
- * with the reason in err.
+ * writable when `write`; no special kernel mapping; no file mapping on a
+ * file system that could make rpmad wait (judged in the mounts of `pid`,
+ * the client, as fstype_of_dev does). 0, or a negative errno with the
+ * reason in err.
  */
-int addrspace_check(struct addrspace *as, uint64_t addr, uint64_t len,
-		bool write, char *err, size_t errlen);
+int addrspace_check(struct addrspace *as, pid_t pid, uint64_t addr,
+		uint64_t len, bool write, char *err, size_t errlen);
 
 /*
  * addrspace_read -- the client's [addr, addr + len) into buf. Bytes of

@@ -596,8 +596,9 @@ take_process_segment(struct req_ctx *rc, struct mr *mr,
 				"the descriptors of its address space at hello");
 		return -EINVAL;
 	}
-	int ret = addrspace_check(as, mr->span_start + seg->span_offset,
-			seg->length, needs_write, err, errlen);
+	int ret = addrspace_check(as, rc->client->pid,
+			mr->span_start + seg->span_offset, seg->length,
+			needs_write, err, errlen);
 	if (ret == 0 && mr->as == NULL)
 		mr->as = addrspace_get(as);
 	return ret;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -153,6 +154,13 @@ new_peer(void)
 
 /* ------------------------------------------------------------ children */
 
+/* how the attacker maps the file */
+struct fuse_attack {
+	const struct fuse_mount *f;
+	int map_flags;	/* MAP_SHARED: passed by descriptor; MAP_PRIVATE:
+			 * reached through the client's address space */
+};
+
 /*
  * The attack: the FUSE server's own user maps the file (its own requests
  * are answered: its faults, its populate) and registers it for rpmad to
@@ -162,15 +170,23 @@ static int
 register_fuse_file(struct child *c, void *p)
 {
 	(void) c;
-	const struct fuse_mount *f = p;
+	const struct fuse_attack *a = p;
+	const struct fuse_mount *f = a->f;
+	/*
+	 * dumpable again after the change of user, so that the library hands
+	 * rpmad its address space (else private pages move into its memfd,
+	 * faulted in by the client itself, and rpmad never sees the file)
+	 */
+	if (prctl(PR_SET_DUMPABLE, 1))
+		return 96;
 	(void) ops_log_capture();
 	char path[200];
 	(void) snprintf(path, sizeof(path), "%s/data", f->mnt);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 98;
-	void *ptr = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0);
+	void *ptr = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
+			a->map_flags, fd, 0);
 	struct rpma_peer *peer = new_peer();
 	if (ptr == MAP_FAILED || peer == NULL)
 		return 97;
@@ -205,6 +221,9 @@ register_memory(struct child *c, void *p)
 
 /* ------------------------------------------------------------ tests */
 
+/* a shared mapping of the file, and a private one (copy-on-write) */
+static const int map_flags[] = { MAP_SHARED, MAP_PRIVATE };
+
 START_TEST(test_fuse_file_refused)
 {
 	if (!root())
@@ -216,7 +235,8 @@ START_TEST(test_fuse_file_refused)
 
 	struct child c;
 	char log[8192];
-	child_start_as(&c, ATTACKER, NULL, register_fuse_file, &f);
+	struct fuse_attack a = { &f, map_flags[_i] };
+	child_start_as(&c, ATTACKER, NULL, register_fuse_file, &a);
 	int status = exit_code(child_end(&c, log, sizeof(log)));
 	ck_assert_msg(status == 0, "status %d: %s", status, log);
 	ck_assert_msg(strstr(log, "a file system that can make rpmad wait"),
@@ -278,7 +298,7 @@ suite(void)
 	Suite *s = suite_create("files");
 	TCase *tc = tcase_create("fuse");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_fuse_file_refused);
+	tcase_add_loop_test(tc, test_fuse_file_refused, 0, 2);
 	tcase_add_test(tc, test_fstype_of_fuse);
 	suite_add_tcase(s, tc);
 	return s;
