@@ -196,10 +196,17 @@ open_mapped_file(const struct maps_entry *e)
 	return fd;
 }
 
-/* Whether the file lives in memory only: nothing to persist. */
+/*
+ * Whether the file lives in memory only: nothing to persist. A device
+ * (DAX) is its own medium, though its node lives on devtmpfs, whose
+ * statfs says tmpfs.
+ */
 static bool
 in_memory_only(int fd)
 {
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
+		return false;
 	struct statfs sfs;
 	return fstatfs(fd, &sfs) == 0 && (sfs.f_type == TMPFS_MAGIC ||
 			sfs.f_type == HUGETLBFS_MAGIC ||
