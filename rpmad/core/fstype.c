@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "fstype.h"
@@ -346,6 +348,50 @@ fill(struct fstype *out, const struct fstype_mount *m)
 			m->super_opts);
 }
 
+/* the file system of /sys/fs/fuse/connections (fusectl) */
+#define FUSECTL_SUPER_MAGIC 0x65735543
+
+/*
+ * A device no mount table shows: a mount detached (umount -l) while files
+ * stay open or mapped, or one of a namespace nobody here can see (the
+ * upper layer of an overlay mounted before a switch_root). Of the file
+ * systems that can make rpmad wait, only FUSE can be mounted by a user
+ * (the others need root, whose mounts are the operator's choice), and the
+ * kernel lists every FUSE connection by its device's minor number in
+ * fusectl, whatever namespace mounted it. A device with a major number is
+ * a block device's file system: a disk.
+ */
+static void
+judge_unlisted(unsigned major, unsigned minor, struct fstype *out)
+{
+	char path[64];
+	if (major != 0) {
+		out->verdict = FSTYPE_LOCAL;
+		(void) snprintf(out->type, sizeof(out->type),
+				"a block device's, unmounted");
+		return;
+	}
+	struct statfs sfs;
+	if (statfs("/sys/fs/fuse/connections", &sfs) == 0 &&
+			sfs.f_type == FUSECTL_SUPER_MAGIC) {
+		struct stat st;
+		(void) snprintf(path, sizeof(path),
+				"/sys/fs/fuse/connections/%u", minor);
+		bool fuse = stat(path, &st) == 0;
+		out->verdict = fuse ? FSTYPE_MAY_BLOCK : FSTYPE_LOCAL;
+		(void) snprintf(out->type, sizeof(out->type), "%s",
+				fuse ? "fuse, unmounted" : "not FUSE, unlisted");
+		return;
+	}
+	/* no fusectl to ask: only a kernel without FUSE loaded rules it out */
+	if (access("/sys/fs/fuse", F_OK) != 0 &&
+			access("/sys/module/fuse", F_OK) != 0) {
+		out->verdict = FSTYPE_LOCAL;
+		(void) snprintf(out->type, sizeof(out->type),
+				"unlisted, FUSE not loaded");
+	}
+}
+
 int
 fstype_of_dev(unsigned major, unsigned minor, pid_t client,
 		struct fstype *out)
@@ -357,6 +403,8 @@ fstype_of_dev(unsigned major, unsigned minor, pid_t client,
 	int ret = find_mount(&k, client, &m);
 	if (ret > 0)
 		fill(out, &m);
+	else if (ret == 0)
+		judge_unlisted(major, minor, out);
 	return ret < 0 ? ret : 0;
 }
 
@@ -408,14 +456,16 @@ mapping_dev(const void *addr, unsigned *major, unsigned *minor)
 }
 
 /*
- * An overlay keeps a file's data on one of its layers, which its mount
- * options name as paths that may not be visible from here (a container
- * pivots away from them). A mapping of the file is a mapping of the
- * layer's file, and maps shows that one's device: mmap asks the layer for
- * nothing, the page is never touched.
+ * The file system of a file by the device a moment's mapping of it shows:
+ * for an overlay, which keeps a file's data on one of its layers, named in
+ * its mount options by paths that may not be visible from here (a
+ * container pivots away from them), since a mapping of the file is one of
+ * the layer's file; and for a file whose mount no table shows (detached).
+ * mmap asks the file system for nothing, and the page is never touched.
+ * `what` prefixes the type's name ("overlay over ").
  */
 static int
-judge_overlay(int fd, pid_t client, struct fstype *out)
+judge_by_mapping(int fd, pid_t client, struct fstype *out, const char *what)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
@@ -434,7 +484,7 @@ judge_overlay(int fd, pid_t client, struct fstype *out)
 	ret = fstype_of_dev(major, minor, client, &layer);
 	out->verdict = layer.verdict;
 	/* "overlay over fuse.x": the name is cut to fit if it must be */
-	int n = snprintf(out->type, sizeof(out->type), "overlay over ");
+	int n = snprintf(out->type, sizeof(out->type), "%s", what);
 	(void) strncat(out->type, layer.verdict == FSTYPE_UNKNOWN ?
 			"an unknown file system" : layer.type,
 			sizeof(out->type) - (size_t)n - 1);
@@ -481,11 +531,13 @@ fstype_of_fd(int fd, pid_t client, struct fstype *out)
 			out->verdict = FSTYPE_LOCAL;
 			(void) snprintf(out->type, sizeof(out->type),
 					"a kernel object");
+			return 0;
 		}
-		return 0;
+		/* a detached mount's file: by its device, as an overlay's */
+		return judge_by_mapping(fd, client, out, "");
 	}
 	fill(out, &m);
 	if (strcmp(m.type, "overlay") == 0)
-		return judge_overlay(fd, client, out);
+		return judge_by_mapping(fd, client, out, "overlay over ");
 	return 0;
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -36,6 +37,8 @@
 #define ATTACKER 4245	/* the user stallfs serves: the FUSE server's own */
 #define VICTIM 4242
 #define FILE_SIZE (64 * 1024)
+/* where the kernel lists FUSE connections */
+#define FUSECTL "/sys/fs/fuse/connections"
 
 static struct ops_daemon d;
 
@@ -286,6 +289,26 @@ START_TEST(test_fstype_of_fuse)
 	ck_assert_int_eq(fs.verdict, FSTYPE_MAY_BLOCK);
 	ck_assert_str_eq(fs.type, "fuse.stallfs");
 	/* neither asked the server anything */
+	ck_assert_uint_eq(requests(&f, 0, ATTACKER, &others), before);
+
+	/*
+	 * detached (umount -l) with the file still open: no mount table shows
+	 * it, and the kernel's list of FUSE connections (fusectl) tells it,
+	 * mounted here for the moment if nobody had
+	 */
+	ck_assert_int_eq(umount2(f.mnt, MNT_DETACH), 0);
+	bool ours = mount("fusectl", FUSECTL, "fusectl", 0, NULL) == 0;
+	ck_assert_int_eq(fstype_of_fd(fd, 0, &fs), 0);
+	ck_assert_int_eq(fs.verdict, FSTYPE_MAY_BLOCK);
+	ck_assert_int_eq(fstype_of_dev(major(st.st_dev), minor(st.st_dev), 0,
+			&fs), 0);
+	ck_assert_int_eq(fs.verdict, FSTYPE_MAY_BLOCK);
+	/* without fusectl, FUSE loaded: it cannot be told, so not local */
+	if (ours) {
+		ck_assert_int_eq(umount(FUSECTL), 0);
+		ck_assert_int_eq(fstype_of_fd(fd, 0, &fs), 0);
+		ck_assert_int_eq(fs.verdict, FSTYPE_UNKNOWN);
+	}
 	ck_assert_uint_eq(requests(&f, 0, ATTACKER, &others), before);
 	(void) close(fd);
 	fuse_stop(&f);
