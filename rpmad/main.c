@@ -27,6 +27,7 @@
 #include "fdreserve.h"
 #include "guard.h"
 #include "fsident.h"
+#include "fstype.h"
 #include "listener.h"
 #include "tenant.h"
 #include "log.h"
@@ -573,9 +574,13 @@ main(int argc, char *argv[])
 	else
 		fsident_drop(rpmad.cfg.file_user);
 	/*
-	 * The descriptors held back for administrators, before anyone can
-	 * connect: from then on rpmad's count of them is what it keeps
+	 * The mount table rpmad keeps open to judge clients' files, and the
+	 * descriptors held back for administrators, before anyone can
+	 * connect: from then on rpmad's count of descriptors is what it keeps
 	 */
+	if (fstype_init())
+		log_warning("cannot read /proc/self/mountinfo: clients' files "
+				"will be refused until it can be read");
 	fdreserve_fill();
 	/* the socket and its directory are rpmad's own files */
 	fsident_root();

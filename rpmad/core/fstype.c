@@ -243,6 +243,12 @@ own_table(bool again)
 	return ret;
 }
 
+int
+fstype_init(void)
+{
+	return own_table(false);
+}
+
 /* What to look for in a table: a mount id, or a device number. */
 struct key {
 	bool by_dev;

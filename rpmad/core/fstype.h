@@ -41,6 +41,13 @@ struct fstype {
 };
 
 /*
+ * fstype_init -- opens and reads rpmad's mount table, which stays open (a
+ * descriptor) to tell when it changes: at start, before clients count
+ * rpmad's descriptors. 0 or a negative errno (then tried again at use).
+ */
+int fstype_init(void);
+
+/*
  * fstype_of_fd -- the file system of a descriptor rpmad holds (a client
  * passed it); `client` is the client's pid, whose mount namespace is
  * looked at when rpmad's does not have the mount (0: only rpmad's).
