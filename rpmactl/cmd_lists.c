@@ -149,6 +149,13 @@ json_user(struct json *j, const Rpmad__ClientInfo *c)
 	json_kv_u64(j, "allow_listen", u->refused_listen);
 	json_kv_u64(j, "log_lines_suppressed", u->log_suppressed);
 	json_object_end(j);
+	json_key(j, "data_path");
+	json_object_begin(j);
+	json_kv_u64(j, "weight", l->weight);
+	json_kv_u64(j, "bytes", u->data_bytes);
+	json_kv_u64(j, "ops", u->data_ops);
+	json_kv_u64(j, "all_users_bytes", u->data_all_bytes);
+	json_object_end(j);
 	json_object_end(j);
 }
 
@@ -179,6 +186,8 @@ static const struct table_column user_cols[] = {
 	{ "UID", true }, { "USER", false }, { "CLIENTS", true },
 	{ "CONNECTIONS", true }, { "ENDPOINTS", true }, { "REQUESTS", true },
 	{ "DESCRIPTORS", true }, { "REGISTERED", true }, { "REFUSED", true },
+	{ "WEIGHT", true }, { "DATA", true }, { "OPS", true },
+	{ "SHARE", true },
 };
 
 /* Per user: use/limit (all its clients together), refusals. */
@@ -216,10 +225,23 @@ print_users(FILE *out)
 				r->use.refused_limits +
 				r->use.refused_connect +
 				r->use.refused_listen));
+		bad |= table_cell(t, "%u", r->lim.weight);
+		bad |= table_cell(t, "%s", format_bytes(r->use.data_bytes,
+				buf, sizeof(buf)));
+		bad |= table_cell(t, "%llu",
+				(unsigned long long)r->use.data_ops);
+		if (r->use.data_all_bytes)
+			bad |= table_cell(t, "%.1f%%", 100.0 *
+					(double)r->use.data_bytes /
+					(double)r->use.data_all_bytes);
+		else
+			bad |= table_cell(t, "-");
 	}
 	if (!bad) {
 		(void) fprintf(out, "\nper user (all its clients; used/limit, "
-				"-: no limit):\n");
+				"-: no limit; DATA, OPS: what its "
+				"connections moved through rpmad, SHARE: of "
+				"all users'):\n");
 		table_print(t, out);
 	}
 	table_free(t);

@@ -48,6 +48,7 @@ struct tenant {
 	struct loop_timer report;	/* says what was held back */
 	uint64_t refused_limits, refused_connect, refused_listen;
 	uint64_t log_suppressed;	/* in all */
+	struct fairq_tenant fq;		/* its share of the data path */
 	UT_hash_handle hh;
 };
 
@@ -87,6 +88,7 @@ tenant_free(struct tenant *t)
 	report_held_back(t);
 	if (rpmad.loop)
 		loop_timer_cancel(rpmad.loop, &t->report);
+	fairq_tenant_fini(&t->fq);
 	HASH_DEL(tenants, t);
 	free(t);
 }
@@ -125,6 +127,7 @@ tenant_join(uid_t uid)
 	t->held.sessions = 1;
 	t->report.fn = report_timer_fn;
 	t->report.arg = t;
+	fairq_tenant_init(&t->fq, FAIRQ_WEIGHT_DEFAULT);
 	HASH_ADD(hh, tenants, uid, sizeof(t->uid), t);
 	return t;
 }
@@ -140,6 +143,31 @@ struct user_held *
 tenant_held(struct tenant *t)
 {
 	return &t->held;
+}
+
+struct fairq_tenant *
+tenant_fairq(const struct client *c)
+{
+	if (c->tenant == NULL)
+		return NULL;
+	/* as rpmad.conf says now: a reload counts from the next connection */
+	struct limits l;
+	tenant_limits(c, &l);
+	fairq_tenant_set_weight(&c->tenant->fq, l.weight);
+	return &c->tenant->fq;
+}
+
+void
+tenant_data_use(const struct client *c, struct tenant_data *out)
+{
+	*out = (struct tenant_data){ 0 };
+	if (c->tenant == NULL)
+		return;
+	out->weight = c->tenant->fq.weight;
+	out->use = c->tenant->fq.use;
+	struct tenant *t, *tmp;
+	HASH_ITER(hh, tenants, t, tmp)
+		out->all_bytes += t->fq.use.bytes;
 }
 
 void
@@ -252,6 +280,8 @@ tenant_limits(const struct client *who, struct limits *out)
 			out->max_descriptors = l->max_descriptors;
 		if (sec->limits_set & LIMIT_SET_BYTES)
 			out->max_registered_bytes = l->max_registered_bytes;
+		if (sec->limits_set & LIMIT_SET_WEIGHT)
+			out->weight = l->weight;
 	}
 }
 

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "fairq.h"
 #include "origin.h"
 #include "qp_region.h"
 
@@ -53,6 +54,21 @@ void tenant_leave(struct tenant *t);
 /* tenant_held -- what its clients hold together (client.h) */
 struct user_held *tenant_held(struct tenant *t);
 
+/*
+ * tenant_fairq -- the client's user's share of the data path (fairq.h),
+ * NULL when it has none (then rpmad's own is charged)
+ */
+struct fairq_tenant *tenant_fairq(const struct client *c);
+/*
+ * What the client's user's connections moved through rpmad (fairq.h), its
+ * weight, and what every user rpmad knows moved, for its share
+ */
+struct tenant_data {
+	uint32_t weight;
+	struct fairq_use use;
+	uint64_t all_bytes;
+};
+void tenant_data_use(const struct client *c, struct tenant_data *out);
 /* tenant_destroy_all -- at shutdown, saying what was held back */
 void tenant_destroy_all(void);
 

@@ -362,6 +362,7 @@ user_limits_msg(struct arena *a, const struct client *who)
 	m->max_descriptors = l.max_descriptors;
 	m->max_registered_bytes = l.max_registered_bytes == LIMIT_MEMLOCK ?
 		who->memlock : l.max_registered_bytes;
+	m->weight = l.weight;
 	return m;
 }
 
@@ -386,6 +387,11 @@ user_use_msg(struct arena *a, const struct client *who)
 	m->refused_connect = tt.refused_connect;
 	m->refused_listen = tt.refused_listen;
 	m->log_suppressed = tt.log_suppressed;
+	struct tenant_data d;
+	tenant_data_use(who, &d);
+	m->data_bytes = d.use.bytes;
+	m->data_ops = d.use.ops;
+	m->data_all_bytes = d.all_bytes;
 	return m;
 }
 

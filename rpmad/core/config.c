@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fairq.h"
 #include "fsident.h"
 #include "log.h"
 
@@ -61,6 +62,7 @@ config_defaults(struct config *cfg)
 	cfg->limits.max_descriptors = 16384;
 	cfg->limits.max_registered_bytes =
 		ram_share(REGISTERED_DEFAULT_PERCENT);
+	cfg->limits.weight = FAIRQ_WEIGHT_DEFAULT;
 }
 
 static bool (*judge_transport)(const char *name);
@@ -226,6 +228,10 @@ apply_limit(struct limits *l, const char *key, const char *value)
 				&l->max_registered_bytes) ? -EINVAL :
 			LIMIT_SET_BYTES;
 	}
+	if (strcmp(key, "weight") == 0)
+		return parse_u32(value, &l->weight) || l->weight == 0 ||
+			l->weight > FAIRQ_WEIGHT_MAX ? -EINVAL :
+			LIMIT_SET_WEIGHT;
 	return 0;
 }
 
@@ -323,8 +329,8 @@ apply_in_section(struct config_section *sec, const char *key,
 	if (v != 0)
 		return v < 0 ? v : 0;
 	log_err("%s:%d: '%s' cannot be set for one %s (only the max_* "
-			"limits, allow_connect and allow_listen)", path, line,
-			key, sec->group ? "group" : "user");
+			"limits, weight, allow_connect and allow_listen)", path,
+			line, key, sec->group ? "group" : "user");
 	return -EINVAL;
 }
 
@@ -559,6 +565,8 @@ describe_limits(const struct limits *o, const struct limits *n, char *buf,
 	if (o->max_descriptors != n->max_descriptors)
 		note(buf, len, "max_descriptors %u -> %u", o->max_descriptors,
 				n->max_descriptors);
+	if (o->weight != n->weight)
+		note(buf, len, "weight %u -> %u", o->weight, n->weight);
 	char a[32], b[32];
 	if (o->max_registered_bytes != n->max_registered_bytes)
 		note(buf, len, "max_registered_bytes %s -> %s",

@@ -32,6 +32,8 @@ struct limits {
 	uint32_t max_pending_requests;	/* requests not connected yet */
 	uint32_t max_descriptors;	/* rpmad's descriptors for the user */
 	uint64_t max_registered_bytes;	/* or LIMIT_MEMLOCK */
+	/* not a limit: the user's share of the data path (fairq.h) */
+	uint32_t weight;		/* 1..FAIRQ_WEIGHT_MAX */
 };
 
 /* which fields of a section's limits it sets */
@@ -41,6 +43,7 @@ enum {
 	LIMIT_SET_PENDING = 1 << 2,
 	LIMIT_SET_DESCRIPTORS = 1 << 3,
 	LIMIT_SET_BYTES = 1 << 4,
+	LIMIT_SET_WEIGHT = 1 << 5,
 };
 
 /* A [user NAME] or [group NAME] section: overrides for its members. */

@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "device.h"
 #include "ep.h"
+#include "fairq.h"
 #include "log.h"
 #include "peer.h"
 #include "qp.h"
@@ -1101,7 +1102,15 @@ void
 conn_init(void)
 {
 	next_qp_num = (registry_random32() & 0xffff) << 8;
+	/* the arbiter after the poller: work taken is served in that pass */
+	fairq_init(rpmad.loop);
 	loop_poller_add(rpmad.loop, &conn_poller);
+}
+
+struct fairq_tenant *
+conn_fairq(const struct conn *conn)
+{
+	return conn->obj.owner ? tenant_fairq(owner_of(conn)) : NULL;
 }
 
 static void

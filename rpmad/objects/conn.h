@@ -315,4 +315,7 @@ void conn_handle_next_event(struct req_ctx *rc);
 void conn_handle_disconnect(struct req_ctx *rc);
 void conn_handle_delete(struct req_ctx *rc);
 
+/* conn_fairq -- whose share of the data path its work is (fairq.h) */
+struct fairq_tenant *conn_fairq(const struct conn *conn);
+
 #endif /* RPMAD_CONN_H */

@@ -97,10 +97,12 @@ wire_connect(struct conn *conn, const void *pdata, uint8_t len, char *err,
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				SOCK_CLOEXEC, 0, sv))
 			abort();
-		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_rx_ready);
+		tcp_chan_init(&tc->chan[i], tc, sv[0], tcp_rx_ready,
+				tcp_rx_tx_turn, tcp_rx_rx_turn);
 		tcp_chan_pause(&tc->chan[i], false);
 		wiring.peer_end[i] = sv[1];
 	}
+	tcp_conn_set_tenant(tc);
 	/* the primary carries the active side's operations */
 	tc->ini = active ? &tc->chan[0] : &tc->chan[1];
 	tc->tgt = active ? &tc->chan[1] : &tc->chan[0];

@@ -24,9 +24,7 @@
 
 #define IOV_BATCH 64
 /* payload bytes read out of a client's memory per writev */
-#define TX_STAGE_SIZE (64u << 10)
-
-static struct tcp_chan *dirty_list;
+#define TX_STAGE_SIZE FAIRQ_SLICE
 
 int
 tcp_chan_setup_socket(int fd)
@@ -59,7 +57,7 @@ tcp_chan_setup_socket(int fd)
 
 void
 tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
-		loop_fd_fn *fn)
+		loop_fd_fn *fn, fairq_run_fn *tx_turn, fairq_run_fn *rx_turn)
 {
 	ch->fd = fd;
 	ch->tc = tc;
@@ -68,6 +66,9 @@ tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 	ch->watch.arg = ch;
 	ch->events = 0;
 	ch->heard = NULL;
+	ch->rx_queued = false;
+	fairq_flow_init(&ch->tx_flow, tx_turn, ch, NULL);
+	fairq_flow_init(&ch->rx_flow, rx_turn, ch, NULL);
 }
 
 void
@@ -75,7 +76,10 @@ tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc, struct tcp_chan *src)
 {
 	/* the socket keeps its handler; only its owner changes */
 	loop_del(rpmad.loop, &src->watch);
-	tcp_chan_init(dst, tc, src->fd, src->watch.fn);
+	fairq_cancel(&src->tx_flow);
+	fairq_cancel(&src->rx_flow);
+	tcp_chan_init(dst, tc, src->fd, src->watch.fn, src->tx_flow.run,
+			src->rx_flow.run);
 	dst->rbuf = src->rbuf;
 	dst->rpos = src->rpos;
 	dst->rlen = src->rlen;
@@ -98,10 +102,13 @@ set_events(struct tcp_chan *ch, uint32_t events)
 static uint32_t
 wanted_events(const struct tcp_chan *ch)
 {
-	uint32_t ev = EPOLLRDHUP;
-	if (!ch->paused)
+	/* what a queued turn will find out anyway is not watched for */
+	uint32_t ev = 0;
+	if (!ch->rx_queued)
+		ev |= EPOLLRDHUP;
+	if (!ch->paused && !ch->rx_queued)
 		ev |= EPOLLIN;
-	if (ch->tx_head)
+	if (ch->tx_head && !ch->tx_flow.queued)
 		ev |= EPOLLOUT;
 	return ev;
 }
@@ -222,25 +229,32 @@ payload_iov(struct tcp_chan *ch, struct tx_item *it, size_t off,
  * cannot be staged. *direct: some payload is read straight from a mapping.
  */
 static int
-gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], bool *direct)
+gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], size_t budget,
+		bool *direct)
 {
 	int n = 0;
+	size_t total = 0;
 	*direct = false;
-	for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1;
-			it = it->next) {
+	for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1 &&
+			total < budget; it = it->next) {
 		size_t off = it->sent;
 		if (off < it->head_len) {
 			iov[n].iov_base = it->head + off;
 			iov[n].iov_len = it->head_len - off;
+			total += iov[n].iov_len;
 			n++;
 			off = it->head_len;
 		}
-		if (off == it->head_len + it->payload_len)
+		if (off == it->head_len + it->payload_len || total >= budget)
 			continue;
 		bool staged;
 		if (payload_iov(ch, it, off - it->head_len, &iov[n],
 				&staged) == 0)
 			return 0;
+		/* a slice of a big payload, not all of it at once */
+		if (iov[n].iov_len > budget - total)
+			iov[n].iov_len = budget - total;
+		total += iov[n].iov_len;
 		n++;
 		if (staged)
 			break;	/* the staging buffer serves one frame */
@@ -252,10 +266,26 @@ gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], bool *direct)
 int
 tcp_chan_flush(struct tcp_chan *ch)
 {
+	size_t sent;
+	unsigned frames;
+	int ret;
+	while ((ret = tcp_chan_send_some(ch, SIZE_MAX, &sent, &frames)) > 0)
+		;
+	return ret;
+}
+
+int
+tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
+		unsigned *frames)
+{
+	*sent = 0;
+	*frames = 0;
 	while (ch->fd >= 0 && ch->tx_head) {
+		if (*sent >= budget)
+			return 1;
 		struct iovec iov[IOV_BATCH];
 		bool direct;
-		int n = gather(ch, iov, &direct);
+		int n = gather(ch, iov, budget - *sent, &direct);
 		if (n == 0) {
 			log_err("tcp: out of memory staging a payload");
 			return -ENOMEM;
@@ -283,6 +313,7 @@ tcp_chan_flush(struct tcp_chan *ch)
 			return -e;
 		}
 		size_t left = (size_t)w;
+		*sent += left;
 		while (left > 0 && ch->tx_head) {
 			struct tx_item *it = ch->tx_head;
 			size_t total = it->head_len + it->payload_len;
@@ -296,6 +327,7 @@ tcp_chan_flush(struct tcp_chan *ch)
 				if (ch->tx_head == NULL)
 					ch->tx_tail = NULL;
 				ch->tx_count--;
+				(*frames)++;
 				item_put(ch, it);
 			}
 		}
@@ -356,6 +388,9 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 		(void) close(ch->fd);
 		ch->fd = -1;
 	}
+	fairq_cancel(&ch->tx_flow);
+	fairq_cancel(&ch->rx_flow);
+	ch->rx_queued = false;
 	while (ch->tx_head) {
 		struct tx_item *it = ch->tx_head;
 		ch->tx_head = it->next;
@@ -373,35 +408,38 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 void
 tcp_chan_mark_dirty(struct tcp_chan *ch)
 {
-	if (ch->dirty || ch->fd < 0)
+	if (ch->fd < 0)
 		return;
-	ch->dirty = true;
-	ch->dirty_next = dirty_list;
-	dirty_list = ch;
+	fairq_wake(&ch->tx_flow);
+	set_events(ch, wanted_events(ch));
 }
 
 void
 tcp_chan_forget_dirty(struct tcp_chan *ch)
 {
-	if (!ch->dirty)
-		return;
-	for (struct tcp_chan **pp = &dirty_list; *pp;
-			pp = &(*pp)->dirty_next) {
-		if (*pp == ch) {
-			*pp = ch->dirty_next;
-			break;
-		}
-	}
-	ch->dirty = false;
+	fairq_cancel(&ch->tx_flow);
 }
 
-struct tcp_chan *
-tcp_chan_next_dirty(void)
+void
+tcp_chan_tx_due(struct tcp_chan *ch)
 {
-	struct tcp_chan *ch = dirty_list;
-	if (ch) {
-		dirty_list = ch->dirty_next;
-		ch->dirty = false;
-	}
-	return ch;
+	tcp_chan_mark_dirty(ch);
+}
+
+void
+tcp_chan_rx_due(struct tcp_chan *ch)
+{
+	if (ch->fd < 0)
+		return;
+	ch->rx_queued = true;
+	fairq_wake(&ch->rx_flow);
+	set_events(ch, wanted_events(ch));
+}
+
+void
+tcp_chan_rx_done(struct tcp_chan *ch, bool more)
+{
+	/* more: the arbiter keeps the turn queued */
+	ch->rx_queued = more && ch->fd >= 0 && !ch->paused;
+	set_events(ch, wanted_events(ch));
 }

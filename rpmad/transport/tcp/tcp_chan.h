@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fairq.h"
 #include "loop.h"
 #include "tcp_wire.h"
 
@@ -73,8 +74,14 @@ struct tcp_chan {
 	unsigned tx_count;	/* frames queued */
 	struct tx_item **spare;	/* unused items, shared by both sockets */
 	bool throttled;		/* not reading until answers drain */
-	bool dirty;		/* frames queued since the last flush */
-	struct tcp_chan *dirty_next;
+
+	/*
+	 * The arbiter's turns (fairq.h): sending what is queued, and reading
+	 * once the socket is readable; meanwhile the loop does not watch for
+	 * what the turn will do anyway
+	 */
+	struct fairq_flow tx_flow, rx_flow;
+	bool rx_queued;		/* readable: reading is the arbiter's */
 };
 
 int tcp_chan_setup_socket(int fd);
@@ -87,8 +94,12 @@ tcp_chan_heard(struct tcp_chan *ch)
 		*ch->heard = loop_now_ns();
 }
 
+/*
+ * fn: the socket's events; tx_turn and rx_turn: its turns of sending and
+ * reading (the receive engine's, above this file)
+ */
 void tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
-		loop_fd_fn *fn);
+		loop_fd_fn *fn, fairq_run_fn *tx_turn, fairq_run_fn *rx_turn);
 /* the socket of `src`, with what it has read, becomes `dst`'s */
 void tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc,
 		struct tcp_chan *src);
@@ -103,16 +114,28 @@ int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		uint64_t addr);
 /* write what is queued; 0, or a negative errno when the socket failed */
 int tcp_chan_flush(struct tcp_chan *ch);
+/*
+ * write at most `budget` bytes of what is queued (*sent: how many, *frames:
+ * how many frames went out whole); 1 when more is queued and the socket
+ * would take it, 0 when nothing is left or the socket is full (its
+ * EPOLLOUT wakes the turn), or a negative errno when the socket failed
+ */
+int tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
+		unsigned *frames);
 bool tcp_chan_pending(const struct tcp_chan *ch);
 void tcp_chan_pause(struct tcp_chan *ch, bool paused);
 /* read more into the staging buffer: >0 bytes, 0 EOF, -EAGAIN, -errno */
 long tcp_chan_fill(struct tcp_chan *ch);
 
-/* frames were queued: flush the channel before the loop sleeps */
+/* frames were queued: the channel's sending turn is due */
 void tcp_chan_mark_dirty(struct tcp_chan *ch);
-/* the channel goes away: off the list of those to flush */
+/* the channel goes away: no more turns */
 void tcp_chan_forget_dirty(struct tcp_chan *ch);
-/* take the next channel to flush off the list, or NULL */
-struct tcp_chan *tcp_chan_next_dirty(void);
+/* the socket is readable (or more is to be read): a reading turn is due */
+void tcp_chan_rx_due(struct tcp_chan *ch);
+/* the reading turn ended: `more` to read now, else watch the socket again */
+void tcp_chan_rx_done(struct tcp_chan *ch, bool more);
+/* the socket is writable again: a sending turn is due */
+void tcp_chan_tx_due(struct tcp_chan *ch);
 
 #endif /* RPMAD_TCP_CHAN_H */

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
+#include "tcp_local.h"
 #include "tenant.h"
 
 static struct tcp_conn *all_tcs;
@@ -43,11 +44,23 @@ tcp_conn_new(loop_timer_fn *rnr_expired)
 	tc->rnr_timer.arg = tc;
 	tc->rnr_timer.fn = rnr_expired;
 	tc->expect_seq = 1;
+	tcp_local_init(tc);
 	tc->all_next = all_tcs;
 	if (all_tcs)
 		all_tcs->all_prev = tc;
 	all_tcs = tc;
 	return tc;
+}
+
+void
+tcp_conn_set_tenant(struct tcp_conn *tc)
+{
+	struct fairq_tenant *t = tc->conn ? conn_fairq(tc->conn) : NULL;
+	for (int i = 0; i < 2; i++) {
+		fairq_flow_set_tenant(&tc->chan[i].tx_flow, t);
+		fairq_flow_set_tenant(&tc->chan[i].rx_flow, t);
+	}
+	fairq_flow_set_tenant(&tc->local_flow, t);
 }
 
 void

@@ -71,6 +71,7 @@ struct tcp_conn {
 	bool tgt_error;		/* refused one: discard the rest */
 	bool rnr;		/* a message waits for a receive buffer */
 	struct mr *tgt_mr;	/* registration a payload is landing in */
+	uint64_t persist_at, persist_end;	/* a persist, in slices */
 
 	/*
 	 * Both ends in this rpmad: operations go memory to memory, the
@@ -78,6 +79,11 @@ struct tcp_conn {
 	 * works in flight are those waiting for a receive there.
 	 */
 	struct tcp_conn *local_peer;
+	/* the works' turns: the oldest's progress, the receive it took */
+	struct fairq_flow local_flow;
+	bool local_started;
+	uint64_t local_done;
+	struct recv_slot *local_rs;
 
 	struct tx_item *free_items;	/* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;
@@ -97,6 +103,8 @@ struct tcp_ep {
  * waits for a receive buffer (the receive engine, above this file)
  */
 struct tcp_conn *tcp_conn_new(loop_timer_fn *rnr_expired);
+/* the connection is a client's (tc->conn): its turns are its tenant's */
+void tcp_conn_set_tenant(struct tcp_conn *tc);
 /* close the sockets and free; the connection is known to nobody */
 void tcp_conn_free(struct tcp_conn *tc);
 /* whether a socket of any connection still has frames to send */

@@ -169,6 +169,7 @@ tcp_adopt(struct conn *conn, struct incoming *inc, char *err, size_t errlen)
 	tc->conn = conn;
 	tc->inc = NULL;
 	conn_set_tp(conn, tc);
+	tcp_conn_set_tenant(tc);
 	return 0;
 }
 

@@ -5,11 +5,13 @@
  * When both ends of a connection live in this rpmad (the passive side
  * recognises the active side's HELLO token), operations skip the sockets:
  * each is checked against the other end's registrations exactly as a
- * remote target checks it, then copied, and completes at once -- in order,
- * since every operation completes before the next one starts. A send that
- * finds no receive waits in flight (with the later work behind it, all of
- * it handed over to the core's list) until one is posted or the RNR time
- * runs out. Set-up and tear-down still go through the sockets, so events
+ * remote target checks it, then copied (or persisted) and completed. The
+ * works wait in flight, in order, and the connection's flow (fairq.h)
+ * moves the oldest on a slice at a time in its turns, interleaved with
+ * every other connection's, so that a big copy or persist never holds
+ * others up for more than a slice. A send that finds no receive waits,
+ * with the later work behind it, until one is posted or the RNR time runs
+ * out. Set-up and tear-down still go through the sockets, so events
  * behave the same either way.
  */
 
@@ -24,10 +26,7 @@
 #include "tcp_conn.h"
 #include "tcp_local.h"
 
-/*
- * The work waiting for a receive at the peer: in this mode the only work
- * in flight (everything else completes in tcp_local_post()).
- */
+/* The oldest work in flight: the one the connection's turns move on. */
 static struct work *
 waiting(const struct tcp_conn *tc)
 {
@@ -38,6 +37,10 @@ void
 tcp_local_forget(struct tcp_conn *tc)
 {
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	fairq_cancel(&tc->local_flow);
+	tc->local_rs = NULL;
+	tc->local_started = false;
+	tc->local_done = 0;
 }
 
 /* The initiator's work failed: it and everything after it end. */
@@ -65,124 +68,256 @@ fail_at_target(struct tcp_conn *tc, struct work *w,
 }
 
 /*
- * Executes one work at the peer. Returns 1 when it must wait for a
- * receive buffer (nothing happened), 0 otherwise (it completed).
+ * What the oldest work needs before its bytes move: the whole range checked
+ * as a target checks it (nothing lands when any of it may not), the
+ * receive it lands in. IBV_WC_SUCCESS, IBV_WC_RNR_RETRY_EXC_ERR when it
+ * must wait for a receive (nothing happened), or the status it fails with
+ * at the target.
  */
-static int
-execute(struct tcp_conn *tc, struct work *w)
+static enum ibv_wc_status
+begin(struct tcp_conn *tc, struct conn *target, struct work *w)
 {
-	struct tcp_conn *peer = tc->local_peer;
-	struct conn *target = peer ? peer->conn : NULL;
-	if (target == NULL || conn_qp_failed(target)) {
-		fail(tc, w, target ? IBV_WC_REM_OP_ERR : IBV_WC_WR_FLUSH_ERR);
-		return 0;
-	}
-
 	struct mr *mr = NULL;
 	struct recv_slot *rs = NULL;
-	bool imm = false;
 	int ret;
 
 	switch (w->opcode) {
 	case QP_OP_WRITE_IMM:
-		imm = true;
-		ret = conn_take_recv(target, 0, &rs);
+	case QP_OP_SEND:
+	case QP_OP_SEND_IMM:
+		ret = conn_take_recv(target, w->opcode == QP_OP_WRITE_IMM ?
+				0 : w->length, &rs);
 		if (ret == -EAGAIN)
-			return 1;
-		if (ret) {
-			fail_at_target(tc, w, IBV_WC_REM_OP_ERR);
-			return 0;
-		}
+			return IBV_WC_RNR_RETRY_EXC_ERR;
+		if (ret)
+			return w->opcode == QP_OP_WRITE_IMM ?
+				IBV_WC_REM_OP_ERR : IBV_WC_REM_INV_REQ_ERR;
+		/* in flight at the target until it completes */
+		conn_recv_handed(target, rs);
+		tc->local_rs = rs;
+		if (w->opcode != QP_OP_WRITE_IMM)
+			return IBV_WC_SUCCESS;
 		/* fall through */
 	case QP_OP_WRITE:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
-				MR_REMOTE_WRITE, &mr)) {
-			if (imm)
-				conn_recv_done(target, rs, IBV_WC_WR_FLUSH_ERR,
-						0, IBV_WC_RECV, false, 0);
-			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
-			return 0;
-		}
-		if (w->length)
-			mr_io_copy(mr, w->raddr, w->lmr, w->laddr, w->length);
-		if (imm)
-			conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
-					IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
-		break;
+				MR_REMOTE_WRITE, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		return IBV_WC_SUCCESS;
 	case QP_OP_READ:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
-				MR_REMOTE_READ, &mr)) {
-			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
-			return 0;
-		}
-		if (w->length)
-			mr_io_copy(w->lmr, w->laddr, mr, w->raddr, w->length);
-		break;
+				MR_REMOTE_READ, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		return IBV_WC_SUCCESS;
 	case QP_OP_ATOMIC_WRITE: {
 		uint64_t value;
 		if ((w->raddr & 7) || conn_target_access(target, w->rkey,
-				w->raddr, 8, MR_REMOTE_WRITE, &mr)) {
-			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
-			return 0;
-		}
+				w->raddr, 8, MR_REMOTE_WRITE, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
 		mr_io_read(w->lmr, w->laddr, &value, 8);
 		mr_io_store64(mr, w->raddr, value);
-		break;
+		return IBV_WC_SUCCESS;
 	}
 	case QP_OP_FLUSH:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
 				w->persistent ? MR_REMOTE_PERSIST :
-				MR_REMOTE_READ, &mr)) {
-			fail_at_target(tc, w, IBV_WC_REM_ACCESS_ERR);
-			return 0;
-		}
-		if (w->persistent && mr && mr_persist(mr, w->raddr, w->length)) {
-			fail_at_target(tc, w, IBV_WC_REM_OP_ERR);
-			return 0;
-		}
+				MR_REMOTE_READ, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		return IBV_WC_SUCCESS;
+	default:
+		return IBV_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/* Whether the bytes of work w go a slice at a time (the others: none). */
+static bool
+has_bytes(const struct work *w)
+{
+	switch (w->opcode) {
+	case QP_OP_ATOMIC_WRITE:
+		return false;
+	case QP_OP_FLUSH:
+		return w->persistent;
+	default:
+		return true;
+	}
+}
+
+/*
+ * The next slice of the oldest work's bytes, at most *budget of them
+ * (taken off it): copied, or persisted. The registration is looked up
+ * again for every slice: one deregistered meanwhile takes no more.
+ */
+static enum ibv_wc_status
+move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
+		size_t *budget)
+{
+	uint64_t off = tc->local_done;
+	uint64_t n = w->length - off;
+	if (n > *budget && w->opcode != QP_OP_FLUSH)
+		n = *budget;
+	struct mr *mr = NULL;
+	switch (w->opcode) {
+	case QP_OP_WRITE:
+	case QP_OP_WRITE_IMM:
+		if (conn_target_access(target, w->rkey, w->raddr + off, n,
+				MR_REMOTE_WRITE, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		if (n)
+			mr_io_copy(mr, w->raddr + off, w->lmr, w->laddr + off,
+					(size_t)n);
 		break;
-	default:	/* send, send with imm */
-		ret = conn_take_recv(target, w->length, &rs);
-		if (ret == -EAGAIN)
-			return 1;
-		if (ret) {
-			fail_at_target(tc, w, IBV_WC_REM_INV_REQ_ERR);
-			return 0;
-		}
-		if (w->length)
-			mr_io_copy(rs->mr, rs->addr, w->lmr, w->laddr,
-					w->length);
-		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
-				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM, w->imm);
+	case QP_OP_READ:
+		if (conn_target_access(target, w->rkey, w->raddr + off, n,
+				MR_REMOTE_READ, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		if (n)
+			mr_io_copy(w->lmr, w->laddr + off, mr, w->raddr + off,
+					(size_t)n);
+		break;
+	case QP_OP_FLUSH:
+		if (conn_target_access(target, w->rkey, w->raddr + off, n,
+				MR_REMOTE_PERSIST, &mr))
+			return IBV_WC_REM_ACCESS_ERR;
+		if (mr && mr_persist(mr, w->raddr + off, n))
+			return IBV_WC_REM_OP_ERR;
+		break;
+	default:	/* send, send with imm: into the receive taken */
+		if (n)
+			mr_io_copy(tc->local_rs->mr, tc->local_rs->addr + off,
+					w->lmr, w->laddr + off, (size_t)n);
 		break;
 	}
+	tc->local_done += n;
+	*budget = n < *budget ? *budget - (size_t)n : 0;
+	return IBV_WC_SUCCESS;
+}
+
+/* The oldest work is done: its receive completes, then the work. */
+static void
+finish(struct tcp_conn *tc, struct conn *target, struct work *w)
+{
+	struct recv_slot *rs = tc->local_rs;
+	tc->local_rs = NULL;
+	tc->local_started = false;
+	tc->local_done = 0;
+	if (rs && w->opcode == QP_OP_WRITE_IMM)
+		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
+				IBV_WC_RECV_RDMA_WITH_IMM, true, w->imm);
+	else if (rs)
+		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
+				IBV_WC_RECV, w->opcode == QP_OP_SEND_IMM,
+				w->imm);
 	conn_count_served(target, w->opcode, w->length);
 	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
+}
+
+/*
+ * The oldest work fails with `status`: the receive it took at the target,
+ * if any, completes flushed (a failed or gone target flushes its own), and
+ * both queue pairs fail.
+ */
+static void
+refused(struct tcp_conn *tc, struct conn *target, struct work *w,
+		enum ibv_wc_status status)
+{
+	struct recv_slot *rs = tc->local_rs;
+	tc->local_rs = NULL;
+	tc->local_started = false;
+	tc->local_done = 0;
+	if (rs && target && !conn_qp_failed(target) &&
+			conn_recv_oldest(target) == rs)
+		conn_recv_done(target, rs, IBV_WC_WR_FLUSH_ERR, 0, IBV_WC_RECV,
+				false, 0);
+	fail_at_target(tc, w, status);
+}
+
+/*
+ * Moves the oldest work on by at most *budget bytes (taken off it).
+ * Returns 1 when it must wait for a receive buffer (nothing happened), 0
+ * otherwise (it progressed, completed or failed).
+ */
+static int
+step(struct tcp_conn *tc, struct work *w, size_t *budget)
+{
+	struct tcp_conn *peer = tc->local_peer;
+	struct conn *target = peer ? peer->conn : NULL;
+	if (target == NULL || conn_qp_failed(target)) {
+		refused(tc, target, w, target ? IBV_WC_REM_OP_ERR :
+				IBV_WC_WR_FLUSH_ERR);
+		return 0;
+	}
+	enum ibv_wc_status status;
+	if (!tc->local_started) {
+		status = begin(tc, target, w);
+		if (status == IBV_WC_RNR_RETRY_EXC_ERR)
+			return 1;
+		if (status != IBV_WC_SUCCESS) {
+			refused(tc, target, w, status);
+			return 0;
+		}
+		tc->local_started = true;
+		tc->local_done = 0;
+	}
+	if (has_bytes(w)) {
+		status = move_slice(tc, target, w, budget);
+		if (status != IBV_WC_SUCCESS) {
+			refused(tc, target, w, status);
+			return 0;
+		}
+		if (tc->local_done < w->length)
+			return 0;	/* more next turn */
+	}
+	finish(tc, target, w);
 	return 0;
 }
 
-/* Runs waiting work in order until one must wait again. */
-static void
-run_waiting(struct tcp_conn *tc)
+/*
+ * A turn of the connection's works memory to memory (fairq.h): in order,
+ * the oldest a slice at a time, until the budget is spent or one must
+ * wait for a receive (then the RNR time runs until tcp_local_resume()).
+ */
+static size_t
+local_turn(struct fairq_flow *f, size_t budget, bool *more)
 {
+	struct tcp_conn *tc = f->arg;
+	size_t left = budget;
+	unsigned ops = 0;
 	struct work *w;
+	*more = false;
 	while (!conn_qp_failed(tc->conn) && (w = waiting(tc)) != NULL) {
-		if (execute(tc, w) > 0)
-			return;	/* still the oldest, still waiting */
+		if (left == 0) {
+			*more = true;
+			break;
+		}
+		if (step(tc, w, &left) > 0) {
+			if (!tc->rnr_timer.armed)
+				loop_timer_arm(rpmad.loop, &tc->rnr_timer,
+						(uint64_t)rpmad.cfg.rnr_timeout_ms
+						* 1000000);
+			break;
+		}
+		if (waiting(tc) != w) {
+			ops++;
+			left = left > FAIRQ_OP_COST ? left - FAIRQ_OP_COST : 0;
+			loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+		}
 	}
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	size_t used = budget - left, opcost = (size_t)ops * FAIRQ_OP_COST;
+	return fairq_charge(f->tenant, used > opcost ? used - opcost : 0, ops);
+}
+
+void
+tcp_local_init(struct tcp_conn *tc)
+{
+	fairq_flow_init(&tc->local_flow, local_turn, tc, NULL);
 }
 
 int
 tcp_local_post(struct tcp_conn *tc, struct work *w)
 {
-	if (waiting(tc) == NULL && execute(tc, w) == 0)
-		return 0;
-	/* it waits for a receive, or behind one that does: in order */
+	/* in flight, in order, until its turns are done */
 	conn_work_handed(tc->conn, w);
-	if (!tc->rnr_timer.armed)
-		loop_timer_arm(rpmad.loop, &tc->rnr_timer,
-				(uint64_t)rpmad.cfg.rnr_timeout_ms * 1000000);
+	fairq_wake(&tc->local_flow);
 	return 0;
 }
 
@@ -191,7 +326,7 @@ tcp_local_resume(struct tcp_conn *target)
 {
 	struct tcp_conn *tc = target->local_peer;
 	if (tc && tc->conn && waiting(tc))
-		run_waiting(tc);
+		fairq_wake(&tc->local_flow);
 }
 
 bool

@@ -14,6 +14,8 @@ struct tcp_conn;
 struct work;
 
 /* execute work at the local peer; 0 */
+/* the connection's flow of works memory to memory (tcp_conn_new) */
+void tcp_local_init(struct tcp_conn *tc);
 int tcp_local_post(struct tcp_conn *tc, struct work *w);
 /* the peer posted receives: run work waiting for them */
 void tcp_local_resume(struct tcp_conn *target);

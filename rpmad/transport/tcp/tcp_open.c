@@ -139,7 +139,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tc->state = TC_PAIRING;
 		tc->tep = tep;
 		tc->remote = remote;
-		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready);
+		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready,
+				tcp_rx_tx_turn, tcp_rx_rx_turn);
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
@@ -261,7 +262,8 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 			return -e;
 		}
 		(void) tcp_chan_setup_socket(fd);
-		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready);
+		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready,
+				tcp_rx_tx_turn, tcp_rx_rx_turn);
 		if (connect(fd, (const struct sockaddr *)remote, remote_len) &&
 				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
@@ -280,6 +282,7 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 			return -EIO;
 		}
 	}
+	tcp_conn_set_tenant(tc);
 	uint32_t ms = conn_timeout_ms(conn);
 	if (ms == 0)
 		ms = RPMA_DEFAULT_TIMEOUT_MS;

@@ -201,6 +201,7 @@ tcp_ops_forget(struct tcp_conn *tc)
 		mr_put(tc->tgt_mr);
 		tc->tgt_mr = NULL;
 	}
+	tc->persist_at = tc->persist_end = 0;
 }
 
 /* --------------------------------------------------------------- target */
@@ -348,13 +349,16 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 				(f->flags & TF_F_PERSIST) ? MR_REMOTE_PERSIST :
 				MR_REMOTE_READ, &mr))
 			return 0;
-		/* everything before it was applied: that is visibility */
-		if ((f->flags & TF_F_PERSIST) && mr &&
-				mr_persist(mr, f->raddr, f->length)) {
-			refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
-			return 0;
+		/*
+		 * everything before it was applied: that is visibility; a
+		 * persist goes a slice at a time (tcp_target_persist)
+		 */
+		if ((f->flags & TF_F_PERSIST) && mr) {
+			mr_get(mr);
+			tc->tgt_mr = mr;
+			tc->persist_at = f->raddr;
+			tc->persist_end = f->raddr + f->length;
 		}
-		conn_count_served(tc->conn, QP_OP_FLUSH, f->length);
 		return 0;
 	case TF_SEND: {
 		if (f->raddr && done_by_peer(tc, f->raddr)) {
@@ -384,6 +388,24 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	ch->dst_mr = mr;
 	ch->dst_addr = f->raddr;
 	return 0;
+}
+
+bool
+tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch, size_t *budget)
+{
+	while (tc->persist_at < tc->persist_end) {
+		if (*budget == 0)
+			return false;
+		uint64_t n = tc->persist_end - tc->persist_at;
+		if (mr_persist(tc->tgt_mr, tc->persist_at, n)) {
+			tc->persist_at = tc->persist_end = 0;
+			refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
+			return true;
+		}
+		tc->persist_at += n;
+		*budget = n < *budget ? *budget - (size_t)n : 0;
+	}
+	return true;
 }
 
 void
@@ -426,6 +448,9 @@ tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch)
 		conn_count_served(tc->conn, QP_OP_ATOMIC_WRITE, 8);
 		break;
 	}
+	case TF_FLUSH:
+		conn_count_served(tc->conn, QP_OP_FLUSH, f->length);
+		break;
 	case TF_SEND:
 		conn_recv_done(tc->conn, rs, IBV_WC_SUCCESS, f->length,
 				IBV_WC_RECV, (f->flags & TF_F_IMM) != 0, f->imm);

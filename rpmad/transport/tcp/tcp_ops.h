@@ -29,6 +29,13 @@ void tcp_ops_forget(struct tcp_conn *tc);
  */
 int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch);
 void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
+/*
+ * The persistent flush the current frame asks for, at most *budget bytes
+ * of it (taken off *budget): true once it is done (or refused), false
+ * while more is left for the next turn
+ */
+bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
+		size_t *budget);
 int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch);
 void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
 /* after a batch of frames: send the ACK that is due */

@@ -25,8 +25,6 @@
 #include "tcp_ops.h"
 #include "tcp_rx.h"
 
-/* Bytes one socket may deliver per wake-up before others get a turn. */
-#define RX_BUDGET (4u << 20)
 /* Payloads this big skip the staging buffer. */
 #define DIRECT_RECV_MIN 4096
 /*
@@ -70,19 +68,25 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 }
 
-/* Reads and handles what arrived; false when the connection is over. */
-static bool chan_rx(struct tcp_chan *ch);
+/*
+ * Reads and handles what arrived, at most *budget bytes of it (what is
+ * left of it stays there) and counts the frames handled; false when the
+ * connection is over.
+ */
+static bool chan_rx(struct tcp_chan *ch, size_t *budget, unsigned *frames);
+static void rx_kick(struct tcp_chan *ch);
 
-bool
-tcp_rx_flush(struct tcp_chan *ch)
+/* After a send: the socket failed (ret < 0), or answers drained. */
+static bool
+sent(struct tcp_chan *ch, int ret)
 {
 	struct tcp_conn *tc = ch->tc;
-	if (tcp_chan_flush(ch) == 0) {
+	if (ret >= 0) {
 		if (ch->throttled && ch->tx_count <= TX_RESUME_FRAMES) {
 			/* the peer reads its answers again: so do we */
 			ch->throttled = false;
 			tcp_chan_pause(ch, false);
-			(void) chan_rx(ch);
+			rx_kick(ch);
 		}
 		return true;
 	}
@@ -93,6 +97,58 @@ tcp_rx_flush(struct tcp_chan *ch)
 	tcp_conn_over(tc, tc->state == TC_DISCONNECTING ? RPMA_CONN_CLOSED :
 			RPMA_CONN_LOST);
 	return true;
+}
+
+bool
+tcp_rx_flush(struct tcp_chan *ch)
+{
+	return sent(ch, tcp_chan_flush(ch));
+}
+
+size_t
+tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more)
+{
+	struct tcp_chan *ch = f->arg;
+	struct fairq_tenant *t = f->tenant;	/* ch may go in sent() */
+	size_t bytes;
+	unsigned frames;
+	int ret = tcp_chan_send_some(ch, budget, &bytes, &frames);
+	*more = sent(ch, ret) && ret > 0;
+	return fairq_charge(t, bytes, frames);
+}
+
+size_t
+tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more)
+{
+	struct tcp_chan *ch = f->arg;
+	struct fairq_tenant *t = f->tenant;
+	size_t left = budget;
+	unsigned frames = 0;
+	*more = false;
+	/* read turns are queued for adopted connections only: ch stays */
+	ch->rx_queued = false;
+	if (chan_rx(ch, &left, &frames)) {
+		*more = left == 0 && ch->fd >= 0 && !ch->paused;
+		tcp_chan_rx_done(ch, *more);
+	}
+	size_t used = budget - left, ops = (size_t)frames * FAIRQ_OP_COST;
+	return fairq_charge(t, used > ops ? used - ops : 0, frames);
+}
+
+/*
+ * More is to be read: by a turn of the arbiter's once the connection is
+ * a client's, at once while it is being set up (a few small frames).
+ */
+static void
+rx_kick(struct tcp_chan *ch)
+{
+	if (ch->tc->conn != NULL) {
+		tcp_chan_rx_due(ch);
+		return;
+	}
+	size_t budget = FAIRQ_SLICE;
+	unsigned frames = 0;
+	(void) chan_rx(ch, &budget, &frames);
 }
 
 /* A DISCONNECT from the peer: answer it, and the connection is closed. */
@@ -207,6 +263,8 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		if (*budget == 0)
 			return 0;
 		long n;
+		if (want > *budget)
+			want = *budget;	/* a slice of a big payload at a time */
 		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
 			want >= DIRECT_RECV_MIN ? mr_io_direct(ch->dst_mr,
 					ch->dst_addr + ch->got, want) : NULL;
@@ -245,10 +303,11 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 }
 
 static bool
-chan_rx(struct tcp_chan *ch)
+chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 {
 	struct tcp_conn *tc = ch->tc;
-	size_t budget = RX_BUDGET;
+	size_t budget = *budgetp;
+	bool alive = false;
 
 	while (ch->fd >= 0 && tc->state != TC_OVER && !ch->paused) {
 		if (!ch->in_frame && ch == tc->tgt &&
@@ -258,15 +317,15 @@ chan_rx(struct tcp_chan *ch)
 			break;
 		}
 		if (!ch->in_frame) {
+			if (budget == 0)
+				break;
 			if (ch->rlen - ch->rpos < TCP_FRAME_SIZE) {
-				if (budget == 0)
-					break;
 				long n = tcp_chan_fill(ch);
 				if (n == -EAGAIN || n == -EWOULDBLOCK)
 					break;
 				if (n <= 0) {
 					socket_ended(tc, n);
-					return false;
+					goto out;
 				}
 				budget = (size_t)n > budget ? 0 :
 					budget - (size_t)n;
@@ -274,7 +333,7 @@ chan_rx(struct tcp_chan *ch)
 			}
 			if (tcp_frame_decode(ch->rbuf + ch->rpos, &ch->cur)) {
 				tcp_conn_violation(tc, "malformed frame");
-				return false;
+				goto out;
 			}
 			ch->rpos += TCP_FRAME_SIZE;
 			ch->in_frame = true;
@@ -286,25 +345,33 @@ chan_rx(struct tcp_chan *ch)
 		if (!ch->begun) {
 			int r = frame_begin(tc, ch);
 			if (r < 0)
-				return false;
+				goto out;
 			if (r > 0)
 				break;	/* paused until a receive is posted */
 			ch->begun = true;
 		}
+		/* a persistent flush, a slice at a time (tcp_ops.h) */
+		if (ch == tc->tgt && !tcp_target_persist(tc, ch, &budget))
+			break;
 		int r = rx_payload(ch, &budget);
 		if (r < 0)
-			return false;
+			goto out;
 		if (r == 0)
 			break;
 		ch->in_frame = false;
+		(*frames)++;
+		budget = budget > FAIRQ_OP_COST ? budget - FAIRQ_OP_COST : 0;
 		if (!frame_end(tc, ch))
-			return false;
+			goto out;
 	}
 	if (tc->state == TC_OVER)
-		return false;
+		goto out;
 	if (ch == tc->tgt)
 		tcp_target_ack(tc);
-	return true;
+	alive = true;
+out:
+	*budgetp = budget;
+	return alive;
 }
 
 void
@@ -321,11 +388,11 @@ tcp_rx_ready(struct loop_watch *w, uint32_t events)
 		tcp_connect_done(tc, i);
 		return;
 	}
-	if ((events & EPOLLOUT) && !tcp_rx_flush(ch))
-		return;
+	if (events & EPOLLOUT)
+		tcp_chan_tx_due(ch);
 	if (ch->fd >= 0 && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
-			EPOLLERR)))
-		(void) chan_rx(ch);
+			EPOLLERR)) && !ch->rx_queued)
+		rx_kick(ch);
 }
 
 void
@@ -334,7 +401,7 @@ tcp_rx_resume(struct tcp_conn *tc)
 	if (!tc->rnr || tc->tgt == NULL || tc->tgt->fd < 0)
 		return;
 	tcp_chan_pause(tc->tgt, false);
-	(void) chan_rx(tc->tgt);
+	rx_kick(tc->tgt);
 }
 
 void
@@ -348,5 +415,5 @@ tcp_rx_rnr_expired(struct loop_timer *t)
 	struct tcp_chan *ch = tc->tgt;
 	ch->begun = true;
 	tcp_chan_pause(ch, false);
-	(void) chan_rx(ch);
+	rx_kick(ch);
 }

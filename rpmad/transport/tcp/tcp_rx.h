@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fairq.h"
 #include "loop.h"
 
 struct tcp_chan;
@@ -25,6 +26,12 @@ void tcp_rx_rnr_expired(struct loop_timer *t);
  * object is gone (not adopted yet, freed)
  */
 bool tcp_rx_flush(struct tcp_chan *ch);
+/*
+ * a socket's turns (fairq.h): sending what is queued, reading what
+ * arrived, a slice at a time (tcp_chan_init)
+ */
+size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
+size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
 /* receives were posted: a message waiting for one lands now */
 void tcp_rx_resume(struct tcp_conn *tc);
 

@@ -2,7 +2,7 @@
 /*
  * transport_tcp.c -- the software transport as the core sees it: its
  * operations table and its line in the transport table, the device it
- * makes, and the flush of queued frames before the loop sleeps
+ * makes
  *
  * Each operation is named from the file that does it; what spans several
  * of them (disconnect, release, post, receives posted) is done here, the
@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "device.h"
+#include "fairq.h"
 #include "loop.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
@@ -128,35 +129,6 @@ const struct transport_ops transport_tcp = {
 
 /* ------------------------------------------------------- the transport */
 
-static int
-tcp_poll(void *arg)
-{
-	int work = 0;
-	struct tcp_chan *ch;
-	while ((ch = tcp_chan_next_dirty()) != NULL) {
-		(void) tcp_rx_flush(ch);
-		work++;
-	}
-	return work;
-}
-
-static int
-tcp_prepare_sleep(void *arg)
-{
-	return tcp_poll(arg);
-}
-
-static void
-tcp_wake(void *arg)
-{
-}
-
-static struct loop_poller tcp_poller = {
-	.poll = tcp_poll,
-	.prepare_sleep = tcp_prepare_sleep,
-	.wake = tcp_wake,
-};
-
 /* rpmad's own device: every address no other transport serves */
 static struct device *software_device;
 
@@ -167,21 +139,20 @@ transport_tcp_init(void)
 			false, NULL);
 	if (software_device == NULL)
 		return -ENOMEM;
-	loop_poller_add(rpmad.loop, &tcp_poller);
 	return 0;
 }
 
 void
 transport_tcp_fini(void)
 {
-	/* connections were released with their sessions */
-	(void) tcp_poll(NULL);
+	/* connections were released with their sessions, what they sent */
 }
 
 bool
 transport_tcp_pending(void)
 {
-	(void) tcp_poll(NULL);
+	/* the sockets' turns run while the loop runs once at shutdown */
+	(void) fairq_round();
 	return tcp_conn_any_pending();
 }
 

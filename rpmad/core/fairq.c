@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * fairq.c -- deficit round robin of the data path between tenants, round
+ * robin between a tenant's flows (fairq.h)
+ */
+
+#include <utlist.h>
+
+#include "fairq.h"
+#include "loop.h"
+
+static struct fairq_tenant *active;	/* tenants with work, next first */
+static unsigned n_active;
+static uint64_t active_weight;
+static struct fairq_tenant rpmad_tenant = { .weight = FAIRQ_WEIGHT_DEFAULT };
+
+static uint32_t
+valid_weight(uint32_t weight)
+{
+	if (weight == 0)
+		return FAIRQ_WEIGHT_DEFAULT;
+	return weight > FAIRQ_WEIGHT_MAX ? FAIRQ_WEIGHT_MAX : weight;
+}
+
+void
+fairq_tenant_init(struct fairq_tenant *t, uint32_t weight)
+{
+	*t = (struct fairq_tenant){ .weight = valid_weight(weight) };
+}
+
+void
+fairq_tenant_set_weight(struct fairq_tenant *t, uint32_t weight)
+{
+	if (t->active)
+		active_weight -= t->weight;
+	t->weight = valid_weight(weight);
+	if (t->active)
+		active_weight += t->weight;
+}
+
+static void
+tenant_join(struct fairq_tenant *t)
+{
+	if (t->active)
+		return;
+	t->active = true;
+	t->deficit = 0;
+	DL_APPEND(active, t);
+	n_active++;
+	active_weight += t->weight;
+}
+
+/* Off the arbiter's list: credit is not saved up while idle. */
+static void
+tenant_leave(struct fairq_tenant *t)
+{
+	if (!t->active)
+		return;
+	t->active = false;
+	t->deficit = 0;
+	DL_DELETE(active, t);
+	t->prev = t->next = NULL;
+	n_active--;
+	active_weight -= t->weight;
+}
+
+void
+fairq_tenant_fini(struct fairq_tenant *t)
+{
+	while (t->flows)
+		fairq_cancel(t->flows);
+	tenant_leave(t);
+}
+
+struct fairq_tenant *
+fairq_rpmad(void)
+{
+	return &rpmad_tenant;
+}
+
+void
+fairq_flow_init(struct fairq_flow *f, fairq_run_fn *run, void *arg,
+		struct fairq_tenant *t)
+{
+	*f = (struct fairq_flow){ .run = run, .arg = arg,
+			.tenant = t ? t : &rpmad_tenant };
+}
+
+void
+fairq_wake(struct fairq_flow *f)
+{
+	if (f->queued)
+		return;
+	f->queued = true;
+	DL_APPEND(f->tenant->flows, f);
+	tenant_join(f->tenant);
+}
+
+void
+fairq_cancel(struct fairq_flow *f)
+{
+	if (!f->queued)
+		return;
+	f->queued = false;
+	struct fairq_tenant *t = f->tenant;
+	DL_DELETE(t->flows, f);
+	f->prev = f->next = NULL;
+	/* a tenant being served stays on until its turn ends (fairq_round) */
+	if (t->flows == NULL && t->prev != NULL)
+		tenant_leave(t);
+}
+
+void
+fairq_flow_set_tenant(struct fairq_flow *f, struct fairq_tenant *t)
+{
+	if (t == NULL)
+		t = &rpmad_tenant;
+	if (f->tenant == t)
+		return;
+	bool queued = f->queued;
+	fairq_cancel(f);
+	f->tenant = t;
+	if (queued)
+		fairq_wake(f);
+}
+
+size_t
+fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops)
+{
+	t->use.bytes += bytes;
+	t->use.ops += ops;
+	return bytes + (size_t)ops * FAIRQ_OP_COST;
+}
+
+/* The turns of one tenant within its credit. */
+static int
+serve(struct fairq_tenant *t)
+{
+	int turns = 0;
+	t->deficit += (int64_t)t->weight * FAIRQ_SLICE;
+	while (t->deficit > 0 && t->flows) {
+		struct fairq_flow *f = t->flows;
+		DL_DELETE(t->flows, f);
+		f->queued = false;
+		bool more = false;
+		size_t cost = f->run(f, FAIRQ_SLICE, &more);
+		/* f may be gone unless it has more: only then touched again */
+		t->deficit -= cost ? (int64_t)cost : 1;
+		t->use.slices++;
+		turns++;
+		if (more && !f->queued) {
+			f->queued = true;
+			DL_APPEND(t->flows, f);
+		}
+	}
+	return turns;
+}
+
+int
+fairq_round(void)
+{
+	int turns = 0;
+	/* those that join meanwhile wait for the next round */
+	for (unsigned n = n_active; n > 0 && active; n--) {
+		struct fairq_tenant *t = active;
+		/* off the list while served: its flows' wakes keep it on */
+		DL_DELETE(active, t);
+		t->prev = NULL;
+		turns += serve(t);
+		if (t->flows == NULL) {
+			t->active = false;
+			t->deficit = 0;
+			n_active--;
+			active_weight -= t->weight;
+			continue;
+		}
+		if (t->deficit <= 0)
+			t->use.waits++;
+		DL_APPEND(active, t);
+	}
+	return turns;
+}
+
+bool
+fairq_busy(void)
+{
+	return active != NULL;
+}
+
+uint64_t
+fairq_active_weight(void)
+{
+	return active_weight;
+}
+
+static int
+poll_round(void *arg)
+{
+	(void) arg;
+	return fairq_round();
+}
+
+/* the loop does not sleep while a flow has work */
+static int
+prepare_sleep(void *arg)
+{
+	(void) arg;
+	return fairq_busy();
+}
+
+static void
+wake(void *arg)
+{
+	(void) arg;
+}
+
+static struct loop_poller poller = {
+	.poll = poll_round,
+	.prepare_sleep = prepare_sleep,
+	.wake = wake,
+};
+
+void
+fairq_init(struct loop *loop)
+{
+	loop_poller_add(loop, &poller);
+}

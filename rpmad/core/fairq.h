@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fairq.h -- the data path's arbiter: deficit round robin between tenants,
+ * round robin between the flows of a tenant, one bounded slice at a time
+ *
+ * rpmad serves every connection from one thread. A flow is one kind of
+ * work of one connection that can be long (a socket's frames to send, a
+ * socket's bytes to take in, copies memory to memory, a persist): instead
+ * of doing it to the end, its owner wakes the flow and the arbiter runs
+ * it a slice (at most FAIRQ_SLICE bytes) at a time, interleaved with
+ * everyone else's, as an RDMA NIC interleaves queue pairs packet by
+ * packet. Each round a tenant with work earns weight * FAIRQ_SLICE bytes
+ * of credit; an operation of one tenant so waits for at most weight
+ * slices of each other tenant's work, and under contention tenants' bytes
+ * follow their weights.
+ */
+
+#ifndef RPMAD_FAIRQ_H
+#define RPMAD_FAIRQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* the most a flow does at a time */
+#define FAIRQ_SLICE (64u << 10)
+/* what an operation costs besides its bytes (a frame, a completion) */
+#define FAIRQ_OP_COST 1024u
+#define FAIRQ_WEIGHT_DEFAULT 1u
+#define FAIRQ_WEIGHT_MAX 100u
+
+/* A tenant's data-path use since it was made (rpmactl tenants). */
+struct fairq_use {
+	uint64_t bytes;		/* charged: bytes moved, FAIRQ_OP_COST per op */
+	uint64_t ops;		/* operations finished */
+	uint64_t slices;	/* turns its flows had */
+	uint64_t waits;		/* rounds it had work and no credit left */
+};
+
+struct fairq_flow;
+
+struct fairq_tenant {
+	uint32_t weight;		/* 1..FAIRQ_WEIGHT_MAX */
+	int64_t deficit;		/* credit left this round */
+	struct fairq_flow *flows;	/* those with work, next to run first */
+	bool active;			/* on the arbiter's list */
+	struct fairq_tenant *prev, *next;
+	struct fairq_use use;
+};
+
+/*
+ * A flow's turn: do at most `budget` bytes of work (a started operation
+ * may finish on fewer), return what it cost (fairq_cost()), and set *more
+ * when work is left that can go on now. A flow whose object went away in
+ * its turn returns with *more false and is never touched again (charge
+ * its tenant, read before, with fairq_charge()).
+ */
+typedef size_t fairq_run_fn(struct fairq_flow *f, size_t budget, bool *more);
+
+struct fairq_flow {
+	fairq_run_fn *run;
+	void *arg;
+	struct fairq_tenant *tenant;
+	bool queued;
+	struct fairq_flow *prev, *next;
+};
+
+/* fairq_tenant_init -- a tenant of `weight` (0: the default) */
+void fairq_tenant_init(struct fairq_tenant *t, uint32_t weight);
+/* fairq_tenant_set_weight -- from the next round on (0: the default) */
+void fairq_tenant_set_weight(struct fairq_tenant *t, uint32_t weight);
+/* fairq_tenant_fini -- it goes: none of its flows may be queued */
+void fairq_tenant_fini(struct fairq_tenant *t);
+/* fairq_rpmad -- the tenant of work no client owns yet (set-up frames) */
+struct fairq_tenant *fairq_rpmad(void);
+
+void fairq_flow_init(struct fairq_flow *f, fairq_run_fn *run, void *arg,
+		struct fairq_tenant *t);
+/* fairq_flow_set_tenant -- whose work the flow is now (NULL: rpmad's) */
+void fairq_flow_set_tenant(struct fairq_flow *f, struct fairq_tenant *t);
+/* fairq_wake -- the flow has work: it gets turns until it says it has none */
+void fairq_wake(struct fairq_flow *f);
+/* fairq_cancel -- it has no more work (or goes away): no more turns */
+void fairq_cancel(struct fairq_flow *f);
+
+/*
+ * fairq_charge -- what a turn of t's moving `bytes` and finishing `ops`
+ * operations (frames) cost: the bytes and FAIRQ_OP_COST per operation;
+ * counted in its use
+ */
+size_t fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops);
+
+/*
+ * fairq_round -- one round: every tenant with work gets its credit and its
+ * flows their turns; returns how many turns ran
+ */
+int fairq_round(void);
+/* fairq_busy -- whether some flow has work */
+bool fairq_busy(void);
+/* fairq_active_weight -- the weights of the tenants with work now */
+uint64_t fairq_active_weight(void);
+
+struct loop;
+/* fairq_init -- a round on every pass of the loop, which stays awake meanwhile */
+void fairq_init(struct loop *loop);
+
+#endif /* RPMAD_FAIRQ_H */

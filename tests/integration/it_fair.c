@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_fair.c -- rpmad arbitrates between connections: with a big operation
+ * of one connection and a small one of another queued at once, the small
+ * one completes between slices of the big one, not after it -- across two
+ * rpmads and on one (memory to memory)
+ *
+ * Queued at once: the client stops its rpmad (SIGSTOP) while it posts
+ * both, so that rpmad finds both when it goes on; and stops it again the
+ * moment the small one's completion is there, so that what the big one's
+ * connection has completed by then can be looked at without a race. No
+ * time is measured: the big write is 64 MiB, a thousand slices, and must
+ * not have completed.
+ */
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itest.h"
+
+#define BIG_LEN (64u << 20)
+#define SMALL_OFF BIG_LEN	/* the small write lands after the big one */
+#define REG_LEN (BIG_LEN + 4096)
+#define SEED_BIG 71
+#define SEED_SMALL 72
+
+enum { TAG_CLOSE = 100 };
+
+static int
+server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(REG_LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *big = it_accept(&req, NULL);
+	req = it_next_req(ep, NULL);
+	struct rpma_conn *small = it_accept(&req, NULL);
+	it_send_desc(IT_CLIENT, mr, NULL);
+
+	it_await_close(&big);
+	it_await_close(&small);
+	IT_EQ(it_check(buf, BIG_LEN, SEED_BIG), -1);
+	IT_EQ(it_check(buf + SMALL_OFF, 8, SEED_SMALL), -1);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+/* The process's state letter in /proc/PID/stat ('T': stopped). */
+static char
+proc_state(pid_t pid)
+{
+	char path[64], line[512];
+	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return '?';
+	size_t n = fread(line, 1, sizeof(line) - 1, f);
+	(void) fclose(f);
+	line[n] = '\0';
+	const char *p = strrchr(line, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Stops rpmad and waits until it is stopped (bounded). */
+static void
+freeze(pid_t pid)
+{
+	IT_EQ(kill(pid, SIGSTOP), 0);
+	for (int i = 0; i < IT_WAIT_MS && proc_state(pid) != 'T'; i++)
+		it_sleep_ms(1);
+	IT_ASSERT_MSG(proc_state(pid) == 'T', "rpmad %d did not stop",
+			(int)pid);
+}
+
+static int
+client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	pid_t rpmad = env->cli->pid;
+	struct rpma_peer *peer = it_peer(IT_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(REG_LEN);
+	it_fill(buf, BIG_LEN, SEED_BIG);
+	it_fill(buf + SMALL_OFF, 8, SEED_SMALL);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_conn *big = it_connect(peer, env, NULL, NULL);
+	struct rpma_conn *small = it_connect_to(peer, env->port, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_cq *big_cq = NULL, *small_cq = NULL;
+	IT_OK(rpma_conn_get_cq(big, &big_cq));
+	IT_OK(rpma_conn_get_cq(small, &small_cq));
+
+	/* both queued before rpmad takes either: the big one first */
+	freeze(rpmad);
+	IT_OK(rpma_write(big, rmr, 0, mr, 0, BIG_LEN,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
+	IT_OK(rpma_write(small, rmr, SMALL_OFF, mr, SMALL_OFF, 8,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0x51));
+	IT_EQ(kill(rpmad, SIGCONT), 0);
+
+	/* the small one's completion, and rpmad stopped the moment it is */
+	struct ibv_wc wc;
+	int ret;
+	uint64_t end = it_now_ms() + IT_WAIT_MS;
+	while ((ret = rpma_cq_get_wc(small_cq, 1, &wc, NULL)) ==
+			RPMA_E_NO_COMPLETION && it_now_ms() < end)
+		;
+	freeze(rpmad);
+	IT_OK(ret);
+	IT_EQ(wc.status, IBV_WC_SUCCESS);
+	IT_EQ(wc.wr_id, 0x51);
+	/* the big one is under way, not done */
+	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(big_cq, 1, &wc, NULL));
+	IT_EQ(kill(rpmad, SIGCONT), 0);
+
+	it_wc_ok(big, big_cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
+	it_close(&big);
+	it_close(&small);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+START_TEST(test_small_between_slices)
+{
+	it_pair_test(_i + 1, server, client, NULL);
+}
+END_TEST
+
+static Suite *
+fair_suite(void)
+{
+	Suite *s = suite_create("integration: arbitration");
+	TCase *tc = it_tcase_create("fair");
+	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
+	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(fair_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_fairq.c -- the data path's arbiter (rpmad/core/fairq.c), linked
+ * straight in: flows of made-up work, rounds run by hand
+ */
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fairq.h"
+#include "loop.h"
+
+/* fairq_init's poller is not needed here: rounds are run by the tests */
+void
+loop_poller_add(struct loop *loop, struct loop_poller *p)
+{
+	(void) loop;
+	(void) p;
+}
+
+/* What happened, in order: which flow had a turn, and when one finished. */
+#define LOG_MAX 4096
+static char events[LOG_MAX];
+static size_t n_events;
+
+/* A flow with `left` bytes of work, done at most a budget at a time. */
+struct job {
+	struct fairq_flow flow;
+	char name;		/* in the events: lower case a turn, upper done */
+	size_t left;		/* SIZE_MAX: endless */
+	size_t moved;
+	bool cancel_in_turn;	/* its object goes away in its next turn */
+};
+
+static size_t
+job_turn(struct fairq_flow *f, size_t budget, bool *more)
+{
+	struct job *j = f->arg;
+	struct fairq_tenant *t = f->tenant;
+	size_t n = j->left < budget ? j->left : budget;
+	if (j->left != SIZE_MAX)
+		j->left -= n;
+	j->moved += n;
+	ck_assert_uint_lt(n_events, LOG_MAX);
+	events[n_events++] = j->name;
+	*more = j->left > 0;
+	unsigned ops = 0;
+	if (j->left == 0) {
+		events[n_events++] = (char)(j->name - 'a' + 'A');
+		ops = 1;
+	}
+	if (j->cancel_in_turn) {
+		/* as a connection that ended in its turn: never touched again */
+		memset(j, 0xa5, sizeof(*j));
+		*more = false;
+	}
+	return fairq_charge(t, n, ops);
+}
+
+static void
+job_init(struct job *j, char name, size_t left, struct fairq_tenant *t)
+{
+	memset(j, 0, sizeof(*j));
+	j->name = name;
+	j->left = left;
+	fairq_flow_init(&j->flow, job_turn, j, t);
+}
+
+static void
+setup(void)
+{
+	n_events = 0;
+	memset(events, 0, sizeof(events));
+}
+
+/* Rounds until nothing has work (bounded). */
+static void
+run_all(void)
+{
+	for (int i = 0; i < 100000 && fairq_busy(); i++)
+		(void) fairq_round();
+	ck_assert(!fairq_busy());
+}
+
+/*
+ * Two connections queued, a big copy and a small write: the small one
+ * finishes after one slice of the big one, which goes on after it.
+ */
+START_TEST(test_small_between_slices)
+{
+	struct fairq_tenant t1, t2;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	struct job big, small;
+	job_init(&big, 'b', 1u << 20, &t1);
+	job_init(&small, 's', 8, &t2);
+	fairq_wake(&big.flow);
+	fairq_wake(&small.flow);
+	run_all();
+	ck_assert_uint_eq(big.moved, 1u << 20);
+	ck_assert_str_eq(events, "bsSbbbbbbbbbbbbbbbB");
+	ck_assert_uint_eq(t1.use.bytes, 1u << 20);
+	ck_assert_uint_eq(t1.use.ops, 1);
+	ck_assert_uint_eq(t1.use.slices, 16);
+	ck_assert_uint_eq(t2.use.bytes, 8);
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t2);
+}
+END_TEST
+
+/* Within one tenant its flows alternate slice by slice, too. */
+START_TEST(test_flows_of_a_tenant_alternate)
+{
+	struct fairq_tenant t;
+	fairq_tenant_init(&t, 0);
+	struct job a, b, c;
+	job_init(&a, 'a', 3 * FAIRQ_SLICE, &t);
+	job_init(&b, 'b', 2 * FAIRQ_SLICE, &t);
+	job_init(&c, 'c', 100, &t);
+	fairq_wake(&a.flow);
+	fairq_wake(&b.flow);
+	fairq_wake(&c.flow);
+	run_all();
+	ck_assert_str_eq(events, "abcCabBaA");
+	fairq_tenant_fini(&t);
+}
+END_TEST
+
+/* Under contention the bytes follow the weights: 3:1, and 1:1:2. */
+START_TEST(test_weights)
+{
+	struct fairq_tenant heavy, light;
+	fairq_tenant_init(&heavy, 3);
+	fairq_tenant_init(&light, 1);
+	struct job h, l;
+	job_init(&h, 'h', SIZE_MAX, &heavy);
+	job_init(&l, 'l', SIZE_MAX, &light);
+	fairq_wake(&h.flow);
+	fairq_wake(&l.flow);
+	ck_assert_uint_eq(fairq_active_weight(), 4);
+	for (int i = 0; i < 100; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(h.moved, 300u * FAIRQ_SLICE);
+	ck_assert_uint_eq(l.moved, 100u * FAIRQ_SLICE);
+	/* a weight changes from the next round on */
+	fairq_tenant_set_weight(&light, 2);
+	ck_assert_uint_eq(fairq_active_weight(), 5);
+	h.moved = l.moved = 0;
+	for (int i = 0; i < 100; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(h.moved, 300u * FAIRQ_SLICE);
+	ck_assert_uint_eq(l.moved, 200u * FAIRQ_SLICE);
+	/* out of range: the default, and the most */
+	fairq_tenant_set_weight(&light, 0);
+	ck_assert_uint_eq(light.weight, FAIRQ_WEIGHT_DEFAULT);
+	fairq_tenant_set_weight(&light, 100000);
+	ck_assert_uint_eq(light.weight, FAIRQ_WEIGHT_MAX);
+	fairq_cancel(&h.flow);
+	fairq_cancel(&l.flow);
+	ck_assert(!fairq_busy());
+	ck_assert_uint_eq(fairq_active_weight(), 0);
+	fairq_tenant_fini(&heavy);
+	fairq_tenant_fini(&light);
+}
+END_TEST
+
+/*
+ * A tenant that had nothing to do saves up no credit: one that joins late
+ * gets its share from then on, not a burst for the rounds it missed.
+ */
+START_TEST(test_no_credit_while_idle)
+{
+	struct fairq_tenant t1, t2;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	struct job a, b;
+	job_init(&a, 'a', SIZE_MAX, &t1);
+	job_init(&b, 'b', 4 * FAIRQ_SLICE, &t2);
+	fairq_wake(&a.flow);
+	for (int i = 0; i < 10; i++)
+		(void) fairq_round();
+	n_events = 0;
+	memset(events, 0, sizeof(events));
+	fairq_wake(&b.flow);
+	for (int i = 0; i < 4; i++)
+		(void) fairq_round();
+	ck_assert_str_eq(events, "ababababB");
+	fairq_cancel(&a.flow);
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t2);
+}
+END_TEST
+
+/*
+ * A flow whose object goes away in its turn is never touched again; one
+ * cancelled or moved to another tenant while queued leaves its queue.
+ */
+START_TEST(test_gone_cancelled_moved)
+{
+	struct fairq_tenant t1, t2;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	struct job *gone = malloc(sizeof(*gone));
+	ck_assert_ptr_nonnull(gone);
+	job_init(gone, 'g', SIZE_MAX, &t1);
+	gone->cancel_in_turn = true;
+	struct job c, m;
+	job_init(&c, 'c', SIZE_MAX, &t1);
+	job_init(&m, 'm', 2 * FAIRQ_SLICE, NULL);
+	ck_assert_ptr_eq(m.flow.tenant, fairq_rpmad());
+	fairq_wake(&gone->flow);
+	fairq_wake(&c.flow);
+	fairq_wake(&m.flow);
+	fairq_wake(&m.flow);	/* twice: once queued */
+	(void) fairq_round();
+	free(gone);
+	fairq_cancel(&c.flow);
+	fairq_flow_set_tenant(&m.flow, &t2);
+	ck_assert_ptr_eq(m.flow.tenant, &t2);
+	run_all();
+	ck_assert_str_eq(events, "gmmM");
+	ck_assert_uint_eq(t2.use.bytes, FAIRQ_SLICE);
+	/* a tenant that goes with flows queued takes them off */
+	job_init(&c, 'c', SIZE_MAX, &t1);
+	fairq_wake(&c.flow);
+	fairq_tenant_fini(&t1);
+	ck_assert(!c.flow.queued);
+	ck_assert(!fairq_busy());
+	fairq_tenant_fini(&t2);
+}
+END_TEST
+
+static Suite *
+fairq_suite(void)
+{
+	Suite *s = suite_create("fairq");
+	TCase *tc = tcase_create("arbiter");
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_small_between_slices);
+	tcase_add_test(tc, test_flows_of_a_tenant_alternate);
+	tcase_add_test(tc, test_weights);
+	tcase_add_test(tc, test_no_credit_while_idle);
+	tcase_add_test(tc, test_gone_cancelled_moved);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(fairq_suite());
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
