@@ -31,6 +31,7 @@
 #include "listener.h"
 #include "tenant.h"
 #include "log.h"
+#include "offload.h"
 #include "registry.h"
 #include "remote_log.h"
 #include "request.h"
@@ -614,6 +615,7 @@ main(int argc, char *argv[])
 	listener_close(lfd, socket_from_systemd);
 	shutdown_connections();
 	session_destroy_all();
+	offload_fini();
 	tenant_destroy_all();
 	transports_fini();
 	remote_log_fini();

@@ -9,6 +9,7 @@
 #include "fairq.h"
 #include "loop.h"
 
+static struct loop *fq_loop;		/* fairq_init's */
 static struct fairq_tenant *active;	/* tenants with work, next first */
 static unsigned n_active;
 static uint64_t active_weight;
@@ -94,6 +95,9 @@ fairq_wake(struct fairq_flow *f)
 	f->queued = true;
 	DL_APPEND(f->tenant->flows, f);
 	tenant_join(f->tenant);
+	/* a socket's event, say: its turn comes in the loop's next pass */
+	if (fq_loop)
+		loop_kick(fq_loop);
 }
 
 void
@@ -223,5 +227,6 @@ static struct loop_poller poller = {
 void
 fairq_init(struct loop *loop)
 {
+	fq_loop = loop;
 	loop_poller_add(loop, &poller);
 }

@@ -284,7 +284,8 @@ loop_run(struct loop *loop)
 			int ret = dispatch(loop, 0);
 			if (ret < 0)
 				return ret;
-			if (!work)
+			/* not when an event left work for the next pass */
+			if (!work && !loop->kicked)
 				(void) sched_yield();
 			continue;
 		}

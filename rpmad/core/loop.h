@@ -2,7 +2,8 @@
 /*
  * loop.h -- rpmad's event loop: descriptors (epoll), timers and pollers
  *
- * rpmad is single-threaded: the loop calls the pollers (the shared queue
+ * rpmad is single-threaded (but for the thread of offload.h, which only
+ * runs msync): the loop calls the pollers (the shared queue
  * pairs, the transports) while they find work, keeps spinning for a bounded
  * time after the last work, then asks each poller to prepare for sleep (set
  * need_wakeup and look once more) and blocks in epoll_wait until a

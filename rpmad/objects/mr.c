@@ -100,9 +100,9 @@ do_persist(void *arg)
 /*
  * Persisting a page-cache file: msync of the pages, as libpmem2 does for
  * PMEM2_GRANULARITY_PAGE (whose own persist function loops forever on a
- * pmem2_map_from_existing map in libpmem2 1.12). 0 or a negative errno
- * (logged); the kernel reports a lost page (a truncated file) as an error,
- * not a signal.
+ * pmem2_map_from_existing map in libpmem2 1.12). 0 or a negative errno;
+ * the kernel reports a lost page (a truncated file) as an error, not a
+ * signal. Logs nothing: the thread of offload.h runs it.
  */
 static int
 persist_msync(const void *ptr, size_t len)
@@ -110,41 +110,79 @@ persist_msync(const void *ptr, size_t len)
 	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t start = (uintptr_t)ptr & ~(page - 1);
 	uintptr_t end = ((uintptr_t)ptr + len + page - 1) & ~(page - 1);
-	if (msync((void *)start, end - start, MS_SYNC)) {
-		int e = errno;
-		log_info("msync of %zu bytes: %s", len, strerror(e));
-		return -e;
-	}
-	return 0;
+	return msync((void *)start, end - start, MS_SYNC) ? -errno : 0;
 }
 
-int
-mr_persist(struct mr *mr, uint64_t addr, uint64_t len)
+/*
+ * Calls fn for each part of [addr, addr + len) in a file segment that
+ * persists (page_cache: those msync persists, else the DAX ones), with
+ * rpmad's address of it; stops at the first non-zero result.
+ */
+static int
+for_each_persisting(const struct mr *mr, uint64_t addr, uint64_t len,
+		bool page_cache, int (*fn)(const struct mr_segment *seg,
+		uint8_t *p, size_t n))
 {
 	if (len == 0)
 		return 0;
 	uint64_t from = addr - mr->span_start;
 	uint64_t to = from + len;
 	for (unsigned i = 0; i < mr->nsegs; i++) {
-		struct mr_segment *seg = &mr->segs[i];
+		const struct mr_segment *seg = &mr->segs[i];
 		uint64_t s = seg->span_offset, e = s + seg->length;
-		if (seg->kind != MR_SEG_FILE || (!seg->persist &&
-				!seg->page_cache) || e <= from || s >= to)
+		if (seg->kind != MR_SEG_FILE || e <= from || s >= to ||
+				seg->page_cache != page_cache ||
+				(!page_cache && !seg->persist))
 			continue;
 		uint64_t a = from > s ? from : s;
 		uint64_t b = to < e ? to : e;
-		if (seg->page_cache) {
-			int ret = persist_msync(mr->base + a, (size_t)(b - a));
-			if (ret)
-				return ret;
-			continue;
-		}
-		struct persist_args args = { seg->persist, mr->base + a,
-				(size_t)(b - a) };
-		/* a lost page (the file cut short) holds nothing to persist */
-		(void) guarded_call(do_persist, &args);
+		int ret = fn(seg, mr->base + a, (size_t)(b - a));
+		if (ret)
+			return ret;
 	}
 	return 0;
+}
+
+static int
+cpu_flush(const struct mr_segment *seg, uint8_t *p, size_t n)
+{
+	struct persist_args args = { seg->persist, p, n };
+	/* a lost page (the file cut short) holds nothing to persist */
+	(void) guarded_call(do_persist, &args);
+	return 0;
+}
+
+static int
+page_cache_sync(const struct mr_segment *seg, uint8_t *p, size_t n)
+{
+	(void) seg;
+	return persist_msync(p, n);
+}
+
+static int
+has_any(const struct mr_segment *seg, uint8_t *p, size_t n)
+{
+	(void) seg;
+	(void) p;
+	return n > 0;
+}
+
+void
+mr_persist_cpu(struct mr *mr, uint64_t addr, uint64_t len)
+{
+	(void) for_each_persisting(mr, addr, len, false, cpu_flush);
+}
+
+bool
+mr_persist_needs_msync(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	return for_each_persisting(mr, addr, len, true, has_any) != 0;
+}
+
+int
+mr_persist_msync(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	return for_each_persisting(mr, addr, len, true, page_cache_sync);
 }
 
 /* Unmaps and closes everything; the registration is not findable then. */

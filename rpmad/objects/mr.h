@@ -155,11 +155,19 @@ bool mr_allows(const struct mr *mr, enum mr_access access);
 bool mr_contains(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * mr_persist -- persist the client's [addr, addr + len); 0, or msync's
- * negative errno for a page-cache file (logged). Pages the client no
- * longer has have nothing to persist.
+ * Persisting the client's [addr, addr + len) (pages the client no longer
+ * has have nothing to persist), in two parts:
+ * mr_persist_cpu -- the DAX segments' cache flushes: CPU work of about
+ * the length, on the loop (the caller cuts it into slices)
+ * mr_persist_msync -- the page-cache segments' msync: it writes back and
+ * waits for the disk, so the thread of offload.h runs it (mr_sync.h);
+ * 0 or msync's negative errno, logging nothing
+ * mr_persist_needs_msync -- whether the range has such segments at all
  */
-int mr_persist(struct mr *mr, uint64_t addr, uint64_t len);
+void mr_persist_cpu(struct mr *mr, uint64_t addr, uint64_t len);
+int mr_persist_msync(const struct mr *mr, uint64_t addr, uint64_t len);
+bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr,
+		uint64_t len);
 
 void mr_get(struct mr *mr);
 void mr_put(struct mr *mr);

@@ -3,14 +3,16 @@
  * it_fair.c -- rpmad arbitrates between connections: with a big operation
  * of one connection and a small one of another queued at once, the small
  * one completes between slices of the big one, not after it -- across two
- * rpmads and on one (memory to memory)
+ * rpmads and on one (memory to memory); the big one a 64 MiB write, or a
+ * persistent flush of 64 MiB of a page-cache file just written (rpmad
+ * writes it back in a thread of its own, off its loop)
  *
  * Queued at once: the client stops its rpmad (SIGSTOP) while it posts
  * both, so that rpmad finds both when it goes on; and stops it again the
  * moment the small one's completion is there, so that what the big one's
  * connection has completed by then can be looked at without a race. No
  * time is measured: the big write is 64 MiB, a thousand slices, and must
- * not have completed.
+ * not have completed; nor the flush, which waits for the disk.
  */
 
 #include <check.h>
@@ -28,32 +30,51 @@
 #define SEED_BIG 71
 #define SEED_SMALL 72
 
-enum { TAG_CLOSE = 100 };
+/* The big operation: a write, or a persistent flush. */
+enum big { BIG_WRITE, BIG_PERSIST };
 
 static int
 server(const struct it_env *env, void *arg)
 {
-	(void) arg;
+	enum big big_op = *(const enum big *)arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	uint8_t *buf = it_alloc(REG_LEN);
+	struct it_pmem pm;
+	uint8_t *buf;
+	if (big_op == BIG_PERSIST) {
+		/* a file of the page cache, all of it dirty */
+		it_pmem_map(env, REG_LEN, &pm);
+		buf = pm.ptr;
+		it_fill(buf, BIG_LEN, SEED_BIG);
+	} else {
+		buf = it_alloc(REG_LEN);
+	}
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
+			(big_op == BIG_PERSIST ?
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : 0), &mr));
+	struct rpma_peer_cfg *pcfg = NULL;
+	IT_OK(rpma_peer_cfg_new(&pcfg));
+	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
 	struct rpma_conn_req *req = it_next_req(ep, NULL);
 	struct rpma_conn *big = it_accept(&req, NULL);
 	req = it_next_req(ep, NULL);
 	struct rpma_conn *small = it_accept(&req, NULL);
-	it_send_desc(IT_CLIENT, mr, NULL);
+	it_send_desc(IT_CLIENT, mr, pcfg);
 
 	it_await_close(&big);
 	it_await_close(&small);
 	IT_EQ(it_check(buf, BIG_LEN, SEED_BIG), -1);
 	IT_EQ(it_check(buf + SMALL_OFF, 8, SEED_SMALL), -1);
 	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_cfg_delete(&pcfg));
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	if (big_op == BIG_PERSIST)
+		it_pmem_unmap(&pm);
+	else
+		free(buf);
 	return 0;
 }
 
@@ -87,7 +108,7 @@ freeze(pid_t pid)
 static int
 client(const struct it_env *env, void *arg)
 {
-	(void) arg;
+	enum big big_op = *(const enum big *)arg;
 	pid_t rpmad = env->cli->pid;
 	struct rpma_peer *peer = it_peer(IT_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
@@ -101,14 +122,23 @@ client(const struct it_env *env, void *arg)
 	struct it_desc desc;
 	it_expect_desc(&desc);
 	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_peer_cfg *pcfg = NULL;
+	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
+	IT_OK(rpma_conn_apply_remote_peer_cfg(big, pcfg));
+	IT_OK(rpma_peer_cfg_delete(&pcfg));
 	struct rpma_cq *big_cq = NULL, *small_cq = NULL;
 	IT_OK(rpma_conn_get_cq(big, &big_cq));
 	IT_OK(rpma_conn_get_cq(small, &small_cq));
 
 	/* both queued before rpmad takes either: the big one first */
 	freeze(rpmad);
-	IT_OK(rpma_write(big, rmr, 0, mr, 0, BIG_LEN,
-			RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
+	if (big_op == BIG_PERSIST)
+		IT_OK(rpma_flush(big, rmr, 0, BIG_LEN,
+				RPMA_FLUSH_TYPE_PERSISTENT,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
+	else
+		IT_OK(rpma_write(big, rmr, 0, mr, 0, BIG_LEN,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
 	IT_OK(rpma_write(small, rmr, SMALL_OFF, mr, SMALL_OFF, 8,
 			RPMA_F_COMPLETION_ALWAYS, (void *)0x51));
 	IT_EQ(kill(rpmad, SIGCONT), 0);
@@ -128,7 +158,8 @@ client(const struct it_env *env, void *arg)
 	IT_ERR(RPMA_E_NO_COMPLETION, rpma_cq_get_wc(big_cq, 1, &wc, NULL));
 	IT_EQ(kill(rpmad, SIGCONT), 0);
 
-	it_wc_ok(big, big_cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(big, big_cq, 0xb1, big_op == BIG_PERSIST ? IBV_WC_RDMA_READ :
+			IBV_WC_RDMA_WRITE, &wc);
 	it_close(&big);
 	it_close(&small);
 	IT_OK(rpma_mr_remote_delete(&rmr));
@@ -138,9 +169,25 @@ client(const struct it_env *env, void *arg)
 	return 0;
 }
 
+/* over RDMA the NIC arbitrates, and flushes: rpmad's turns are tcp's */
+#define TCP_ONLY() do { \
+	if (!it_transport_is("tcp")) \
+		return; \
+} while (0)
+
 START_TEST(test_small_between_slices)
 {
-	it_pair_test(_i + 1, server, client, NULL);
+	TCP_ONLY();
+	enum big big_op = BIG_WRITE;
+	it_pair_test(_i + 1, server, client, &big_op);
+}
+END_TEST
+
+START_TEST(test_small_beside_a_persist)
+{
+	TCP_ONLY();
+	enum big big_op = BIG_PERSIST;
+	it_pair_test(_i + 1, server, client, &big_op);
 }
 END_TEST
 
@@ -151,6 +198,7 @@ fair_suite(void)
 	TCase *tc = it_tcase_create("fair");
 	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
 	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
+	tcase_add_loop_test(tc, test_small_beside_a_persist, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -102,11 +102,13 @@ set_events(struct tcp_chan *ch, uint32_t events)
 static uint32_t
 wanted_events(const struct tcp_chan *ch)
 {
-	/* what a queued turn will find out anyway is not watched for */
-	uint32_t ev = 0;
-	if (!ch->rx_queued)
-		ev |= EPOLLRDHUP;
-	if (!ch->paused && !ch->rx_queued)
+	/*
+	 * Readable stays watched while a reading turn is queued (the events
+	 * are ignored then): two epoll_ctl per wake-up cost more than that.
+	 * Writable is watched only once a turn found the socket full.
+	 */
+	uint32_t ev = EPOLLRDHUP;
+	if (!ch->paused)
 		ev |= EPOLLIN;
 	if (ch->tx_head && !ch->tx_flow.queued)
 		ev |= EPOLLOUT;
@@ -433,7 +435,6 @@ tcp_chan_rx_due(struct tcp_chan *ch)
 		return;
 	ch->rx_queued = true;
 	fairq_wake(&ch->rx_flow);
-	set_events(ch, wanted_events(ch));
 }
 
 void
@@ -441,5 +442,4 @@ tcp_chan_rx_done(struct tcp_chan *ch, bool more)
 {
 	/* more: the arbiter keeps the turn queued */
 	ch->rx_queued = more && ch->fd >= 0 && !ch->paused;
-	set_events(ch, wanted_events(ch));
 }

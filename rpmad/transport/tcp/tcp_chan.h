@@ -77,8 +77,8 @@ struct tcp_chan {
 
 	/*
 	 * The arbiter's turns (fairq.h): sending what is queued, and reading
-	 * once the socket is readable; meanwhile the loop does not watch for
-	 * what the turn will do anyway
+	 * once the socket is readable; a full socket's EPOLLOUT wakes the
+	 * former, its EPOLLIN the latter (ignored while it is queued)
 	 */
 	struct fairq_flow tx_flow, rx_flow;
 	bool rx_queued;		/* readable: reading is the arbiter's */

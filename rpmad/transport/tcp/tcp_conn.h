@@ -71,7 +71,17 @@ struct tcp_conn {
 	bool tgt_error;		/* refused one: discard the rest */
 	bool rnr;		/* a message waits for a receive buffer */
 	struct mr *tgt_mr;	/* registration a payload is landing in */
-	uint64_t persist_at, persist_end;	/* a persist, in slices */
+	/*
+	 * a persistent flush: the DAX part in slices (persist_at on), then
+	 * the page cache's in the thread of offload.h (persist_sync until
+	 * its end, then persist_synced with its result); persist_resume is
+	 * the receive engine's, to read on once it is over
+	 */
+	uint64_t persist_from, persist_at, persist_end;
+	struct mr_sync *persist_sync;
+	bool persist_synced;
+	int persist_result;
+	void (*persist_resume)(struct tcp_chan *ch);
 
 	/*
 	 * Both ends in this rpmad: operations go memory to memory, the
@@ -79,11 +89,17 @@ struct tcp_conn {
 	 * works in flight are those waiting for a receive there.
 	 */
 	struct tcp_conn *local_peer;
-	/* the works' turns: the oldest's progress, the receive it took */
+	/*
+	 * the works' turns: the oldest's progress, the receive it took, the
+	 * page-cache part of its persist in the thread of offload.h
+	 */
 	struct fairq_flow local_flow;
 	bool local_started;
 	uint64_t local_done;
 	struct recv_slot *local_rs;
+	struct mr_sync *local_sync;
+	bool local_synced;
+	int local_sync_result;
 
 	struct tx_item *free_items;	/* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mr.h"
 #include "mr_io.h"
+#include "mr_sync.h"
 #include "tcp_conn.h"
 #include "tcp_local.h"
 
@@ -38,6 +39,9 @@ tcp_local_forget(struct tcp_conn *tc)
 {
 	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	fairq_cancel(&tc->local_flow);
+	mr_sync_forget(tc->local_sync);
+	tc->local_sync = NULL;
+	tc->local_synced = false;
 	tc->local_rs = NULL;
 	tc->local_started = false;
 	tc->local_done = 0;
@@ -153,7 +157,7 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 {
 	uint64_t off = tc->local_done;
 	uint64_t n = w->length - off;
-	if (n > *budget && w->opcode != QP_OP_FLUSH)
+	if (n > *budget)
 		n = *budget;
 	struct mr *mr = NULL;
 	switch (w->opcode) {
@@ -174,12 +178,12 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 			mr_io_copy(w->lmr, w->laddr + off, mr, w->raddr + off,
 					(size_t)n);
 		break;
-	case QP_OP_FLUSH:
+	case QP_OP_FLUSH:	/* the DAX part; the page cache's: sync() */
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
 				MR_REMOTE_PERSIST, &mr))
 			return IBV_WC_REM_ACCESS_ERR;
-		if (mr && mr_persist(mr, w->raddr + off, n))
-			return IBV_WC_REM_OP_ERR;
+		if (mr)
+			mr_persist_cpu(mr, w->raddr + off, n);
 		break;
 	default:	/* send, send with imm: into the receive taken */
 		if (n)
@@ -199,6 +203,7 @@ finish(struct tcp_conn *tc, struct conn *target, struct work *w)
 	struct recv_slot *rs = tc->local_rs;
 	tc->local_rs = NULL;
 	tc->local_started = false;
+	tc->local_synced = false;
 	tc->local_done = 0;
 	if (rs && w->opcode == QP_OP_WRITE_IMM)
 		conn_recv_done(target, rs, IBV_WC_SUCCESS, w->length,
@@ -223,6 +228,7 @@ refused(struct tcp_conn *tc, struct conn *target, struct work *w,
 	struct recv_slot *rs = tc->local_rs;
 	tc->local_rs = NULL;
 	tc->local_started = false;
+	tc->local_synced = false;
 	tc->local_done = 0;
 	if (rs && target && !conn_qp_failed(target) &&
 			conn_recv_oldest(target) == rs)
@@ -231,10 +237,53 @@ refused(struct tcp_conn *tc, struct conn *target, struct work *w,
 	fail_at_target(tc, w, status);
 }
 
+/* The thread wrote the page cache back: the persist goes on. */
+static void
+synced(void *arg, int result)
+{
+	struct tcp_conn *tc = arg;
+	tc->local_sync = NULL;
+	tc->local_synced = true;
+	tc->local_sync_result = result;
+	fairq_wake(&tc->local_flow);
+}
+
+/*
+ * The page-cache part of a persistent flush, in the thread of offload.h:
+ * 1 while the thread is at it (synced() wakes the flow), 0 once over
+ * (*status: IBV_WC_SUCCESS, or what the work fails with).
+ */
+static int
+sync(struct tcp_conn *tc, struct conn *target, struct work *w,
+		enum ibv_wc_status *status)
+{
+	if (tc->local_sync)
+		return 1;
+	if (!tc->local_synced) {
+		struct mr *mr = NULL;
+		if (conn_target_access(target, w->rkey, w->raddr, w->length,
+				MR_REMOTE_PERSIST, &mr)) {
+			*status = IBV_WC_REM_ACCESS_ERR;
+			return 0;
+		}
+		tc->local_sync_result = 0;
+		if (mr && mr_persist_needs_msync(mr, w->raddr, w->length)) {
+			tc->local_sync = mr_sync_start(mr, w->raddr, w->length,
+					synced, tc, &tc->local_sync_result);
+			if (tc->local_sync)
+				return 1;
+		}
+		tc->local_synced = true;
+	}
+	*status = tc->local_sync_result ? IBV_WC_REM_OP_ERR : IBV_WC_SUCCESS;
+	return 0;
+}
+
 /*
  * Moves the oldest work on by at most *budget bytes (taken off it).
- * Returns 1 when it must wait for a receive buffer (nothing happened), 0
- * otherwise (it progressed, completed or failed).
+ * Returns 1 when it must wait for a receive buffer (nothing happened), 2
+ * while the thread writes its page cache back, 0 otherwise (it
+ * progressed, completed or failed).
  */
 static int
 step(struct tcp_conn *tc, struct work *w, size_t *budget)
@@ -267,6 +316,14 @@ step(struct tcp_conn *tc, struct work *w, size_t *budget)
 		if (tc->local_done < w->length)
 			return 0;	/* more next turn */
 	}
+	if (w->opcode == QP_OP_FLUSH && w->persistent) {
+		if (sync(tc, target, w, &status))
+			return 2;
+		if (status != IBV_WC_SUCCESS) {
+			refused(tc, target, w, status);
+			return 0;
+		}
+	}
 	finish(tc, target, w);
 	return 0;
 }
@@ -289,13 +346,13 @@ local_turn(struct fairq_flow *f, size_t budget, bool *more)
 			*more = true;
 			break;
 		}
-		if (step(tc, w, &left) > 0) {
-			if (!tc->rnr_timer.armed)
-				loop_timer_arm(rpmad.loop, &tc->rnr_timer,
-						(uint64_t)rpmad.cfg.rnr_timeout_ms
-						* 1000000);
-			break;
-		}
+		int r = step(tc, w, &left);
+		if (r == 1 && !tc->rnr_timer.armed)
+			loop_timer_arm(rpmad.loop, &tc->rnr_timer,
+					(uint64_t)rpmad.cfg.rnr_timeout_ms *
+					1000000);
+		if (r)
+			break;	/* a receive, or the thread, wakes it */
 		if (waiting(tc) != w) {
 			ops++;
 			left = left > FAIRQ_OP_COST ? left - FAIRQ_OP_COST : 0;

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mr.h"
 #include "mr_io.h"
+#include "mr_sync.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_ops.h"
@@ -201,7 +202,10 @@ tcp_ops_forget(struct tcp_conn *tc)
 		mr_put(tc->tgt_mr);
 		tc->tgt_mr = NULL;
 	}
-	tc->persist_at = tc->persist_end = 0;
+	mr_sync_forget(tc->persist_sync);
+	tc->persist_sync = NULL;
+	tc->persist_synced = false;
+	tc->persist_from = tc->persist_at = tc->persist_end = 0;
 }
 
 /* --------------------------------------------------------------- target */
@@ -356,7 +360,7 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		if ((f->flags & TF_F_PERSIST) && mr) {
 			mr_get(mr);
 			tc->tgt_mr = mr;
-			tc->persist_at = f->raddr;
+			tc->persist_from = tc->persist_at = f->raddr;
 			tc->persist_end = f->raddr + f->length;
 		}
 		return 0;
@@ -390,21 +394,57 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 	return 0;
 }
 
-bool
-tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch, size_t *budget)
+/* The thread wrote the page cache back: the frame goes on. */
+static void
+persisted(void *arg, int result)
 {
+	struct tcp_conn *tc = arg;
+	tc->persist_sync = NULL;
+	tc->persist_synced = true;
+	tc->persist_result = result;
+	tcp_chan_pause(tc->tgt, false);
+	tc->persist_resume(tc->tgt);
+}
+
+bool
+tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch, size_t *budget,
+		void (*resume)(struct tcp_chan *ch))
+{
+	if (tc->persist_end == 0)
+		return true;	/* none asked for */
 	while (tc->persist_at < tc->persist_end) {
 		if (*budget == 0)
 			return false;
 		uint64_t n = tc->persist_end - tc->persist_at;
-		if (mr_persist(tc->tgt_mr, tc->persist_at, n)) {
-			tc->persist_at = tc->persist_end = 0;
-			refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
-			return true;
-		}
+		if (n > *budget)
+			n = *budget;
+		mr_persist_cpu(tc->tgt_mr, tc->persist_at, n);
 		tc->persist_at += n;
-		*budget = n < *budget ? *budget - (size_t)n : 0;
+		*budget -= (size_t)n;
 	}
+	uint64_t len = tc->persist_end - tc->persist_from;
+	if (tc->persist_sync)
+		return false;	/* the thread is at it */
+	if (!tc->persist_synced) {
+		tc->persist_result = 0;
+		if (mr_persist_needs_msync(tc->tgt_mr, tc->persist_from, len)) {
+			tc->persist_resume = resume;
+			tc->persist_sync = mr_sync_start(tc->tgt_mr,
+					tc->persist_from, len, persisted, tc,
+					&tc->persist_result);
+			if (tc->persist_sync) {
+				/* nothing read after it until it is over */
+				tcp_chan_pause(ch, true);
+				return false;
+			}
+		}
+		tc->persist_synced = true;
+	}
+	int result = tc->persist_result;
+	tc->persist_synced = false;
+	tc->persist_from = tc->persist_at = tc->persist_end = 0;
+	if (result)
+		refuse(tc, ch, IBV_WC_REM_OP_ERR, true);
 	return true;
 }
 

@@ -30,12 +30,14 @@ void tcp_ops_forget(struct tcp_conn *tc);
 int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch);
 void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
 /*
- * The persistent flush the current frame asks for, at most *budget bytes
- * of it (taken off *budget): true once it is done (or refused), false
- * while more is left for the next turn
+ * The persistent flush the current frame asks for: its DAX part at most
+ * *budget bytes at a time (taken off *budget), its page-cache part in the
+ * thread of offload.h while the channel is paused (`resume` reads it on
+ * once that is over). True once all is done (or refused), false while
+ * more is left for the next turn or the thread.
  */
 bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
-		size_t *budget);
+		size_t *budget, void (*resume)(struct tcp_chan *ch));
 int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch);
 void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
 /* after a batch of frames: send the ACK that is due */

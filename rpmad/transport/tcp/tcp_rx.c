@@ -351,7 +351,8 @@ chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 			ch->begun = true;
 		}
 		/* a persistent flush, a slice at a time (tcp_ops.h) */
-		if (ch == tc->tgt && !tcp_target_persist(tc, ch, &budget))
+		if (ch == tc->tgt && !tcp_target_persist(tc, ch, &budget,
+				rx_kick))
 			break;
 		int r = rx_payload(ch, &budget);
 		if (r < 0)
