@@ -131,13 +131,8 @@ err:
 int
 offload_submit(struct offload_job *j)
 {
-	if (ol.loop == NULL || ol.stopping)
+	if (!ol.started || ol.stopping)
 		return -ENOTSUP;
-	if (!ol.started) {
-		int ret = start();
-		if (ret)
-			return ret;
-	}
 	(void) pthread_mutex_lock(&ol.lock);
 	append(&ol.todo_head, &ol.todo_tail, j);
 	(void) pthread_cond_signal(&ol.wake);
@@ -149,6 +144,8 @@ void
 offload_init(struct loop *loop)
 {
 	ol.loop = loop;
+	/* from the start: what rpmad holds idle is what it holds at rest */
+	(void) start();
 }
 
 void

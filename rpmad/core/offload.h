@@ -29,7 +29,10 @@ struct offload_job {
  */
 int offload_submit(struct offload_job *j);
 
-/* offload_init -- the thread starts with the first job (offload_submit) */
+/*
+ * offload_init -- start the thread (a failure is logged: jobs then run on
+ * the loop, offload_submit refusing them)
+ */
 void offload_init(struct loop *loop);
 /*
  * offload_fini -- at shutdown, after the loop: the thread finishes what it
