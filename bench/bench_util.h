@@ -38,6 +38,8 @@
  * goes to $RPMA_BENCH_RPMAD_LOG, or nowhere. Returns its pid, or -1.
  */
 pid_t bench_daemon_start(const char *rpmad, const char *sock, int nice_delta);
+/* [user]/[group] sections the daemons started next get, or NULL */
+extern const char *bench_conf_sections;
 
 /* bench_daemon_stop -- SIGTERM, wait, remove its socket and configuration */
 void bench_daemon_stop(pid_t pid, const char *sock);

@@ -23,7 +23,7 @@
  * a registration beside another user's idle sessions.
  *
  * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
- *                   [--only two|one|floor|scale] [--rows TEXT]
+ *                   [--only two|one|fair|floor|scale] [--rows TEXT]
  *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
  *                   [--scale-regs N] [--scale-conns N]
@@ -37,7 +37,9 @@
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets, without the per-user limits;
  * $RPMA_BENCH_CONF adds lines of rpmad.conf(5) of one's own to theirs, and
- * $RPMA_BENCH_RPMAD_LOG names a file for their log.
+ * $RPMA_BENCH_RPMAD_LOG names a file for their log. --only fair runs the
+ * neighbour rows alone (run_neighbours); --no-weights leaves out the
+ * weighted writers and their [user] sections (an rpmad without weights).
  */
 
 #include <arpa/inet.h>
@@ -55,6 +57,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -104,6 +107,7 @@ static struct {
 	 * requests, idle connections, registrations */
 	int idle, idle_conns, idle_regs;
 	unsigned scale_regs, scale_conns, scale_sessions;
+	bool no_weights;	/* an rpmad without the weight setting */
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
@@ -181,7 +185,11 @@ struct offer {
 	uint8_t pcfg_desc[1];
 };
 
-enum server_mode { SERVE_PASSIVE = 1, SERVE_ECHO = 2 };
+enum server_mode { SERVE_PASSIVE = 1, SERVE_ECHO = 2, SERVE_FILE = 3 };
+
+/* SERVE_FILE: a file of the page cache, persisted by msync in rpmad */
+#define FILE_SIZE	(256u << 20)
+static char file_dir[64];
 
 /* The size of the echo server's messages (set before the fork). */
 static size_t echo_size = 8;
@@ -195,6 +203,30 @@ alloc_buf(void)
 		perror("mmap");
 		exit(1);
 	}
+	return p;
+}
+
+/* A new file of FILE_SIZE on the disk, shared: its pages are written back. */
+static void *
+file_buf(void)
+{
+	char path[128];
+	(void) snprintf(path, sizeof(path), "%s/persist.%d", file_dir,
+			(int)getpid());
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, FILE_SIZE)) {
+		perror(path);
+		exit(1);
+	}
+	(void) unlink(path);
+	void *p = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	(void) memset(p, 0, FILE_SIZE);	/* its blocks allocated */
+	(void) close(fd);
 	return p;
 }
 
@@ -234,12 +266,13 @@ serve(const char *port, enum server_mode mode, int ready_fd)
 	struct rpma_ep *ep;
 	struct rpma_mr_local *mr;
 	struct rpma_peer_cfg *pcfg;
-	uint8_t *buf = alloc_buf();
+	uint8_t *buf = mode == SERVE_FILE ? file_buf() : alloc_buf();
 
 	CHECK(rpma_utils_get_ibv_context(ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
 			&dev));
 	CHECK(rpma_peer_new(dev, &peer));
-	CHECK(rpma_mr_reg(peer, buf, BUF_SIZE, 0xff, &mr));
+	CHECK(rpma_mr_reg(peer, buf, mode == SERVE_FILE ? FILE_SIZE : BUF_SIZE,
+			0xff, &mr));
 	CHECK(rpma_peer_cfg_new(&pcfg));
 	CHECK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct offer offer;
@@ -1025,6 +1058,286 @@ print_table(void)
 			"measurement before and after.\n");
 }
 
+/* ------------------------------------------------------------ neighbours */
+
+/*
+ * One tenant's bulk traffic beside another's small operations: a victim
+ * (an 8 B write + flush at a time, blocking or spinning) alone and beside
+ * a neighbour, and the neighbour's bandwidth alone and beside the victim.
+ * The neighbours: a writer (1 MiB writes at QD16), a persister (1 MiB
+ * writes at QD16 over a 256 MiB file of the page cache, then one
+ * persistent flush of all of it, which rpmad msyncs), and two writers of
+ * two users whose weights are 3 and 1 (bench_util.c's rpmad.conf).
+ */
+
+enum neighbour { NB_NONE, NB_WRITER, NB_PERSISTER };
+
+static const char *const nb_names[] = { "alone", "1 MiB QD16 writer",
+		"256 MiB persister" };
+
+/* The neighbour's traffic until a byte (or EOF) arrives on stop_fd. */
+static void
+neighbour_run(struct client *c, enum neighbour nb, int stop_fd,
+		struct result *r)
+{
+	const unsigned depth = 16;
+	size_t span = nb == NB_PERSISTER ? FILE_SIZE : BUF_SIZE;
+	size_t slots = span / MIB, lslots = BUF_SIZE / MIB;
+	unsigned out = 0;
+	uint64_t done = 0, posted = 0;
+	struct ibv_wc wc;
+	bool stop = false;
+	double t0 = now_s();
+	while (!stop || out > 0) {
+		char b;
+		if (!stop && (read(stop_fd, &b, 1) >= 0 || errno != EAGAIN))
+			stop = true;
+		while (!stop && out < depth) {
+			size_t off = (posted % slots) * MIB;
+			CHECK(rpma_write(c->conn, c->remote, off, c->mr,
+					(posted % lslots) * MIB, MIB,
+					RPMA_F_COMPLETION_ALWAYS, NULL));
+			posted++;
+			out++;
+			if (nb == NB_PERSISTER && posted % slots == 0)
+				break;	/* the whole file is written */
+		}
+		if (out == 0)
+			break;
+		get_wc_wait(c->cq, &wc);
+		out--;
+		done++;
+		if (nb == NB_PERSISTER && out == 0 && posted % slots == 0) {
+			CHECK(rpma_flush(c->conn, c->remote, 0, FILE_SIZE,
+					RPMA_FLUSH_TYPE_PERSISTENT,
+					RPMA_F_COMPLETION_ALWAYS, NULL));
+			get_wc_wait(c->cq, &wc);
+			r->ops++;	/* persists */
+		}
+	}
+	r->mbps = (double)done * MIB / (now_s() - t0) / 1e6;
+}
+
+/* One process of a neighbour run: a victim, or a neighbour of a user. */
+struct nb_proc {
+	enum neighbour nb;	/* NB_NONE: the victim */
+	enum wait_mode wait;
+	uid_t uid;		/* 0: the bench's own */
+};
+
+static pid_t
+nb_spawn(const struct nb_proc *p, int i, struct daemon *ds,
+		struct daemon *dc, int up, const int go[2], const int stop[2])
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	/* the parent's ends: its close of them is what this one waits for */
+	(void) close(go[1]);
+	(void) close(stop[1]);
+	opt.wait = p->wait;
+	opt.port += 97 * i;
+	if (p->uid && (setgid(p->uid) || setuid(p->uid))) {
+		perror("rpma-bench: setuid");
+		_exit(1);
+	}
+	(void) fcntl(stop[0], F_SETFL, O_NONBLOCK);
+	struct client c;
+	client_open(&c, ds->sock, dc->sock, p->nb == NB_PERSISTER ?
+			SERVE_FILE : SERVE_PASSIVE);
+	char byte = 1;
+	if (write(up, &byte, 1) != 1 || read(go[0], &byte, 1) != 1)
+		_exit(1);
+	struct child_report rep;
+	memset(&rep, 0, sizeof(rep));
+	if (p->nb == NB_NONE)
+		lat_write_flush(&c, &rep.r);
+	else
+		neighbour_run(&c, p->nb, stop[0], &rep.r);
+	client_close(&c);
+	if (write(up, &rep, sizeof(rep)) != sizeof(rep))
+		_exit(1);
+	_exit(0);
+}
+
+/*
+ * The processes at once, each with its own server and connection, the
+ * victim (if any) first: they start together, the neighbours stop when
+ * the victim is done (or after opt.seconds). Results in procs' order.
+ */
+static void
+nb_run(struct daemon *ds, struct daemon *dc, const struct nb_proc *procs,
+		int n, struct result *res)
+{
+	int up[MAX_PROCS][2], go[2], stop[2];
+	pid_t pid[MAX_PROCS];
+	if (pipe(go) || pipe(stop)) {
+		perror("pipe");
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		if (pipe(up[i])) {
+			perror("pipe");
+			exit(1);
+		}
+		pid[i] = nb_spawn(&procs[i], i, ds, dc, up[i][1], go, stop);
+		(void) close(up[i][1]);
+	}
+	opt.port += 97 * n;
+	(void) close(go[0]);
+	(void) close(stop[0]);
+	for (int i = 0; i < n; i++) {
+		char byte;
+		read_all(up[i][0], &byte, 1);
+	}
+	char gos[MAX_PROCS] = { 0 };
+	if (write(go[1], gos, (size_t)n) != n)
+		exit(1);
+	int first = 0;
+	if (procs[0].nb == NB_NONE) {
+		struct child_report rep;
+		read_all(up[0][0], &rep, sizeof(rep));
+		res[0] = rep.r;
+		first = 1;
+	} else {
+		(void) usleep((useconds_t)(opt.seconds * 1e6));
+	}
+	(void) close(stop[1]);	/* the neighbours stop */
+	for (int i = first; i < n; i++) {
+		struct child_report rep;
+		read_all(up[i][0], &rep, sizeof(rep));
+		res[i] = rep.r;
+	}
+	(void) close(go[1]);
+	for (int i = 0; i < n; i++) {
+		int status = 1;
+		(void) close(up[i][0]);
+		(void) waitpid(pid[i], &status, 0);
+		if (status != 0) {
+			(void) fprintf(stderr, "rpma-bench: a neighbour run "
+					"failed\n");
+			exit(1);
+		}
+	}
+}
+
+struct nb_row {
+	const char *setup, *mode, *what;
+	struct result victim, alone;	/* the victim's, beside and alone */
+	double mbps, mbps_alone;	/* the neighbour's, or 0 */
+	double weighted[2];		/* weights 3:1: MB/s of each */
+};
+
+#define MAX_NB_ROWS 32
+static struct nb_row nb_rows[MAX_NB_ROWS];
+static int n_nb_rows;
+
+/* The users of the weighted writers, and their weights in rpmad.conf. */
+#define WEIGHT_UID_HEAVY 61003
+#define WEIGHT_UID_LIGHT 61001
+
+static void
+run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
+{
+	double alone_mbps[3] = { 0 };
+	for (int nb = NB_WRITER; nb <= NB_PERSISTER; nb++) {
+		if (opt.rows && strstr(nb_names[nb], opt.rows) == NULL)
+			continue;
+		struct nb_proc p = { (enum neighbour)nb, WAIT_BLOCK, 0 };
+		struct result r;
+		nb_run(ds, dc, &p, 1, &r);
+		alone_mbps[nb] = r.mbps;
+	}
+	for (unsigned k = 0; k < 2; k++) {	/* block, busy x1 */
+		if (!opt.mode_on[k])
+			continue;
+		struct nb_proc v = { NB_NONE, all_modes[k].wait, 0 };
+		struct result alone;
+		nb_run(ds, dc, &v, 1, &alone);
+		for (int nb = NB_NONE; nb <= NB_PERSISTER; nb++) {
+			if (nb != NB_NONE && opt.rows &&
+					strstr(nb_names[nb], opt.rows) == NULL)
+				continue;
+			if (n_nb_rows == MAX_NB_ROWS)
+				return;
+			struct nb_row *row = &nb_rows[n_nb_rows++];
+			row->setup = setup;
+			row->mode = all_modes[k].name;
+			row->what = nb_names[nb];
+			row->alone = alone;
+			if (nb == NB_NONE) {
+				row->victim = alone;
+				continue;
+			}
+			struct nb_proc procs[2] = { v,
+				{ (enum neighbour)nb, WAIT_BLOCK, 0 } };
+			struct result r[2];
+			nb_run(ds, dc, procs, 2, r);
+			row->victim = r[0];
+			row->mbps = r[1].mbps;
+			row->mbps_alone = alone_mbps[nb];
+		}
+	}
+	if (opt.no_weights || (opt.rows && strstr("weights 3:1", opt.rows) ==
+			NULL))
+		return;
+	struct nb_proc w[2] = {
+		{ NB_WRITER, WAIT_BLOCK, WEIGHT_UID_HEAVY },
+		{ NB_WRITER, WAIT_BLOCK, WEIGHT_UID_LIGHT },
+	};
+	struct result r[2];
+	nb_run(ds, dc, w, 2, r);
+	if (n_nb_rows == MAX_NB_ROWS)
+		return;
+	struct nb_row *row = &nb_rows[n_nb_rows++];
+	row->setup = setup;
+	row->mode = "block";
+	row->what = "weights 3:1";
+	row->weighted[0] = r[0].mbps;
+	row->weighted[1] = r[1].mbps;
+}
+
+static void
+print_neighbours(void)
+{
+	if (n_nb_rows == 0)
+		return;
+	(void) printf("\n%-10s %-8s %-18s %9s %9s %8s %8s %8s %8s\n",
+			"setup", "mode", "victim beside", "p50 us", "p99 us",
+			"p99 x", "nb MB/s", "alone", "MB/s x");
+	for (int i = 0; i < n_nb_rows; i++) {
+		const struct nb_row *w = &nb_rows[i];
+		if (w->weighted[0] > 0 || w->weighted[1] > 0) {
+			(void) printf("%-10s %-8s %-18s %9s %9s %8s %8.0f "
+					"%8.0f %8.2f\n", w->setup, w->mode,
+					w->what, "-", "-", "-", w->weighted[0],
+					w->weighted[1], w->weighted[1] > 0 ?
+					w->weighted[0] / w->weighted[1] : 0);
+			continue;
+		}
+		char mb[16] = "-", al[16] = "-", x[16] = "-";
+		if (w->mbps > 0) {
+			(void) snprintf(mb, sizeof(mb), "%.0f", w->mbps);
+			(void) snprintf(al, sizeof(al), "%.0f", w->mbps_alone);
+			if (w->mbps_alone > 0)
+				(void) snprintf(x, sizeof(x), "%.2f",
+						w->mbps / w->mbps_alone);
+		}
+		(void) printf("%-10s %-8s %-18s %9.1f %9.1f %8.2f %8s %8s "
+				"%8s\n", w->setup, w->mode, w->what,
+				w->victim.p50_us, w->victim.p99_us,
+				w->alone.p99_us > 0 ? w->victim.p99_us /
+				w->alone.p99_us : 0, mb, al, x);
+	}
+	(void) printf("\nvictim: 8 B write + flush, one at a time; p99 x: its "
+			"p99 beside / alone. nb MB/s: the neighbour's beside "
+			"the victim, alone: without it, MB/s x: their ratio. "
+			"weights 3:1: two 1 MiB QD16 writers of users %d "
+			"(weight 3) and %d (weight 1): nb MB/s the first's, "
+			"alone the second's, MB/s x: their ratio.\n",
+			WEIGHT_UID_HEAVY, WEIGHT_UID_LIGHT);
+}
+
 /*
  * Another tenant's crowd at a daemon, held by a process of its own:
  * opt.idle connection requests that never connect, opt.idle_conns idle
@@ -1170,11 +1483,12 @@ main(int argc, char *argv[])
 		{ "scale-regs", required_argument, NULL, 'R' },
 		{ "scale-conns", required_argument, NULL, 'C' },
 		{ "scale-sessions", required_argument, NULL, 'S' },
+		{ "no-weights", no_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:W", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1220,14 +1534,18 @@ main(int argc, char *argv[])
 		case 'S':
 			opt.scale_sessions = (unsigned)atoi(optarg);
 			break;
+		case 'W':
+			opt.no_weights = true;
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
-					"busy2,busy4] [--only two|one|floor|"
+					"busy2,busy4] [--only two|one|fair|floor|"
 					"scale] [--rows TEXT] [--port N] [--rpmad-nice DELTA] "
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
-					"[--scale-conns N] [--scale-sessions N]\n");
+					"[--scale-conns N] [--scale-sessions N] "
+					"[--no-weights]\n");
 			return 2;
 		}
 	}
@@ -1245,8 +1563,18 @@ main(int argc, char *argv[])
 		(void) rmdir(dir);
 		return ret ? 1 : 0;
 	}
-	measure_floors(false);
+	bool fair_only = opt.only && strcmp(opt.only, "fair") == 0;
+	if (!fair_only)
+		measure_floors(false);
 
+	/*
+	 * the weighted writers (run_neighbours) are other users: they reach
+	 * the sockets in here, and have their weights
+	 */
+	(void) chmod(dir, 0711);
+	if (!opt.no_weights)
+		bench_conf_sections = "[user 61003]\nweight = 3\n"
+			"[user 61001]\nweight = 1\n";
 	struct daemon a, b;
 	daemon_start(&a, dir, "A");
 	daemon_start(&b, dir, "B");
@@ -1254,6 +1582,11 @@ main(int argc, char *argv[])
 		run_setup("two rpmads", &a, &b);
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
+	if (opt.only == NULL || strcmp(opt.only, "fair") == 0) {
+		(void) snprintf(file_dir, sizeof(file_dir), "%s", dir);
+		run_neighbours("two rpmads", &a, &b);
+		run_neighbours("one rpmad", &a, &a);
+	}
 	if (opt.idle > 0 || opt.idle_conns > 0 || opt.idle_regs > 0) {
 		/* again, beside another tenant's crowd at both daemons */
 		int rel_a, rel_b;
@@ -1270,6 +1603,11 @@ main(int argc, char *argv[])
 	}
 	daemon_stop(&a);
 	daemon_stop(&b);
+	if (fair_only) {
+		(void) rmdir(dir);
+		print_neighbours();
+		return 0;
+	}
 	int scale_failed = opt.only == NULL && bench_scale(opt.rpmad, dir,
 			opt.port, opt.scale_regs, opt.scale_conns,
 			opt.scale_sessions) ? 1 : 0;
@@ -1279,5 +1617,6 @@ main(int argc, char *argv[])
 	measure_floors(true);
 
 	print_table();
+	print_neighbours();
 	return scale_failed;
 }
