@@ -20,10 +20,11 @@
 
 #include "commands.h"
 
-/* what one user holds right now */
+/* what one user holds right now, and its use of the data path */
 struct user_use {
 	uint32_t uid;
 	uint64_t clients, peers, mrs, pinned, eps, reqs;
+	uint64_t weight, data_bytes, data_ops;	/* the user's, not summed */
 };
 
 /* connections of one user in one state */
@@ -96,6 +97,12 @@ clients_page(const Rpmad__AdminReply *r, void *arg)
 			return EXIT_REFUSED;
 		const Rpmad__ResourceCounts *c = ci->counts;
 		uu->clients++;
+		if (ci->user_limits)
+			uu->weight = ci->user_limits->weight;
+		if (ci->user_use) {
+			uu->data_bytes = ci->user_use->data_bytes;
+			uu->data_ops = ci->user_use->data_ops;
+		}
 		if (c) {
 			uu->peers += c->peers;
 			uu->mrs += c->mrs;
@@ -199,10 +206,10 @@ user_labels(FILE *f, const char *name, uint32_t uid)
 }
 
 static void
-per_user(FILE *f, const struct usage *u, const char *name,
-		size_t offset, const char *help)
+per_user_typed(FILE *f, const struct usage *u, const char *name,
+		const char *type, size_t offset, const char *help)
 {
-	family(f, name, "gauge", help);
+	family(f, name, type, help);
 	for (size_t i = 0; i < u->n_users; i++) {
 		const struct user_use *uu = &u->users[i];
 		uint64_t v;
@@ -210,6 +217,13 @@ per_user(FILE *f, const struct usage *u, const char *name,
 		user_labels(f, name, uu->uid);
 		(void) fprintf(f, "} %" PRIu64 "\n", v);
 	}
+}
+
+static void
+per_user(FILE *f, const struct usage *u, const char *name, size_t offset,
+		const char *help)
+{
+	per_user_typed(f, u, name, "gauge", offset, help);
 }
 
 static void
@@ -266,6 +280,17 @@ print_usage(FILE *f, const struct usage *u)
 	per_user(f, u, "rpmad_connection_requests",
 			offsetof(struct user_use, reqs),
 			"Connection requests not yet connected or deleted.");
+	per_user(f, u, "rpmad_weight", offsetof(struct user_use, weight),
+			"The user's weight in the data path (rpmad.conf).");
+	per_user_typed(f, u, "rpmad_data_bytes_total", "counter",
+			offsetof(struct user_use, data_bytes),
+			"Bytes the user's connections moved through rpmad's "
+			"data path (sent, received, copied, persisted) since "
+			"rpmad knows the user.");
+	per_user_typed(f, u, "rpmad_data_ops_total", "counter",
+			offsetof(struct user_use, data_ops),
+			"Frames and operations the user's turns in the data "
+			"path finished since rpmad knows the user.");
 	family(f, "rpmad_connections", "gauge",
 			"Connections of the clients, by state.");
 	for (size_t i = 0; i < u->n_conns; i++) {
