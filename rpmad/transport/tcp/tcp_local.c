@@ -306,6 +306,8 @@ step(struct tcp_conn *tc, struct work *w, size_t *budget)
 		}
 		tc->local_started = true;
 		tc->local_done = 0;
+		/* it has its receive: no RNR wait runs while it moves on */
+		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	}
 	if (has_bytes(w)) {
 		status = move_slice(tc, target, w, budget);
