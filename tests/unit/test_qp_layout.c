@@ -271,6 +271,8 @@ main(void)
 {
 	Suite *s = suite_create("qp_layout");
 	TCase *tc = tcase_create("layout");
+	/* every combination, each region malloc'ed: seconds under ASan */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, entry_sizes);
 	tcase_add_test(tc, layouts);
 	tcase_add_test(tc, refused_sizes);
