@@ -51,10 +51,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tcp_hello h;
 	if (tcp_hello_decode(hello, len, &h) == 0) {
 		uint8_t again[TCP_HELLO_SIZE];
-		tcp_hello_encode(&h, again);
-		if (memcmp(again, hello, TCP_HELLO_SIZE) != 0)
+		uint32_t hsize = tcp_hello_encode(&h, again);
+		if (hsize != tcp_hello_size(h.version) ||
+				memcmp(again, hello, hsize) != 0)
 			abort();
-		if (len != TCP_HELLO_SIZE + (uint32_t)h.pdata_len)
+		if (len != hsize + (uint32_t)h.pdata_len)
 			abort();
 		if (h.role != HELLO_PRIMARY && (h.role != HELLO_SECONDARY ||
 				h.pdata_len != 0))

@@ -401,14 +401,14 @@ malformed(const char *port)
 	(void) close(fd);
 }
 
-/* A HELLO of wire version 1, on a socket of its own. */
+/* A HELLO of a wire version newer than rpmad's, on a socket of its own. */
 static void
 old_hello(const char *port)
 {
 	int fd = wire_connect_from(FORGER, port);
 	ck_assert_int_ge(fd, 0);
-	struct tcp_hello h = { .magic = TCP_WIRE_MAGIC, .version = 1,
-			.role = HELLO_PRIMARY };
+	struct tcp_hello h = { .magic = TCP_WIRE_MAGIC,
+			.version = TCP_WIRE_VERSION + 1, .role = HELLO_PRIMARY };
 	uint8_t buf[TCP_HELLO_SIZE];
 	tcp_hello_encode(&h, buf);
 	struct tcp_frame fr = { .type = TF_HELLO, .length = sizeof(buf) };

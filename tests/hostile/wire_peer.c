@@ -129,21 +129,27 @@ wire_closed_within(int fd, int timeout_ms)
 }
 
 void
-wire_hello(int fd, uint8_t role, const uint8_t *token, const void *pdata,
-		uint8_t pdata_len)
+wire_hello_of(int fd, uint16_t version, uint8_t role, const uint8_t *token,
+		const void *pdata, uint8_t pdata_len)
 {
 	struct tcp_hello h = { .magic = TCP_WIRE_MAGIC,
-			.version = TCP_WIRE_VERSION, .role = role,
+			.version = version, .role = role,
 			.pdata_len = pdata_len, .qp_num = 77 };
 	memcpy(h.token, token, TCP_TOKEN_SIZE);
 	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
 	memset(buf, 0, sizeof(buf));
-	tcp_hello_encode(&h, buf);
+	uint32_t size = tcp_hello_encode(&h, buf);
 	if (pdata)
-		memcpy(buf + TCP_HELLO_SIZE, pdata, pdata_len);
-	struct tcp_frame f = { .type = TF_HELLO,
-			.length = TCP_HELLO_SIZE + pdata_len };
+		memcpy(buf + size, pdata, pdata_len);
+	struct tcp_frame f = { .type = TF_HELLO, .length = size + pdata_len };
 	wire_send_frame(fd, &f, buf, f.length);
+}
+
+void
+wire_hello(int fd, uint8_t role, const uint8_t *token, const void *pdata,
+		uint8_t pdata_len)
+{
+	wire_hello_of(fd, TCP_WIRE_VERSION, role, token, pdata, pdata_len);
 }
 
 void

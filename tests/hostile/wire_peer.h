@@ -48,6 +48,10 @@ int wire_closed_within(int fd, int timeout_ms);
 void wire_hello(int fd, uint8_t role, const uint8_t *token,
 		const void *pdata, uint8_t pdata_len);
 
+/* wire_hello_of -- likewise, in the given wire version */
+void wire_hello_of(int fd, uint16_t version, uint8_t role,
+		const uint8_t *token, const void *pdata, uint8_t pdata_len);
+
 /* wire_token -- a fresh random token */
 void wire_token(uint8_t *token);
 

@@ -215,10 +215,12 @@ START_TEST(frame_lengths)
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 255), 0);
 	ck_assert_int_eq(decode_len(TF_HELLO, TCP_HELLO_SIZE + 256), -EPROTO);
 	ck_assert_int_eq(decode_len(TF_HELLO, UINT32_MAX), -EPROTO);
-	/* ACCEPT: the passive rpmad's id, then private data */
-	ck_assert_int_eq(decode_len(TF_ACCEPT, 0), -EPROTO);
-	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE - 1),
-			-EPROTO);
+	/*
+	 * ACCEPT: the passive rpmad's id, then private data (version 1:
+	 * private data alone; the handshake checks the id's length)
+	 */
+	ck_assert_int_eq(decode_len(TF_ACCEPT, 0), 0);
+	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE - 1), 0);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE), 0);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE + 255), 0);
 	ck_assert_int_eq(decode_len(TF_ACCEPT, TCP_ACCEPT_ID_SIZE + 256),
@@ -351,20 +353,63 @@ START_TEST(hello_pdata_lengths)
 END_TEST
 
 /*
- * An rpmad of wire version 1 sent 32 bytes; its HELLO does not decode, but
- * its version is read, so that the refusal can name it.
+ * An rpmad of wire version 1 sends 32 bytes, without an rpmad id: this
+ * rpmad speaks it too (a cluster upgraded one host at a time).
+ */
+START_TEST(hello_of_version_1)
+{
+	ck_assert_uint_eq(tcp_hello_size(1), 32);
+	ck_assert_uint_eq(tcp_accept_id_size(1), 0);
+	ck_assert_uint_eq(tcp_accept_id_size(2), TCP_ACCEPT_ID_SIZE);
+	struct tcp_hello h1 = {
+		.magic = TCP_WIRE_MAGIC, .version = 1, .role = HELLO_PRIMARY,
+		.pdata_len = 5, .qp_num = 77, .daemon_id = 0xdeadbeef,
+	};
+	uint8_t out[TCP_HELLO_SIZE];
+	memset(out, 0xee, sizeof(out));
+	ck_assert_uint_eq(tcp_hello_encode(&h1, out), 32);
+	ck_assert_uint_eq(le(out + 4, 2), 1);
+	ck_assert_uint_eq(le(out + 24, 4), 77);
+	ck_assert_uint_eq(le(out + 28, 4), 0);	/* reserved: no id */
+	ck_assert_uint_eq(out[32], 0xee);	/* nothing past its end */
+	struct tcp_hello h;
+	ck_assert_int_eq(tcp_hello_decode(out, 32 + 5, &h), 0);
+	ck_assert_uint_eq(h.version, 1);
+	ck_assert_uint_eq(h.pdata_len, 5);
+	ck_assert_uint_eq(h.qp_num, 77);
+	ck_assert_uint_eq(h.daemon_id, 0);
+	/* its own length, exactly; and its reserved bytes zero */
+	ck_assert_int_eq(tcp_hello_decode(out, 32 + 4, &h), -EPROTO);
+	ck_assert_int_eq(tcp_hello_decode(out, 32 + 6, &h), -EPROTO);
+	h1.role = HELLO_SECONDARY;
+	h1.pdata_len = 0;
+	(void) tcp_hello_encode(&h1, out);
+	ck_assert_int_eq(tcp_hello_decode(out, 32, &h), 0);
+	ck_assert_int_eq(tcp_hello_decode(out, 31, &h), -EPROTO);
+	ck_assert_int_eq(tcp_hello_decode(out, 40, &h), -EPROTO);
+	for (int pos = 28; pos < 32; pos++) {
+		(void) tcp_hello_encode(&h1, out);
+		out[pos] = 1;
+		ck_assert_int_eq(tcp_hello_decode(out, 32, &h), -EPROTO);
+	}
+}
+END_TEST
+
+/*
+ * A version this rpmad does not speak does not decode, but its version is
+ * read, so that the refusal can name it.
  */
 START_TEST(hello_of_another_version)
 {
 	uint8_t out[TCP_HELLO_SIZE];
 	hello_bytes(out, HELLO_PRIMARY, 0);
-	out[4] = 1;
+	out[4] = TCP_WIRE_VERSION + 1;
 	out[5] = 0;
 	struct tcp_hello h;
-	ck_assert_int_eq(tcp_hello_decode(out, 32, &h), -EPROTO);
+	ck_assert_int_eq(tcp_hello_decode(out, TCP_HELLO_SIZE, &h), -EPROTO);
 	uint16_t version = 0;
 	ck_assert_int_eq(tcp_hello_version(out, 32, &version), 0);
-	ck_assert_uint_eq(version, 1);
+	ck_assert_uint_eq(version, TCP_WIRE_VERSION + 1);
 	ck_assert_int_eq(tcp_hello_version(out, TCP_HELLO_MIN, &version), 0);
 	/* too short to say, or not an rpmad's */
 	ck_assert_int_eq(tcp_hello_version(out, TCP_HELLO_MIN - 1, &version),
@@ -436,6 +481,7 @@ main(void)
 	tcase_add_test(tc, hello_layout_and_round_trip);
 	tcase_add_test(tc, hello_pdata_lengths);
 	tcase_add_test(tc, hello_rejected);
+	tcase_add_test(tc, hello_of_version_1);
 	tcase_add_test(tc, hello_of_another_version);
 	suite_add_tcase(s, tc);
 

@@ -78,12 +78,19 @@ teardown(void)
 }
 
 static void
-join(struct fake *f, const char *host, unsigned port, uint64_t id)
+join_as(struct fake *f, const char *host, unsigned port, uint64_t id,
+		bool alone)
 {
 	struct sockaddr_storage ss = v4(host, port);
 	memset(f, 0, sizeof(*f));
-	f->stamp = tcp_remote_join(&f->m, &ss, id, &ops);
+	f->stamp = tcp_remote_join(&f->m, &ss, id, alone, &ops);
 	ck_assert_ptr_nonnull(f->stamp);
+}
+
+static void
+join(struct fake *f, const char *host, unsigned port, uint64_t id)
+{
+	join_as(f, host, port, id, false);
 }
 
 static void
@@ -120,6 +127,33 @@ START_TEST(one_remote_per_host_and_id)
 	ck_assert_uint_eq(tcp_remotes_count(), 2);
 	tcp_remote_leave(&same[MANY - 1].m);
 	tcp_remote_leave(&other_host.m);
+	ck_assert_uint_eq(tcp_remotes_count(), 0);
+}
+END_TEST
+
+/*
+ * A peer of wire version 1 has no id: each of its connections is a remote
+ * of its own, found by no other, and leaves no trace in the shared ones.
+ */
+START_TEST(alone_is_never_shared)
+{
+	struct fake shared, a, b;
+	join(&shared, "10.0.0.1", 40000, 0);
+	join_as(&a, "10.0.0.1", 40001, 0, true);
+	join_as(&b, "10.0.0.1", 40002, 0, true);
+	ck_assert_ptr_ne(a.stamp, shared.stamp);
+	ck_assert_ptr_ne(b.stamp, shared.stamp);
+	ck_assert_ptr_ne(a.stamp, b.stamp);
+	ck_assert_uint_eq(tcp_remotes_count(), 3);
+	/* a later shared member still finds the shared one */
+	struct fake again;
+	join(&again, "10.0.0.1", 40003, 0);
+	ck_assert_ptr_eq(again.stamp, shared.stamp);
+	tcp_remote_leave(&a.m);
+	tcp_remote_leave(&shared.m);
+	tcp_remote_leave(&again.m);
+	ck_assert_uint_eq(tcp_remotes_count(), 1);
+	tcp_remote_leave(&b.m);
 	ck_assert_uint_eq(tcp_remotes_count(), 0);
 }
 END_TEST
@@ -216,6 +250,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, one_remote_per_host_and_id);
+	tcase_add_test(tc, alone_is_never_shared);
 	tcase_add_test(tc, silent_remote_ends_its_own);
 	tcase_add_test(tc, join_restarts_the_clock);
 	tcase_add_test(tc, self_id_is_stable);

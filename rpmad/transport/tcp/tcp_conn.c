@@ -228,7 +228,8 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
  * Liveness is the remote rpmad's (tcp_liveness.h): a heartbeat goes out
  * on the socket that carries our answers, because the other end reads
  * that one always -- it stops reading only the socket of our operations,
- * while a message waits for a receive buffer there.
+ * while a message waits for a receive buffer there. An rpmad of wire
+ * version 1 watches each socket by itself: both hear one.
  */
 static struct tcp_conn *
 member_conn(struct tcp_member *m)
@@ -248,6 +249,9 @@ beat(struct tcp_member *m)
 	int ret = tcp_chan_send(tc->tgt, &f, NULL, 0, NULL, 0);
 	if (ret == 0)
 		tcp_chan_mark_dirty(tc->tgt);
+	if (tc->wire_version == 1 && tc->ini->fd >= 0 &&
+			tcp_chan_send(tc->ini, &f, NULL, 0, NULL, 0) == 0)
+		tcp_chan_mark_dirty(tc->ini);
 	return ret;
 }
 
@@ -277,7 +281,7 @@ tcp_conn_watch_remote(struct tcp_conn *tc)
 	if (getpeername(tc->chan[0].fd, (struct sockaddr *)&addr, &len))
 		return -errno;
 	uint64_t *stamp = tcp_remote_join(&tc->member, &addr, tc->peer_id,
-			&liveness_ops);
+			tc->wire_version == 1, &liveness_ops);
 	if (stamp == NULL)
 		return -ENOMEM;
 	tc->chan[0].heard = tc->chan[1].heard = stamp;

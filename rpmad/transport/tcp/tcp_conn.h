@@ -50,6 +50,12 @@ struct tcp_conn {
 	struct loop_timer timer;	/* connect, pairing, goodbye */
 	struct loop_timer rnr_timer;
 	uint64_t peer_id;		/* the other rpmad's, from the handshake */
+	/*
+	 * the wire version spoken (tcp_wire.h): active, the one offered;
+	 * passive, the HELLO's (0 before it)
+	 */
+	uint16_t wire_version;
+	bool offered_older;		/* active: connecting again with it */
 	struct sockaddr_storage remote;	/* the other end (its log lines) */
 	struct tcp_member member;	/* its remote's, while established */
 

@@ -82,6 +82,7 @@ find_partner(struct tcp_ep *tep, const struct tcp_conn *tc, uint8_t role)
 {
 	for (struct tcp_conn *o = tep->unpaired; o; o = o->pair_next) {
 		if (o != tc && o->role == role &&
+				o->wire_version == tc->wire_version &&
 				memcmp(o->token, tc->token, TCP_TOKEN_SIZE) == 0)
 			return o;
 	}
@@ -101,23 +102,26 @@ hello_received(struct tcp_conn *tc, const struct tcp_frame *f,
 	if (tcp_hello_decode(payload, f->length, &h)) {
 		/* an rpmad of another version is told so, by name */
 		uint16_t version;
-		char what[96] = "bad HELLO";
+		char what[128] = "bad HELLO";
 		if (tcp_hello_version(payload, f->length, &version) == 0 &&
-				version != TCP_WIRE_VERSION)
+				(version < TCP_WIRE_VERSION_MIN ||
+				version > TCP_WIRE_VERSION))
 			(void) snprintf(what, sizeof(what), "HELLO of wire "
-					"version %u, this rpmad speaks %u: run "
-					"one rpmad version on both hosts",
-					version, TCP_WIRE_VERSION);
+					"version %u, this rpmad speaks %u to "
+					"%u: upgrade the older rpmad", version,
+					TCP_WIRE_VERSION_MIN, TCP_WIRE_VERSION);
 		tcp_conn_violation(tc, what);
 		return false;
 	}
 	tc->role = h.role;
 	memcpy(tc->token, h.token, TCP_TOKEN_SIZE);
 	tc->peer_id = h.daemon_id;
+	tc->wire_version = h.version;
 
 	struct tcp_ep *tep = tc->tep;
 	if (h.role == HELLO_PRIMARY) {
-		memcpy(tc->pdata, payload + TCP_HELLO_SIZE, h.pdata_len);
+		memcpy(tc->pdata, payload + tcp_hello_size(h.version),
+				h.pdata_len);
 		tc->pdata_len = h.pdata_len;
 		/* a client of this very rpmad: no need for the sockets' data */
 		tcp_conn_pair_local(tc);
@@ -197,11 +201,13 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 		return 0;
 	}
 	uint8_t payload[TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX];
-	le_put64(payload, tcp_liveness_self_id());
+	uint32_t id_size = tcp_accept_id_size(tc->wire_version);
+	if (id_size)
+		le_put64(payload, tcp_liveness_self_id());
 	if (len)	/* without private data, pdata may be NULL */
-		memcpy(payload + TCP_ACCEPT_ID_SIZE, pdata, len);
+		memcpy(payload + id_size, pdata, len);
 	struct tcp_frame f = { .type = TF_ACCEPT,
-			.length = TCP_ACCEPT_ID_SIZE + (uint32_t)len };
+			.length = id_size + (uint32_t)len };
 	if (tcp_chan_send(&tc->chan[0], &f, payload, f.length, NULL, 0)) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -246,8 +252,10 @@ accept_overdue(struct loop_timer *t)
 }
 
 enum rpma_conn_event
-tcp_connect_outcome(int err)
+tcp_connect_outcome(const struct tcp_conn *tc, int err)
 {
+	if (tc->offered_older)
+		return RPMA_CONN_REJECTED;
 	/* a refused connect is a host without a listener there */
 	return err == ECONNREFUSED ? CONN_END_REFUSED : CONN_END_UNREACHABLE;
 }
@@ -258,7 +266,7 @@ send_hello(struct tcp_conn *tc, int i)
 {
 	struct tcp_hello h = {
 		.magic = TCP_WIRE_MAGIC,
-		.version = TCP_WIRE_VERSION,
+		.version = tc->wire_version,
 		.role = i == 0 ? HELLO_PRIMARY : HELLO_SECONDARY,
 		.pdata_len = i == 0 ? tc->pdata_len : 0,
 		.qp_num = conn_qp_num(tc->conn),
@@ -266,11 +274,11 @@ send_hello(struct tcp_conn *tc, int i)
 	};
 	memcpy(h.token, tc->token, TCP_TOKEN_SIZE);
 	uint8_t buf[TCP_HELLO_SIZE + TCP_PDATA_MAX];
-	tcp_hello_encode(&h, buf);
-	memcpy(buf + TCP_HELLO_SIZE, tc->pdata, h.pdata_len);
+	uint32_t size = tcp_hello_encode(&h, buf);
+	memcpy(buf + size, tc->pdata, h.pdata_len);
 	struct tcp_frame f = {
 		.type = TF_HELLO,
-		.length = TCP_HELLO_SIZE + h.pdata_len,
+		.length = size + h.pdata_len,
 	};
 	int ret = tcp_chan_send(&tc->chan[i], &f, buf, f.length, NULL, 0);
 	if (ret)
@@ -295,7 +303,7 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 		tcp_chan_close(&tc->chan[0], true);
 		tcp_chan_close(&tc->chan[1], true);
 		tcp_conn_over(tc, err == ENOMEM ? RPMA_CONN_LOST :
-				tcp_connect_outcome(err));
+				tcp_connect_outcome(tc, err));
 		return;
 	}
 	tc->connected[i] = true;
@@ -323,8 +331,11 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 	switch (f->type) {
 	case TF_HELLO:
 		return hello_received(tc, f, payload);
-	case TF_ACCEPT:
-		if (tc->passive || tc->state != TC_HELLO)
+	case TF_ACCEPT: {
+		uint32_t id_size = tcp_accept_id_size(tc->wire_version);
+		if (tc->passive || tc->state != TC_HELLO ||
+				f->length < id_size ||
+				f->length - id_size > TCP_PDATA_MAX)
 			break;
 		loop_timer_cancel(rpmad.loop, &tc->timer);
 		struct tcp_frame ready = { .type = TF_READY };
@@ -334,14 +345,15 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		}
 		tcp_chan_mark_dirty(&tc->chan[0]);
 		tc->state = TC_ESTABLISHED;
-		tc->peer_id = le_get64(payload);
+		tc->peer_id = id_size ? le_get64(payload) : 0;
 		if (tcp_conn_watch_remote(tc)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
 			return true;
 		}
-		conn_established(tc->conn, payload + TCP_ACCEPT_ID_SIZE,
-				(uint8_t)(f->length - TCP_ACCEPT_ID_SIZE), true);
+		conn_established(tc->conn, payload + id_size,
+				(uint8_t)(f->length - id_size), true);
 		return true;
+	}
 	case TF_REJECT:
 		if (tc->passive || tc->state != TC_HELLO)
 			break;

@@ -30,8 +30,12 @@ void tcp_incoming_drop(struct incoming *inc, bool reject);
 
 /* the active side's socket i finished connecting (or failed) */
 void tcp_connect_done(struct tcp_conn *tc, int i);
-/* tcp_connect_outcome -- how a failed connect (errno) ends the connection */
-enum rpma_conn_event tcp_connect_outcome(int err);
+/*
+ * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
+ * when connecting again with an older wire version, as the first attempt
+ * ended: rejected
+ */
+enum rpma_conn_event tcp_connect_outcome(const struct tcp_conn *tc, int err);
 /*
  * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
  * channel's connection object was freed (pairing, failure)

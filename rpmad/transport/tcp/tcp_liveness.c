@@ -38,6 +38,7 @@ struct tcp_remote {
 	struct tcp_member *members;
 	unsigned n_members;
 	bool ending;			/* members leave while it ends them */
+	bool alone;			/* one member's own: never found */
 	struct tcp_remote *bucket_next;
 };
 
@@ -189,13 +190,14 @@ remote_tick(struct loop_timer *t)
 
 uint64_t *
 tcp_remote_join(struct tcp_member *m, const struct sockaddr_storage *addr,
-		uint64_t id, const struct tcp_liveness_ops *ops)
+		uint64_t id, bool alone, const struct tcp_liveness_ops *ops)
 {
 	struct sockaddr_storage host;
 	host_of(addr, &host);
 	unsigned b = bucket_of(&host, id);
-	struct tcp_remote *r = buckets[b];
-	while (r && (r->id != id || memcmp(&r->addr, &host, sizeof(host))))
+	struct tcp_remote *r = alone ? NULL : buckets[b];
+	while (r && (r->alone || r->id != id ||
+			memcmp(&r->addr, &host, sizeof(host))))
 		r = r->bucket_next;
 	uint64_t now = loop_now_ns();
 	if (r == NULL) {
@@ -204,6 +206,7 @@ tcp_remote_join(struct tcp_member *m, const struct sockaddr_storage *addr,
 			return NULL;
 		r->addr = host;
 		r->id = id;
+		r->alone = alone;
 		r->ops = ops;
 		r->last_beat_ns = now;
 		r->tick.fn = remote_tick;

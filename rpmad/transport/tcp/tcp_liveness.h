@@ -20,6 +20,7 @@
 #ifndef RPMAD_TCP_LIVENESS_H
 #define RPMAD_TCP_LIVENESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -43,12 +44,14 @@ uint64_t tcp_liveness_self_id(void);
 
 /*
  * m joins the remote rpmad at addr (the port does not count) with this id,
- * made when it is the first; the remote was heard from just now. Returns
+ * made when it is the first; the remote was heard from just now. `alone`:
+ * a remote of m's own, shared with no other member (a peer of wire version
+ * 1 has no id, and watches each connection by itself). Returns
  * where the member's sockets stamp the time something arrived
  * (struct tcp_chan's heard), or NULL when out of memory.
  */
 uint64_t *tcp_remote_join(struct tcp_member *m,
-		const struct sockaddr_storage *addr, uint64_t id,
+		const struct sockaddr_storage *addr, uint64_t id, bool alone,
 		const struct tcp_liveness_ops *ops);
 /* m leaves (again: nothing); the last one out frees the remote */
 void tcp_remote_leave(struct tcp_member *m);

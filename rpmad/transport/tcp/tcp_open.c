@@ -230,28 +230,17 @@ connect_timeout(struct loop_timer *t)
 	tcp_conn_over(tc, CONN_END_UNREACHABLE);
 }
 
-int
-tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
-		char *err, size_t errlen)
+/*
+ * Both sockets of an active connection, connecting. 0 (also when a
+ * connect was refused at once: the connection is over then), or a
+ * negative errno with `err` saying why.
+ */
+static int
+start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 {
-	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
-	if (tc == NULL) {
-		(void) snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	tc->conn = conn;
-	conn_set_tp(conn, tc);
-	tc->state = TC_CONNECTING;
-	tc->ini = &tc->chan[0];
-	tc->tgt = &tc->chan[1];
-	registry_random_bytes(tc->token, sizeof(tc->token));
-	if (pdata_len)	/* no private data may come as a NULL pointer */
-		memcpy(tc->pdata, pdata, pdata_len);
-	tc->pdata_len = pdata_len;
-
+	struct conn *conn = tc->conn;
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
-	tc->remote = *remote;
 	for (int i = 0; i < 2; i++) {
 		int fd = socket(remote->ss_family, SOCK_STREAM |
 				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -273,7 +262,7 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 					conn_remote_name(conn), strerror(e));
 			tcp_chan_close(&tc->chan[0], true);
 			tcp_chan_close(&tc->chan[1], true);
-			tcp_conn_over(tc, tcp_connect_outcome(e));
+			tcp_conn_over(tc, tcp_connect_outcome(tc, e));
 			return 0;
 		}
 		tc->chan[i].events = EPOLLOUT;
@@ -289,4 +278,60 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 	tc->timer.fn = connect_timeout;
 	loop_timer_arm(rpmad.loop, &tc->timer, (uint64_t)ms * 1000000);
 	return 0;
+}
+
+int
+tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
+		char *err, size_t errlen)
+{
+	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+	if (tc == NULL) {
+		(void) snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	tc->conn = conn;
+	conn_set_tp(conn, tc);
+	tc->state = TC_CONNECTING;
+	tc->wire_version = TCP_WIRE_VERSION;
+	tc->ini = &tc->chan[0];
+	tc->tgt = &tc->chan[1];
+	registry_random_bytes(tc->token, sizeof(tc->token));
+	if (pdata_len)	/* no private data may come as a NULL pointer */
+		memcpy(tc->pdata, pdata, pdata_len);
+	tc->pdata_len = pdata_len;
+	socklen_t remote_len;
+	tc->remote = *conn_remote(conn, &remote_len);
+	return start_connects(tc, err, errlen);
+}
+
+bool
+tcp_connect_older(struct tcp_conn *tc)
+{
+	if (tc->passive || tc->offered_older ||
+			tc->wire_version <= TCP_WIRE_VERSION_MIN ||
+			(!tc->connected[0] && !tc->connected[1]))
+		return false;
+	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: %s closed the "
+			"HELLO of wire version %u unanswered: connecting again "
+			"with version %u, for an rpmad not yet upgraded",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
+			tc->wire_version, tc->wire_version - 1);
+	loop_timer_cancel(rpmad.loop, &tc->timer);
+	for (int i = 0; i < 2; i++) {
+		tcp_chan_forget_dirty(&tc->chan[i]);
+		tcp_chan_close(&tc->chan[i], true);
+		tc->connected[i] = false;
+	}
+	tc->wire_version--;
+	tc->offered_older = true;
+	tc->state = TC_CONNECTING;
+	char err[128];
+	if (start_connects(tc, err, sizeof(err))) {
+		log_info("tcp: connection qp %u: %s", conn_qp_num(tc->conn),
+				err);
+		tcp_chan_close(&tc->chan[0], true);
+		tcp_chan_close(&tc->chan[1], true);
+		tcp_conn_over(tc, RPMA_CONN_REJECTED);
+	}
+	return true;
 }

@@ -7,6 +7,7 @@
 #ifndef RPMAD_TCP_OPEN_H
 #define RPMAD_TCP_OPEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -19,5 +20,15 @@ int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss,
 void tcp_unlisten(struct ep *ep);
 int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen);
+
+/*
+ * tcp_connect_older -- the remote closed an active connection's HELLO
+ * unanswered, as an rpmad of an older wire version does: connect again
+ * offering the version before (once). false when that does not apply
+ * (the caller ends the connection as before); true when the connection
+ * is connecting again, or is over.
+ */
+struct tcp_conn;
+bool tcp_connect_older(struct tcp_conn *tc);
 
 #endif /* RPMAD_TCP_OPEN_H */

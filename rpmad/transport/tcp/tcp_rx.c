@@ -23,6 +23,7 @@
 #include "tcp_handshake.h"
 #include "tcp_local.h"
 #include "tcp_ops.h"
+#include "tcp_open.h"
 #include "tcp_rx.h"
 
 /* Payloads this big skip the staging buffer. */
@@ -45,9 +46,15 @@ socket_ended(struct tcp_conn *tc, long err)
 	}
 	switch (tc->state) {
 	case TC_CONNECTING:
-		tcp_conn_over(tc, tcp_connect_outcome((int)-err));
+		/* a HELLO sent on the other socket and closed unanswered */
+		if (tcp_connect_older(tc))
+			break;
+		tcp_conn_over(tc, tcp_connect_outcome(tc, (int)-err));
 		break;
 	case TC_HELLO:
+		/* an rpmad of an older wire version refuses the HELLO so */
+		if (tcp_connect_older(tc))
+			break;
 		/*
 		 * the far rpmad dropped the request before the server's
 		 * application answered it (its endpoint shut down, or it went

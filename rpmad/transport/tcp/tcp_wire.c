@@ -65,8 +65,8 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 			f->length <= TCP_HELLO_SIZE + TCP_PDATA_MAX ? 0 :
 			-EPROTO;
 	case TF_ACCEPT:
-		return f->length >= TCP_ACCEPT_ID_SIZE &&
-			f->length <= TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX ? 0 :
+		/* the id version 2 puts first is checked by the handshake */
+		return f->length <= TCP_ACCEPT_ID_SIZE + TCP_PDATA_MAX ? 0 :
 			-EPROTO;
 	case TF_REJECT:
 	case TF_READY:
@@ -88,41 +88,48 @@ tcp_frame_decode(const uint8_t in[TCP_FRAME_SIZE], struct tcp_frame *f)
 	}
 }
 
-void
+uint32_t
 tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE])
 {
-	memset(out, 0, TCP_HELLO_SIZE);
+	uint32_t size = tcp_hello_size(h->version);
+	memset(out, 0, size);
 	le_put32(out, h->magic);
 	le_put16(out + 4, h->version);
 	out[6] = h->role;
 	out[7] = h->pdata_len;
 	memcpy(out + 8, h->token, TCP_TOKEN_SIZE);
 	le_put32(out + 24, h->qp_num);
-	le_put64(out + 28, h->daemon_id);
+	/* version 1: reserved, zero, where version 2 put the id */
+	if (h->version != 1)
+		le_put64(out + 28, h->daemon_id);
+	return size;
 }
 
 int
 tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h)
 {
-	if (len < TCP_HELLO_SIZE)
+	if (len < TCP_HELLO_MIN)
 		return -EPROTO;
 	h->magic = le_get32(in);
 	h->version = le_get16(in + 4);
+	if (h->magic != TCP_WIRE_MAGIC || h->version < TCP_WIRE_VERSION_MIN ||
+			h->version > TCP_WIRE_VERSION)
+		return -EPROTO;
+	uint32_t size = tcp_hello_size(h->version);
+	if (len < size)
+		return -EPROTO;
 	h->role = in[6];
 	h->pdata_len = in[7];
 	memcpy(h->token, in + 8, TCP_TOKEN_SIZE);
 	h->qp_num = le_get32(in + 24);
-	h->daemon_id = le_get64(in + 28);
-	if (h->magic != TCP_WIRE_MAGIC || h->version != TCP_WIRE_VERSION)
-		return -EPROTO;
+	h->daemon_id = h->version == 1 ? 0 : le_get64(in + 28);
 	/* reserved, as in the frame header: zero until a version uses them */
-	if (le_get32(in + 36) != 0)
+	if (le_get32(in + size - 4) != 0)
 		return -EPROTO;
 	if (h->role == HELLO_PRIMARY)
-		return len == TCP_HELLO_SIZE + (uint32_t)h->pdata_len ? 0 :
-			-EPROTO;
+		return len == size + (uint32_t)h->pdata_len ? 0 : -EPROTO;
 	if (h->role == HELLO_SECONDARY)
-		return len == TCP_HELLO_SIZE && h->pdata_len == 0 ? 0 : -EPROTO;
+		return len == size && h->pdata_len == 0 ? 0 : -EPROTO;
 	return -EPROTO;
 }
 

@@ -17,8 +17,17 @@
  * in the error state does. A SEND carries in raddr the last operation of
  * the other direction its sender had done (0: none): a message may answer
  * one, and must not be seen before that one completes, which the ACK on
- * the other socket cannot promise. (Version 2 peers leave it 0 and ignore
+ * the other socket cannot promise. (Older peers leave it 0 and ignore
  * it.)
+ *
+ * Versions: an rpmad speaks its own and the one before it, so that a
+ * cluster upgraded one host at a time keeps its links. Version 1 has no
+ * rpmad ids (a 32-byte HELLO, ACCEPT carries the private data alone) and
+ * watches each connection alone: every socket hears a HEARTBEAT when it
+ * was quiet for a quarter of the timeout, and a socket silent for seven
+ * eighths of it is lost. The active side offers the newest version; an
+ * rpmad of version 1 closes the sockets of a HELLO it cannot read, and
+ * the active side connects again with version 1 (tcp_handshake.c).
  */
 
 #ifndef RPMAD_TCP_WIRE_H
@@ -30,6 +39,7 @@
 
 #define TCP_WIRE_MAGIC		0x414d5052u	/* "RPMA" */
 #define TCP_WIRE_VERSION	2	/* 2: the rpmads' ids (liveness) */
+#define TCP_WIRE_VERSION_MIN	1	/* the oldest still spoken */
 #define TCP_FRAME_SIZE		32
 #define TCP_TOKEN_SIZE		16
 #define TCP_PDATA_MAX		CONN_PDATA_MAX	/* all of it */
@@ -69,11 +79,15 @@ struct tcp_frame {
 	uint32_t imm;		/* network byte order, as the API has it */
 };
 
-/* The payload of HELLO (then private data on the primary socket). */
+/*
+ * The payload of HELLO (then private data on the primary socket): the
+ * newest version's, the largest; version 1's ends before the rpmad id.
+ */
 #define TCP_HELLO_SIZE 40
+#define TCP_HELLO_SIZE_V1 32
 /* what every version's HELLO starts with: magic and version */
 #define TCP_HELLO_MIN 6
-/* ACCEPT's payload before the private data: the passive rpmad's id */
+/* ACCEPT's payload before the private data: the passive rpmad's id (v2) */
 #define TCP_ACCEPT_ID_SIZE 8
 enum tcp_hello_role {
 	HELLO_PRIMARY = 1,
@@ -87,8 +101,22 @@ struct tcp_hello {
 	uint8_t pdata_len;
 	uint8_t token[TCP_TOKEN_SIZE];
 	uint32_t qp_num;
-	uint64_t daemon_id;	/* the active rpmad's (tcp_liveness.h) */
+	uint64_t daemon_id;	/* the active rpmad's (tcp_liveness.h); v2 */
 };
+
+/* tcp_hello_size -- the HELLO payload of a version, before private data */
+static inline uint32_t
+tcp_hello_size(uint16_t version)
+{
+	return version == 1 ? TCP_HELLO_SIZE_V1 : TCP_HELLO_SIZE;
+}
+
+/* tcp_accept_id_size -- the bytes of ACCEPT before the private data */
+static inline uint32_t
+tcp_accept_id_size(uint16_t version)
+{
+	return version == 1 ? 0 : TCP_ACCEPT_ID_SIZE;
+}
 
 /* tcp_frame_encode -- the 32 bytes of a header */
 void tcp_frame_encode(const struct tcp_frame *f, uint8_t out[TCP_FRAME_SIZE]);
@@ -107,11 +135,18 @@ tcp_frame_payload_len(const struct tcp_frame *f)
 	return (f->type == TF_READ || f->type == TF_FLUSH) ? 0 : f->length;
 }
 
-void tcp_hello_encode(const struct tcp_hello *h, uint8_t out[TCP_HELLO_SIZE]);
+/*
+ * tcp_hello_encode -- the HELLO payload of h->version (a version this
+ * rpmad speaks); returns its size, tcp_hello_size(h->version)
+ */
+uint32_t tcp_hello_encode(const struct tcp_hello *h,
+		uint8_t out[TCP_HELLO_SIZE]);
 
 /*
- * tcp_hello_decode -- parse the HELLO payload of `len` bytes; 0 or -EPROTO
- * (bad magic, version, role, or a private data length that does not match)
+ * tcp_hello_decode -- parse the HELLO payload of `len` bytes, of any
+ * version this rpmad speaks (h->version says which; daemon_id is 0 in
+ * version 1); 0 or -EPROTO (bad magic, a version not spoken, role, or a
+ * private data length that does not match)
  */
 int tcp_hello_decode(const uint8_t *in, uint32_t len, struct tcp_hello *h);
 
