@@ -18,7 +18,7 @@ _rpmactl()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD-1]}
-	local commands="status clients connections mrs endpoints stats metrics evict"
+	local commands="status clients connections mrs endpoints stats metrics evict upgrade"
 	local options="--socket --json --timeout --help --version"
 	local i word command="" socket=()
 	COMPREPLY=()

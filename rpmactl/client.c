@@ -249,3 +249,28 @@ client_evict(struct client *c, uint32_t pid)
 	rpmad__response__free_unpacked(resp, NULL);
 	return ret;
 }
+
+int
+client_upgrade(struct client *c, uint32_t *pid)
+{
+	Rpmad__AdminUpgrade up = RPMAD__ADMIN_UPGRADE__INIT;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_ADMIN_UPGRADE;
+	req.admin_upgrade = &up;
+	Rpmad__Response *resp;
+	int ret = call(c, &req, &resp);
+	if (ret)
+		return ret;
+	if (resp->error) {
+		ret = refused(c, resp->error, "the upgrade", ADMIN_HINT);
+	} else if (resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
+			resp->admin->upgrade_pid == 0) {
+		(void) fprintf(stderr, "rpmactl: rpmad at %s started an upgrade "
+				"but did not say its pid\n", c->path);
+		ret = EXIT_REFUSED;
+	} else {
+		*pid = resp->admin->upgrade_pid;
+	}
+	rpmad__response__free_unpacked(resp, NULL);
+	return ret;
+}

@@ -53,4 +53,7 @@ int client_list(struct client *c, Rpmad__AdminQuery__Kind kind,
 /* client_evict -- evict the client process `pid` */
 int client_evict(struct client *c, uint32_t pid);
 
+/* client_upgrade -- start an upgrade; *pid: the new rpmad's */
+int client_upgrade(struct client *c, uint32_t *pid);
+
 #endif /* RPMACTL_CLIENT_H */

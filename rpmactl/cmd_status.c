@@ -39,6 +39,12 @@ print_json(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 	json_kv_bool(&j, "last_reload_failed", st->last_reload_failed);
 	json_kv_string(&j, "transport", st->transport);
 	json_kv_string(&j, "log_level", st->log_level);
+	json_kv_bool(&j, "draining", st->draining);
+	json_key(&j, "draining_pids");
+	json_array_begin(&j);
+	for (size_t i = 0; i < st->n_draining_pids; i++)
+		json_u64(&j, st->draining_pids[i]);
+	json_array_end(&j);
 
 	json_key(&j, "devices");
 	json_array_begin(&j);
@@ -125,6 +131,13 @@ print_text(struct cmd_ctx *x, const Rpmad__StatusReply *st)
 			p, sizeof(p)));
 	(void) fprintf(f, ROW, "log level:", format_printable(st->log_level,
 			p, sizeof(p)));
+	if (st->draining)
+		(void) fprintf(f, ROW, "upgrade:", "handed its socket to a "
+				"newer rpmad: serves its clients until they end");
+	for (size_t i = 0; i < st->n_draining_pids; i++)
+		(void) fprintf(f, "%-18s pid %u (an older rpmad serving its "
+				"clients until they end)\n", i ? "" :
+				"draining:", st->draining_pids[i]);
 	for (size_t i = 0; i < st->n_devices; i++) {
 		const Rpmad__DeviceStatus *d = st->devices[i];
 		char name[128], tp[64], pinned[32];

@@ -29,6 +29,7 @@ int cmd_mrs(struct cmd_ctx *x);
 int cmd_endpoints(struct cmd_ctx *x);
 int cmd_stats(struct cmd_ctx *x);
 int cmd_evict(struct cmd_ctx *x);
+int cmd_upgrade(struct cmd_ctx *x);
 int cmd_metrics(struct cmd_ctx *x);	/* Prometheus text, even with --json */
 
 /*

@@ -38,6 +38,8 @@ static const struct command {
 		"all of the above as Prometheus text (for node_exporter)" },
 	{ "evict", cmd_evict, cmd_evict_check, 1,
 		"PID: close a client's session, release all it holds" },
+	{ "upgrade", cmd_upgrade, NULL, 0,
+		"start the installed rpmad; the old one drains its clients" },
 };
 
 static void
@@ -46,7 +48,7 @@ usage(FILE *f)
 	(void) fprintf(f,
 "usage: rpmactl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARG]\n"
 "\n"
-"Shows what a running rpmad holds, and evicts clients.\n"
+"Shows what a running rpmad holds, evicts clients, upgrades rpmad.\n"
 "\n"
 "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

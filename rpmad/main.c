@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * main.c -- rpmad: command line, start-up, signals, systemd notification,
- * orderly shutdown
+ * upgrade and drain, orderly shutdown
  */
 
 #include <errno.h>
@@ -37,6 +37,7 @@
 #include "request.h"
 #include "session.h"
 #include "transport.h"
+#include "upgrade.h"
 
 struct daemon_state rpmad;
 
@@ -183,6 +184,8 @@ static struct options opts;
 /* the socket path as configured (a passed socket may be elsewhere) */
 static char configured_socket[sizeof(rpmad.cfg.socket_path)];
 static bool socket_from_systemd;
+/* the listening control socket; -1 once handed to a newer rpmad */
+static int lfd = -1;
 
 /* ------------------------------------------------ service manager status */
 
@@ -248,12 +251,20 @@ status_line(char *buf, size_t len)
 	}
 	char bytes[32];
 	human_bytes(pinned, bytes, sizeof(bytes));
+	/* older rpmads serving their sessions after an upgrade */
+	char older[96] = "";
+	pid_t pids[UPGRADE_MAX_PREDECESSORS];
+	size_t n = upgrade_predecessors(pids, UPGRADE_MAX_PREDECESSORS);
+	for (size_t i = 0, off = 0; i < n && off < sizeof(older); i++)
+		off += (size_t)snprintf(older + off, sizeof(older) - off,
+				"%s%d", i ? ", " : "; draining: pid ",
+				(int)pids[i]);
 	(void) snprintf(buf, len, "%u client%s, %u connection%s, %u "
 			"endpoint%s, %u registration%s (%s pinned); "
-			"transport %s%s", sessions, sessions == 1 ? "" : "s",
+			"transport %s%s%s", sessions, sessions == 1 ? "" : "s",
 			conns, conns == 1 ? "" : "s", eps, eps == 1 ? "" : "s",
 			mrs, mrs == 1 ? "" : "s", bytes,
-			rpmad.cfg.transport,
+			rpmad.cfg.transport, older,
 			reload_failed ? "; the last reload failed, the "
 			"configuration before it is in use" : "");
 }
@@ -310,6 +321,19 @@ notify_start(void)
 	}
 	status_timer.fn = status_fire;
 	loop_timer_arm(rpmad.loop, &status_timer, STATUS_PERIOD_NS);
+}
+
+/*
+ * After an upgrade the newer rpmad is the service's main process: it
+ * pings the watchdog and keeps the status; this one says nothing more
+ * (not even STOPPING=1 at its end, which would stop the service).
+ */
+static void
+notify_stop(void)
+{
+	loop_timer_cancel(rpmad.loop, &watchdog_timer);
+	loop_timer_cancel(rpmad.loop, &status_timer);
+	notify_enabled = false;
 }
 
 /* ------------------------------------------------------------ reload */
@@ -371,6 +395,77 @@ reload(void)
 	notify_with_status("READY=1", true);
 }
 
+/* ------------------------------------------------------------ drain */
+
+/* how often a draining rpmad looks whether its last session ended */
+#define DRAIN_CHECK_NS (200 * 1000 * 1000ull)
+
+static struct loop_timer drain_check;
+static struct loop_timer drain_deadline;
+
+static unsigned
+session_count(void)
+{
+	unsigned n = 0;
+	for (struct session *s = session_first(); s; s = session_next(s))
+		n++;
+	return n;
+}
+
+static void
+drain_check_fire(struct loop_timer *t)
+{
+	if (session_first() == NULL) {
+		log_notice("upgrade: the last session of this rpmad ended: "
+				"exiting");
+		loop_stop(rpmad.loop);
+		return;
+	}
+	loop_timer_arm(rpmad.loop, t, DRAIN_CHECK_NS);
+}
+
+static void
+drain_deadline_fire(struct loop_timer *t)
+{
+	(void) t;
+	log_notice("upgrade: drain_timeout_s (%u s) is over: ending the %u "
+			"session(s) left", rpmad.cfg.drain_timeout_s,
+			session_count());
+	loop_stop(rpmad.loop);
+}
+
+/*
+ * The newer rpmad serves: new clients go to it. This one stops accepting,
+ * leaves the socket to it and serves the sessions it has, with their
+ * connections and registrations, until they end or the deadline.
+ */
+static void
+handed_over(pid_t new_pid)
+{
+	acceptor_stop();
+	listener_hand_over(lfd);
+	lfd = -1;
+	notify_stop();
+	log_notice("upgrade: pid %d serves new clients now; this rpmad (pid "
+			"%d) serves its %u session(s) until they end, at most "
+			"%u s (drain_timeout_s)", (int)new_pid, (int)getpid(),
+			session_count(), rpmad.cfg.drain_timeout_s);
+	drain_check.fn = drain_check_fire;
+	loop_timer_arm(rpmad.loop, &drain_check, 0);
+	drain_deadline.fn = drain_deadline_fire;
+	loop_timer_arm(rpmad.loop, &drain_deadline,
+			(uint64_t)rpmad.cfg.drain_timeout_s * 1000000000ull);
+}
+
+static void
+upgrade_by_signal(void)
+{
+	pid_t pid;
+	char why[256];
+	if (upgrade_start("SIGUSR2", &pid, why, sizeof(why)))
+		log_warning("SIGUSR2: no upgrade: %s", why);
+}
+
 /* ------------------------------------------------------------ loop */
 
 struct signal_watch {
@@ -387,6 +482,10 @@ signal_ready(struct loop_watch *w, uint32_t events)
 		if (si.ssi_signo == SIGHUP) {
 			log_notice("SIGHUP: reloading the configuration");
 			reload();
+		} else if (si.ssi_signo == SIGUSR2) {
+			upgrade_by_signal();
+		} else if (si.ssi_signo == SIGCHLD) {
+			upgrade_reap();
 		} else {
 			log_notice("%s: shutting down",
 					strsignal((int)si.ssi_signo));
@@ -501,6 +600,8 @@ main(int argc, char *argv[])
 		return ret > 0 ? 0 : 2;
 
 	log_init();
+	if (!opts.check_config && upgrade_init(argv))
+		return 1;
 	config_defaults(&rpmad.cfg);
 	bool absent;
 	int loaded = config_load(&rpmad.cfg, opts.config, !opts.config_given,
@@ -524,8 +625,12 @@ main(int argc, char *argv[])
 			rpmad.cfg.socket_path);
 	log_max_level = rpmad.cfg.log_level;
 
+	/* a predecessor's socket: it waits for us in the foreground */
+	bool passed = false;
+	const char *inherited_path;
+	int inherited = upgrade_inherited_socket(&passed, &inherited_path);
 	int ready_fd = -1;
-	if (!opts.foreground && !under_service_manager())
+	if (!opts.foreground && !under_service_manager() && inherited < 0)
 		ready_fd = detach();
 
 	/* a vanished client must not kill rpmad with SIGPIPE */
@@ -543,6 +648,8 @@ main(int argc, char *argv[])
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR2);	/* upgrade */
+	sigaddset(&mask, SIGCHLD);	/* a newer rpmad that ended */
 	(void) sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -552,6 +659,7 @@ main(int argc, char *argv[])
 		return 1;
 	}
 	rpmad.start_ns = loop_now_ns();
+	upgrade_watch_predecessors();
 	apply_runtime_settings();
 	registry_init();
 	conn_init();
@@ -585,11 +693,18 @@ main(int argc, char *argv[])
 	fdreserve_fill();
 	/* the socket and its directory are rpmad's own files */
 	fsident_root();
-	int lfd = listener_open(&socket_from_systemd);
+	if (inherited >= 0) {
+		socket_from_systemd = passed;
+		lfd = listener_adopt(inherited, passed, inherited_path);
+	} else {
+		lfd = listener_open(&socket_from_systemd);
+	}
 	fsident_restore();
 	if (lfd < 0)
 		return 1;
 	admin_note_socket(socket_from_systemd);
+	upgrade_set_socket(lfd, socket_from_systemd);
+	upgrade_on_handover(handed_over);
 
 	struct signal_watch sw = { .watch = { .fd = sfd, .fn = signal_ready } };
 	sw.watch.arg = &sw;
@@ -605,6 +720,7 @@ main(int argc, char *argv[])
 			(int)getpid());
 	notify_with_status(ready, true);
 	detach_done(ready_fd);
+	upgrade_ready();
 
 	ret = loop_run(rpmad.loop);
 

@@ -26,6 +26,7 @@
 #include "session.h"
 #include "tenant.h"
 #include "transport.h"
+#include "upgrade.h"
 
 /*
  * Room a page leaves for the envelope around its items (response id, the
@@ -187,6 +188,17 @@ fill_status(struct arena *a, Rpmad__AdminReply *r)
 	st->log_suppressed = tt.log_suppressed;
 	st->log_suppressed_remote = remote_log_suppressed();
 	st->evictions = history.evictions;
+	st->draining = upgrade_draining();
+	st->drain_timeout_s = cfg->drain_timeout_s;
+	st->upgrade_pending_pid = (uint32_t)upgrade_pending();
+	pid_t pids[UPGRADE_MAX_PREDECESSORS];
+	size_t npids = upgrade_predecessors(pids, UPGRADE_MAX_PREDECESSORS);
+	st->draining_pids = arena_alloc(a, npids * sizeof(*st->draining_pids));
+	if (st->draining_pids == NULL)
+		return -ENOMEM;
+	for (size_t k = 0; k < npids; k++)
+		st->draining_pids[k] = (uint32_t)pids[k];
+	st->n_draining_pids = npids;
 
 	size_t ndev = 0;
 	for (struct device *d = device_list(); d; d = d->next)
@@ -646,4 +658,30 @@ admin_handle_evict(struct req_ctx *rc)
 		session_destroy(s);
 	} while ((s = session_find_pid(pid)) != NULL);
 	req_ok(rc);
+}
+
+void
+admin_handle_upgrade(struct req_ctx *rc)
+{
+	char by[160], why[256];
+	(void) snprintf(by, sizeof(by), "asked by %s, uid %u", rc->client->name,
+			(unsigned)rc->client->uid);
+	pid_t pid;
+	int ret = upgrade_start(by, &pid, why, sizeof(why));
+	if (ret) {
+		req_fail(rc, RPMA_E_INVAL, -ret, "%s", why);
+		return;
+	}
+	Rpmad__AdminReply *r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		/* started all the same: the log says so */
+		req_ok(rc);
+		return;
+	}
+	rpmad__admin_reply__init(r);
+	r->upgrade_pid = (uint32_t)pid;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY_ADMIN;
+	rc->resp.admin = r;
+	rc->after = free;
+	rc->after_arg = r;
 }

@@ -16,6 +16,8 @@
 
 void admin_handle_query(struct req_ctx *rc);
 void admin_handle_evict(struct req_ctx *rc);
+/* start an upgrade (upgrade.h); answers with the new rpmad's pid */
+void admin_handle_upgrade(struct req_ctx *rc);
 
 /* admin_note_socket -- whether the control socket came from systemd */
 void admin_note_socket(bool activated);

@@ -378,6 +378,48 @@ err:
 	return ret;
 }
 
+int
+listener_adopt(int fd, bool passed, const char *path_given)
+{
+	(void) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (path_given && *path_given)
+		(void) snprintf(rpmad.cfg.socket_path,
+				sizeof(rpmad.cfg.socket_path), "%s",
+				path_given);
+	else
+		learn_path(fd);
+	const char *path = rpmad.cfg.socket_path;
+	if (!passed) {
+		/* the node the older rpmad made is ours to remove at the end */
+		struct stat st;
+		if (open_socket_dir(path) == 0 && fstatat(dir_fd, node_name,
+				&st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				S_ISSOCK(st.st_mode)) {
+			node_dev = st.st_dev;
+			node_ino = st.st_ino;
+			made_here = true;
+		} else {
+			log_warning("the handed-over socket %s is not at its "
+					"path: it is left there at the end",
+					path);
+		}
+	}
+	log_notice("using the control socket %s handed over by the older "
+			"rpmad", path);
+	return fd;
+}
+
+void
+listener_hand_over(int fd)
+{
+	if (fd >= 0)
+		(void) close(fd);
+	made_here = false;
+	if (dir_fd >= 0)
+		(void) close(dir_fd);
+	dir_fd = -1;
+}
+
 void
 listener_close(int fd, bool systemd)
 {

@@ -21,6 +21,18 @@ int listener_open(bool *from_systemd);
  */
 int listener_apply_access(void);
 
+/*
+ * listener_adopt -- the socket an older rpmad handed over (upgrade.h) at
+ * `path`; `passed`: the service manager made it. Returns fd.
+ */
+int listener_adopt(int fd, bool passed, const char *path);
+
+/*
+ * listener_hand_over -- close this rpmad's descriptor of the socket and
+ * leave the node to the rpmad it was handed to
+ */
+void listener_hand_over(int fd);
+
 /* listener_close -- close it; remove the path if rpmad created it */
 void listener_close(int fd, bool from_systemd);
 

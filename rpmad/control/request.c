@@ -53,6 +53,8 @@ handler_for(Rpmad__Request__BodyCase c)
 		[RPMAD__REQUEST__BODY_CONN_DELETE] = { conn_handle_delete, false },
 		[RPMAD__REQUEST__BODY_ADMIN_QUERY] = { admin_handle_query, true },
 		[RPMAD__REQUEST__BODY_ADMIN_EVICT] = { admin_handle_evict, true },
+		[RPMAD__REQUEST__BODY_ADMIN_UPGRADE] = { admin_handle_upgrade,
+			true },
 	};
 	if ((size_t)c >= sizeof(table) / sizeof(table[0]) || table[c].fn == NULL)
 		return NULL;

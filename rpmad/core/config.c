@@ -56,6 +56,7 @@ config_defaults(struct config *cfg)
 	cfg->reply_timeout_ms = 60000;
 	cfg->setup_timeout_ms = 5000;
 	cfg->accept_timeout_ms = 60000;
+	cfg->drain_timeout_s = 3600;
 	cfg->limits.max_connections = 1024;
 	cfg->limits.max_endpoints = 64;
 	cfg->limits.max_pending_requests = 256;
@@ -411,6 +412,10 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 		if (parse_u32(value, &c->setup_timeout_ms) ||
 				c->setup_timeout_ms < 100)
 			goto bad;
+	} else if (strcmp(key, "drain_timeout_s") == 0) {
+		if (parse_u32(value, &c->drain_timeout_s) ||
+				c->drain_timeout_s < 1)
+			goto bad;
 	} else if (strcmp(key, "accept_timeout_ms") == 0) {
 		if (parse_u32(value, &c->accept_timeout_ms) ||
 				c->accept_timeout_ms < 100)
@@ -640,6 +645,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->accept_timeout_ms != n->accept_timeout_ms)
 		note(buf, len, "accept_timeout_ms %u -> %u",
 				o->accept_timeout_ms, n->accept_timeout_ms);
+	if (o->drain_timeout_s != n->drain_timeout_s)
+		note(buf, len, "drain_timeout_s %u -> %u",
+				o->drain_timeout_s, n->drain_timeout_s);
 	describe_limits(&o->limits, &n->limits, buf, len);
 	if (!net_rules_equal(&o->allow_connect, &n->allow_connect))
 		note(buf, len, "allow_connect");

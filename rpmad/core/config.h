@@ -72,6 +72,8 @@ struct config {
 	uint32_t setup_timeout_ms;
 	/* an outgoing request waits this long for the server application */
 	uint32_t accept_timeout_ms;
+	/* after an upgrade, the old rpmad serves its sessions this long */
+	uint32_t drain_timeout_s;
 
 	/* per-user limits (see struct limits) and networks */
 	struct limits limits;

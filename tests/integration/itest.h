@@ -443,6 +443,14 @@ void it_admin_close(struct it_admin *a);
 int it_admin_status(struct it_admin *a, struct it_counts *c);
 
 /*
+ * it_admin_pids -- AdminQuery STATUS: the pid of the rpmad answering, and
+ * the older ones it says still drain (at most max into draining, their
+ * count into *n). 0, or -1 on error.
+ */
+int it_admin_pids(struct it_admin *a, pid_t *pid, pid_t *draining,
+		size_t max, size_t *n);
+
+/*
  * it_admin_client -- AdminQuery CLIENTS, the counts of the session of
  * `pid`. Returns 1 when found, 0 when pid has no session, -1 on error.
  */

@@ -126,6 +126,26 @@ it_admin_status(struct it_admin *a, struct it_counts *c)
 }
 
 int
+it_admin_pids(struct it_admin *a, pid_t *pid, pid_t *draining, size_t max,
+		size_t *n)
+{
+	Rpmad__Response *resp = admin_query(a,
+			RPMAD__ADMIN_QUERY__KIND__STATUS);
+	if (resp == NULL || resp->admin->status == NULL) {
+		if (resp)
+			rpmad__response__free_unpacked(resp, NULL);
+		return -1;
+	}
+	const Rpmad__StatusReply *st = resp->admin->status;
+	*pid = (pid_t)st->pid;
+	*n = 0;
+	for (size_t i = 0; i < st->n_draining_pids && *n < max; i++)
+		draining[(*n)++] = (pid_t)st->draining_pids[i];
+	rpmad__response__free_unpacked(resp, NULL);
+	return 0;
+}
+
+int
 it_admin_ep_pending(struct it_admin *a, const char *port, const char *origin)
 {
 	Rpmad__Response *resp = admin_query(a,

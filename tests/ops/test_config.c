@@ -25,7 +25,7 @@ static const char *const keys[] = {
 	"setup_timeout_ms", "accept_timeout_ms", "file_user", "max_connections",
 	"max_endpoints", "max_registered_bytes", "max_pending_requests",
 	"max_descriptors", "allow_connect", "allow_listen", "allow_users",
-	"allow_groups", "admin_groups", "weight",
+	"allow_groups", "admin_groups", "weight", "drain_timeout_s",
 };
 
 static const char *
