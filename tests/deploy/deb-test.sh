@@ -3,8 +3,13 @@
 # check them with lintian, install them on this machine, start the
 # installed /usr/sbin/rpmad the way rpmad.socket and rpmad.service would,
 # run the README's client/server exchange built with plain `cc ... -lrpma`
-# against the installed library, then purge the packages and check that
-# nothing of them is left.
+# against the installed library, install a newer rpmad package (the same
+# one with a higher version) over the running rpmad while a server
+# application waits on it: its postinst upgrades rpmad in place, the
+# server's session stays in the old rpmad and serves a client afterwards,
+# a new client talks to the new rpmad, and the old one exits after its
+# last client; then purge the packages and check that nothing of them is
+# left.
 #
 # Needs root (dpkg -i) and dpkg-dev, debhelper, lintian; exits 77 (skipped)
 # without them. The packages never stay installed: the EXIT trap purges
@@ -18,6 +23,8 @@ PACKAGES="rpmad librpmaclient1 librpmaclient-dev"
 PORT=${PORT:-7311}
 
 say() { echo "deb-test: $*"; }
+# a process that runs (a zombie, not yet waited for, has ended)
+alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
 fail() { echo "deb-test: FAIL: $*" >&2; exit 1; }
 
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root (dpkg -i)"; exit 77; fi
@@ -175,9 +182,47 @@ wait "$spid" || { cat "$work/server.out"; fail "server exit status"; }
 [ "$(head -c "${#msg}" "$work/pmem.file")" = "$msg" ] || fail "the file does not hold the message"
 cat "$work/client.out"
 
+say "a newer rpmad package over the running rpmad, a server application waiting on it"
+old_pid=${pids[0]}
+setpriv --reuid=65534 --regid=65534 --groups="$rpma_gid" \
+	"$work/pmem-server" 127.0.0.1 "$PORT" "$work/pmem.file" >"$work/server2.out" 2>&1 &
+spid=$!
+pids+=("$spid")
+for _ in $(seq 200); do grep -q listening "$work/server2.out" && break; sleep 0.05; done
+grep -q listening "$work/server2.out" || { cat "$work/server2.out"; fail "server"; }
+version=$(dpkg-deb -f "$work"/rpmad_*.deb Version)
+mkdir "$work/next"
+dpkg-deb -R "$work"/rpmad_*.deb "$work/next/pkg"
+sed -i "s/^Version: .*/Version: $version+next/" "$work/next/pkg/DEBIAN/control"
+dpkg-deb -b "$work/next/pkg" "$work/next/rpmad_next.deb" >/dev/null
+dpkg -i "$work/next/rpmad_next.deb" >"$work/upgrade.log" 2>&1 ||
+	{ cat "$work/upgrade.log"; fail "dpkg -i of the newer rpmad"; }
+cat "$work/upgrade.log"
+[ "$(dpkg-query -W -f='${Version}' rpmad)" = "$version+next" ] || fail "the newer rpmad is not installed"
+/usr/bin/rpmactl status >"$work/status2.txt" || fail "rpmactl status after the upgrade"
+new_pid=$(sed -n 's/^pid: *//p' "$work/status2.txt")
+# the new rpmad is the old one's child, not this shell's: stopped by its pid
+[ -z "$new_pid" ] || pids+=("$new_pid")
+[ -n "$new_pid" ] && [ "$new_pid" != "$old_pid" ] || { cat "$work/status2.txt"; fail "no new rpmad serves the socket"; }
+grep -q "^draining: *pid $old_pid" "$work/status2.txt" || { cat "$work/status2.txt"; fail "the new rpmad does not name the old one"; }
+alive "$old_pid" || fail "the old rpmad (pid $old_pid) did not stay for its client"
+# the waiting server's session is in the old rpmad: it still serves
+msg="written across a package upgrade"
+RPMAD_SOCKET="$work/B.sock" "$work/pmem-client" 127.0.0.1 "$PORT" "$msg" \
+	>"$work/client2.out" 2>&1 || { cat "$work/client2.out"; fail "client after the upgrade"; }
+wait "$spid" || { cat "$work/server2.out"; fail "server exit status after the upgrade"; }
+[ "$(head -c "${#msg}" "$work/pmem.file")" = "$msg" ] || fail "the file does not hold the second message"
+# its last client gone, the old rpmad exits
+for _ in $(seq 200); do alive "$old_pid" || break; sleep 0.05; done
+! alive "$old_pid" || fail "the old rpmad (pid $old_pid) did not exit after its last client"
+
 say "stopping rpmad (SIGTERM) and purging"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+# the upgraded rpmad is no child of this shell: wait for it by its pid
+for p in "${pids[@]}"; do
+	for _ in $(seq 200); do alive "$p" || break; sleep 0.05; done
+done
 pids=()
 # everything the packages own, before they go
 # shellcheck disable=SC2086
