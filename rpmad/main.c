@@ -727,8 +727,11 @@ main(int argc, char *argv[])
 	fsident_root();
 	if (notify_enabled)
 		(void) sd_notify(0, "STOPPING=1\nSTATUS=shutting down");
-	acceptor_stop();
-	listener_close(lfd, socket_from_systemd);
+	/* a draining rpmad stopped accepting and gave its socket up already */
+	if (lfd >= 0) {
+		acceptor_stop();
+		listener_close(lfd, socket_from_systemd);
+	}
 	shutdown_connections();
 	session_destroy_all();
 	offload_fini();

@@ -381,6 +381,12 @@ err:
 int
 listener_adopt(int fd, bool passed, const char *path_given)
 {
+	if (sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+		log_err("the descriptor %d the older rpmad handed over is no "
+				"listening AF_UNIX SOCK_SEQPACKET socket", fd);
+		(void) close(fd);
+		return -EINVAL;
+	}
 	(void) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (path_given && *path_given)
 		(void) snprintf(rpmad.cfg.socket_path,

@@ -23,7 +23,8 @@ int listener_apply_access(void);
 
 /*
  * listener_adopt -- the socket an older rpmad handed over (upgrade.h) at
- * `path`; `passed`: the service manager made it. Returns fd.
+ * `path`; `passed`: the service manager made it. Returns fd, or -EINVAL
+ * when it is no listening SEQPACKET socket (logged; fd closed).
  */
 int listener_adopt(int fd, bool passed, const char *path);
 

@@ -48,7 +48,7 @@ static bool inherited_passed;
 static char inherited_path[sizeof(rpmad.cfg.socket_path)];
 static int ready_fd = -1;
 
-/* an older rpmad still serving its sessions */
+/* an older rpmad still serving its sessions (pid 0: it has exited) */
 struct predecessor {
 	pid_t pid;
 	struct loop_watch watch;	/* its pidfd: readable once it exits */
@@ -148,19 +148,8 @@ predecessor_gone(struct loop_watch *w, uint32_t events)
 			(int)p->pid);
 	loop_del(rpmad.loop, w);
 	(void) close(w->fd);
-	size_t i = (size_t)(p - preds);
-	/* moved down: the watches of those after it follow them */
-	for (size_t j = i; j + 1 < n_preds; j++) {
-		if (preds[j + 1].watch.fd >= 0)
-			loop_del(rpmad.loop, &preds[j + 1].watch);
-		preds[j] = preds[j + 1];
-		preds[j].watch.arg = &preds[j];
-		if (preds[j].watch.fd >= 0 &&
-				loop_add(rpmad.loop, &preds[j].watch, EPOLLIN))
-			log_warning("upgrade: cannot watch pid %d",
-					(int)preds[j].pid);
-	}
-	n_preds--;
+	w->fd = -1;
+	p->pid = 0;
 }
 
 void
@@ -181,13 +170,15 @@ upgrade_watch_predecessors(void)
 	}
 	n_preds = kept;
 	for (size_t i = 0; i < n_preds; i++) {
-		if (loop_add(rpmad.loop, &preds[i].watch, EPOLLIN))
+		if (loop_add(rpmad.loop, &preds[i].watch, EPOLLIN)) {
+			/* named all the same, while this rpmad runs */
 			log_warning("upgrade: cannot watch pid %d",
 					(int)preds[i].pid);
-		else
+		} else {
 			log_notice("upgrade: the older rpmad (pid %d) serves "
 					"its sessions until they end",
 					(int)preds[i].pid);
+		}
 	}
 }
 
@@ -195,8 +186,9 @@ size_t
 upgrade_predecessors(pid_t *out, size_t max)
 {
 	size_t n = 0;
-	for (; n < n_preds && n < max; n++)
-		out[n] = preds[n].pid;
+	for (size_t i = 0; i < n_preds && n < max; i++)
+		if (preds[i].pid)
+			out[n++] = preds[i].pid;
 	return n;
 }
 
@@ -308,8 +300,9 @@ predecessors_value(char *buf, size_t len)
 {
 	int off = snprintf(buf, len, "%d", (int)getpid());
 	for (size_t i = 0; i < n_preds && off > 0 && (size_t)off < len; i++)
-		off += snprintf(buf + off, len - (size_t)off, ",%d",
-				(int)preds[i].pid);
+		if (preds[i].pid)
+			off += snprintf(buf + off, len - (size_t)off, ",%d",
+					(int)preds[i].pid);
 }
 
 /* In the child: the exec, or _exit. Nothing here may return. */
