@@ -45,7 +45,7 @@ expect() {
 	[ "$got" = "$want" ] || fail "completing '$*': got '$got', want '$want'"
 }
 
-expect "clients connections endpoints evict metrics mrs stats status" rpmactl ""
+expect "clients connections endpoints evict metrics mrs stats status upgrade" rpmactl ""
 expect "stats status" rpmactl st
 expect "metrics mrs" rpmactl --json m
 expect "--json" rpmactl --j
