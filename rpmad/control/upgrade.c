@@ -305,29 +305,131 @@ predecessors_value(char *buf, size_t len)
 					(int)preds[i].pid);
 }
 
-/* In the child: the exec, or _exit. Nothing here may return. */
+/* room for "WATCHDOG_PID=" and a pid, filled in by the child */
+#define WATCHDOG_PID_SIZE 32
+
+/*
+ * The new rpmad's environment: this one's but for what it hands over,
+ * which is added (and WATCHDOG_PID, left for the child to fill in, when
+ * the service manager watches). Made before the fork: rpmad has threads
+ * (core/offload.c), so the child may only call what is async-signal-safe.
+ * NULL when out of memory; free with env_free().
+ */
+struct new_env {
+	char **envp;
+	size_t n;
+	char *watchdog;		/* its WATCHDOG_PID= entry, or NULL */
+};
+
 static void
-exec_new(int lfd, int ready_w, const char *preds_value)
+env_free(struct new_env *e)
 {
-	char num[16];
+	for (size_t i = 0; e->envp && i < e->n; i++)
+		free(e->envp[i]);
+	free(e->envp);
+	e->envp = NULL;
+}
+
+static bool
+env_ours(const char *entry)
+{
+	static const char *const names[] = { ENV_FD, ENV_SOCKET, ENV_PATH,
+		ENV_READY, ENV_PREDECESSORS, "WATCHDOG_PID" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t len = strlen(names[i]);
+		if (strncmp(entry, names[i], len) == 0 && entry[len] == '=')
+			return true;
+	}
+	return false;
+}
+
+static int
+env_add(struct new_env *e, const char *name, const char *value)
+{
+	char *entry;
+	if (asprintf(&entry, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	e->envp[e->n++] = entry;
+	return 0;
+}
+
+static int
+env_make(struct new_env *e, int lfd, int ready_w)
+{
+	extern char **environ;
+	size_t count = 0;
+	while (environ[count])
+		count++;
+	memset(e, 0, sizeof(*e));
+	e->envp = calloc(count + 8, sizeof(*e->envp));
+	if (e->envp == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		if (env_ours(environ[i]))
+			continue;
+		e->envp[e->n] = strdup(environ[i]);
+		if (e->envp[e->n] == NULL)
+			goto nomem;
+		e->n++;
+	}
+	char num[16], preds_value[UPGRADE_MAX_PREDECESSORS * 12 + 16];
+	predecessors_value(preds_value, sizeof(preds_value));
+	(void) snprintf(num, sizeof(num), "%d", lfd);
+	if (env_add(e, ENV_FD, num))
+		goto nomem;
+	(void) snprintf(num, sizeof(num), "%d", ready_w);
+	if (env_add(e, ENV_READY, num) ||
+			env_add(e, ENV_SOCKET, own_passed ? "passed" : "made") ||
+			env_add(e, ENV_PATH, rpmad.cfg.socket_path) ||
+			env_add(e, ENV_PREDECESSORS, preds_value))
+		goto nomem;
+	/* the service manager's watchdog follows the main process */
+	if (getenv("WATCHDOG_USEC")) {
+		e->watchdog = calloc(1, WATCHDOG_PID_SIZE);
+		if (e->watchdog == NULL)
+			goto nomem;
+		e->envp[e->n++] = e->watchdog;
+	}
+	return 0;
+nomem:
+	env_free(e);
+	return -ENOMEM;
+}
+
+/* "WATCHDOG_PID=<pid>" into buf, with nothing but stores (in the child) */
+static void
+watchdog_entry(char *buf, pid_t pid)
+{
+	static const char name[] = "WATCHDOG_PID=";
+	size_t n = sizeof(name) - 1;
+	memcpy(buf, name, n);
+	char digits[12];
+	size_t d = 0;
+	do {
+		digits[d++] = (char)('0' + pid % 10);
+		pid /= 10;
+	} while (pid > 0 && d < sizeof(digits));
+	while (d > 0)
+		buf[n++] = digits[--d];
+	buf[n] = '\0';
+}
+
+/*
+ * In the child: the exec, or _exit. Nothing here may return, and only
+ * async-signal-safe calls are made (another thread may have held a lock
+ * at the fork).
+ */
+static void
+exec_new(int lfd, int ready_w, struct new_env *e)
+{
 	/* the two descriptors cross the exec; everything else is CLOEXEC */
 	if (fcntl(lfd, F_SETFD, 0) || fcntl(ready_w, F_SETFD, 0))
 		_exit(126);
-	(void) snprintf(num, sizeof(num), "%d", lfd);
-	(void) setenv(ENV_FD, num, 1);
-	(void) snprintf(num, sizeof(num), "%d", ready_w);
-	(void) setenv(ENV_READY, num, 1);
-	(void) setenv(ENV_SOCKET, own_passed ? "passed" : "made", 1);
-	(void) setenv(ENV_PATH, rpmad.cfg.socket_path, 1);
-	(void) setenv(ENV_PREDECESSORS, preds_value, 1);
-	/* the service manager's watchdog follows the main process */
-	if (getenv("WATCHDOG_USEC")) {
-		(void) snprintf(num, sizeof(num), "%d", (int)getpid());
-		(void) setenv("WATCHDOG_PID", num, 1);
-	}
-	execv(exe_path, exe_argv);
-	(void) dprintf(STDERR_FILENO, "rpmad: upgrade: cannot run %s: %s\n",
-			exe_path, strerror(errno));
+	if (e->watchdog)
+		watchdog_entry(e->watchdog, getpid());
+	execve(exe_path, exe_argv, e->envp);
+	static const char msg[] = "rpmad: upgrade: cannot run the binary\n";
+	(void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(127);
 }
 
@@ -364,21 +466,28 @@ upgrade_start(const char *by, pid_t *pid, char *why, size_t len)
 		(void) snprintf(why, len, "pipe: %s", strerror(e));
 		return -e;
 	}
-	char preds_value[UPGRADE_MAX_PREDECESSORS * 12 + 16];
-	predecessors_value(preds_value, sizeof(preds_value));
+	struct new_env env;
+	if (env_make(&env, own_lfd, p[1])) {
+		(void) close(p[0]);
+		(void) close(p[1]);
+		(void) snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
 	/* the exec is judged with root's file-system identity, not file_user's */
 	fsident_root();
 	pid_t c = fork();
 	fsident_restore();
 	if (c < 0) {
 		int e = errno;
+		env_free(&env);
 		(void) close(p[0]);
 		(void) close(p[1]);
 		(void) snprintf(why, len, "fork: %s", strerror(e));
 		return -e;
 	}
 	if (c == 0)
-		exec_new(own_lfd, p[1], preds_value);
+		exec_new(own_lfd, p[1], &env);
+	env_free(&env);
 	(void) close(p[1]);
 	child = c;
 	child_ready.fd = p[0];

@@ -36,6 +36,11 @@
 #define CHUNK 4096
 /* how long the stream must go on after an upgrade */
 #define AFTER_MS 500
+/*
+ * how long an old rpmad may take to exit once its last session ended (its
+ * RDMA devices' teardown is slow in the emulated VM)
+ */
+#define EXIT_MS IT_ROLE_MS
 
 enum cmd { CMD_ASK, CMD_STOP };
 
@@ -282,7 +287,7 @@ stream_through_upgrades(int ndaemons)
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	/* their last sessions ended: the old ones exit */
 	for (int i = 0; i < nolds; i++)
-		exits(olds[i], IT_WAIT_MS);
+		exits(olds[i], EXIT_MS);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 
@@ -361,10 +366,10 @@ START_TEST(test_drain_deadline_and_second_upgrade)
 	/* a second upgrade while the first old one drains: named still */
 	pid_t second = upgrade(env.srv, first);
 	/* the second old one holds no session: it goes at once */
-	exits(second, IT_WAIT_MS);
+	exits(second, EXIT_MS);
 	/* the first holds its clients until the deadline */
 	ck_assert_int_eq(kill(first, 0), 0);
-	exits(first, DEADLINE_S * 1000 + IT_WAIT_MS);
+	exits(first, DEADLINE_S * 1000 + EXIT_MS);
 	ck_assert_msg(it_now_ms() - t0 >= DEADLINE_S * 1000 - 100, "the old "
 			"rpmad left before its deadline");
 	ck_assert_msg(it_group_hear(&g, TAG_LOST, 1) == 0, "%s", it_report());
