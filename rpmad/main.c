@@ -683,6 +683,12 @@ main(int argc, char *argv[])
 	else
 		fsident_drop(rpmad.cfg.file_user);
 	/*
+	 * The thread for long work (persists) is made after that: a thread
+	 * has its own file-system identity and capabilities, and it works on
+	 * clients' files too
+	 */
+	offload_init(rpmad.loop);
+	/*
 	 * The mount table rpmad keeps open to judge clients' files, and the
 	 * descriptors held back for administrators, before anyone can
 	 * connect: from then on rpmad's count of descriptors is what it keeps

@@ -21,7 +21,6 @@
 #include "device.h"
 #include "ep.h"
 #include "fairq.h"
-#include "offload.h"
 #include "log.h"
 #include "peer.h"
 #include "qp.h"
@@ -1105,7 +1104,6 @@ conn_init(void)
 	next_qp_num = (registry_random32() & 0xffff) << 8;
 	/* the arbiter after the poller: work taken is served in that pass */
 	fairq_init(rpmad.loop);
-	offload_init(rpmad.loop);
 	loop_poller_add(rpmad.loop, &conn_poller);
 }
 
