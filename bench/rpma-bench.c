@@ -226,7 +226,10 @@ file_buf(void)
 		exit(1);
 	}
 	(void) memset(p, 0, FILE_SIZE);	/* its blocks allocated */
-	(void) close(fd);
+	/*
+	 * fd stays open: an unprivileged process's unlinked file reaches
+	 * rpmad by a descriptor it holds (librpmaclient(7))
+	 */
 	return p;
 }
 
@@ -1235,6 +1238,8 @@ static int n_nb_rows;
 /* The users of the weighted writers, and their weights in rpmad.conf. */
 #define WEIGHT_UID_HEAVY 61003
 #define WEIGHT_UID_LIGHT 61001
+/* the neighbour's user: another tenant than the victim (the bench's) */
+#define NEIGHBOUR_UID 61002
 
 static void
 run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
@@ -1243,7 +1248,8 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 	for (int nb = NB_WRITER; nb <= NB_PERSISTER; nb++) {
 		if (opt.rows && strstr(nb_names[nb], opt.rows) == NULL)
 			continue;
-		struct nb_proc p = { (enum neighbour)nb, WAIT_BLOCK, 0 };
+		struct nb_proc p = { (enum neighbour)nb, WAIT_BLOCK,
+				NEIGHBOUR_UID };
 		struct result r;
 		nb_run(ds, dc, &p, 1, &r);
 		alone_mbps[nb] = r.mbps;
@@ -1270,7 +1276,8 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 				continue;
 			}
 			struct nb_proc procs[2] = { v,
-				{ (enum neighbour)nb, WAIT_BLOCK, 0 } };
+				{ (enum neighbour)nb, WAIT_BLOCK,
+					NEIGHBOUR_UID } };
 			struct result r[2];
 			nb_run(ds, dc, procs, 2, r);
 			row->victim = r[0];
@@ -1572,6 +1579,16 @@ main(int argc, char *argv[])
 	 * the sockets in here, and have their weights
 	 */
 	(void) chmod(dir, 0711);
+	if (opt.only == NULL || fair_only) {
+		/* the persister's file: the neighbour's user writes it */
+		(void) snprintf(file_dir, sizeof(file_dir), "%s/nb", dir);
+		if (mkdir(file_dir, 0700) || chown(file_dir, NEIGHBOUR_UID,
+				NEIGHBOUR_UID)) {
+			perror(file_dir);
+			(void) rmdir(dir);
+			return 1;
+		}
+	}
 	if (!opt.no_weights)
 		bench_conf_sections = "[user 61003]\nweight = 3\n"
 			"[user 61001]\nweight = 1\n";
@@ -1583,7 +1600,6 @@ main(int argc, char *argv[])
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
 	if (opt.only == NULL || strcmp(opt.only, "fair") == 0) {
-		(void) snprintf(file_dir, sizeof(file_dir), "%s", dir);
 		run_neighbours("two rpmads", &a, &b);
 		run_neighbours("one rpmad", &a, &a);
 	}
@@ -1603,6 +1619,8 @@ main(int argc, char *argv[])
 	}
 	daemon_stop(&a);
 	daemon_stop(&b);
+	if (file_dir[0])
+		(void) rmdir(file_dir);
 	if (fair_only) {
 		(void) rmdir(dir);
 		print_neighbours();

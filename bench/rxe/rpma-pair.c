@@ -7,6 +7,7 @@
  *
  *   rpma-pair server ADDR PORT
  *   rpma-pair client ADDR PORT [--wait spin|block] [--iters N]
+ *                    [--role all|victim|writer] [--seconds S]
  *
  * The client measures, and prints one line each ("NAME VALUE UNIT"):
  *   write_flush_lat_us   8 B write + persistent flush, p50
@@ -17,6 +18,11 @@
  *                        answers each message, as an RPC server does
  * `spin` polls rpma_cq_get_wc (as most librpma programs do), `block` waits
  * in rpma_cq_wait; the server waits the way it is told too.
+ *
+ * For two tenants sharing the NIC (bench-rxe.sh runs them side by side),
+ * a client of one role measures for S seconds (default 3) instead:
+ *   victim: victim_p50_us, victim_p99_us   8 B write + flush, one at a time
+ *   writer: writer_mbs                     1 MiB writes, 16 in flight
  */
 
 #include <stdint.h>
@@ -271,8 +277,73 @@ lat_pingpong(struct client *c, uint8_t *mem, int iters)
 	return p50;
 }
 
+/* 8 B write + flush, one at a time, for `seconds`: p50 and p99 */
+static void
+victim(struct client *c, double seconds)
+{
+	size_t cap = 1u << 16, n = 0;
+	double *t = malloc(sizeof(double) * cap);
+	double end = now_us() + seconds * 1e6;
+	while (t != NULL && now_us() < end) {
+		double t0 = now_us();
+		CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
+				RPMA_F_COMPLETION_ON_ERROR, NULL));
+		CHECK(rpma_flush(c->conn, c->rmr, 0, 8, c->flush,
+				RPMA_F_COMPLETION_ALWAYS, NULL));
+		take_wc(c->cq);
+		if (n == cap) {
+			cap *= 2;
+			double *more = realloc(t, sizeof(double) * cap);
+			if (more == NULL)
+				exit(1);
+			t = more;
+		}
+		t[n++] = now_us() - t0;
+	}
+	if (t == NULL || n == 0)
+		exit(1);
+	qsort(t, n, sizeof(*t), cmp);
+	(void) printf("victim_p50_us %.1f us\n", t[n / 2]);
+	(void) printf("victim_p99_us %.1f us\n", t[n * 99 / 100]);
+	free(t);
+}
+
+/* 1 MiB writes, QD16, for `seconds`: MB/s */
+static void
+writer(struct client *c, double seconds)
+{
+	double t0 = now_us(), end = t0 + seconds * 1e6;
+	long posted = 0, done = 0;
+	while (now_us() < end || done < posted) {
+		while (now_us() < end && posted - done < QD) {
+			size_t off = (size_t)(posted % QD) * MIB;
+			CHECK(rpma_write(c->conn, c->rmr, off, c->mr, off, MIB,
+					RPMA_F_COMPLETION_ALWAYS, NULL));
+			posted++;
+		}
+		take_wc(c->cq);
+		done++;
+	}
+	(void) printf("writer_mbs %.0f MB/s\n", (double)done * MIB /
+			(now_us() - t0));
+}
+
+/* The server's echo ends on MSG_STOP: a role that sends nothing else. */
+static void
+say_stop(struct client *c, uint8_t *mem)
+{
+	uint64_t v = MSG_STOP;
+	memcpy(mem + MSG_SEND_OFF, &v, sizeof(v));
+	CHECK(rpma_send(c->conn, c->mr, MSG_SEND_OFF, MSG_LEN,
+			RPMA_F_COMPLETION_ALWAYS, NULL));
+	take_wc(c->cq);
+}
+
+enum role { ROLE_ALL, ROLE_VICTIM, ROLE_WRITER };
+
 static int
-client(const char *addr, const char *port, int iters)
+client(const char *addr, const char *port, int iters, enum role role,
+		double seconds)
 {
 	struct ibv_context *dev;
 	CHECK(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE,
@@ -317,15 +388,23 @@ client(const char *addr, const char *port, int iters)
 	CHECK(rpma_conn_get_cq(c.conn, &c.cq));
 
 	(void) lat_write_flush(&c, iters / 10 + 1);	/* warm-up */
-	(void) printf("write_flush_lat_us %.1f us\n", lat_write_flush(&c,
-			iters));
-	(void) printf("read_lat_us %.1f us\n", lat_read(&c, iters));
-	(void) printf("write_bw_qd1_mbs %.0f MB/s\n", bw_write(&c, 1,
-			iters / 10 + 16));
-	(void) printf("write_bw_qd16_mbs %.0f MB/s\n", bw_write(&c, QD,
-			iters / 5 + 32));
-	(void) printf("pingpong_rt_us %.1f us\n", lat_pingpong(&c,
-			(uint8_t *)mem, iters));
+	if (role == ROLE_ALL) {
+		(void) printf("write_flush_lat_us %.1f us\n",
+				lat_write_flush(&c, iters));
+		(void) printf("read_lat_us %.1f us\n", lat_read(&c, iters));
+		(void) printf("write_bw_qd1_mbs %.0f MB/s\n", bw_write(&c, 1,
+				iters / 10 + 16));
+		(void) printf("write_bw_qd16_mbs %.0f MB/s\n", bw_write(&c,
+				QD, iters / 5 + 32));
+		(void) printf("pingpong_rt_us %.1f us\n", lat_pingpong(&c,
+				(uint8_t *)mem, iters));
+	} else {
+		if (role == ROLE_VICTIM)
+			victim(&c, seconds);
+		else
+			writer(&c, seconds);
+		say_stop(&c, (uint8_t *)mem);
+	}
 	(void) fflush(stdout);
 
 	CHECK(rpma_conn_disconnect(c.conn));
@@ -345,19 +424,30 @@ main(int argc, char *argv[])
 {
 	if (argc < 4) {
 		(void) fprintf(stderr, "usage: %s server|client ADDR PORT "
-				"[--wait spin|block] [--iters N]\n", argv[0]);
+				"[--wait spin|block] [--iters N] [--role "
+				"all|victim|writer] [--seconds S]\n", argv[0]);
 		return 2;
 	}
 	int iters = 2000;
+	enum role role = ROLE_ALL;
+	double seconds = 3;
 	for (int i = 4; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--wait") == 0)
 			spin = strcmp(argv[i + 1], "block") != 0;
 		else if (strcmp(argv[i], "--iters") == 0)
 			iters = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--role") == 0)
+			role = strcmp(argv[i + 1], "victim") == 0 ? ROLE_VICTIM :
+				strcmp(argv[i + 1], "writer") == 0 ?
+				ROLE_WRITER : ROLE_ALL;
+		else if (strcmp(argv[i], "--seconds") == 0)
+			seconds = atof(argv[i + 1]);
 	}
 	if (iters < 10)
 		iters = 10;
+	if (seconds <= 0)
+		seconds = 3;
 	if (strcmp(argv[1], "server") == 0)
 		return server(argv[2], argv[3]);
-	return client(argv[2], argv[3], iters);
+	return client(argv[2], argv[3], iters, role, seconds);
 }

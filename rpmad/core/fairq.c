@@ -10,9 +10,18 @@
 #include "loop.h"
 
 static struct loop *fq_loop;		/* fairq_init's */
-static struct fairq_tenant *active;	/* tenants with work, next first */
+/*
+ * Tenants with work, next first: those that joined since their last turn
+ * (had nothing queued, as a latency-bound tenant between its operations)
+ * in the order they came, then the rest
+ */
+static struct fairq_tenant *active;
+static struct fairq_tenant *last_joined;	/* of that first part, or NULL */
 static unsigned n_active;
 static uint64_t active_weight;
+static uint64_t round_no = 1;	/* rounds begun, and one (0: never joined) */
+static bool in_round;
+static unsigned round_extra;	/* turns joiners added to the round running */
 static struct fairq_tenant rpmad_tenant = { .weight = FAIRQ_WEIGHT_DEFAULT };
 
 static uint32_t
@@ -39,6 +48,13 @@ fairq_tenant_set_weight(struct fairq_tenant *t, uint32_t weight)
 		active_weight += t->weight;
 }
 
+/*
+ * A tenant that had no work goes before those that have had work all
+ * along, as a sparse flow does in FQ-CoDel: its next operation waits for
+ * the slice running, not for a slice of everyone. Once per round: one
+ * that leaves and joins again in the same round (two tenants waking each
+ * other, say) goes to the end, so a round still reaches everyone.
+ */
 static void
 tenant_join(struct fairq_tenant *t)
 {
@@ -46,9 +62,30 @@ tenant_join(struct fairq_tenant *t)
 		return;
 	t->active = true;
 	t->deficit = 0;
-	DL_APPEND(active, t);
 	n_active++;
 	active_weight += t->weight;
+	if (t->joined_round == round_no) {
+		DL_APPEND(active, t);
+		return;
+	}
+	t->joined_round = round_no;
+	if (last_joined)
+		DL_APPEND_ELEM(active, last_joined, t);
+	else
+		DL_PREPEND(active, t);
+	last_joined = t;
+	if (in_round)
+		round_extra++;	/* served in this round, before the rest */
+}
+
+/* t leaves the list: the first part loses its end if t was it */
+static void
+list_delete(struct fairq_tenant *t)
+{
+	if (t == last_joined)
+		last_joined = t == active ? NULL : t->prev;
+	DL_DELETE(active, t);
+	t->prev = t->next = NULL;
 }
 
 /* Off the arbiter's list: credit is not saved up while idle. */
@@ -59,8 +96,7 @@ tenant_leave(struct fairq_tenant *t)
 		return;
 	t->active = false;
 	t->deficit = 0;
-	DL_DELETE(active, t);
-	t->prev = t->next = NULL;
+	list_delete(t);
 	n_active--;
 	active_weight -= t->weight;
 }
@@ -164,13 +200,21 @@ int
 fairq_round(void)
 {
 	int turns = 0;
-	/* those that join meanwhile wait for the next round */
-	for (unsigned n = n_active; n > 0 && active; n--) {
+	round_no++;
+	in_round = true;
+	/*
+	 * those on the list now; of those that join meanwhile, the first
+	 * time in this round ones too, the others in the next round
+	 */
+	unsigned n = n_active;
+	while (n > 0 && active) {
+		n--;
 		struct fairq_tenant *t = active;
 		/* off the list while served: its flows' wakes keep it on */
-		DL_DELETE(active, t);
-		t->prev = NULL;
+		list_delete(t);
 		turns += serve(t);
+		n += round_extra;
+		round_extra = 0;
 		if (t->flows == NULL) {
 			t->active = false;
 			t->deficit = 0;
@@ -182,6 +226,8 @@ fairq_round(void)
 			t->use.waits++;
 		DL_APPEND(active, t);
 	}
+	in_round = false;
+	round_extra = 0;
 	return turns;
 }
 

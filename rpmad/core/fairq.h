@@ -44,6 +44,7 @@ struct fairq_tenant {
 	int64_t deficit;		/* credit left this round */
 	struct fairq_flow *flows;	/* those with work, next to run first */
 	bool active;			/* on the arbiter's list */
+	uint64_t joined_round;		/* when it last went first (fairq.c) */
 	struct fairq_tenant *prev, *next;
 	struct fairq_use use;
 };

@@ -37,6 +37,7 @@ struct job {
 	size_t left;		/* SIZE_MAX: endless */
 	size_t moved;
 	bool cancel_in_turn;	/* its object goes away in its next turn */
+	struct job *wakes;	/* one it gives 8 bytes of work in its turns */
 };
 
 static size_t
@@ -55,6 +56,10 @@ job_turn(struct fairq_flow *f, size_t budget, bool *more)
 	if (j->left == 0) {
 		events[n_events++] = (char)(j->name - 'a' + 'A');
 		ops = 1;
+	}
+	if (j->wakes) {
+		j->wakes->left += 8;
+		fairq_wake(&j->wakes->flow);
 	}
 	if (j->cancel_in_turn) {
 		/* as a connection that ended in its turn: never touched again */
@@ -191,10 +196,87 @@ START_TEST(test_no_credit_while_idle)
 	fairq_wake(&b.flow);
 	for (int i = 0; i < 4; i++)
 		(void) fairq_round();
-	ck_assert_str_eq(events, "ababababB");
+	/* b had nothing: it goes first (test_joiner_first), then takes turns */
+	ck_assert_str_eq(events, "babababBa");
 	fairq_cancel(&a.flow);
 	fairq_tenant_fini(&t1);
 	fairq_tenant_fini(&t2);
+}
+END_TEST
+
+/*
+ * A tenant that joins (a small operation of one that had nothing queued)
+ * goes before those with work all along: it waits for no slice of theirs
+ * that has not begun. Tenants that join at once go in the order they came.
+ */
+START_TEST(test_joiner_first)
+{
+	struct fairq_tenant t1, t2, t3, t4;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	fairq_tenant_init(&t3, 0);
+	fairq_tenant_init(&t4, 0);
+	struct job a, b, c, d;
+	job_init(&a, 'a', SIZE_MAX, &t1);
+	job_init(&b, 'b', SIZE_MAX, &t2);
+	fairq_wake(&a.flow);
+	fairq_wake(&b.flow);
+	for (int i = 0; i < 3; i++)
+		(void) fairq_round();
+	job_init(&c, 'c', 8, &t3);
+	job_init(&d, 'd', 8, &t4);
+	fairq_wake(&c.flow);
+	fairq_wake(&d.flow);
+	(void) fairq_round();
+	job_init(&c, 'c', 8, &t3);
+	fairq_wake(&c.flow);
+	(void) fairq_round();
+	ck_assert_str_eq(events, "abababcCdDabcCab");
+	fairq_cancel(&a.flow);
+	fairq_cancel(&b.flow);
+	ck_assert(!fairq_busy());
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t2);
+	fairq_tenant_fini(&t3);
+	fairq_tenant_fini(&t4);
+}
+END_TEST
+
+/*
+ * Going first is once a round: two tenants that wake each other's work in
+ * their turns (a client and its server on one rpmad) cannot keep a third
+ * from its turn in every round.
+ */
+START_TEST(test_joining_cannot_starve)
+{
+	struct fairq_tenant t1, t2, t3;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	fairq_tenant_init(&t3, 0);
+	struct job x, y, z;
+	job_init(&x, 'x', 8, &t1);
+	job_init(&y, 'y', 0, &t2);
+	job_init(&z, 'z', SIZE_MAX, &t3);
+	x.wakes = &y;
+	y.wakes = &x;
+	fairq_wake(&z.flow);
+	fairq_wake(&x.flow);
+	for (int round = 0; round < 50; round++) {
+		size_t z_before = z.moved, n_before = n_events;
+		(void) fairq_round();
+		ck_assert_uint_eq(z.moved - z_before, FAIRQ_SLICE);
+		/* x and y: each at most twice first in a round, and once last */
+		ck_assert_uint_le(n_events - n_before, 1 + 3 * 2);
+	}
+	/* the first rounds: z; x, y, x (first twice, then last) ... */
+	ck_assert_int_eq(strncmp(events, "zxXyYxXzyYxXyYzx", 16), 0);
+	fairq_cancel(&x.flow);
+	fairq_cancel(&y.flow);
+	fairq_cancel(&z.flow);
+	ck_assert(!fairq_busy());
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t2);
+	fairq_tenant_fini(&t3);
 }
 END_TEST
 
@@ -247,6 +329,8 @@ fairq_suite(void)
 	tcase_add_test(tc, test_flows_of_a_tenant_alternate);
 	tcase_add_test(tc, test_weights);
 	tcase_add_test(tc, test_no_credit_while_idle);
+	tcase_add_test(tc, test_joiner_first);
+	tcase_add_test(tc, test_joining_cannot_starve);
 	tcase_add_test(tc, test_gone_cancelled_moved);
 	suite_add_tcase(s, tc);
 	return s;
