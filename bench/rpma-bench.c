@@ -1140,7 +1140,13 @@ nb_spawn(const struct nb_proc *p, int i, struct daemon *ds,
 	(void) close(stop[1]);
 	opt.wait = p->wait;
 	opt.port += 97 * i;
-	if (p->uid && (setgid(p->uid) || setuid(p->uid))) {
+	/*
+	 * changing uid made the process non-dumpable, whose registrations
+	 * take the moved-pages path (librpmaclient(7)): dumpable again, as a
+	 * process its user starts is
+	 */
+	if (p->uid && (setgid(p->uid) || setuid(p->uid) ||
+			prctl(PR_SET_DUMPABLE, 1))) {
 		perror("rpma-bench: setuid");
 		_exit(1);
 	}

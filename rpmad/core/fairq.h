@@ -12,7 +12,9 @@
  * packet. Each round a tenant with work earns weight * FAIRQ_SLICE bytes
  * of credit; an operation of one tenant so waits for at most weight
  * slices of each other tenant's work, and under contention tenants' bytes
- * follow their weights.
+ * follow their weights. A tenant that had no work goes first in the next
+ * round (once a round): a latency-bound tenant's operation waits for the
+ * slice running, not for a slice of everyone.
  */
 
 #ifndef RPMAD_FAIRQ_H
