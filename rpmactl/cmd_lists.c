@@ -152,6 +152,8 @@ json_user(struct json *j, const Rpmad__ClientInfo *c)
 	json_key(j, "data_path");
 	json_object_begin(j);
 	json_kv_u64(j, "weight", l->weight);
+	json_kv_u64(j, "max_bandwidth", l->max_bandwidth);
+	json_kv_u64(j, "throttled", u->data_throttled);
 	json_kv_u64(j, "bytes", u->data_bytes);
 	json_kv_u64(j, "ops", u->data_ops);
 	json_kv_u64(j, "all_users_bytes", u->data_all_bytes);
@@ -186,7 +188,8 @@ static const struct table_column user_cols[] = {
 	{ "UID", true }, { "USER", false }, { "CLIENTS", true },
 	{ "CONNECTIONS", true }, { "ENDPOINTS", true }, { "REQUESTS", true },
 	{ "DESCRIPTORS", true }, { "REGISTERED", true }, { "REFUSED", true },
-	{ "WEIGHT", true }, { "DATA", true }, { "OPS", true },
+	{ "WEIGHT", true }, { "CAP", true }, { "DATA", true },
+	{ "OPS", true },
 	{ "SHARE", true },
 };
 
@@ -226,6 +229,12 @@ print_users(FILE *out)
 				r->use.refused_connect +
 				r->use.refused_listen));
 		bad |= table_cell(t, "%u", r->lim.weight);
+		if (r->lim.max_bandwidth)
+			bad |= table_cell(t, "%s/s", format_bytes(
+					r->lim.max_bandwidth, buf,
+					sizeof(buf)));
+		else
+			bad |= table_cell(t, "-");
 		bad |= table_cell(t, "%s", format_bytes(r->use.data_bytes,
 				buf, sizeof(buf)));
 		bad |= table_cell(t, "%llu",

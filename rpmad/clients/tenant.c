@@ -154,6 +154,7 @@ tenant_fairq(const struct client *c)
 	struct limits l;
 	tenant_limits(c, &l);
 	fairq_tenant_set_weight(&c->tenant->fq, l.weight);
+	fairq_tenant_set_rate(&c->tenant->fq, l.max_bandwidth);
 	return &c->tenant->fq;
 }
 
@@ -282,6 +283,8 @@ tenant_limits(const struct client *who, struct limits *out)
 			out->max_registered_bytes = l->max_registered_bytes;
 		if (sec->limits_set & LIMIT_SET_WEIGHT)
 			out->weight = l->weight;
+		if (sec->limits_set & LIMIT_SET_BANDWIDTH)
+			out->max_bandwidth = l->max_bandwidth;
 	}
 }
 

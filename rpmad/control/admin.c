@@ -375,6 +375,7 @@ user_limits_msg(struct arena *a, const struct client *who)
 	m->max_registered_bytes = l.max_registered_bytes == LIMIT_MEMLOCK ?
 		who->memlock : l.max_registered_bytes;
 	m->weight = l.weight;
+	m->max_bandwidth = l.max_bandwidth;
 	return m;
 }
 
@@ -403,6 +404,7 @@ user_use_msg(struct arena *a, const struct client *who)
 	tenant_data_use(who, &d);
 	m->data_bytes = d.use.bytes;
 	m->data_ops = d.use.ops;
+	m->data_throttled = d.use.throttled;
 	m->data_all_bytes = d.all_bytes;
 	return m;
 }

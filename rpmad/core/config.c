@@ -233,6 +233,9 @@ apply_limit(struct limits *l, const char *key, const char *value)
 		return parse_u32(value, &l->weight) || l->weight == 0 ||
 			l->weight > FAIRQ_WEIGHT_MAX ? -EINVAL :
 			LIMIT_SET_WEIGHT;
+	if (strcmp(key, "max_bandwidth") == 0)
+		return parse_u64(value, UINT64_MAX - 1, &l->max_bandwidth) ?
+			-EINVAL : LIMIT_SET_BANDWIDTH;
 	return 0;
 }
 
@@ -573,6 +576,10 @@ describe_limits(const struct limits *o, const struct limits *n, char *buf,
 	if (o->weight != n->weight)
 		note(buf, len, "weight %u -> %u", o->weight, n->weight);
 	char a[32], b[32];
+	if (o->max_bandwidth != n->max_bandwidth)
+		note(buf, len, "max_bandwidth %s -> %s",
+				bytes_text(o->max_bandwidth, a, sizeof(a)),
+				bytes_text(n->max_bandwidth, b, sizeof(b)));
 	if (o->max_registered_bytes != n->max_registered_bytes)
 		note(buf, len, "max_registered_bytes %s -> %s",
 				bytes_text(o->max_registered_bytes, a,

@@ -34,6 +34,8 @@ struct limits {
 	uint64_t max_registered_bytes;	/* or LIMIT_MEMLOCK */
 	/* not a limit: the user's share of the data path (fairq.h) */
 	uint32_t weight;		/* 1..FAIRQ_WEIGHT_MAX */
+	/* bytes a second its connections may move through rpmad */
+	uint64_t max_bandwidth;
 };
 
 /* which fields of a section's limits it sets */
@@ -44,6 +46,7 @@ enum {
 	LIMIT_SET_DESCRIPTORS = 1 << 3,
 	LIMIT_SET_BYTES = 1 << 4,
 	LIMIT_SET_WEIGHT = 1 << 5,
+	LIMIT_SET_BANDWIDTH = 1 << 6,
 };
 
 /* A [user NAME] or [group NAME] section: overrides for its members. */

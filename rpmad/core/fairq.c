@@ -17,7 +17,8 @@ static struct loop *fq_loop;		/* fairq_init's */
  */
 static struct fairq_tenant *active;
 static struct fairq_tenant *last_joined;	/* of that first part, or NULL */
-static unsigned n_active;
+static unsigned n_active;	/* waiting for their caps included */
+static unsigned n_waiting;
 static uint64_t active_weight;
 static uint64_t round_no = 1;	/* rounds begun, and one (0: never joined) */
 static bool in_round;
@@ -32,10 +33,14 @@ valid_weight(uint32_t weight)
 	return weight > FAIRQ_WEIGHT_MAX ? FAIRQ_WEIGHT_MAX : weight;
 }
 
+static loop_timer_fn cap_timer_fired;
+
 void
 fairq_tenant_init(struct fairq_tenant *t, uint32_t weight)
 {
 	*t = (struct fairq_tenant){ .weight = valid_weight(weight) };
+	t->cap.timer.fn = cap_timer_fired;
+	t->cap.timer.arg = t;
 }
 
 void
@@ -96,9 +101,103 @@ tenant_leave(struct fairq_tenant *t)
 		return;
 	t->active = false;
 	t->deficit = 0;
-	list_delete(t);
+	if (t->cap.waiting) {
+		/* not on the list: its timer was to put it back */
+		t->cap.waiting = false;
+		n_waiting--;
+		if (fq_loop)
+			loop_timer_cancel(fq_loop, &t->cap.timer);
+	} else {
+		list_delete(t);
+	}
 	n_active--;
 	active_weight -= t->weight;
+}
+
+static uint64_t
+cap_burst(const struct fairq_cap *c)
+{
+	uint64_t burst = c->rate / (1000 / FAIRQ_BURST_MS);
+	return burst > FAIRQ_SLICE ? burst : FAIRQ_SLICE;
+}
+
+/* tokens for the time since they were last added, up to a burst */
+static void
+cap_fill(struct fairq_cap *c, uint64_t now)
+{
+	uint64_t dt = now - c->filled_ns;
+	c->filled_ns = now;
+	uint64_t burst = cap_burst(c);
+	/* dt * rate in 128 bits: a day of a terabyte a second still fits */
+	unsigned __int128 add = (unsigned __int128)dt * c->rate / 1000000000u;
+	if (add >= burst || c->tokens + (int64_t)add > (int64_t)burst)
+		c->tokens = (int64_t)burst;
+	else
+		c->tokens += (int64_t)add;
+}
+
+void
+fairq_tenant_set_rate(struct fairq_tenant *t, uint64_t rate)
+{
+	struct fairq_cap *c = &t->cap;
+	/* at most what one tenant could ever be charged in a second */
+	if (rate > (uint64_t)INT64_MAX / 1024)
+		rate = (uint64_t)INT64_MAX / 1024;
+	if (rate == c->rate)
+		return;
+	if (c->rate == 0) {
+		/* a new cap starts with a full bucket */
+		c->rate = rate;
+		c->tokens = (int64_t)cap_burst(c);
+		c->filled_ns = loop_now_ns();
+		return;
+	}
+	cap_fill(c, loop_now_ns());
+	c->rate = rate;	/* 0: a waiting tenant goes on at its timer */
+}
+
+/*
+ * Whether t may have its turn now; if not it sits out, off the list,
+ * until its bucket holds a slice again (its timer puts it back).
+ */
+static bool
+cap_allows(struct fairq_tenant *t)
+{
+	struct fairq_cap *c = &t->cap;
+	if (c->rate == 0)
+		return true;
+	cap_fill(c, loop_now_ns());
+	if (c->tokens > 0)
+		return true;
+	uint64_t short_by = (uint64_t)(-c->tokens) + FAIRQ_SLICE;
+	uint64_t in_ns = (uint64_t)((unsigned __int128)short_by *
+			1000000000u / c->rate);
+	c->waiting = true;
+	n_waiting++;
+	t->use.throttled++;
+	if (fq_loop)
+		loop_timer_arm(fq_loop, &c->timer, in_ns ? in_ns : 1);
+	return false;
+}
+
+static void
+cap_timer_fired(struct loop_timer *timer)
+{
+	struct fairq_tenant *t = timer->arg;
+	t->cap.waiting = false;
+	n_waiting--;
+	if (t->flows == NULL) {
+		/* its work went meanwhile: it leaves as any idle tenant */
+		t->active = false;
+		t->deficit = 0;
+		n_active--;
+		active_weight -= t->weight;
+		return;
+	}
+	/* after the others: it had its share of this moment */
+	DL_APPEND(active, t);
+	if (fq_loop)
+		loop_kick(fq_loop);
 }
 
 void
@@ -186,6 +285,8 @@ serve(struct fairq_tenant *t)
 		size_t cost = f->run(f, FAIRQ_SLICE, &more);
 		/* f may be gone unless it has more: only then touched again */
 		t->deficit -= cost ? (int64_t)cost : 1;
+		if (t->cap.rate)
+			t->cap.tokens -= (int64_t)cost;
 		t->use.slices++;
 		turns++;
 		if (more && !f->queued) {
@@ -206,12 +307,14 @@ fairq_round(void)
 	 * those on the list now; of those that join meanwhile, the first
 	 * time in this round ones too, the others in the next round
 	 */
-	unsigned n = n_active;
+	unsigned n = n_active - n_waiting;
 	while (n > 0 && active) {
 		n--;
 		struct fairq_tenant *t = active;
 		/* off the list while served: its flows' wakes keep it on */
 		list_delete(t);
+		if (!cap_allows(t))
+			continue;	/* its timer puts it back */
 		turns += serve(t);
 		n += round_extra;
 		round_extra = 0;

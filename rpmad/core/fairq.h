@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
+
 /* the most a flow does at a time */
 #define FAIRQ_SLICE (64u << 10)
 /* what an operation costs besides its bytes (a frame, a completion) */
@@ -37,6 +39,22 @@ struct fairq_use {
 	uint64_t ops;		/* operations finished */
 	uint64_t slices;	/* turns its flows had */
 	uint64_t waits;		/* rounds it had work and no credit left */
+	uint64_t throttled;	/* times it waited for its bandwidth cap */
+};
+
+/*
+ * A bandwidth cap: a token bucket of bytes (charged as the arbiter charges
+ * them), filled at `rate` bytes a second up to FAIRQ_BURST_MS of it (at
+ * least a slice). A tenant whose bucket is empty sits out, off the list,
+ * until a timer says it has a slice's worth again.
+ */
+#define FAIRQ_BURST_MS 20u
+struct fairq_cap {
+	uint64_t rate;			/* bytes a second; 0: none */
+	int64_t tokens;			/* bytes it may move now */
+	uint64_t filled_ns;		/* when tokens were last added */
+	bool waiting;			/* off the list until the timer */
+	struct loop_timer timer;
 };
 
 struct fairq_flow;
@@ -49,6 +67,7 @@ struct fairq_tenant {
 	uint64_t joined_round;		/* when it last went first (fairq.c) */
 	struct fairq_tenant *prev, *next;
 	struct fairq_use use;
+	struct fairq_cap cap;
 };
 
 /*
@@ -72,6 +91,11 @@ struct fairq_flow {
 void fairq_tenant_init(struct fairq_tenant *t, uint32_t weight);
 /* fairq_tenant_set_weight -- from the next round on (0: the default) */
 void fairq_tenant_set_weight(struct fairq_tenant *t, uint32_t weight);
+/*
+ * fairq_tenant_set_rate -- its bandwidth cap in bytes a second (0: none),
+ * from now on
+ */
+void fairq_tenant_set_rate(struct fairq_tenant *t, uint64_t rate);
 /* fairq_tenant_fini -- it goes: none of its flows may be queued */
 void fairq_tenant_fini(struct fairq_tenant *t);
 /* fairq_rpmad -- the tenant of work no client owns yet (set-up frames) */

@@ -13,6 +13,8 @@
  * connection has completed by then can be looked at without a race. No
  * time is measured: the big write is 64 MiB, a thousand slices, and must
  * not have completed; nor the flush, which waits for the disk.
+ *
+ * And a user's max_bandwidth holds (test_bandwidth_cap).
  */
 
 #include <check.h>
@@ -174,6 +176,58 @@ client(const struct it_env *env, void *arg)
 	return 0;
 }
 
+/*
+ * A user capped at CAP_RATE (rpmad.conf max_bandwidth) moves its 64 MiB
+ * write no faster than the cap allows, alone on its rpmads: a lower bound
+ * of time, which a loaded machine only makes easier to meet. The small
+ * write and the server's check of every byte are the pair's as above.
+ */
+#define CAP_RATE_TEXT "16M"
+#define CAP_RATE (16u << 20)
+
+static int
+capped_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(REG_LEN);
+	it_fill(buf, BIG_LEN, SEED_BIG);
+	it_fill(buf + SMALL_OFF, 8, SEED_SMALL);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_conn *big = it_connect(peer, env, NULL, NULL);
+	struct rpma_conn *small = it_connect_to(peer, env->port, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_cq *big_cq = NULL, *small_cq = NULL;
+	IT_OK(rpma_conn_get_cq(big, &big_cq));
+	IT_OK(rpma_conn_get_cq(small, &small_cq));
+
+	uint64_t t0 = it_now_ms();
+	IT_OK(rpma_write(big, rmr, 0, mr, 0, BIG_LEN,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
+	IT_OK(rpma_write(small, rmr, SMALL_OFF, mr, SMALL_OFF, 8,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0x51));
+	struct ibv_wc wc;
+	it_wc_ok(small, small_cq, 0x51, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(big, big_cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
+	uint64_t took = it_now_ms() - t0;
+	/* a burst of 20 ms of the rate passes at once, the rest at the rate */
+	uint64_t least = (uint64_t)(BIG_LEN - CAP_RATE / 50) * 1000 / CAP_RATE;
+	IT_ASSERT_MSG(took >= least - least / 10, "64 MiB in %llu ms: faster "
+			"than max_bandwidth = " CAP_RATE_TEXT " allows (%llu ms)",
+			(unsigned long long)took, (unsigned long long)least);
+	it_close(&big);
+	it_close(&small);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
 /* over RDMA the NIC arbitrates, and flushes: rpmad's turns are tcp's */
 #define TCP_ONLY() do { \
 	if (!it_transport_is("tcp")) \
@@ -196,6 +250,19 @@ START_TEST(test_small_beside_a_persist)
 }
 END_TEST
 
+START_TEST(test_bandwidth_cap)
+{
+	TCP_ONLY();
+	enum big big_op = BIG_WRITE;
+	struct it_env env;
+	ck_assert_int_eq(it_env_start_cfg(&env, _i + 1, "max_bandwidth = "
+			CAP_RATE_TEXT "\n"), 0);
+	ck_assert_msg(it_run_pair(&env, server, capped_client, &big_op) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 static Suite *
 fair_suite(void)
 {
@@ -204,6 +271,7 @@ fair_suite(void)
 	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
 	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
 	tcase_add_loop_test(tc, test_small_beside_a_persist, 0, 2);
+	tcase_add_loop_test(tc, test_bandwidth_cap, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -25,7 +25,8 @@ static const char *const keys[] = {
 	"setup_timeout_ms", "accept_timeout_ms", "file_user", "max_connections",
 	"max_endpoints", "max_registered_bytes", "max_pending_requests",
 	"max_descriptors", "allow_connect", "allow_listen", "allow_users",
-	"allow_groups", "admin_groups", "weight", "drain_timeout_s",
+	"allow_groups", "admin_groups", "weight", "max_bandwidth",
+	"drain_timeout_s",
 };
 
 static const char *
@@ -158,21 +159,23 @@ START_TEST(test_check_config)
 
 	/* weights: 1 to 100, for everyone and in sections */
 	const char *weights = tmp_file("weights.conf", "weight = 2\n"
-			"[user 4242]\nweight = 100\n"
-			"[group 4242]\nweight = 1\n");
+			"max_bandwidth = 1G\n"
+			"[user 4242]\nweight = 100\nmax_bandwidth = 0\n"
+			"[group 4242]\nweight = 1\nmax_bandwidth = 512M\n");
 	char *args5[] = { "--check-config", "--config", (char *)weights,
 		NULL };
 	run_rpmad(&r, args5);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	run_free(&r);
 	const char *heavy = tmp_file("heavy.conf", "weight = 0\n"
-			"[user 4242]\nweight = 101\n");
+			"[user 4242]\nweight = 101\nmax_bandwidth = fast\n");
 	char *args6[] = { "--check-config", "--config", (char *)heavy, NULL };
 	run_rpmad(&r, args6);
 	ck_assert_int_eq(r.status, 78);
 	ck_assert_msg(strstr(r.err, ":1: bad value '0' for weight") &&
-			strstr(r.err, ":3: bad value '101' for weight"), "%s",
-			r.err);
+			strstr(r.err, ":3: bad value '101' for weight") &&
+			strstr(r.err, ":4: bad value 'fast' for "
+				"max_bandwidth"), "%s", r.err);
 	run_free(&r);
 
 	/* the default file: on a host without one, say that defaults apply */

@@ -25,6 +25,34 @@ loop_kick(struct loop *loop)
 	(void) loop;
 }
 
+/* a clock the tests move, and the one timer a capped tenant arms */
+static uint64_t fake_now;
+static struct loop_timer *armed;
+
+uint64_t
+loop_now_ns(void)
+{
+	return fake_now;
+}
+
+void
+loop_timer_arm(struct loop *loop, struct loop_timer *t, uint64_t in_ns)
+{
+	(void) loop;
+	t->deadline_ns = fake_now + in_ns;
+	t->armed = true;
+	armed = t;
+}
+
+void
+loop_timer_cancel(struct loop *loop, struct loop_timer *t)
+{
+	(void) loop;
+	t->armed = false;
+	if (armed == t)
+		armed = NULL;
+}
+
 /* What happened, in order: which flow had a turn, and when one finished. */
 #define LOG_MAX 4096
 static char events[LOG_MAX];
@@ -281,6 +309,92 @@ START_TEST(test_joining_cannot_starve)
 END_TEST
 
 /*
+ * A tenant capped at 20 slices a second moves that much in a second of
+ * rounds (plus its first burst), whatever is idle; it sits out between,
+ * and the uncapped one has its turn in every round. A timer that fires
+ * when its work went meanwhile lets it leave; a fini while it waits
+ * cancels the timer; a cap of 0 lifts the cap.
+ */
+START_TEST(test_bandwidth_cap)
+{
+	static char fake_loop;	/* only passed through */
+	fairq_init((struct loop *)&fake_loop);
+	fake_now = 1000000000u;
+	struct fairq_tenant capped, free_t;
+	fairq_tenant_init(&capped, 0);
+	fairq_tenant_init(&free_t, 0);
+	const uint64_t rate = 20u * FAIRQ_SLICE;
+	fairq_tenant_set_rate(&capped, rate);
+	struct job c, f;
+	job_init(&c, 'c', SIZE_MAX, &capped);
+	job_init(&f, 'f', SIZE_MAX, &free_t);
+	fairq_wake(&c.flow);
+	fairq_wake(&f.flow);
+	for (int ms = 0; ms < 1000; ms++) {
+		size_t f_before = f.moved;
+		(void) fairq_round();
+		ck_assert_uint_eq(f.moved - f_before, FAIRQ_SLICE);
+		fake_now += 1000000u;
+		if (armed && armed->deadline_ns <= fake_now) {
+			struct loop_timer *t = armed;
+			armed = NULL;
+			t->armed = false;
+			t->fn(t);
+		}
+	}
+	/* a second's rate and the first burst (a slice here), no more */
+	ck_assert_uint_ge(c.moved, rate - FAIRQ_SLICE);
+	ck_assert_uint_le(c.moved, rate + 2 * FAIRQ_SLICE);
+	ck_assert_uint_ge(capped.use.throttled, 5);
+	/* alone, it is held to its cap all the same */
+	fairq_cancel(&f.flow);
+	c.moved = 0;
+	for (int ms = 0; ms < 1000; ms++) {
+		(void) fairq_round();
+		fake_now += 1000000u;
+		if (armed && armed->deadline_ns <= fake_now) {
+			struct loop_timer *t = armed;
+			armed = NULL;
+			t->armed = false;
+			t->fn(t);
+		}
+	}
+	ck_assert_uint_ge(c.moved, rate - 2 * FAIRQ_SLICE);
+	ck_assert_uint_le(c.moved, rate + 2 * FAIRQ_SLICE);
+	/* waiting with its work gone, the timer lets it leave */
+	while (armed == NULL)
+		(void) fairq_round();
+	fairq_cancel(&c.flow);
+	ck_assert(!fairq_busy());
+	struct loop_timer *t = armed;
+	armed = NULL;
+	t->fn(t);
+	ck_assert(!capped.active);
+	ck_assert_uint_eq(fairq_active_weight(), 0);
+	/* waiting when it goes: its timer is cancelled */
+	fairq_wake(&c.flow);
+	while (armed == NULL)
+		(void) fairq_round();
+	fairq_cancel(&c.flow);
+	fairq_tenant_fini(&capped);
+	ck_assert_ptr_null(armed);
+	ck_assert_uint_eq(fairq_active_weight(), 0);
+	/* no cap: no sitting out */
+	fairq_tenant_init(&capped, 0);
+	fairq_tenant_set_rate(&capped, rate);
+	fairq_tenant_set_rate(&capped, 0);
+	job_init(&c, 'c', 100u * FAIRQ_SLICE, &capped);
+	fairq_wake(&c.flow);
+	for (int i = 0; i < 100; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(c.moved, 100u * FAIRQ_SLICE);
+	ck_assert_ptr_null(armed);
+	fairq_tenant_fini(&capped);
+	fairq_tenant_fini(&free_t);
+}
+END_TEST
+
+/*
  * A flow whose object goes away in its turn is never touched again; one
  * cancelled or moved to another tenant while queued leaves its queue.
  */
@@ -331,6 +445,7 @@ fairq_suite(void)
 	tcase_add_test(tc, test_no_credit_while_idle);
 	tcase_add_test(tc, test_joiner_first);
 	tcase_add_test(tc, test_joining_cannot_starve);
+	tcase_add_test(tc, test_bandwidth_cap);
 	tcase_add_test(tc, test_gone_cancelled_moved);
 	suite_add_tcase(s, tc);
 	return s;
