@@ -153,7 +153,13 @@ fairq_tenant_set_rate(struct fairq_tenant *t, uint64_t rate)
 		return;
 	}
 	cap_fill(c, loop_now_ns());
-	c->rate = rate;	/* 0: a waiting tenant goes on at its timer */
+	c->rate = rate;
+	if (rate == 0 && c->waiting) {
+		/* uncapped: no reason to wait for the timer */
+		if (fq_loop)
+			loop_timer_cancel(fq_loop, &c->timer);
+		cap_timer_fired(&c->timer);
+	}
 }
 
 /*

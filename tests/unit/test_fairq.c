@@ -379,6 +379,19 @@ START_TEST(test_bandwidth_cap)
 	fairq_tenant_fini(&capped);
 	ck_assert_ptr_null(armed);
 	ck_assert_uint_eq(fairq_active_weight(), 0);
+	/* a cap lifted while it waits: back at once */
+	fairq_tenant_init(&capped, 0);
+	fairq_tenant_set_rate(&capped, rate);
+	job_init(&c, 'c', SIZE_MAX, &capped);
+	fairq_wake(&c.flow);
+	while (armed == NULL)
+		(void) fairq_round();
+	ck_assert(!fairq_busy());
+	fairq_tenant_set_rate(&capped, 0);
+	ck_assert_ptr_null(armed);
+	ck_assert(fairq_busy());
+	fairq_cancel(&c.flow);
+	fairq_tenant_fini(&capped);
 	/* no cap: no sitting out */
 	fairq_tenant_init(&capped, 0);
 	fairq_tenant_set_rate(&capped, rate);
