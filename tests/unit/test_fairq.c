@@ -308,6 +308,19 @@ START_TEST(test_joining_cannot_starve)
 }
 END_TEST
 
+/* The clock a millisecond on, and the armed timer fired if it is due. */
+static void
+advance_1ms(void)
+{
+	fake_now += 1000000u;
+	if (armed && armed->deadline_ns <= fake_now) {
+		struct loop_timer *t = armed;
+		armed = NULL;
+		t->armed = false;
+		t->fn(t);
+	}
+}
+
 /*
  * A tenant capped at 20 slices a second moves that much in a second of
  * rounds (plus its first burst), whatever is idle; it sits out between,
@@ -334,13 +347,7 @@ START_TEST(test_bandwidth_cap)
 		size_t f_before = f.moved;
 		(void) fairq_round();
 		ck_assert_uint_eq(f.moved - f_before, FAIRQ_SLICE);
-		fake_now += 1000000u;
-		if (armed && armed->deadline_ns <= fake_now) {
-			struct loop_timer *t = armed;
-			armed = NULL;
-			t->armed = false;
-			t->fn(t);
-		}
+		advance_1ms();
 	}
 	/* a second's rate and the first burst (a slice here), no more */
 	ck_assert_uint_ge(c.moved, rate - FAIRQ_SLICE);
@@ -351,13 +358,7 @@ START_TEST(test_bandwidth_cap)
 	c.moved = 0;
 	for (int ms = 0; ms < 1000; ms++) {
 		(void) fairq_round();
-		fake_now += 1000000u;
-		if (armed && armed->deadline_ns <= fake_now) {
-			struct loop_timer *t = armed;
-			armed = NULL;
-			t->armed = false;
-			t->fn(t);
-		}
+		advance_1ms();
 	}
 	ck_assert_uint_ge(c.moved, rate - 2 * FAIRQ_SLICE);
 	ck_assert_uint_le(c.moved, rate + 2 * FAIRQ_SLICE);
