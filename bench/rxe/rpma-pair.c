@@ -196,19 +196,25 @@ struct client {
 	enum rpma_flush_type flush;
 };
 
+/* One 8 B write + flush: how long it took, in us */
+static double
+write_flush(struct client *c)
+{
+	double t0 = now_us();
+	CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
+			RPMA_F_COMPLETION_ON_ERROR, NULL));
+	CHECK(rpma_flush(c->conn, c->rmr, 0, 8, c->flush,
+			RPMA_F_COMPLETION_ALWAYS, NULL));
+	take_wc(c->cq);
+	return now_us() - t0;
+}
+
 static double
 lat_write_flush(struct client *c, int iters)
 {
 	double *t = malloc(sizeof(double) * (size_t)iters);
-	for (int i = 0; i < iters; i++) {
-		double t0 = now_us();
-		CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
-				RPMA_F_COMPLETION_ON_ERROR, NULL));
-		CHECK(rpma_flush(c->conn, c->rmr, 0, 8, c->flush,
-				RPMA_F_COMPLETION_ALWAYS, NULL));
-		take_wc(c->cq);
-		t[i] = now_us() - t0;
-	}
+	for (int i = 0; i < iters; i++)
+		t[i] = write_flush(c);
 	qsort(t, (size_t)iters, sizeof(*t), cmp);
 	double p50 = t[iters / 2];
 	free(t);
@@ -285,12 +291,7 @@ victim(struct client *c, double seconds)
 	double *t = malloc(sizeof(double) * cap);
 	double end = now_us() + seconds * 1e6;
 	while (t != NULL && now_us() < end) {
-		double t0 = now_us();
-		CHECK(rpma_write(c->conn, c->rmr, 0, c->mr, 0, 8,
-				RPMA_F_COMPLETION_ON_ERROR, NULL));
-		CHECK(rpma_flush(c->conn, c->rmr, 0, 8, c->flush,
-				RPMA_F_COMPLETION_ALWAYS, NULL));
-		take_wc(c->cq);
+		double took = write_flush(c);
 		if (n == cap) {
 			cap *= 2;
 			double *more = realloc(t, sizeof(double) * cap);
@@ -298,7 +299,7 @@ victim(struct client *c, double seconds)
 				exit(1);
 			t = more;
 		}
-		t[n++] = now_us() - t0;
+		t[n++] = took;
 	}
 	if (t == NULL || n == 0)
 		exit(1);

@@ -93,14 +93,22 @@ list_delete(struct fairq_tenant *t)
 	t->prev = t->next = NULL;
 }
 
-/* Off the arbiter's list: credit is not saved up while idle. */
+/* It has no work: it counts no more, and saves up no credit. */
+static void
+tenant_off(struct fairq_tenant *t)
+{
+	t->active = false;
+	t->deficit = 0;
+	n_active--;
+	active_weight -= t->weight;
+}
+
+/* Off the arbiter's list (or its cap's wait). */
 static void
 tenant_leave(struct fairq_tenant *t)
 {
 	if (!t->active)
 		return;
-	t->active = false;
-	t->deficit = 0;
 	if (t->cap.waiting) {
 		/* not on the list: its timer was to put it back */
 		t->cap.waiting = false;
@@ -110,8 +118,7 @@ tenant_leave(struct fairq_tenant *t)
 	} else {
 		list_delete(t);
 	}
-	n_active--;
-	active_weight -= t->weight;
+	tenant_off(t);
 }
 
 static uint64_t
@@ -194,10 +201,7 @@ cap_timer_fired(struct loop_timer *timer)
 	n_waiting--;
 	if (t->flows == NULL) {
 		/* its work went meanwhile: it leaves as any idle tenant */
-		t->active = false;
-		t->deficit = 0;
-		n_active--;
-		active_weight -= t->weight;
+		tenant_off(t);
 		return;
 	}
 	/* after the others: it had its share of this moment */
@@ -325,10 +329,7 @@ fairq_round(void)
 		n += round_extra;
 		round_extra = 0;
 		if (t->flows == NULL) {
-			t->active = false;
-			t->deficit = 0;
-			n_active--;
-			active_weight -= t->weight;
+			tenant_off(t);
 			continue;
 		}
 		if (t->deficit <= 0)

@@ -109,30 +109,62 @@ freeze(pid_t pid)
 	}
 }
 
+/* The client's side of the pair: its memory and the two connections. */
+struct pair {
+	struct rpma_peer *peer;
+	uint8_t *buf;
+	struct rpma_mr_local *mr;
+	struct rpma_conn *big, *small;
+	struct rpma_cq *big_cq, *small_cq;
+	struct rpma_mr_remote *rmr;
+};
+
+static void
+pair_open(const struct it_env *env, struct pair *p)
+{
+	p->peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	p->buf = it_alloc(REG_LEN);
+	it_fill(p->buf, BIG_LEN, SEED_BIG);
+	it_fill(p->buf + SMALL_OFF, 8, SEED_SMALL);
+	p->mr = NULL;
+	IT_OK(rpma_mr_reg(p->peer, p->buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC,
+			&p->mr));
+	p->big = it_connect(p->peer, env, NULL, NULL);
+	p->small = it_connect_to(p->peer, env->port, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	p->rmr = it_desc_mr(&desc);
+	struct rpma_peer_cfg *pcfg = NULL;
+	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
+	IT_OK(rpma_conn_apply_remote_peer_cfg(p->big, pcfg));
+	IT_OK(rpma_peer_cfg_delete(&pcfg));
+	p->big_cq = p->small_cq = NULL;
+	IT_OK(rpma_conn_get_cq(p->big, &p->big_cq));
+	IT_OK(rpma_conn_get_cq(p->small, &p->small_cq));
+}
+
+static void
+pair_close(struct pair *p)
+{
+	it_close(&p->big);
+	it_close(&p->small);
+	IT_OK(rpma_mr_remote_delete(&p->rmr));
+	IT_OK(rpma_mr_dereg(&p->mr));
+	IT_OK(rpma_peer_delete(&p->peer));
+	free(p->buf);
+}
+
 static int
 client(const struct it_env *env, void *arg)
 {
 	enum big big_op = *(const enum big *)arg;
 	pid_t rpmad = env->cli->pid;
-	struct rpma_peer *peer = it_peer(IT_ADDR,
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	uint8_t *buf = it_alloc(REG_LEN);
-	it_fill(buf, BIG_LEN, SEED_BIG);
-	it_fill(buf + SMALL_OFF, 8, SEED_SMALL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
-	struct rpma_conn *big = it_connect(peer, env, NULL, NULL);
-	struct rpma_conn *small = it_connect_to(peer, env->port, NULL, NULL);
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_peer_cfg *pcfg = NULL;
-	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
-	IT_OK(rpma_conn_apply_remote_peer_cfg(big, pcfg));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	struct rpma_cq *big_cq = NULL, *small_cq = NULL;
-	IT_OK(rpma_conn_get_cq(big, &big_cq));
-	IT_OK(rpma_conn_get_cq(small, &small_cq));
+	struct pair p;
+	pair_open(env, &p);
+	struct rpma_conn *big = p.big, *small = p.small;
+	struct rpma_cq *big_cq = p.big_cq, *small_cq = p.small_cq;
+	struct rpma_mr_local *mr = p.mr;
+	struct rpma_mr_remote *rmr = p.rmr;
 
 	/* both queued before rpmad takes either: the big one first */
 	freeze(rpmad);
@@ -167,12 +199,7 @@ client(const struct it_env *env, void *arg)
 
 	it_wc_ok(big, big_cq, 0xb1, big_op == BIG_PERSIST ? IBV_WC_RDMA_READ :
 			IBV_WC_RDMA_WRITE, &wc);
-	it_close(&big);
-	it_close(&small);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	pair_close(&p);
 	return 0;
 }
 
@@ -189,42 +216,23 @@ static int
 capped_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	struct rpma_peer *peer = it_peer(IT_ADDR,
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	uint8_t *buf = it_alloc(REG_LEN);
-	it_fill(buf, BIG_LEN, SEED_BIG);
-	it_fill(buf + SMALL_OFF, 8, SEED_SMALL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
-	struct rpma_conn *big = it_connect(peer, env, NULL, NULL);
-	struct rpma_conn *small = it_connect_to(peer, env->port, NULL, NULL);
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_cq *big_cq = NULL, *small_cq = NULL;
-	IT_OK(rpma_conn_get_cq(big, &big_cq));
-	IT_OK(rpma_conn_get_cq(small, &small_cq));
-
+	struct pair p;
+	pair_open(env, &p);
 	uint64_t t0 = it_now_ms();
-	IT_OK(rpma_write(big, rmr, 0, mr, 0, BIG_LEN,
+	IT_OK(rpma_write(p.big, p.rmr, 0, p.mr, 0, BIG_LEN,
 			RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
-	IT_OK(rpma_write(small, rmr, SMALL_OFF, mr, SMALL_OFF, 8,
+	IT_OK(rpma_write(p.small, p.rmr, SMALL_OFF, p.mr, SMALL_OFF, 8,
 			RPMA_F_COMPLETION_ALWAYS, (void *)0x51));
 	struct ibv_wc wc;
-	it_wc_ok(small, small_cq, 0x51, IBV_WC_RDMA_WRITE, &wc);
-	it_wc_ok(big, big_cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(p.small, p.small_cq, 0x51, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(p.big, p.big_cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
 	uint64_t took = it_now_ms() - t0;
 	/* a burst of 20 ms of the rate passes at once, the rest at the rate */
 	uint64_t least = (uint64_t)(BIG_LEN - CAP_RATE / 50) * 1000 / CAP_RATE;
 	IT_ASSERT_MSG(took >= least - least / 10, "64 MiB in %llu ms: faster "
 			"than max_bandwidth = " CAP_RATE_TEXT " allows (%llu ms)",
 			(unsigned long long)took, (unsigned long long)least);
-	it_close(&big);
-	it_close(&small);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	pair_close(&p);
 	return 0;
 }
 
