@@ -25,6 +25,7 @@
  *   writer: writer_mbs                     1 MiB writes, 16 in flight
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,23 +239,30 @@ lat_read(struct client *c, int iters)
 	return p50;
 }
 
-/* 1 MiB writes, `qd` in flight, each signaled; MB/s */
+/*
+ * 1 MiB writes, `qd` in flight, each signaled: `total` of them, or (total
+ * 0) as many as `seconds` allow; MB/s
+ */
 static double
-bw_write(struct client *c, int qd, int total)
+bw_write(struct client *c, int qd, long total, double seconds)
 {
-	double t0 = now_us();
-	int posted = 0, done = 0;
-	while (done < total) {
-		while (posted < total && posted - done < qd) {
+	double t0 = now_us(), end = t0 + seconds * 1e6;
+	long posted = 0, done = 0;
+	for (;;) {
+		bool more = total ? posted < total : now_us() < end;
+		if (!more && done == posted)
+			break;
+		while (more && posted - done < qd) {
 			size_t off = (size_t)(posted % QD) * MIB;
 			CHECK(rpma_write(c->conn, c->rmr, off, c->mr, off, MIB,
 					RPMA_F_COMPLETION_ALWAYS, NULL));
 			posted++;
+			more = total ? posted < total : now_us() < end;
 		}
 		take_wc(c->cq);
 		done++;
 	}
-	return (double)total * MIB / (now_us() - t0);
+	return (double)done * MIB / (now_us() - t0);
 }
 
 /* 8 B round trips: our message, the server's answer; p50 */
@@ -307,26 +315,6 @@ victim(struct client *c, double seconds)
 	(void) printf("victim_p50_us %.1f us\n", t[n / 2]);
 	(void) printf("victim_p99_us %.1f us\n", t[n * 99 / 100]);
 	free(t);
-}
-
-/* 1 MiB writes, QD16, for `seconds`: MB/s */
-static void
-writer(struct client *c, double seconds)
-{
-	double t0 = now_us(), end = t0 + seconds * 1e6;
-	long posted = 0, done = 0;
-	while (now_us() < end || done < posted) {
-		while (now_us() < end && posted - done < QD) {
-			size_t off = (size_t)(posted % QD) * MIB;
-			CHECK(rpma_write(c->conn, c->rmr, off, c->mr, off, MIB,
-					RPMA_F_COMPLETION_ALWAYS, NULL));
-			posted++;
-		}
-		take_wc(c->cq);
-		done++;
-	}
-	(void) printf("writer_mbs %.0f MB/s\n", (double)done * MIB /
-			(now_us() - t0));
 }
 
 /* The server's echo ends on MSG_STOP: a role that sends nothing else. */
@@ -394,16 +382,17 @@ client(const char *addr, const char *port, int iters, enum role role,
 				lat_write_flush(&c, iters));
 		(void) printf("read_lat_us %.1f us\n", lat_read(&c, iters));
 		(void) printf("write_bw_qd1_mbs %.0f MB/s\n", bw_write(&c, 1,
-				iters / 10 + 16));
+				iters / 10 + 16, 0));
 		(void) printf("write_bw_qd16_mbs %.0f MB/s\n", bw_write(&c,
-				QD, iters / 5 + 32));
+				QD, iters / 5 + 32, 0));
 		(void) printf("pingpong_rt_us %.1f us\n", lat_pingpong(&c,
 				(uint8_t *)mem, iters));
 	} else {
 		if (role == ROLE_VICTIM)
 			victim(&c, seconds);
 		else
-			writer(&c, seconds);
+			(void) printf("writer_mbs %.0f MB/s\n", bw_write(&c,
+					QD, 0, seconds));
 		say_stop(&c, (uint8_t *)mem);
 	}
 	(void) fflush(stdout);
