@@ -63,16 +63,23 @@ start_rpmad A; start_rpmad B
 
 # R[kind-wait-name] holds one value per round, space-separated
 declare -A R
+start_server() { # start_server KIND WAIT PORT OUT: on rpmad A, until it listens ($server)
+	RPMAD_SOCKET=$W/A.sock "$BIN/${1}_pair" server $A "$3" --wait "$2" \
+		> "$4.server" 2>&1 &
+	server=$!
+	pids+=($server)
+	for _ in $(seq 200); do grep -q listening "$4.server" && break; sleep 0.05; done
+}
+collect() { # collect KEY OUT: the client's "NAME VALUE UNIT" lines into R
+	while read -r name value _; do R[$1-$name]+="$value "; done < "$2.client"
+}
 pair() { # pair KIND(native|brokered) WAIT PORT ROUND
-	local kind=$1 wait=$2 port=$3 out=$W/$1-$2-$4 s
-	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" --wait "$wait" \
-		> "$out.server" 2>&1 &
-	s=$!
-	for _ in $(seq 200); do grep -q listening "$out.server" && break; sleep 0.05; done
+	local kind=$1 wait=$2 port=$3 out=$W/$1-$2-$4
+	start_server "$kind" "$wait" "$port" "$out"
 	RPMAD_SOCKET=$W/B.sock timeout 600 "$BIN/${kind}_pair" client $A "$port" --wait "$wait" \
 		--iters "$ITERS" > "$out.client" 2>&1
-	wait $s
-	while read -r name value _; do R[$kind-$wait-$name]+="$value "; done < "$out.client"
+	wait "$server"
+	collect "$kind-$wait" "$out"
 }
 # native and brokered alternate, ROUNDS times: the emulated VM's speed
 # drifts with the host's load, and each row is the median of its rounds
@@ -88,15 +95,9 @@ fi
 start_role() { # start_role KIND WAIT ROLE OUT: a pair in the background, $! its client
 	local kind=$1 wait=$2 role=$3 out=$4
 	port=$((port + 1))
-	RPMAD_SOCKET=$W/A.sock "$BIN/${kind}_pair" server $A "$port" --wait "$wait" \
-		> "$out.server" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 200); do grep -q listening "$out.server" && break; sleep 0.05; done
+	start_server "$kind" "$wait" "$port" "$out"
 	RPMAD_SOCKET=$W/B.sock timeout 600 "$BIN/${kind}_pair" client $A "$port" --wait "$wait" \
 		--role "$role" --seconds "$SECS" > "$out.client" 2>&1 &
-}
-collect() { # collect KEY OUT
-	while read -r name value _; do R[$1-$name]+="$value "; done < "$2.client"
 }
 if part neighbours; then
 for round in $(seq "$ROUNDS"); do

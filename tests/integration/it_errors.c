@@ -447,12 +447,8 @@ START_TEST(test_receiver_not_ready)
 	 */
 	if (o.never && !it_transport_is("tcp"))
 		return;
-	struct it_env env;
-	ck_assert_int_eq(it_env_start_cfg(&env, _i < 2 ? 2 : 1, RNR_CONFIG),
-			0);
-	ck_assert_msg(it_run_pair(&env, rnr_server, rnr_client, &o) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test_cfg(_i < 2 ? 2 : 1, RNR_CONFIG, rnr_server, rnr_client,
+			&o);
 }
 END_TEST
 

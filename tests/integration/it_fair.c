@@ -262,12 +262,8 @@ START_TEST(test_bandwidth_cap)
 {
 	TCP_ONLY();
 	enum big big_op = BIG_WRITE;
-	struct it_env env;
-	ck_assert_int_eq(it_env_start_cfg(&env, _i + 1, "max_bandwidth = "
-			CAP_RATE_TEXT "\n"), 0);
-	ck_assert_msg(it_run_pair(&env, server, capped_client, &big_op) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_pair_test_cfg(_i + 1, "max_bandwidth = " CAP_RATE_TEXT "\n",
+			server, capped_client, &big_op);
 }
 END_TEST
 

@@ -147,6 +147,9 @@ int it_run_pair(const struct it_env *env, it_fn *server, it_fn *client,
  * daemons; each step a Check assertion
  */
 void it_pair_test(int ndaemons, it_fn *server, it_fn *client, void *arg);
+/* it_pair_test_cfg -- the same with rpmad.conf text (it_env_start_cfg) */
+void it_pair_test_cfg(int ndaemons, const char *config, it_fn *server,
+		it_fn *client, void *arg);
 
 /* What the last it_run_pair/it_group_* found (for ck_assert_msg). */
 const char *it_report(void);

@@ -311,13 +311,20 @@ it_run_pair(const struct it_env *env, it_fn *server, it_fn *client,
 }
 
 void
-it_pair_test(int ndaemons, it_fn *server, it_fn *client, void *arg)
+it_pair_test_cfg(int ndaemons, const char *config, it_fn *server,
+		it_fn *client, void *arg)
 {
 	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
+	ck_assert_int_eq(it_env_start_cfg(&env, ndaemons, config), 0);
 	ck_assert_msg(it_run_pair(&env, server, client, arg) == 0, "%s",
 			it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+
+void
+it_pair_test(int ndaemons, it_fn *server, it_fn *client, void *arg)
+{
+	it_pair_test_cfg(ndaemons, NULL, server, client, arg);
 }
 
 /* ---------------------------------------------------------- messages */
