@@ -152,6 +152,16 @@ struct qp_region_header {
 	 */
 	_Atomic uint32_t progress;
 
+	/*
+	 * daemon: set when it last took work of this queue pair while
+	 * another tenant had more work than its turns (rpmad's data path is
+	 * shared out in slices) or rpmad's own thread was persisting: the
+	 * answer waits behind others' bulk, so a client waiting for it
+	 * sleeps rather than spin on a CPU rpmad needs
+	 * (librpmaclient/cq.c). 0 from a daemon that never sets it.
+	 */
+	_Atomic uint32_t contended;
+
 	/* client: "notify me through the CQ fd on the next completion" */
 	_Alignas(QP_CACHELINE) _Atomic uint32_t cq_armed;
 	_Atomic uint32_t rcq_armed;

@@ -138,17 +138,21 @@ wait_spin_ns(void)
 /*
  * While rpmad's poller is awake an answer is on its way: look for it a
  * little while, yielding the CPU (there may be fewer cores than busy
- * processes), before paying for a sleep and a wake-up. Returns 1 when a
- * completion came.
+ * processes), before paying for a sleep and a wake-up. Not when rpmad
+ * said our work waits behind other tenants' slices: spinning then only
+ * takes a CPU from rpmad and the others (on two cores, spinning waiters
+ * beside a bulk writer made a wait's p99 4 ms instead of 0.3-0.6 ms).
+ * Returns 1 when a completion came.
  */
 static int
 spin_for_work(struct rpma_cq *cq)
 {
 	uint64_t spin = wait_spin_ns();
-	if (spin == 0)
+	const struct qp_region_header *hdr = cq->qp->hdr;
+	if (spin == 0 || atomic_load_explicit(&hdr->contended,
+			memory_order_relaxed))
 		return 0;
 	uint64_t end = now_fine_ns() + spin;
-	const struct qp_region_header *hdr = cq->qp->hdr;
 	while (!atomic_load_explicit(&hdr->need_wakeup, memory_order_relaxed)) {
 		if (cq_has_work(cq))
 			return 1;

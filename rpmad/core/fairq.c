@@ -24,6 +24,15 @@ static uint64_t round_no = 1;	/* rounds begun, and one (0: never joined) */
 static bool in_round;
 static unsigned round_extra;	/* turns joiners added to the round running */
 static struct fairq_tenant rpmad_tenant = { .weight = FAIRQ_WEIGHT_DEFAULT };
+/*
+ * The two tenants last seen with more work than their turn, and when: of
+ * any tenant, at least one of them is another (fairq_contended)
+ */
+static struct backlogged {
+	const struct fairq_tenant *t;
+	uint64_t ns;
+} backlog[2];
+static unsigned n_held;		/* fairq_hold's not yet released */
 
 static uint32_t
 valid_weight(uint32_t weight)
@@ -216,6 +225,9 @@ fairq_tenant_fini(struct fairq_tenant *t)
 	while (t->flows)
 		fairq_cancel(t->flows);
 	tenant_leave(t);
+	for (unsigned i = 0; i < 2; i++)
+		if (backlog[i].t == t)
+			backlog[i] = (struct backlogged){ 0 };
 }
 
 struct fairq_tenant *
@@ -307,6 +319,47 @@ serve(struct fairq_tenant *t)
 	return turns;
 }
 
+/* t's turn ended with work left: it replaces its own or the older entry */
+static void
+note_backlog(const struct fairq_tenant *t)
+{
+	unsigned i = backlog[0].t == t ? 0 : backlog[1].t == t ? 1 :
+		backlog[0].ns <= backlog[1].ns ? 0 : 1;
+	backlog[i] = (struct backlogged){ t, loop_now_ns() };
+}
+
+void
+fairq_hold(void)
+{
+	n_held++;
+}
+
+void
+fairq_release(void)
+{
+	if (n_held == 0)
+		return;
+	n_held--;
+	note_backlog(&rpmad_tenant);
+}
+
+bool
+fairq_contended(const struct fairq_tenant *t)
+{
+	if (n_held > 0)
+		return true;
+	uint64_t now = 0;	/* read only when another tenant was seen */
+	for (unsigned i = 0; i < 2; i++) {
+		if (backlog[i].t == NULL || backlog[i].t == t)
+			continue;
+		if (now == 0)
+			now = loop_now_ns();
+		if (now - backlog[i].ns < FAIRQ_CONTENDED_NS)
+			return true;
+	}
+	return false;
+}
+
 int
 fairq_round(void)
 {
@@ -334,6 +387,7 @@ fairq_round(void)
 		}
 		if (t->deficit <= 0)
 			t->use.waits++;
+		note_backlog(t);
 		DL_APPEND(active, t);
 	}
 	in_round = false;

@@ -122,6 +122,20 @@ size_t fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops);
  * flows their turns; returns how many turns ran
  */
 int fairq_round(void);
+/*
+ * fairq_contended -- whether a tenant other than t had more work than its
+ * turn within the last FAIRQ_CONTENDED_NS: t's next operation then likely
+ * waits for slices of others
+ */
+#define FAIRQ_CONTENDED_NS 1000000u
+bool fairq_contended(const struct fairq_tenant *t);
+/*
+ * fairq_hold, fairq_release -- rpmad's own thread does long work off the
+ * loop (a persist's msync): everyone is contended while it runs and
+ * FAIRQ_CONTENDED_NS after, as behind a backlog of rpmad's own tenant
+ */
+void fairq_hold(void);
+void fairq_release(void);
 /* fairq_busy -- whether some flow has work */
 bool fairq_busy(void);
 /* fairq_active_weight -- the weights of the tenants with work now */

@@ -749,6 +749,8 @@ take_work(struct conn *conn)
 			break;
 		}
 	}
+	if (n > 0)
+		qp_set_contended(&conn->qp, fairq_contended(conn_fairq(conn)));
 	return n;
 }
 

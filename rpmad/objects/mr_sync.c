@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fairq.h"
 #include "log.h"
 #include "mr.h"
 #include "mr_sync.h"
@@ -46,6 +47,7 @@ sync_done(struct offload_job *j, int result)
 {
 	struct mr_sync *s = (struct mr_sync *)j;
 	note_failure(s->len, result);
+	fairq_release();
 	mr_put(s->mr);
 	if (s->done)
 		s->done(s->arg, result);
@@ -64,8 +66,11 @@ mr_sync_start(struct mr *mr, uint64_t addr, uint64_t len,
 			.done = done, .arg = arg,
 		};
 		mr_get(mr);
-		if (offload_submit(&s->job) == 0)
+		if (offload_submit(&s->job) == 0) {
+			/* its CPU is the loop's and the clients' too */
+			fairq_hold();
 			return s;
+		}
 		mr_put(mr);
 		free(s);
 	}

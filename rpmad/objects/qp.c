@@ -286,6 +286,17 @@ qp_progress(struct qp *qp)
 }
 
 void
+qp_set_contended(struct qp *qp, bool contended)
+{
+	/* written on a change only: the client reads this line */
+	if (qp->broken || qp->contended == contended)
+		return;
+	qp->contended = contended;
+	atomic_store_explicit(&qp->hdr->contended, contended,
+			memory_order_relaxed);
+}
+
+void
 qp_complete(struct qp *qp, const struct qp_cqe *cqe, bool recv)
 {
 	qp_progress(qp);

@@ -52,6 +52,7 @@ struct qp {
 	bool broken;			/* was corrupted: rings never read again */
 	bool sleeping;			/* need_wakeup is set */
 	uint32_t progress;		/* our copy of hdr->progress */
+	bool contended;			/* our copy of hdr->contended */
 };
 
 /*
@@ -110,6 +111,11 @@ bool qp_prepare_sleep(struct qp *qp, bool want_sq, bool want_rq);
  * this queue pair or completed some (see common/qp_region.h)
  */
 void qp_progress(struct qp *qp);
+/*
+ * qp_set_contended -- tell the client whether its work waits for other
+ * tenants' slices now (see common/qp_region.h)
+ */
+void qp_set_contended(struct qp *qp, bool contended);
 void qp_wake(struct qp *qp);
 
 /* qp_doorbell_drain -- consume the doorbell's count */

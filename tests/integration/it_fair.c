@@ -14,7 +14,9 @@
  * time is measured: the big write is 64 MiB, a thousand slices, and must
  * not have completed; nor the flush, which waits for the disk.
  *
- * And a user's max_bandwidth holds (test_bandwidth_cap).
+ * And a user's max_bandwidth holds (test_bandwidth_cap); and rpmad tells a
+ * client whose work waits behind another user's bulk, so that its waits
+ * sleep rather than spin (test_contended_told).
  */
 
 #include <check.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "qp_region.h"
 
 #define BIG_LEN (64u << 20)
 #define SMALL_OFF BIG_LEN	/* the small write lands after the big one */
@@ -32,8 +35,11 @@
 #define SEED_BIG 71
 #define SEED_SMALL 72
 
-/* The big operation: a write, or a persistent flush. */
-enum big { BIG_WRITE, BIG_PERSIST };
+/*
+ * The big operation: a write, a persistent flush, or writes of another
+ * user (the third role) over and over
+ */
+enum big { BIG_WRITE, BIG_PERSIST, BIG_OTHER_USER };
 
 static int
 server(const struct it_env *env, void *arg)
@@ -59,11 +65,15 @@ server(const struct it_env *env, void *arg)
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
+	if (big_op == BIG_OTHER_USER)
+		IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
 	struct rpma_conn_req *req = it_next_req(ep, NULL);
 	struct rpma_conn *big = it_accept(&req, NULL);
 	req = it_next_req(ep, NULL);
 	struct rpma_conn *small = it_accept(&req, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
+	if (big_op == BIG_OTHER_USER)
+		it_send_desc(IT_THIRD, mr, pcfg);
 
 	it_await_close(&big);
 	it_await_close(&small);
@@ -119,34 +129,43 @@ struct pair {
 	struct rpma_mr_remote *rmr;
 };
 
+/* Both connections, or only the small one (the big one another's). */
 static void
-pair_open(const struct it_env *env, struct pair *p)
+pair_open(const struct it_env *env, struct pair *p, bool with_big)
 {
+	*p = (struct pair){ 0 };
 	p->peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	p->buf = it_alloc(REG_LEN);
-	it_fill(p->buf, BIG_LEN, SEED_BIG);
+	if (with_big)
+		it_fill(p->buf, BIG_LEN, SEED_BIG);
 	it_fill(p->buf + SMALL_OFF, 8, SEED_SMALL);
-	p->mr = NULL;
 	IT_OK(rpma_mr_reg(p->peer, p->buf, REG_LEN, RPMA_MR_USAGE_WRITE_SRC,
 			&p->mr));
-	p->big = it_connect(p->peer, env, NULL, NULL);
-	p->small = it_connect_to(p->peer, env->port, NULL, NULL);
+	if (with_big) {
+		p->big = it_connect(p->peer, env, NULL, NULL);
+		p->small = it_connect_to(p->peer, env->port, NULL, NULL);
+	} else {
+		p->small = it_connect(p->peer, env, NULL, NULL);
+	}
 	struct it_desc desc;
 	it_expect_desc(&desc);
 	p->rmr = it_desc_mr(&desc);
-	struct rpma_peer_cfg *pcfg = NULL;
-	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
-	IT_OK(rpma_conn_apply_remote_peer_cfg(p->big, pcfg));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	p->big_cq = p->small_cq = NULL;
-	IT_OK(rpma_conn_get_cq(p->big, &p->big_cq));
+	if (with_big) {
+		struct rpma_peer_cfg *pcfg = NULL;
+		IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len,
+				&pcfg));
+		IT_OK(rpma_conn_apply_remote_peer_cfg(p->big, pcfg));
+		IT_OK(rpma_peer_cfg_delete(&pcfg));
+		IT_OK(rpma_conn_get_cq(p->big, &p->big_cq));
+	}
 	IT_OK(rpma_conn_get_cq(p->small, &p->small_cq));
 }
 
 static void
 pair_close(struct pair *p)
 {
-	it_close(&p->big);
+	if (p->big)
+		it_close(&p->big);
 	it_close(&p->small);
 	IT_OK(rpma_mr_remote_delete(&p->rmr));
 	IT_OK(rpma_mr_dereg(&p->mr));
@@ -160,7 +179,7 @@ client(const struct it_env *env, void *arg)
 	enum big big_op = *(const enum big *)arg;
 	pid_t rpmad = env->cli->pid;
 	struct pair p;
-	pair_open(env, &p);
+	pair_open(env, &p, true);
 	struct rpma_conn *big = p.big, *small = p.small;
 	struct rpma_cq *big_cq = p.big_cq, *small_cq = p.small_cq;
 	struct rpma_mr_local *mr = p.mr;
@@ -217,7 +236,7 @@ capped_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
 	struct pair p;
-	pair_open(env, &p);
+	pair_open(env, &p, true);
 	uint64_t t0 = it_now_ms();
 	IT_OK(rpma_write(p.big, p.rmr, 0, p.mr, 0, BIG_LEN,
 			RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
@@ -232,6 +251,108 @@ capped_client(const struct it_env *env, void *arg)
 	IT_ASSERT_MSG(took >= least - least / 10, "64 MiB in %llu ms: faster "
 			"than max_bandwidth = " CAP_RATE_TEXT " allows (%llu ms)",
 			(unsigned long long)took, (unsigned long long)least);
+	pair_close(&p);
+	return 0;
+}
+
+/*
+ * The other user's writer (the third role): 64 MiB writes one after
+ * another from its own connection, until the client says stop.
+ */
+#define TAG_STOP 100
+#define TAG_STOPPED 101
+
+static int
+other_user_writer(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	/* dumpable: rpmad reaches its memory as it reaches root's */
+	it_become_nobody(true);
+	struct rpma_peer *peer = it_peer(IT_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(BIG_LEN);
+	it_fill(buf, BIG_LEN, SEED_BIG);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	do {
+		IT_OK(rpma_write(conn, rmr, 0, mr, 0, BIG_LEN,
+				RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));
+		struct ibv_wc wc;
+		it_wc_ok(conn, cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
+	} while (it_hear(TAG_STOP, NULL, 0, 0) < 0);
+	it_close(&conn);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	IT_EQ(it_tell(IT_CLIENT, TAG_STOPPED, NULL, 0), 0);
+	return 0;
+}
+
+/* The header of the one queue pair region this process maps. */
+static const struct qp_region_header *
+region_header(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	IT_ASSERT(f != NULL);
+	char line[512];
+	const struct qp_region_header *hdr = NULL;
+	while (hdr == NULL && fgets(line, sizeof(line), f)) {
+		unsigned long start, offset;
+		if (strstr(line, "memfd:rpmad-qp") != NULL &&
+				sscanf(line, "%lx-%*x %*s %lx", &start,
+				&offset) == 2 && offset == 0)
+			hdr = (const struct qp_region_header *)start;
+	}
+	(void) fclose(f);
+	IT_ASSERT_MSG(hdr != NULL, "no queue pair region in /proc/self/maps");
+	IT_EQ(hdr->magic, QP_REGION_MAGIC);
+	return hdr;
+}
+
+/* One 8 B write, waited for; then what rpmad said when it took it. */
+static uint32_t
+small_write_contended(struct pair *p, const struct qp_region_header *hdr)
+{
+	IT_OK(rpma_write(p->small, p->rmr, SMALL_OFF, p->mr, SMALL_OFF, 8,
+			RPMA_F_COMPLETION_ALWAYS, (void *)0x51));
+	struct ibv_wc wc;
+	it_wc_ok(p->small, p->small_cq, 0x51, IBV_WC_RDMA_WRITE, &wc);
+	return atomic_load(&hdr->contended);
+}
+
+/*
+ * The client (root) writes 8 B at a time beside the other user's bulk:
+ * rpmad must say "contended" at some write (not at every one: the other
+ * user's turns come and go); and, once the other user has gone and
+ * rpmad's memory of it has passed (FAIRQ_CONTENDED_NS, 1 ms; we wait
+ * 50), no more.
+ */
+static int
+contended_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct pair p;
+	pair_open(env, &p, false);
+	const struct qp_region_header *hdr = region_header();
+
+	bool seen = false;
+	uint64_t end = it_now_ms() + IT_WAIT_MS;
+	while (!seen && it_now_ms() < end)
+		seen = small_write_contended(&p, hdr) != 0;
+	IT_ASSERT_MSG(seen, "rpmad never said our write waited behind "
+			"another user's bulk");
+
+	IT_EQ(it_tell(IT_THIRD, TAG_STOP, NULL, 0), 0);
+	(void) it_expect(TAG_STOPPED, NULL, 0);
+	it_sleep_ms(50);
+	IT_EQ(small_write_contended(&p, hdr), 0);
 	pair_close(&p);
 	return 0;
 }
@@ -267,6 +388,27 @@ START_TEST(test_bandwidth_cap)
 }
 END_TEST
 
+START_TEST(test_contended_told)
+{
+	TCP_ONLY();
+	if (geteuid() != 0)
+		return;	/* the other user needs root to become */
+	struct it_env env;
+	ck_assert_int_eq(it_env_start_nobody(&env, _i + 1), 0);
+	enum big big_op = BIG_OTHER_USER;
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv, server,
+			&big_op), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_THIRD, &env, env.cli,
+			other_user_writer, NULL), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			contended_client, NULL), 0);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 static Suite *
 fair_suite(void)
 {
@@ -276,6 +418,7 @@ fair_suite(void)
 	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
 	tcase_add_loop_test(tc, test_small_beside_a_persist, 0, 2);
 	tcase_add_loop_test(tc, test_bandwidth_cap, 0, 2);
+	tcase_add_loop_test(tc, test_contended_told, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

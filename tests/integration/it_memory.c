@@ -21,9 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <grp.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -55,22 +53,19 @@ struct mem_case {
 	enum who who;
 };
 
-#define NOBODY 65534
 
 /* Becomes mc's application; returns a directory it may write in. */
 static const char *
 become(const struct it_env *env, const void *arg)
 {
 	const struct mem_case *mc = arg;
-	static char dir[300];
+	/* env->dir and "/nobody", with room for a file name in a path[300] */
+	static char dir[sizeof(env->dir) + 16];
 	(void) snprintf(dir, sizeof(dir), "%s", env->dir);
 	if (mc->who == WHO_ROOT)
 		return dir;
 	(void) snprintf(dir, sizeof(dir), "%s/nobody", env->dir);
-	IT_EQ(setgroups(0, NULL), 0);
-	IT_EQ(setgid(NOBODY), 0);
-	IT_EQ(setuid(NOBODY), 0);
-	IT_EQ(prctl(PR_SET_DUMPABLE, mc->who == WHO_USER ? 1 : 0), 0);
+	it_become_nobody(mc->who == WHO_USER);
 	return dir;
 }
 
@@ -101,16 +96,12 @@ static void
 run(it_fn *server, int ndaemons, enum who who)
 {
 	struct it_env env;
-	ck_assert_int_eq(it_env_start_cfg(&env, ndaemons, "socket_mode = "
-			"0666\nallow_users = 0,65534\n"), 0);
-	/* others may reach the sockets, and write in a directory of theirs */
-	for (int i = 0; i < env.ndaemons; i++)
-		ck_assert_int_eq(chmod(env.d[i].dir, 0755), 0);
-	ck_assert_int_eq(chmod(env.dir, 0755), 0);
+	ck_assert_int_eq(it_env_start_nobody(&env, ndaemons), 0);
+	/* and nobody writes in a directory of its own */
 	char dir[300];
 	(void) snprintf(dir, sizeof(dir), "%s/nobody", env.dir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	ck_assert_int_eq(chown(dir, NOBODY, NOBODY), 0);
+	ck_assert_int_eq(chown(dir, IT_NOBODY, IT_NOBODY), 0);
 	struct mem_case mc = { who };
 	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
 			"%s", it_report());

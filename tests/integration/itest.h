@@ -92,6 +92,23 @@ int it_env_start(struct it_env *env, int ndaemons);
 /* it_env_start with a configuration file of this text for the daemons */
 int it_env_start_cfg(struct it_env *env, int ndaemons, const char *config);
 
+/* The other user some tests run a role as (nobody). */
+#define IT_NOBODY 65534
+
+/*
+ * it_env_start_nobody -- it_env_start for roles of root and of IT_NOBODY:
+ * the daemons let both in (socket_mode, allow_users) and others may
+ * search their directories and the scratch directory
+ */
+int it_env_start_nobody(struct it_env *env, int ndaemons);
+
+/*
+ * it_become_nobody -- in a role: become IT_NOBODY (no other groups),
+ * dumpable or not (a process that changed its user is not, unless it
+ * says so)
+ */
+void it_become_nobody(bool dumpable);
+
 /*
  * it_env_stop -- SIGTERM the daemons still running, remove the scratch
  * dir. Returns 0 when each of them exited with 0 (a crash, a hang or a

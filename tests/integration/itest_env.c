@@ -9,6 +9,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -231,6 +233,29 @@ int
 it_env_start(struct it_env *env, int ndaemons)
 {
 	return it_env_start_cfg(env, ndaemons, NULL);
+}
+
+int
+it_env_start_nobody(struct it_env *env, int ndaemons)
+{
+	char config[128];
+	(void) snprintf(config, sizeof(config), "socket_mode = 0666\n"
+			"allow_users = 0,%d\n", IT_NOBODY);
+	if (it_env_start_cfg(env, ndaemons, config))
+		return -1;
+	for (int i = 0; i < env->ndaemons; i++)
+		if (chmod(env->d[i].dir, 0755))
+			return -1;
+	return chmod(env->dir, 0755);
+}
+
+void
+it_become_nobody(bool dumpable)
+{
+	IT_EQ(setgroups(0, NULL), 0);
+	IT_EQ(setgid(IT_NOBODY), 0);
+	IT_EQ(setuid(IT_NOBODY), 0);
+	IT_EQ(prctl(PR_SET_DUMPABLE, dumpable ? 1 : 0), 0);
 }
 
 /* Writes the daemons' configuration file; its path goes to `path`. */

@@ -447,6 +447,86 @@ START_TEST(test_gone_cancelled_moved)
 }
 END_TEST
 
+/*
+ * What rpmad tells a client about to wait (common/qp_region.h's
+ * contended): another tenant's turn ended with work left within the last
+ * FAIRQ_CONTENDED_NS. A tenant's own backlog, or work that fits a turn,
+ * does not count.
+ */
+START_TEST(test_contended)
+{
+	struct fairq_tenant t1, t2, t3;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	fairq_tenant_init(&t3, 0);
+	fake_now = 5000;
+	ck_assert(!fairq_contended(&t1));
+	ck_assert(!fairq_contended(NULL));
+
+	/* small work, done within its turns: nobody waits behind it */
+	struct job small, big;
+	job_init(&small, 's', 8, &t2);
+	fairq_wake(&small.flow);
+	run_all();
+	ck_assert(!fairq_contended(&t1));
+
+	/* a bulk turn with more to do: others wait, the tenant itself not */
+	job_init(&big, 'b', 4 * FAIRQ_SLICE, &t1);
+	fairq_wake(&big.flow);
+	(void) fairq_round();
+	ck_assert(fairq_contended(&t2));
+	ck_assert(fairq_contended(NULL));
+	ck_assert(!fairq_contended(&t1));
+	fake_now += FAIRQ_CONTENDED_NS - 1;
+	ck_assert(fairq_contended(&t2));
+	fake_now += 1;
+	ck_assert(!fairq_contended(&t2));
+
+	/* it is seen again while its rounds go on, and forgotten after */
+	(void) fairq_round();
+	ck_assert(fairq_contended(&t2));
+	run_all();
+	fake_now += FAIRQ_CONTENDED_NS;
+	ck_assert(!fairq_contended(&t2));
+
+	/* three with backlogs: each sees another, whichever two are kept */
+	struct job j1, j2, j3;
+	job_init(&j1, 'x', SIZE_MAX, &t1);
+	job_init(&j2, 'y', SIZE_MAX, &t2);
+	job_init(&j3, 'z', SIZE_MAX, &t3);
+	fairq_wake(&j1.flow);
+	fairq_wake(&j2.flow);
+	fairq_wake(&j3.flow);
+	(void) fairq_round();
+	ck_assert(fairq_contended(&t1));
+	ck_assert(fairq_contended(&t2));
+	ck_assert(fairq_contended(&t3));
+
+	/* a tenant that goes is forgotten at once */
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t3);
+	ck_assert(!fairq_contended(&t2));
+	fairq_tenant_fini(&t2);
+	ck_assert(!fairq_contended(&t2));
+	ck_assert(!fairq_busy());
+
+	/* rpmad's thread at a persist: everyone, while it runs and after */
+	fairq_hold();
+	fairq_hold();
+	fake_now += 10 * FAIRQ_CONTENDED_NS;
+	ck_assert(fairq_contended(&t1));
+	ck_assert(fairq_contended(fairq_rpmad()));
+	fairq_release();
+	ck_assert(fairq_contended(&t2));
+	fairq_release();
+	fairq_release();	/* one too many changes nothing */
+	fake_now += FAIRQ_CONTENDED_NS - 1;
+	ck_assert(fairq_contended(&t2));
+	fake_now += 1;
+	ck_assert(!fairq_contended(&t2));
+}
+END_TEST
+
 static Suite *
 fairq_suite(void)
 {
@@ -461,6 +541,7 @@ fairq_suite(void)
 	tcase_add_test(tc, test_joining_cannot_starve);
 	tcase_add_test(tc, test_bandwidth_cap);
 	tcase_add_test(tc, test_gone_cancelled_moved);
+	tcase_add_test(tc, test_contended);
 	suite_add_tcase(s, tc);
 	return s;
 }
