@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 #define CONNS 8
@@ -224,9 +225,5 @@ main(void)
 	TCase *tc = it_tcase_create("freeze");
 	tcase_add_test(tc, test_frozen_rpmad);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_ENV);
 }

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "footprint.h"
 #include "fstream.h"
 #include "itest.h"
@@ -284,9 +285,5 @@ kill_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(kill_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(kill_suite(), CK_ENV);
 }

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
 
@@ -556,9 +557,5 @@ restart_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(restart_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(restart_suite(), CK_ENV);
 }

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 /* how long B's clients wait for an answer */
@@ -319,9 +320,5 @@ main(void)
 	tcase_add_test(tc, test_stalls);
 	tcase_add_test(tc, test_stopped_then_killed);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_ENV);
 }

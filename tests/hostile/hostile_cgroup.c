@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "hostile.h"
 
 #define TENANT_LIMIT (64ull << 20)
@@ -218,9 +219,5 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_tenant_pays_for_its_pages);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_ENV);
 }

@@ -34,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ctl_socket.h"
 #include "hostile.h"
 #include "rpmad.pb-c.h"
@@ -1053,10 +1054,5 @@ main(void)
 	tcase_add_test(tc, test_private_data_300);
 	tcase_add_loop_test(tc, test_truncated_file, 0, 2);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "hostile.h"
 
 enum { TAG_NEXT = 100, TAG_SEND_NOW, TAG_SENT, TAG_H_DONE, TAG_S_DONE };
@@ -721,10 +722,5 @@ main(void)
 	tcase_add_test(tc, test_hostile_rings);
 	tcase_add_test(tc, test_idle_after_abuse);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

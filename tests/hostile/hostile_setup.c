@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "hostile.h"
 #include "wire_peer.h"
 
@@ -486,10 +487,5 @@ main(void)
 	tcase_add_test(tc, test_forged_flood);
 	tcase_add_test(tc, test_log_flood);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "check_run.h"
 #include "hostile.h"
 #include "wire_peer.h"
 
@@ -372,10 +373,5 @@ main(void)
 	tcase_add_test(tc, test_old_active);
 	tcase_add_test(tc, test_old_passive);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
 
@@ -388,9 +389,5 @@ cleanup_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(cleanup_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(cleanup_suite(), CK_ENV);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED, TAG_POST_RECV };
@@ -467,9 +468,5 @@ errors_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(errors_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(errors_suite(), CK_ENV);
 }

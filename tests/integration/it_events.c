@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_READY = 100, TAG_KILLED };
@@ -632,9 +633,5 @@ events_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(events_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(events_suite(), CK_ENV);
 }

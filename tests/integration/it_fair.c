@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 #include "qp_region.h"
 
@@ -426,9 +427,5 @@ fair_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(fair_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(fair_suite(), CK_ENV);
 }

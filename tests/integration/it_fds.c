@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_SENT_BACK = 100 };
@@ -272,9 +273,5 @@ fds_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(fds_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(fds_suite(), CK_ENV);
 }

@@ -29,6 +29,7 @@
 #include <linux/mempolicy.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
@@ -1315,9 +1316,5 @@ memory_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(memory_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(memory_suite(), CK_ENV);
 }

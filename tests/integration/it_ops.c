@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED, TAG_STOP };
@@ -815,9 +816,5 @@ ops_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ops_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(ops_suite(), CK_ENV);
 }

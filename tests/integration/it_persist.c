@@ -41,6 +41,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 #ifndef MAP_SHARED_VALIDATE
@@ -537,9 +538,5 @@ persist_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(persist_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(persist_suite(), CK_ENV);
 }

@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_SERVED = 100, TAG_READ_DONE };
@@ -403,9 +404,5 @@ serve_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(serve_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(serve_suite(), CK_ENV);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED };
@@ -262,9 +263,5 @@ threads_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(threads_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(threads_suite(), CK_ENV);
 }

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "itest.h"
 
 #define BUF (64 * 1024)
@@ -387,10 +388,5 @@ main(void)
 	tcase_add_test(tc, test_stream_one_rpmad);
 	tcase_add_test(tc, test_drain_deadline_and_second_upgrade);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

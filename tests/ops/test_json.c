@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "format.h"
 #include "json.h"
 #include "ops_util.h"
@@ -197,9 +198,5 @@ main(void)
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_table);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s, CK_NORMAL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ops_util.h"
 
 static bool
@@ -93,9 +94,5 @@ main(void)
 	tcase_add_test(tc, test_render_all);
 	tcase_add_test(tc, test_checker_speaks);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(s, CK_NORMAL);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ops_util.h"
 
 /*
@@ -282,9 +283,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(suite(), CK_NORMAL);
 }

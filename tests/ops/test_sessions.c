@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ctl_call.h"
 #include "librpma.h"
 #include "ops_child.h"
@@ -520,9 +521,5 @@ int
 main(void)
 {
 	(void) signal(SIGPIPE, SIG_IGN);
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(suite(), CK_NORMAL);
 }

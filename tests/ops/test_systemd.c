@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "librpma.h"
 #include "ops_util.h"
 
@@ -334,9 +335,5 @@ main(void)
 	(void) unsetenv("LISTEN_FDS");
 	(void) unsetenv("LISTEN_PID");
 	(void) unsetenv("INVOCATION_ID");
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(suite(), CK_NORMAL);
 }

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "librpma.h"
 #include "ops_child.h"
 #include "ops_util.h"
@@ -1090,9 +1091,5 @@ main(void)
 {
 	/* a child killed by its cgroup leaves a pipe without a reader */
 	(void) signal(SIGPIPE, SIG_IGN);
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(suite(), CK_NORMAL);
 }

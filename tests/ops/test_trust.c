@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "librpma.h"
 #include "ops_util.h"
 
@@ -512,9 +513,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(suite(), CK_NORMAL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ops_util.h"
 
 static char dir[256];
@@ -237,9 +238,5 @@ main(void)
 		return 77;
 	}
 	run_free(&r);
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(suite(), CK_NORMAL);
 }

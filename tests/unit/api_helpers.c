@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "api_helpers.h"
+#include "check_run.h"
 
 /* ------------------------------------------------------------- daemon */
 
@@ -318,11 +319,6 @@ api_tcase_create(const char *name, enum api_daemon_kind daemon)
 int
 api_run(Suite *s)
 {
-	SRunner *sr = srunner_create(s);
 	/* one process per test: the library's one control connection each */
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

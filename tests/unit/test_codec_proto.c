@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "ctl_socket.h"
 #include "librpma.h"
 #include "rpmad.pb-c.h"
@@ -875,10 +876,5 @@ main(void)
 	tcase_add_test(tc, dispatch_garbage);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_FORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_forked(s, CK_NORMAL);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "tcp_wire.h"
 
 static const uint8_t all_types[] = {
@@ -487,9 +488,5 @@ main(void)
 	tcase_add_test(tc, hello_of_another_version);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "fairq.h"
 #include "loop.h"
 
@@ -549,9 +550,5 @@ fairq_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(fairq_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(fairq_suite(), CK_ENV);
 }

@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "fstype.h"
 
 START_TEST(test_mountinfo_lines)
@@ -168,9 +169,5 @@ main(void)
 	tcase_add_test(tc, test_local_descriptors);
 	tcase_add_test(tc, test_local_devices);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

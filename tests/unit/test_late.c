@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "late.h"
 
 /* A request of `body` numbered `id`, as the library sent it. */
@@ -242,9 +243,5 @@ main(void)
 	tcase_add_test(tc, test_event_kept);
 	tcase_add_test(tc, test_bounded);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

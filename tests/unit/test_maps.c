@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "proc_maps.h"
 
 static struct maps_entry
@@ -320,9 +321,5 @@ main(void)
 	tcase_add_test(tc, query_matches_scan);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "netrules.h"
 #include "ratelimit.h"
 
@@ -170,9 +171,5 @@ main(void)
 	tcase_add_test(tc, test_equal);
 	tcase_add_test(tc, test_ratelimit);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

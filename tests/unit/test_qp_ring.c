@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "qp_region.h"
 #include "qp_ring.h"
 
@@ -409,9 +410,5 @@ main(void)
 	tcase_add_test(tc, two_threads);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_NORMAL);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_run.h"
 #include "sock_path.h"
 
 #define OTHER 65534	/* the attacker */
@@ -250,9 +251,5 @@ suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return check_run(suite(), CK_NORMAL);
 }

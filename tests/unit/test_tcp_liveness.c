@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "daemon.h"
 #include "loop.h"
 #include "tcp_liveness.h"
@@ -255,9 +256,5 @@ main(void)
 	tcase_add_test(tc, join_restarts_the_clock);
 	tcase_add_test(tc, self_id_is_stable);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(s, CK_ENV);
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_run.h"
 #include "daemon.h"
 #include "device.h"
 #include "fake_rdma.h"
@@ -1135,9 +1136,5 @@ verbs_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(verbs_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run(verbs_suite(), CK_NORMAL);
 }
