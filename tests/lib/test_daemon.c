@@ -167,6 +167,15 @@ test_daemon_stop(struct test_daemon *d)
 	return status;
 }
 
+int
+test_daemon_stop_pid(pid_t pid)
+{
+	/* gone and reaped already: its parent was still there when it ended */
+	if (kill(pid, SIGTERM) && errno == ESRCH)
+		return 0;
+	return wait_exit(pid, 10);
+}
+
 void
 test_daemon_kill(struct test_daemon *d)
 {

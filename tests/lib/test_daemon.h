@@ -46,6 +46,13 @@ void test_daemon_use(const struct test_daemon *d);
 /* test_daemon_stop -- SIGTERM, wait, remove the directory; its status */
 int test_daemon_stop(struct test_daemon *d);
 
+/*
+ * test_daemon_stop_pid -- SIGTERM an rpmad this process reaps that no
+ * test_daemon names (the successor an upgrade started, reparented to a
+ * PR_SET_CHILD_SUBREAPER process), wait; its status
+ */
+int test_daemon_stop_pid(pid_t pid);
+
 /* test_daemon_kill -- SIGKILL, wait (the socket file stays) */
 void test_daemon_kill(struct test_daemon *d);
 

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -567,21 +569,60 @@ END_TEST
 static struct test_daemon daemon_state;
 static int daemon_ok;
 
+/*
+ * The rpmads an AdminUpgrade request started: the test's process (a fork)
+ * notes them in a shared page, the teardown (in the runner's, their
+ * subreaper once the rpmad that started them is gone) stops them.
+ */
+#define MAX_SUCCESSORS 8
+static pid_t *successors;
+
+static void
+note_successor(const Rpmad__Response *r)
+{
+	if (r->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
+			r->admin->upgrade_pid == 0 || successors == NULL ||
+			successors == MAP_FAILED)
+		return;
+	for (unsigned i = 0; i < MAX_SUCCESSORS; i++) {
+		if (successors[i] == 0) {
+			successors[i] = (pid_t)r->admin->upgrade_pid;
+			return;
+		}
+	}
+	ck_abort_msg("more than %d upgrades", MAX_SUCCESSORS);
+}
+
+static void
+report_status(const char *who, int status)
+{
+	if (status != 0)
+		fprintf(stderr, "%s exited with status 0x%x\n", who, status);
+}
+
 static void
 daemon_setup(void)
 {
-	daemon_ok = test_daemon_start(&daemon_state, NULL) == 0;
+	successors = mmap(NULL, MAX_SUCCESSORS * sizeof(*successors),
+			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			0);
+	daemon_ok = successors != MAP_FAILED &&
+		prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 &&
+		test_daemon_start(&daemon_state, NULL) == 0;
 }
 
 static void
 daemon_teardown(void)
 {
 	if (daemon_ok) {
-		int status = test_daemon_stop(&daemon_state);
-		if (status != 0)
-			fprintf(stderr, "rpmad exited with status 0x%x\n",
-					status);
+		report_status("rpmad", test_daemon_stop(&daemon_state));
+		for (unsigned i = 0; i < MAX_SUCCESSORS && successors[i]; i++)
+			report_status("the upgraded rpmad",
+					test_daemon_stop_pid(successors[i]));
 	}
+	if (successors != MAP_FAILED)
+		(void) munmap(successors, MAX_SUCCESSORS *
+				sizeof(*successors));
 	daemon_ok = 0;
 }
 
@@ -619,6 +660,8 @@ answer(int s)
 	ck_assert_int_gt(n, 0);
 	Rpmad__Response *r = rpmad__response__unpack(NULL, (size_t)n, buf);
 	ck_assert_ptr_nonnull(r);
+	/* an AdminUpgrade upgrades: the rpmad it started is stopped too */
+	note_successor(r);
 	return r;
 }
 
