@@ -158,6 +158,12 @@ tenant_fairq(const struct client *c)
 	return &c->tenant->fq;
 }
 
+const struct fairq_tenant *
+tenant_share(const struct client *c)
+{
+	return c->tenant ? &c->tenant->fq : NULL;
+}
+
 void
 tenant_data_use(const struct client *c, struct tenant_data *out)
 {

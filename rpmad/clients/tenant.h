@@ -60,6 +60,11 @@ struct user_held *tenant_held(struct tenant *t);
  */
 struct fairq_tenant *tenant_fairq(const struct client *c);
 /*
+ * tenant_share -- the same share as it stands, for telling whose work is
+ * whose: cheap, on the data path (tenant_fairq also applies rpmad.conf)
+ */
+const struct fairq_tenant *tenant_share(const struct client *c);
+/*
  * What the client's user's connections moved through rpmad (fairq.h), its
  * weight, and what every user rpmad knows moved, for its share
  */

@@ -750,7 +750,8 @@ take_work(struct conn *conn)
 		}
 	}
 	if (n > 0)
-		qp_set_contended(&conn->qp, fairq_contended(conn_fairq(conn)));
+		qp_set_contended(&conn->qp, fairq_contended(conn->obj.owner ?
+				tenant_share(owner_of(conn)) : NULL));
 	return n;
 }
 
