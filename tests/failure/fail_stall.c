@@ -140,12 +140,9 @@ client(const struct it_env *env, void *arg)
 	struct rpma_mr_local *mr = NULL, *extra = NULL, *late = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC, &mr));
 	IT_OK(rpma_mr_reg(peer, spare, BUF, RPMA_MR_USAGE_READ_SRC, &extra));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
 	struct ibv_wc wc;
 
 	/* 1. B stands still between calls; the data path waits for it */

@@ -275,12 +275,9 @@ other_user_writer(const struct it_env *env, void *arg)
 	it_fill(buf, BIG_LEN, SEED_BIG);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
 	do {
 		IT_OK(rpma_write(conn, rmr, 0, mr, 0, BIG_LEN,
 				RPMA_F_COMPLETION_ALWAYS, (void *)0xb1));

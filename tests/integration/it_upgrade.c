@@ -111,12 +111,9 @@ client(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(BUF);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC, &mr));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
-	struct it_desc d;
-	it_expect_desc(&d);
-	struct rpma_mr_remote *rmr = it_desc_mr(&d);
-	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
 
 	uint32_t rounds = 0;
 	for (;;) {

@@ -314,6 +314,14 @@ struct rpma_conn *it_connect(struct rpma_peer *peer, const struct it_env *env,
 		const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata);
 
+/*
+ * it_connect_mr -- it_connect, then the remote MR of the descriptor the
+ * server sends (it_expect_desc) and the connection's CQ
+ */
+struct rpma_conn *it_connect_mr(struct rpma_peer *peer,
+		const struct it_env *env, struct rpma_mr_remote **rmr,
+		struct rpma_cq **cq);
+
 /* it_connect_to -- connect to IT_ADDR:port at once (no message first) */
 struct rpma_conn *it_connect_to(struct rpma_peer *peer, const char *port,
 		const struct rpma_conn_cfg *cfg,

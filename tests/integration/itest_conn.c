@@ -101,6 +101,19 @@ it_connect(struct rpma_peer *peer, const struct it_env *env,
 }
 
 struct rpma_conn *
+it_connect_mr(struct rpma_peer *peer, const struct it_env *env,
+		struct rpma_mr_remote **rmr, struct rpma_cq **cq)
+{
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	*rmr = it_desc_mr(&desc);
+	*cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, cq));
+	return conn;
+}
+
+struct rpma_conn *
 it_connect_to(struct rpma_peer *peer, const char *port,
 		const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata)
