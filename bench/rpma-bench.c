@@ -1090,32 +1090,35 @@ neighbour_run(struct client *c, enum neighbour nb, int stop_fd,
 	uint64_t done = 0, posted = 0;
 	struct ibv_wc wc;
 	bool stop = false;
+	/* the persister wrote the whole file: no more until it is persisted */
+	bool file_written = false;
 	double t0 = now_s();
 	while (!stop || out > 0) {
 		char b;
 		if (!stop && (read(stop_fd, &b, 1) >= 0 || errno != EAGAIN))
 			stop = true;
-		while (!stop && out < depth) {
+		while (!stop && !file_written && out < depth) {
 			size_t off = (posted % slots) * MIB;
 			CHECK(rpma_write(c->conn, c->remote, off, c->mr,
 					(posted % lslots) * MIB, MIB,
 					RPMA_F_COMPLETION_ALWAYS, NULL));
 			posted++;
 			out++;
-			if (nb == NB_PERSISTER && posted % slots == 0)
-				break;	/* the whole file is written */
+			file_written = nb == NB_PERSISTER &&
+				posted % slots == 0;
 		}
 		if (out == 0)
 			break;
 		get_wc_wait(c->cq, &wc);
 		out--;
 		done++;
-		if (nb == NB_PERSISTER && out == 0 && posted % slots == 0) {
+		if (file_written && out == 0) {
 			CHECK(rpma_flush(c->conn, c->remote, 0, FILE_SIZE,
 					RPMA_FLUSH_TYPE_PERSISTENT,
 					RPMA_F_COMPLETION_ALWAYS, NULL));
 			get_wc_wait(c->cq, &wc);
 			r->ops++;	/* persists */
+			file_written = false;
 		}
 	}
 	r->mbps = (double)done * MIB / (now_s() - t0) / 1e6;
@@ -1233,7 +1236,9 @@ nb_run(struct daemon *ds, struct daemon *dc, const struct nb_proc *procs,
 struct nb_row {
 	const char *setup, *mode, *what;
 	struct result victim, alone;	/* the victim's, beside and alone */
+	enum neighbour nb;		/* who was beside */
 	double mbps, mbps_alone;	/* the neighbour's, or 0 */
+	double persists;		/* the persister's, beside the victim */
 	double weighted[2];		/* weights 3:1: MB/s of each */
 };
 
@@ -1247,10 +1252,14 @@ static int n_nb_rows;
 /* the neighbour's user: another tenant than the victim (the bench's) */
 #define NEIGHBOUR_UID 61002
 
+/*
+ * Each neighbour's bandwidth alone, added to sum[nb]: run before the rows
+ * beside it and again after them, since a neighbour's figure alone drifts
+ * by a tenth or more over a minute on a shared machine.
+ */
 static void
-run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
+neighbours_alone(struct daemon *ds, struct daemon *dc, double sum[])
 {
-	double alone_mbps[3] = { 0 };
 	for (int nb = NB_WRITER; nb <= NB_PERSISTER; nb++) {
 		if (opt.rows && strstr(nb_names[nb], opt.rows) == NULL)
 			continue;
@@ -1258,8 +1267,16 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 				NEIGHBOUR_UID };
 		struct result r;
 		nb_run(ds, dc, &p, 1, &r);
-		alone_mbps[nb] = r.mbps;
+		sum[nb] += r.mbps;
 	}
+}
+
+static void
+run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
+{
+	double alone_mbps[3] = { 0 };
+	int first_row = n_nb_rows;
+	neighbours_alone(ds, dc, alone_mbps);
 	for (unsigned k = 0; k < 2; k++) {	/* block, busy x1 */
 		if (!opt.mode_on[k])
 			continue;
@@ -1288,9 +1305,15 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 			nb_run(ds, dc, procs, 2, r);
 			row->victim = r[0];
 			row->mbps = r[1].mbps;
-			row->mbps_alone = alone_mbps[nb];
+			row->persists = r[1].ops;
+			row->nb = (enum neighbour)nb;
 		}
 	}
+	/* the mean of the runs alone before and after those beside */
+	neighbours_alone(ds, dc, alone_mbps);
+	for (int i = first_row; i < n_nb_rows; i++)
+		if (nb_rows[i].mbps > 0)
+			nb_rows[i].mbps_alone = alone_mbps[nb_rows[i].nb] / 2;
 	if (opt.no_weights || (opt.rows && strstr("weights 3:1", opt.rows) ==
 			NULL))
 		return;
@@ -1336,15 +1359,21 @@ print_neighbours(void)
 				(void) snprintf(x, sizeof(x), "%.2f",
 						w->mbps / w->mbps_alone);
 		}
+		char persists[32] = "";
+		if (w->nb == NB_PERSISTER)
+			(void) snprintf(persists, sizeof(persists),
+					"  %.0f persists", w->persists);
 		(void) printf("%-10s %-8s %-18s %9.1f %9.1f %8.2f %8s %8s "
-				"%8s\n", w->setup, w->mode, w->what,
+				"%8s%s\n", w->setup, w->mode, w->what,
 				w->victim.p50_us, w->victim.p99_us,
 				w->alone.p99_us > 0 ? w->victim.p99_us /
-				w->alone.p99_us : 0, mb, al, x);
+				w->alone.p99_us : 0, mb, al, x, persists);
 	}
 	(void) printf("\nvictim: 8 B write + flush, one at a time; p99 x: its "
 			"p99 beside / alone. nb MB/s: the neighbour's beside "
-			"the victim, alone: without it, MB/s x: their ratio. "
+			"the victim, alone: without it (the mean of runs before "
+			"and after), MB/s x: their ratio; persists: the "
+			"persister's while beside the victim. "
 			"weights 3:1: two 1 MiB QD16 writers of users %d "
 			"(weight 3) and %d (weight 1): nb MB/s the first's, "
 			"alone the second's, MB/s x: their ratio.\n",
