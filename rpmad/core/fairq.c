@@ -241,7 +241,7 @@ fairq_flow_init(struct fairq_flow *f, fairq_run_fn *run, void *arg,
 		struct fairq_tenant *t)
 {
 	*f = (struct fairq_flow){ .run = run, .arg = arg,
-			.tenant = t ? t : &rpmad_tenant };
+			.tenant = t ? t : &rpmad_tenant, .slice = FAIRQ_SLICE };
 }
 
 void
@@ -293,6 +293,26 @@ fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops)
 	return bytes + (size_t)ops * FAIRQ_OP_COST;
 }
 
+/* What a turn costs its tenant's credit: its bytes, or its time (fairq.h). */
+static size_t
+turn_charge(size_t cost, uint64_t took_ns)
+{
+	uint64_t by_time = took_ns * FAIRQ_SLICE / FAIRQ_SLICE_NS;
+	if (by_time > FAIRQ_TIME_COST_MAX)
+		by_time = FAIRQ_TIME_COST_MAX;
+	return by_time > cost ? (size_t)by_time : cost;
+}
+
+/* A flow whose turns take long gets fewer bytes a turn (fairq.h). */
+static void
+resize_slice(struct fairq_flow *f, uint64_t took_ns)
+{
+	if (took_ns > FAIRQ_SLICE_LONG_NS && f->slice > FAIRQ_SLICE_MIN)
+		f->slice /= 2;
+	else if (took_ns < FAIRQ_SLICE_NS && f->slice < FAIRQ_SLICE)
+		f->slice *= 2;
+}
+
 /* The turns of one tenant within its credit. */
 static int
 serve(struct fairq_tenant *t)
@@ -304,16 +324,22 @@ serve(struct fairq_tenant *t)
 		DL_DELETE(t->flows, f);
 		f->queued = false;
 		bool more = false;
-		size_t cost = f->run(f, FAIRQ_SLICE, &more);
+		uint64_t start = loop_now_ns();
+		size_t cost = f->run(f, f->slice, &more);
+		uint64_t took = loop_now_ns() - start;
 		/* f may be gone unless it has more: only then touched again */
-		t->deficit -= cost ? (int64_t)cost : 1;
+		size_t charge = turn_charge(cost, took);
+		t->deficit -= charge ? (int64_t)charge : 1;
 		if (t->cap.rate)
 			t->cap.tokens -= (int64_t)cost;
 		t->use.slices++;
 		turns++;
-		if (more && !f->queued) {
-			f->queued = true;
-			DL_APPEND(t->flows, f);
+		if (more) {
+			resize_slice(f, took);
+			if (!f->queued) {
+				f->queued = true;
+				DL_APPEND(t->flows, f);
+			}
 		}
 	}
 	return turns;

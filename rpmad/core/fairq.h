@@ -28,6 +28,23 @@
 
 /* the most a flow does at a time */
 #define FAIRQ_SLICE (64u << 10)
+/*
+ * What a slice takes when all goes well, about (a copy or send of 64 KiB
+ * here takes 25-35 us). Some work takes far longer for its bytes: a copy
+ * into a file's pages that a persist just wrote back faults on each page,
+ * and 64 KiB of it took 50-300 us. A flow whose turn took longer than
+ * FAIRQ_SLICE_LONG_NS gets half the bytes next turn (down to
+ * FAIRQ_SLICE_MIN), and twice again (up to FAIRQ_SLICE) after one shorter
+ * than FAIRQ_SLICE_NS; and a turn costs its tenant the bytes of the time
+ * it took, at FAIRQ_SLICE a FAIRQ_SLICE_NS, when that is more than its
+ * bytes (up to FAIRQ_TIME_COST_MAX, so that one preemption of rpmad's
+ * thread does not bar a tenant for long): what another tenant's operation
+ * waits for is a bounded time, not a bounded count of bytes.
+ */
+#define FAIRQ_SLICE_NS (50u * 1000)
+#define FAIRQ_SLICE_LONG_NS (2u * FAIRQ_SLICE_NS)
+#define FAIRQ_SLICE_MIN (4u << 10)
+#define FAIRQ_TIME_COST_MAX (4u * FAIRQ_SLICE)
 /* what an operation costs besides its bytes (a frame, a completion) */
 #define FAIRQ_OP_COST 1024u
 #define FAIRQ_WEIGHT_DEFAULT 1u
@@ -84,6 +101,7 @@ struct fairq_flow {
 	void *arg;
 	struct fairq_tenant *tenant;
 	bool queued;
+	size_t slice;			/* its next turn's bytes (fairq.h) */
 	struct fairq_flow *prev, *next;
 };
 

@@ -67,6 +67,10 @@ struct job {
 	size_t moved;
 	bool cancel_in_turn;	/* its object goes away in its next turn */
 	struct job *wakes;	/* one it gives 8 bytes of work in its turns */
+	uint64_t ns_per_kib;	/* the time its bytes take (on the fake clock) */
+	size_t budgets[64];	/* the budgets of its first turns */
+	size_t last_budget;
+	unsigned turns;
 };
 
 static size_t
@@ -75,6 +79,11 @@ job_turn(struct fairq_flow *f, size_t budget, bool *more)
 	struct job *j = f->arg;
 	struct fairq_tenant *t = f->tenant;
 	size_t n = j->left < budget ? j->left : budget;
+	if (j->turns < sizeof(j->budgets) / sizeof(j->budgets[0]))
+		j->budgets[j->turns] = budget;
+	j->last_budget = budget;
+	j->turns++;
+	fake_now += n / 1024 * j->ns_per_kib;
 	if (j->left != SIZE_MAX)
 		j->left -= n;
 	j->moved += n;
@@ -329,6 +338,64 @@ advance_1ms(void)
  * when its work went meanwhile lets it leave; a fini while it waits
  * cancels the timer; a cap of 0 lifts the cap.
  */
+/*
+ * Work that takes long for its bytes (a copy that faults on every page)
+ * goes in smaller slices, and its time is what it costs: another tenant's
+ * operation waits for a bounded time, not for a slice however slow.
+ */
+START_TEST(test_slow_turns)
+{
+	struct fairq_tenant ts, tf;
+	fairq_tenant_init(&ts, 0);
+	fairq_tenant_init(&tf, 0);
+	struct job slow, fast;
+	job_init(&slow, 's', SIZE_MAX, &ts);
+	job_init(&fast, 'f', SIZE_MAX, &tf);
+	/* 64 KiB in 4 slices' time, then in 2 slices' time at 32 KiB */
+	slow.ns_per_kib = 4 * FAIRQ_SLICE_NS / (FAIRQ_SLICE / 1024);
+	fairq_wake(&slow.flow);
+	fairq_wake(&fast.flow);
+	for (int i = 0; i < 100; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(slow.budgets[0], FAIRQ_SLICE);
+	/* longer than FAIRQ_SLICE_LONG_NS: halved, then not again */
+	ck_assert_uint_eq(slow.budgets[1], FAIRQ_SLICE / 2);
+	ck_assert_uint_eq(slow.budgets[2], FAIRQ_SLICE / 2);
+	ck_assert_uint_eq(slow.last_budget, FAIRQ_SLICE / 2);
+	/*
+	 * its turns cost their time: 4 slices, then 2 a turn (it sits out
+	 * rounds meanwhile), while the other tenant has one slice each round
+	 */
+	ck_assert_uint_eq(fast.turns, 100);
+	ck_assert_uint_eq(slow.turns, 1 + (100 - 4) / 2);
+	ck_assert_uint_eq(fast.moved, 100u * FAIRQ_SLICE);
+	ck_assert_uint_eq(ts.use.bytes, slow.moved);	/* bytes stay bytes */
+
+	/* fast again: twice the bytes after each short turn, up to a slice */
+	slow.ns_per_kib = 0;
+	unsigned from = slow.turns;
+	for (int i = 0; i < 10; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(slow.budgets[from + 1], FAIRQ_SLICE);
+	ck_assert_uint_eq(slow.budgets[from + 2], FAIRQ_SLICE);
+
+	/* one very long turn (rpmad's thread preempted) costs at most 4 */
+	fast.ns_per_kib = 1000u * 1000 * 1000;
+	fairq_cancel(&slow.flow);
+	unsigned fast_from = fast.turns;
+	for (int i = 0; i < 5; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(fast.turns - fast_from, 2);
+	/* and the slices halve down to FAIRQ_SLICE_MIN, not below */
+	for (int i = 0; i < 200; i++)
+		(void) fairq_round();
+	ck_assert_uint_eq(fast.last_budget, FAIRQ_SLICE_MIN);
+	fairq_cancel(&fast.flow);
+	fairq_tenant_fini(&ts);
+	fairq_tenant_fini(&tf);
+}
+END_TEST
+
 START_TEST(test_bandwidth_cap)
 {
 	static char fake_loop;	/* only passed through */
@@ -540,6 +607,7 @@ fairq_suite(void)
 	tcase_add_test(tc, test_no_credit_while_idle);
 	tcase_add_test(tc, test_joiner_first);
 	tcase_add_test(tc, test_joining_cannot_starve);
+	tcase_add_test(tc, test_slow_turns);
 	tcase_add_test(tc, test_bandwidth_cap);
 	tcase_add_test(tc, test_gone_cancelled_moved);
 	tcase_add_test(tc, test_contended);
