@@ -332,13 +332,6 @@ advance_1ms(void)
 }
 
 /*
- * A tenant capped at 20 slices a second moves that much in a second of
- * rounds (plus its first burst), whatever is idle; it sits out between,
- * and the uncapped one has its turn in every round. A timer that fires
- * when its work went meanwhile lets it leave; a fini while it waits
- * cancels the timer; a cap of 0 lifts the cap.
- */
-/*
  * Work that takes long for its bytes (a copy that faults on every page)
  * goes in smaller slices, and its time is what it costs: another tenant's
  * operation waits for a bounded time, not for a slice however slow.
@@ -396,6 +389,13 @@ START_TEST(test_slow_turns)
 }
 END_TEST
 
+/*
+ * A tenant capped at 20 slices a second moves that much in a second of
+ * rounds (plus its first burst), whatever is idle; it sits out between,
+ * and the uncapped one has its turn in every round. A timer that fires
+ * when its work went meanwhile lets it leave; a fini while it waits
+ * cancels the timer; a cap of 0 lifts the cap.
+ */
 START_TEST(test_bandwidth_cap)
 {
 	static char fake_loop;	/* only passed through */
