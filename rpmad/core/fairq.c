@@ -303,11 +303,16 @@ turn_charge(size_t cost, uint64_t took_ns)
 	return by_time > cost ? (size_t)by_time : cost;
 }
 
-/* A flow whose turns take long gets fewer bytes a turn (fairq.h). */
+/*
+ * A flow whose turns take long for their bytes gets fewer bytes a turn
+ * (fairq.h); not one whose turn was long with few bytes (a wait, or rpmad
+ * preempted), which fewer bytes would not make shorter.
+ */
 static void
-resize_slice(struct fairq_flow *f, uint64_t took_ns)
+resize_slice(struct fairq_flow *f, size_t cost, uint64_t took_ns)
 {
-	if (took_ns > FAIRQ_SLICE_LONG_NS && f->slice > FAIRQ_SLICE_MIN)
+	if (took_ns > FAIRQ_SLICE_LONG_NS && cost >= f->slice / 2 &&
+			f->slice > FAIRQ_SLICE_MIN)
 		f->slice /= 2;
 	else if (took_ns < FAIRQ_SLICE_NS && f->slice < FAIRQ_SLICE)
 		f->slice *= 2;
@@ -335,7 +340,7 @@ serve(struct fairq_tenant *t)
 		t->use.slices++;
 		turns++;
 		if (more) {
-			resize_slice(f, took);
+			resize_slice(f, cost, took);
 			if (!f->queued) {
 				f->queued = true;
 				DL_APPEND(t->flows, f);

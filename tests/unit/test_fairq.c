@@ -68,6 +68,8 @@ struct job {
 	bool cancel_in_turn;	/* its object goes away in its next turn */
 	struct job *wakes;	/* one it gives 8 bytes of work in its turns */
 	uint64_t ns_per_kib;	/* the time its bytes take (on the fake clock) */
+	uint64_t ns_per_turn;	/* and the time a turn takes besides */
+	size_t most_per_turn;	/* 0: its budget */
 	size_t budgets[64];	/* the budgets of its first turns */
 	size_t last_budget;
 	unsigned turns;
@@ -79,11 +81,13 @@ job_turn(struct fairq_flow *f, size_t budget, bool *more)
 	struct job *j = f->arg;
 	struct fairq_tenant *t = f->tenant;
 	size_t n = j->left < budget ? j->left : budget;
+	if (j->most_per_turn && n > j->most_per_turn)
+		n = j->most_per_turn;
 	if (j->turns < sizeof(j->budgets) / sizeof(j->budgets[0]))
 		j->budgets[j->turns] = budget;
 	j->last_budget = budget;
 	j->turns++;
-	fake_now += n / 1024 * j->ns_per_kib;
+	fake_now += n / 1024 * j->ns_per_kib + j->ns_per_turn;
 	if (j->left != SIZE_MAX)
 		j->left -= n;
 	j->moved += n;
@@ -384,6 +388,18 @@ START_TEST(test_slow_turns)
 		(void) fairq_round();
 	ck_assert_uint_eq(fast.last_budget, FAIRQ_SLICE_MIN);
 	fairq_cancel(&fast.flow);
+
+	/* long turns of few bytes (a wait, say): fewer would not help */
+	struct job waits;
+	job_init(&waits, 'w', SIZE_MAX, &ts);
+	waits.most_per_turn = 1024;
+	waits.ns_per_turn = 2 * FAIRQ_SLICE_LONG_NS;
+	fairq_wake(&waits.flow);
+	for (int i = 0; i < 20; i++)
+		(void) fairq_round();
+	ck_assert_uint_gt(waits.turns, 1);
+	ck_assert_uint_eq(waits.last_budget, FAIRQ_SLICE);
+	fairq_cancel(&waits.flow);
 	fairq_tenant_fini(&ts);
 	fairq_tenant_fini(&tf);
 }
