@@ -141,8 +141,18 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	for (;;) {
 		char byte;
 		ssize_t n = recv(conn->qp->event_fd, &byte, 1, 0);
-		if (n == 1)
-			return fetch_event(conn, event);
+		if (n == 1) {
+			int ret = fetch_event(conn, event);
+			/*
+			 * announced, but rpmad went before it told us what
+			 * (stopped, or its drain after an upgrade ended):
+			 * its side is gone, as at the end of the stream
+			 */
+			if (ret == RPMA_E_PROVIDER &&
+					!broker_session_alive(conn->qp->generation))
+				break;
+			return ret;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {

@@ -6,7 +6,8 @@
  * and a client that retries until the server listens, as fio does), no
  * answer within the configured timeout (librpma 0.12's RPMA_E_UNKNOWN),
  * LOST (the other application killed; the other host's rpmad killed) with
- * the outstanding work flushed
+ * the outstanding work flushed, and LOST for an event that was announced
+ * when the application's own rpmad went before telling which
  */
 
 #include <arpa/inet.h>
@@ -23,7 +24,7 @@
 #include "check_run.h"
 #include "itest.h"
 
-enum { TAG_READY = 100, TAG_KILLED };
+enum { TAG_READY = 100, TAG_KILLED, TAG_GO, TAG_ANNOUNCED };
 
 /* ============================================ established, private data */
 
@@ -615,6 +616,80 @@ START_TEST(test_lost)
 }
 END_TEST
 
+/* ============================================= announced, rpmad gone */
+
+/*
+ * The client's disconnect announces CLOSED to the server (a byte on its
+ * event descriptor); the server's rpmad is killed before the server asks
+ * which event it was. Its side is gone: LOST, as when the stream ends,
+ * not a provider error (rpmad's drain deadline after an upgrade ends
+ * sessions so, in the middle of their events).
+ */
+static int
+announced_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
+	int fd = -1;
+	IT_OK(rpma_conn_get_event_fd(conn, &fd));
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	IT_EQ(poll(&pfd, 1, IT_WAIT_MS), 1);
+	IT_EQ(it_tell(IT_PARENT, TAG_ANNOUNCED, NULL, 0), 0);
+	(void) it_expect(TAG_KILLED, NULL, 0);
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	IT_OK(rpma_conn_next_event(conn, &ev));
+	IT_ASSERT_MSG(ev == RPMA_CONN_LOST, "event %s",
+			rpma_utils_conn_event_2str(ev));
+	/* and it is said once */
+	IT_ERR(RPMA_E_PROVIDER, rpma_conn_next_event(conn, &ev));
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+static int
+announced_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	(void) it_expect(TAG_GO, NULL, 0);
+	IT_OK(rpma_conn_disconnect(conn));
+	enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
+	IT_ASSERT_MSG(ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST,
+			"event %s", rpma_utils_conn_event_2str(ev));
+	IT_OK(rpma_conn_delete(&conn));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+START_TEST(test_announced_then_rpmad_gone)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 2), 0);
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv,
+			announced_server, NULL), 0);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+			announced_client, NULL), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_READY, 1) == 0, "%s",
+			it_report());
+	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_ANNOUNCED, 1) == 0, "%s",
+			it_report());
+	test_daemon_kill(env.srv);
+	ck_assert_int_eq(it_tell(IT_SERVER, TAG_KILLED, NULL, 0), 0);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 static Suite *
 events_suite(void)
 {
@@ -626,6 +701,7 @@ events_suite(void)
 	tcase_add_loop_test(tc, test_unreachable, 0, 3);
 	tcase_add_test(tc, test_retry_until_listening);
 	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
+	tcase_add_test(tc, test_announced_then_rpmad_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }
