@@ -138,7 +138,9 @@ size_t fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops);
 
 /*
  * fairq_round -- one round: every tenant with work gets its credit and its
- * flows their turns; returns how many turns ran
+ * flows their turns; returns how many turns ran. When none could run (all
+ * sit out what their last turns cost), as many rounds as it takes for one
+ * to: the arbiter wastes no pass of the loop while there is work.
  */
 int fairq_round(void);
 /*

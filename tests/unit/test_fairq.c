@@ -368,6 +368,14 @@ START_TEST(test_slow_turns)
 	ck_assert_uint_eq(fast.moved, 100u * FAIRQ_SLICE);
 	ck_assert_uint_eq(ts.use.bytes, slow.moved);	/* bytes stay bytes */
 
+	/* alone, it sits out nothing: every call of a round runs a turn */
+	fairq_cancel(&fast.flow);
+	unsigned alone_from = slow.turns;
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(fairq_round(), 1);
+	ck_assert_uint_eq(slow.turns - alone_from, 10);
+	fairq_wake(&fast.flow);
+
 	/* fast again: twice the bytes after each short turn, up to a slice */
 	slow.ns_per_kib = 0;
 	unsigned from = slow.turns;
@@ -376,13 +384,18 @@ START_TEST(test_slow_turns)
 	ck_assert_uint_eq(slow.budgets[from + 1], FAIRQ_SLICE);
 	ck_assert_uint_eq(slow.budgets[from + 2], FAIRQ_SLICE);
 
-	/* one very long turn (rpmad's thread preempted) costs at most 4 */
+	/*
+	 * one very long turn (rpmad's thread preempted) costs at most 4:
+	 * the other tenant has its turn in each round meanwhile
+	 */
 	fast.ns_per_kib = 1000u * 1000 * 1000;
-	fairq_cancel(&slow.flow);
 	unsigned fast_from = fast.turns;
+	from = slow.turns;
 	for (int i = 0; i < 5; i++)
 		(void) fairq_round();
 	ck_assert_uint_eq(fast.turns - fast_from, 2);
+	ck_assert_uint_eq(slow.turns - from, 5);
+	fairq_cancel(&slow.flow);
 	/* and the slices halve down to FAIRQ_SLICE_MIN, not below */
 	for (int i = 0; i < 200; i++)
 		(void) fairq_round();
