@@ -48,6 +48,8 @@ static struct {
 	int timeout_ms;		/* of this session's replies */
 	_Atomic uint64_t generation;
 	bool addrspace;		/* rpmad has this process's address space */
+	/* the session rpmad itself ended (closed or reset), if any */
+	bool ended_by_rpmad;
 } broker = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.sock = -1,
@@ -133,6 +135,7 @@ catch_up_locked(void)
 		RLOG_ERROR("rpmad at %s sent what answers nothing asked: %s; "
 				"the session ends", socket_path(),
 				strerror(-ret));
+	broker.ended_by_rpmad = ret == -ECONNRESET;
 	disconnect_locked();
 }
 
@@ -218,6 +221,7 @@ connect_locked(void)
 	broker_reply_fini(&reply);
 
 	broker.addrspace = addrspace;
+	broker.ended_by_rpmad = false;
 	atomic_fetch_add(&broker.generation, 1);
 	return 0;
 }
@@ -263,8 +267,10 @@ exchange_failed_locked(const Rpmad__Request *req, int err,
 	 * the session is gone or out of step: start afresh next time; a
 	 * request that never left for want of memory changed nothing
 	 */
-	if (step >= CTL_STEP_WAIT || (err != -ENOMEM && err != -EMSGSIZE))
+	if (step >= CTL_STEP_WAIT || (err != -ENOMEM && err != -EMSGSIZE)) {
+		broker.ended_by_rpmad = err == -ECONNRESET || err == -EPIPE;
 		disconnect_locked();
+	}
 	return err == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
 }
 
@@ -402,6 +408,16 @@ broker_session_alive(uint64_t generation)
 }
 
 int
+broker_session_ended_by_rpmad(uint64_t generation)
+{
+	pthread_mutex_lock(&broker.lock);
+	int ended = broker.sock < 0 && broker.ended_by_rpmad &&
+			generation == atomic_load(&broker.generation);
+	pthread_mutex_unlock(&broker.lock);
+	return ended;
+}
+
+int
 broker_late_event(uint64_t generation, uint64_t conn_id,
 		struct late_event *ev)
 {
@@ -476,6 +492,7 @@ broker_atfork_child(void)
 		(void) close(broker.sock);
 	broker.sock = -1;
 	broker.addrspace = false;
+	broker.ended_by_rpmad = false;
 	late_reset();
 	atomic_fetch_add(&broker.generation, 1);
 	pthread_mutex_init(&broker.lock, NULL);

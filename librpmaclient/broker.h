@@ -65,6 +65,13 @@ int broker_call_simple(uint64_t generation, Rpmad__Request *req);
 int broker_session_alive(uint64_t generation);
 
 /*
+ * broker_session_ended_by_rpmad -- whether the session of `generation`
+ * ended because rpmad closed or reset it (it stopped, or ended its
+ * sessions), not because this library gave it up
+ */
+int broker_session_ended_by_rpmad(uint64_t generation);
+
+/*
  * broker_late_event -- the event of connection `conn_id` (of session
  * `generation`) that an rpma_conn_next_event gave up waiting for: 1 with
  * it in *ev, waiting for its answer as long as for any answer if it has

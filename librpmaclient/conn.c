@@ -149,7 +149,8 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 			 * its side is gone, as at the end of the stream
 			 */
 			if (ret == RPMA_E_PROVIDER &&
-					!broker_session_alive(conn->qp->generation))
+					broker_session_ended_by_rpmad(
+					conn->qp->generation))
 				break;
 			return ret;
 		}
