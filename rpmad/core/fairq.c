@@ -293,10 +293,18 @@ fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops)
 	return bytes + (size_t)ops * FAIRQ_OP_COST;
 }
 
-/* What a turn costs its tenant's credit: its bytes, or its time (fairq.h). */
+/*
+ * What a turn costs its tenant's credit: its bytes, or its time when it
+ * moved at least half its slice (fairq.h). A turn of a few small frames
+ * or operations is charged their bytes: its time is the system calls
+ * around them, and charging it cut a tenant's set-up frames to a few a
+ * round, while the loop went on accepting its connections.
+ */
 static size_t
-turn_charge(size_t cost, uint64_t took_ns)
+turn_charge(size_t cost, size_t slice, uint64_t took_ns)
 {
+	if (cost < slice / 2)
+		return cost;
 	uint64_t by_time = took_ns * FAIRQ_SLICE / FAIRQ_SLICE_NS;
 	if (by_time > FAIRQ_TIME_COST_MAX)
 		by_time = FAIRQ_TIME_COST_MAX;
@@ -330,10 +338,11 @@ serve(struct fairq_tenant *t)
 		f->queued = false;
 		bool more = false;
 		uint64_t start = loop_now_ns();
-		size_t cost = f->run(f, f->slice, &more);
+		size_t slice = f->slice;
+		size_t cost = f->run(f, slice, &more);
 		uint64_t took = loop_now_ns() - start;
 		/* f may be gone unless it has more: only then touched again */
-		size_t charge = turn_charge(cost, took);
+		size_t charge = turn_charge(cost, slice, took);
 		t->deficit -= charge ? (int64_t)charge : 1;
 		if (t->cap.rate)
 			t->cap.tokens -= (int64_t)cost;
