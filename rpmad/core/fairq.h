@@ -35,9 +35,10 @@
  * and 64 KiB of it took 50-300 us. A flow whose turn took longer than
  * FAIRQ_SLICE_LONG_NS for at least half its bytes gets half the bytes
  * next turn (down to FAIRQ_SLICE_MIN), and twice again (up to
- * FAIRQ_SLICE) after one shorter than FAIRQ_SLICE_NS; and a turn costs
- * its tenant the bytes of the time it took, at FAIRQ_SLICE a
- * FAIRQ_SLICE_NS, when that is more than its bytes (up to
+ * FAIRQ_SLICE) after one shorter than FAIRQ_SLICE_NS; and such a turn
+ * (one that moved at least half its slice) costs its tenant the bytes of
+ * the time it took, at FAIRQ_SLICE a FAIRQ_SLICE_NS, when that is more
+ * than its bytes (up to
  * FAIRQ_TIME_COST_MAX, so that one preemption of rpmad's thread does not
  * bar a tenant for long): what another tenant's operation waits for is a
  * bounded time, not a bounded count of bytes.
