@@ -28,13 +28,15 @@ struct tenant;
  * What all clients of one user hold together (its tenant's, tenant.c):
  * the registry counts its objects by kind into `objs` as it counts each
  * client's, and the two counts below change with each client's
- * (client_add_pinned(), client_add_reqs()). Admission reads these: its
- * cost does not grow with the number of clients.
+ * (client_add_pinned(), client_add_reqs(), client_add_mr_fds()).
+ * Admission reads these: its cost does not grow with the number of
+ * clients.
  */
 struct user_held {
 	struct obj_tally objs;
 	uint32_t sessions;	/* from accept on */
 	uint32_t conn_reqs;
+	uint32_t mr_fds;	/* registrations' descriptors (mr.h) */
 	uint64_t pinned_bytes;
 };
 
@@ -56,6 +58,7 @@ struct client {
 	/* what the registry's counts by kind do not tell */
 	uint64_t pinned_bytes;	/* what its registrations span (mr.c) */
 	uint32_t conn_reqs;	/* connections not connecting yet (conn.c) */
+	uint32_t mr_fds;	/* its registrations' write_fds (mr.c) */
 };
 
 /* client_of -- the client that is this owner */
@@ -89,6 +92,15 @@ client_add_reqs(struct client *c, int delta)
 	c->conn_reqs += (uint32_t)delta;
 	if (c->user)
 		c->user->conn_reqs += (uint32_t)delta;
+}
+
+/* client_add_mr_fds -- its registrations hold `delta` more descriptors */
+static inline void
+client_add_mr_fds(struct client *c, int delta)
+{
+	c->mr_fds += (uint32_t)delta;
+	if (c->user)
+		c->user->mr_fds += (uint32_t)delta;
 }
 
 /* What a client holds, as rpmactl, its user's limits and the log count. */

@@ -320,10 +320,11 @@ tenant_usage(const struct client *who, struct tenant_usage *u)
 	u->eps = h->objs.n[OBJ_EP];
 	u->pending = h->conn_reqs;
 	u->registered_bytes = h->pinned_bytes;
-	/* registrations hold none: rpmad closes the descriptors a client
-	 * passes once it has mapped them */
+	/* registrations hold only the page-cache files' write descriptors:
+	 * rpmad closes the others a client passes once it has mapped them */
 	u->descriptors = h->sessions * TENANT_FDS_SESSION +
-		u->conns * TENANT_FDS_CONN + u->eps * TENANT_FDS_EP;
+		u->conns * TENANT_FDS_CONN + u->eps * TENANT_FDS_EP +
+		h->mr_fds;
 }
 
 /* One refusal, in the totals and (its counter of the same kind) the user's. */
@@ -459,6 +460,16 @@ tenant_admit_ep(struct req_ctx *rc)
 		return -ENOMEM;
 	}
 	return check_fds(rc, &l, &u, TENANT_FDS_EP);
+}
+
+bool
+tenant_fds_allow(const struct client *c, unsigned more)
+{
+	struct limits l;
+	struct tenant_usage u;
+	tenant_limits(c, &l);
+	tenant_usage(c, &u);
+	return !over(u.descriptors, more, l.max_descriptors);
 }
 
 int

@@ -110,6 +110,13 @@ int tenant_admit_ep(struct req_ctx *rc);
 int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes);
 
 /*
+ * tenant_fds_allow -- whether `more` descriptors keep the client's user
+ * within max_descriptors (nothing refused: for what rpmad may do
+ * without, mr.h's write descriptors)
+ */
+bool tenant_fds_allow(const struct client *c, unsigned more);
+
+/*
  * allow_connect / allow_listen: 0 when the client's user may connect to
  * (listen on) the address; otherwise the request fails (RPMA_E_PROVIDER,
  * EACCES), the refusal is counted and logged, and -EACCES is returned.

@@ -194,6 +194,8 @@ mr_unmap(struct mr *mr)
 			(void) pmem2_map_delete(&mr->segs[i].map);
 		if (mr->segs[i].fd >= 0)
 			(void) close(mr->segs[i].fd);
+		if (mr->segs[i].write_fd >= 0)
+			(void) close(mr->segs[i].write_fd);
 	}
 	/* libpmem2 only describes the file mappings: unmap them here */
 	if (mr->view)
@@ -583,6 +585,67 @@ out:
 	return ret;
 }
 
+/*
+ * A descriptor of the file behind `fd` of its own (a new open file
+ * description, O_RDWR and nothing else: nothing the client does with its
+ * descriptor, O_APPEND or O_DIRECT, changes where rpmad's writes land),
+ * or -1. Only for a descriptor the client handed over for writing; and
+ * not for a set-ID file, whose bits write(2) clears where stores through
+ * the mapping keep them.
+ */
+static int
+reopen_for_writes(int fd)
+{
+	struct stat st;
+	int mode = fcntl(fd, F_GETFL);
+	if (mode < 0 || (mode & O_ACCMODE) != O_RDWR || fstat(fd, &st) ||
+			(st.st_mode & (S_ISUID | S_ISGID))) {
+		errno = EPERM;
+		return -1;
+	}
+	char link[64];
+	(void) snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	/*
+	 * The client's writable descriptor is the permission; rpmad's own
+	 * file-system identity (fsident.h) may not open the client's files.
+	 * Writes through it are still made with that identity.
+	 */
+	fsident_root();
+	int wfd = open(link, O_RDWR | O_CLOEXEC);
+	int e = errno;
+	fsident_restore();
+	errno = e;
+	return wfd;
+}
+
+/*
+ * Opens the write descriptors of mr.h for the page-cache segments rpmad
+ * writes into on the software transport (an RDMA device writes through
+ * its own registration). A descriptor rpmad cannot have (the user's
+ * max_descriptors, rpmad's own limit) leaves that segment's writes on the
+ * mapping: slower beside a persist, the same bytes.
+ */
+static void
+open_write_fds(struct mr *mr, const struct client *c,
+		const struct transport_ops *tp)
+{
+	if (tp->mr_register || !mr_usage_rpmad_writes(mr->usage))
+		return;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		struct mr_segment *seg = &mr->segs[i];
+		if (!seg->page_cache || !tenant_fds_allow(c,
+				mr->write_fds + 1))
+			continue;
+		seg->write_fd = reopen_for_writes(seg->fd);
+		if (seg->write_fd >= 0)
+			mr->write_fds++;
+		else
+			log_debug("registration of %s: writes go through "
+					"the mapping: %s", c->name,
+					strerror(errno));
+	}
+}
+
 /* Names the backing of a registration for rpmactl. */
 static void
 describe_backing(struct mr *mr)
@@ -688,7 +751,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->n_segments; i++)
-		mr->segs[i].fd = -1;
+		mr->segs[i].fd = mr->segs[i].write_fd = -1;
 	mr->nsegs = (unsigned)m->n_segments;
 
 	uint64_t covered = 0;
@@ -787,6 +850,7 @@ mr_handle_reg(struct req_ctx *rc)
 		goto err;
 	}
 	const char *note = mr_grant_persistence(mr, peer->dev->tp);
+	open_write_fds(mr, rc->client, peer->dev->tp);
 	mr->peer = peer;
 	mr->lkey = new_lkey(peer->dev->id);
 	mr->rkey_id.dev_id = peer->dev->id;
@@ -808,7 +872,8 @@ mr_handle_reg(struct req_ctx *rc)
 		goto err;
 	}
 	describe_backing(mr);
-	/* the mappings hold the files: do not spend a descriptor on each */
+	/* the mappings hold the files: spend no descriptor on each (but
+	 * the write_fds open_write_fds took) */
 	for (unsigned i = 0; i < mr->nsegs; i++) {
 		(void) close(mr->segs[i].fd);
 		mr->segs[i].fd = -1;
@@ -821,6 +886,7 @@ mr_handle_reg(struct req_ctx *rc)
 				mr);
 	peer->users++;
 	client_add_pinned(rc->client, (int64_t)mr->span_len);
+	client_add_mr_fds(rc->client, (int)mr->write_fds);
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
@@ -857,6 +923,7 @@ mr_destroy(struct mr *mr)
 		HASH_DELETE(hh_rkey, mrs_by_rkey, mr);
 	mr->peer->users--;
 	client_add_pinned(obj_client(&mr->obj), -(int64_t)mr->span_len);
+	client_add_mr_fds(obj_client(&mr->obj), -(int)mr->write_fds);
 	mr->peer->dev->mrs--;
 	mr->peer->dev->pinned_bytes -= mr->span_len;
 	mr->deregistered = true;

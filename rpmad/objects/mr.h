@@ -58,6 +58,12 @@ struct mr_segment {
 	/* DAX: libpmem2's cache flushes; NULL for anonymous memory */
 	void (*persist)(const void *ptr, size_t size);
 	bool page_cache;	/* persisted by msync instead */
+	/*
+	 * A page-cache file's own descriptor (opened anew, O_RDWR) for the
+	 * writes rpmad makes into it on the software transport, or -1
+	 * (mr_io.h says why)
+	 */
+	int write_fd;
 };
 
 /*
@@ -112,6 +118,7 @@ struct mr {
 	bool writable;			/* rpmad may store into it */
 	struct mr_segment *segs;
 	unsigned nsegs;
+	unsigned write_fds;		/* segments' write_fd, its user's */
 	unsigned refs;			/* 1 for the registration + work */
 	bool deregistered;
 	uint64_t lost_bytes;		/* of pages the client no longer had */

@@ -5,7 +5,9 @@
  * (mr_io.h)
  */
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "addrspace.h"
@@ -36,6 +38,33 @@ segment_at(const struct mr *mr, uint64_t off)
 			return s;
 	}
 	return NULL;
+}
+
+/*
+ * Writes len bytes at seg_off of the segment through its write
+ * descriptor, up to the file's end. Returns the bytes lost.
+ */
+static size_t
+fd_write(const struct mr_segment *s, uint64_t seg_off, const uint8_t *buf,
+		size_t len)
+{
+	struct stat st;
+	if (fstat(s->write_fd, &st))
+		return len;
+	uint64_t pos = s->offset + seg_off, size = (uint64_t)st.st_size;
+	size_t fits = pos >= size ? 0 : size - pos < len ? (size_t)(size - pos) :
+		len;
+	size_t done = 0;
+	while (done < fits) {
+		ssize_t n = pwrite(s->write_fd, buf + done, fits - done,
+				(off_t)(pos + done));
+		if (n > 0)
+			done += (size_t)n;
+		else if (n == 0 || errno != EINTR)
+			break;	/* no space, or an I/O error: as a page the
+				 * mapping could not store into */
+	}
+	return len - done;
 }
 
 /* Counts bytes of pages the client no longer has; the first is told. */
@@ -100,6 +129,8 @@ transfer(struct mr *mr, uint64_t addr, uint8_t *buf, size_t len,
 		if (s->kind == MR_SEG_PROCESS)
 			lost += into_mr ? addrspace_write(mr->as, at, buf, n) :
 				addrspace_read(mr->as, at, buf, n);
+		else if (into_mr && s->write_fd >= 0)
+			lost += fd_write(s, off - s->span_offset, buf, n);
 		else
 			lost += mapped_copy(mr->base + off, at, buf, n,
 					into_mr);
@@ -125,6 +156,7 @@ mr_io_write(struct mr *mr, uint64_t addr, const void *buf, size_t len)
 void
 mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value)
 {
+	/* the mapping where there is one: pwrite's copy is not one store */
 	uint8_t *p = mr_io_direct(mr, addr, 8);
 	if (p != NULL) {
 		if (guarded_store64((uint64_t *)p, value))
@@ -139,7 +171,7 @@ void
 mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
 		size_t len)
 {
-	uint8_t *d = mr_io_direct(dst, daddr, len);
+	uint8_t *d = mr_io_direct_write(dst, daddr, len);
 	uint8_t *s = mr_io_direct(src, saddr, len);
 	if (d && s && guarded_memcpy(d, s, len) == 0)
 		return;
@@ -157,17 +189,32 @@ mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
 	}
 }
 
-void *
-mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len)
+/* rpmad's mapping of the range, unless a segment of it is not mapped or
+ * (`writing`) takes writes through its write descriptor */
+static void *
+direct(const struct mr *mr, uint64_t addr, uint64_t len, bool writing)
 {
 	if (mr->base == NULL || len == 0)
 		return NULL;
 	uint64_t off = addr - mr->span_start, end = off + len;
 	while (off < end) {
 		const struct mr_segment *s = segment_at(mr, off);
-		if (s == NULL || s->kind == MR_SEG_PROCESS)
+		if (s == NULL || s->kind == MR_SEG_PROCESS ||
+				(writing && s->write_fd >= 0))
 			return NULL;
 		off = s->span_offset + s->length;
 	}
 	return mr->base + (addr - mr->span_start);
+}
+
+void *
+mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	return direct(mr, addr, len, false);
+}
+
+void *
+mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	return direct(mr, addr, len, true);
 }

@@ -14,6 +14,19 @@
  * dropped and reads return zeros, as an RDMA NIC writes into and reads the
  * pinned pages the application no longer maps. The first such access of a
  * registration is logged; mr->lost_bytes counts them all.
+ *
+ * Writes into a page-cache file go through the segment's write
+ * descriptor (mr.h), not rpmad's mapping. A persist (msync) writes the
+ * file's pages back and write-protects them in every mapping that has
+ * them: stores through rpmad's mapping then fault on every page, and each
+ * page's write protection is a TLB flush that interrupts rpmad's threads
+ * on every CPU they ran on, the loop's included. pwrite dirties the same
+ * pages of the page cache without mapping them in rpmad (rpma-bench's
+ * persister rows, README). Only an atomic store stays on the mapping
+ * (pwrite's copy is not one store); reads map pages read-only, which
+ * write-back leaves alone. Such writes stop at the file's end (past it
+ * the client cut the file short, and pwrite would grow it again); one
+ * racing with the cut may leave the file as long as its end.
  */
 
 #ifndef RPMAD_MR_IO_H
@@ -40,10 +53,14 @@ void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
 /*
  * mr_io_direct -- rpmad's own address of the client's [addr, addr + len)
  * when all of it is mapped in rpmad, for system calls that move bytes
- * straight into or out of it (recv, writev: EFAULT tells them of a lost
- * page, and the caller then goes through mr_io_read/mr_io_write); NULL
- * when part of it is reached only through the client's address space.
+ * straight out of it (writev: EFAULT tells them of a lost page, and the
+ * caller then goes through mr_io_read); NULL when part of it is reached
+ * only through the client's address space.
+ * mr_io_direct_write -- the same for storing into it (recv, then
+ * mr_io_write after EFAULT): NULL also where writes go through a write
+ * descriptor.
  */
 void *mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len);
+void *mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len);
 
 #endif /* RPMAD_MR_IO_H */

@@ -464,6 +464,34 @@ check_medium(const struct medium *m)
 	free(copy);
 }
 
+/*
+ * Kilobytes of the file at `path` that process `pid` has mapped in (the
+ * Rss of its mappings of the file), or -1 when it maps none of it.
+ */
+static long
+mapped_kb(pid_t pid, const char *path)
+{
+	char smaps[64], line[512];
+	(void) snprintf(smaps, sizeof(smaps), "/proc/%d/smaps", (int)pid);
+	FILE *f = fopen(smaps, "re");
+	ck_assert_msg(f != NULL, "open %s", smaps);
+	long kb = -1, rss;
+	unsigned long start, end;
+	bool ours = false;
+	size_t plen = strlen(path);
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+		line[n] = '\0';
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			/* a mapping's first line: "start-end perms ... path" */
+			ours = n >= plen && strcmp(line + n - plen, path) == 0;
+		else if (ours && sscanf(line, "Rss: %ld kB", &rss) == 1)
+			kb = (kb < 0 ? 0 : kb) + rss;
+	}
+	(void) fclose(f);
+	return kb;
+}
+
 START_TEST(test_persistent_flush_by_kind)
 {
 	struct role_arg ra = { .c = &cases[_i] };
@@ -505,6 +533,13 @@ START_TEST(test_persistent_flush_by_kind)
 			initiator, &ra), 0);
 	ck_assert_msg(it_group_hear(&g, TAG_FLUSHED, 1) == 0, "%s",
 			it_report());
+	if (strcmp(persistence(c->kind), "msync") == 0) {
+		/* its writes went through the file (mr_io.h): none of its
+		 * own mapping's pages are in, for write-back to protect */
+		long kb = mapped_kb(env.srv->pid, ra.m.path);
+		ck_assert_msg(kb == 0, "rpmad maps %ld kB of %s (-1: none of "
+				"it)", kb, ra.m.path);
+	}
 	if (persistable(c->kind)) {
 		if (c->kill_rpmad_first) {
 			test_daemon_kill(env.srv);

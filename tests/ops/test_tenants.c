@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -278,6 +280,111 @@ START_TEST(test_limits_per_user)
 	ck_assert_msg(strstr(log, "max_pending_requests = 1 from [user "
 			"65534]"), "%s", log);
 	stop();
+}
+END_TEST
+
+/* how many descriptors process `pid` holds of the file at `path` */
+static int
+fds_of(pid_t pid, const char *path)
+{
+	char dir[64];
+	(void) snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *fds = opendir(dir);
+	ck_assert_ptr_nonnull(fds);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(fds)) != NULL;) {
+		char link[400], target[400];
+		(void) snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += strcmp(target, path) == 0;
+	}
+	(void) closedir(fds);
+	return n;
+}
+
+/*
+ * Four registrations of pages of a file of the page cache that rpmad
+ * writes into, and one it only reads; pauses holding them. Exit: 0, or
+ * which registration failed.
+ */
+static int
+register_file_pages(struct child *c, void *p)
+{
+	const char *path = p;
+	(void) ops_log_capture();
+	struct rpma_peer *peer = new_peer();
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (peer == NULL || fd < 0)
+		return 99;
+	uint8_t *ptr = mmap(NULL, 5 * 4096, PROT_READ | PROT_WRITE,
+			MAP_SHARED, fd, 0);
+	if (ptr == MAP_FAILED)
+		return 98;
+	struct rpma_mr_local *mr[5] = { NULL };
+	for (int i = 0; i < 5; i++) {
+		if (rpma_mr_reg(peer, ptr + i * 4096, 4096, i < 4 ?
+				RPMA_MR_USAGE_WRITE_DST :
+				RPMA_MR_USAGE_READ_SRC, &mr[i]))
+			return 1 + i;
+	}
+	child_pause(c);
+	for (int i = 0; i < 5; i++)
+		(void) rpma_mr_dereg(&mr[i]);
+	(void) rpma_peer_delete(&peer);
+	return 0;
+}
+
+/*
+ * A registration rpmad writes into a page-cache file through holds a
+ * descriptor of it (mr_io.h), counted with its user's; past
+ * max_descriptors the next still registers, writing through rpmad's
+ * mapping instead. One rpmad only reads needs none.
+ */
+START_TEST(test_write_descriptors)
+{
+	if (!root())
+		return;
+	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 3\n");
+	char path[300];
+	(void) snprintf(path, sizeof(path), "%s/pages", d.dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 5 * 4096), 0);
+	ck_assert_int_eq(fchown(fd, NOBODY, NOBODY), 0);
+	struct statfs fs;
+	ck_assert_int_eq(fstatfs(fd, &fs), 0);
+	(void) close(fd);
+	if (fs.f_type == TMPFS_MAGIC) {
+		(void) fprintf(stderr, "%s is on tmpfs: no page cache to "
+				"write back, skipping\n", d.dir);
+		stop();
+		return;
+	}
+	struct child c;
+	char log[8192];
+	child_start(&c, NULL, register_file_pages, path);
+	child_wait_ready(&c);
+	/* its session, and two of the four */
+	struct flat f;
+	clients_json(&f);
+	long i = client_of(&f, NOBODY);
+	ck_assert_int_ge(i, 0);
+	ck_assert_str_eq(flat_get(&f,
+			"clients.%ld.user_totals.use.descriptors", i), "3");
+	flat_free(&f);
+	ck_assert_int_eq(fds_of(d.p.pid, path), 2);
+	int code = exit_code(child_end(&c, log, sizeof(log)));
+	ck_assert_msg(code == 0, "registration %d failed: %s", code, log);
+	/* released with their registrations */
+	for (int waited = 0; fds_of(d.p.pid, path) && waited < OPS_WAIT_MS;
+			waited += 10)
+		sleep_ms(10);
+	ck_assert_int_eq(fds_of(d.p.pid, path), 0);
+	stop();
+	(void) unlink(path);
 }
 END_TEST
 
@@ -543,7 +650,8 @@ join_client_cg(struct child *c, void *p)
  * What the attacker did next: make rpmad write into the registration. A
  * connection to itself through rpmad, and reads of 1 MiB at a time from
  * its other registration into every MiB of `dst` (rpmad receives the
- * data straight into its mapping of dst). 0 or -1.
+ * data straight into its mapping of dst, or through the file: mr_io.h).
+ * 0 or -1.
  */
 static int
 loopback_reads(struct rpma_peer *peer, struct rpma_mr_local *dst,
@@ -1073,6 +1181,7 @@ suite(void)
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_limits_per_user);
+	tcase_add_test(tc, test_write_descriptors);
 	tcase_add_test(tc, test_memlock);
 	tcase_add_test(tc, test_allow_networks_and_log_share);
 	suite_add_tcase(s, tc);

@@ -273,7 +273,7 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		if (want > *budget)
 			want = *budget;	/* a slice of a big payload at a time */
 		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
-			want >= DIRECT_RECV_MIN ? mr_io_direct(ch->dst_mr,
+			want >= DIRECT_RECV_MIN ? mr_io_direct_write(ch->dst_mr,
 					ch->dst_addr + ch->got, want) : NULL;
 		if (direct) {
 			/* straight into rpmad's mapping: no staging copy */
