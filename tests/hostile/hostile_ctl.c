@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -899,6 +900,10 @@ file_server(const struct it_env *env, void *arg)
 		(void) rpma_conn_disconnect(conn);
 		IT_OK(rpma_conn_delete(&conn));
 	}
+	/* the writes after the cut were dropped: none grew the file again */
+	struct stat st;
+	IT_EQ(fstat(fd, &st), 0);
+	IT_EQ(st.st_size, 0);
 	IT_OK(rpma_peer_cfg_delete(&pcfg));
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_OK(rpma_ep_shutdown(&ep));
