@@ -61,9 +61,10 @@ struct mr_segment {
 	/*
 	 * A page-cache file's own descriptor (opened anew, O_RDWR) for the
 	 * writes rpmad makes into it on the software transport, or -1
-	 * (mr_io.h says why)
+	 * (mr_io.h says which, and why)
 	 */
 	int write_fd;
+	bool persisted;		/* a persist has covered it (mr_io.h) */
 };
 
 /*

@@ -40,6 +40,13 @@ segment_at(const struct mr *mr, uint64_t off)
 	return NULL;
 }
 
+/* Whether a write of len bytes into the segment goes through its file. */
+static bool
+writes_through_fd(const struct mr_segment *s, uint64_t len)
+{
+	return s->write_fd >= 0 && s->persisted && len >= MR_IO_FD_WRITE_MIN;
+}
+
 /*
  * Writes len bytes at seg_off of the segment through its write
  * descriptor, up to the file's end. Returns the bytes lost.
@@ -129,7 +136,7 @@ transfer(struct mr *mr, uint64_t addr, uint8_t *buf, size_t len,
 		if (s->kind == MR_SEG_PROCESS)
 			lost += into_mr ? addrspace_write(mr->as, at, buf, n) :
 				addrspace_read(mr->as, at, buf, n);
-		else if (into_mr && s->write_fd >= 0)
+		else if (into_mr && writes_through_fd(s, n))
 			lost += fd_write(s, off - s->span_offset, buf, n);
 		else
 			lost += mapped_copy(mr->base + off, at, buf, n,
@@ -156,8 +163,7 @@ mr_io_write(struct mr *mr, uint64_t addr, const void *buf, size_t len)
 void
 mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value)
 {
-	/* the mapping where there is one: pwrite's copy is not one store */
-	uint8_t *p = mr_io_direct(mr, addr, 8);
+	uint8_t *p = mr_io_direct_write(mr, addr, 8);
 	if (p != NULL) {
 		if (guarded_store64((uint64_t *)p, value))
 			note_lost(mr, addr, 8);
@@ -200,7 +206,7 @@ direct(const struct mr *mr, uint64_t addr, uint64_t len, bool writing)
 	while (off < end) {
 		const struct mr_segment *s = segment_at(mr, off);
 		if (s == NULL || s->kind == MR_SEG_PROCESS ||
-				(writing && s->write_fd >= 0))
+				(writing && writes_through_fd(s, len)))
 			return NULL;
 		off = s->span_offset + s->length;
 	}
@@ -217,4 +223,16 @@ void *
 mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len)
 {
 	return direct(mr, addr, len, true);
+}
+
+void
+mr_io_note_persist(struct mr *mr, uint64_t addr, uint64_t len)
+{
+	uint64_t from = addr - mr->span_start, to = from + len;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		struct mr_segment *s = &mr->segs[i];
+		if (s->page_cache && s->span_offset < to &&
+				from < s->span_offset + s->length)
+			s->persisted = true;
+	}
 }

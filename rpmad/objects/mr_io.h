@@ -15,18 +15,23 @@
  * pinned pages the application no longer maps. The first such access of a
  * registration is logged; mr->lost_bytes counts them all.
  *
- * Writes into a page-cache file go through the segment's write
- * descriptor (mr.h), not rpmad's mapping. A persist (msync) writes the
- * file's pages back and write-protects them in every mapping that has
- * them: stores through rpmad's mapping then fault on every page, and each
- * page's write protection is a TLB flush that interrupts rpmad's threads
- * on every CPU they ran on, the loop's included. pwrite dirties the same
- * pages of the page cache without mapping them in rpmad (rpma-bench's
- * persister rows, README). Only an atomic store stays on the mapping
- * (pwrite's copy is not one store); reads map pages read-only, which
- * write-back leaves alone. Such writes stop at the file's end (past it
- * the client cut the file short, and pwrite would grow it again); one
- * racing with the cut may leave the file as long as its end.
+ * Once a persist has covered a page-cache segment, writes of at least
+ * MR_IO_FD_WRITE_MIN into it go through its write descriptor (mr.h), not
+ * rpmad's mapping. A persist (msync) writes the file's pages back and
+ * write-protects them in every mapping that has them: stores through
+ * rpmad's mapping then fault on every page, and each page's write
+ * protection is a TLB flush that interrupts rpmad's threads on every CPU
+ * they ran on, the loop's included. pwrite dirties the same pages of the
+ * page cache without mapping them in rpmad (rpma-bench's persister rows,
+ * README). It costs more where nothing is write-protected: a system call
+ * and the file system's write path for every piece, and a copy through
+ * rpmad's buffer instead of recv straight into the mapping (4 KiB writes
+ * went at a third of the speed, 1 MiB writes 15-20% slower): so smaller
+ * writes, atomic stores among them, and files never persisted stay on
+ * the mapping. Reads too: they map pages read-only, which write-back
+ * leaves alone. Writes through the descriptor stop at the file's end
+ * (past it the client cut the file short, and pwrite would grow it
+ * again); one racing with the cut may leave the file as long as its end.
  */
 
 #ifndef RPMAD_MR_IO_H
@@ -36,6 +41,9 @@
 #include <stdint.h>
 
 struct mr;
+
+/* a write of a persisted page-cache segment's that pwrite takes (16 KiB) */
+#define MR_IO_FD_WRITE_MIN (16u << 10)
 
 /* mr_io_read -- the client's [addr, addr + len) into buf */
 void mr_io_read(struct mr *mr, uint64_t addr, void *buf, size_t len);
@@ -56,11 +64,18 @@ void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
  * straight out of it (writev: EFAULT tells them of a lost page, and the
  * caller then goes through mr_io_read); NULL when part of it is reached
  * only through the client's address space.
- * mr_io_direct_write -- the same for storing into it (recv, then
- * mr_io_write after EFAULT): NULL also where writes go through a write
- * descriptor.
+ * mr_io_direct_write -- the same for storing len bytes into it (recv,
+ * then mr_io_write after EFAULT): NULL also where such a write goes
+ * through a write descriptor.
  */
 void *mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len);
 void *mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len);
+
+/*
+ * mr_io_note_persist -- a persist of [addr, addr + len) starts: the
+ * page-cache segments it covers take large writes through their write
+ * descriptors from now on
+ */
+void mr_io_note_persist(struct mr *mr, uint64_t addr, uint64_t len);
 
 #endif /* RPMAD_MR_IO_H */

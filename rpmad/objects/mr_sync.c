@@ -16,6 +16,7 @@
 #include "fairq.h"
 #include "log.h"
 #include "mr.h"
+#include "mr_io.h"
 #include "mr_sync.h"
 #include "offload.h"
 
@@ -58,6 +59,7 @@ struct mr_sync *
 mr_sync_start(struct mr *mr, uint64_t addr, uint64_t len,
 		mr_sync_done_fn *done, void *arg, int *result)
 {
+	mr_io_note_persist(mr, addr, len);
 	struct mr_sync *s = malloc(sizeof(*s));
 	if (s != NULL) {
 		*s = (struct mr_sync){

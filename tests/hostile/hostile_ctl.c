@@ -1025,6 +1025,8 @@ file_client(const struct it_env *env, void *arg)
 		}
 		file_op(env, peer, (enum file_op)op, mr);
 	}
+	/* once more after the persist: through the file's descriptor now */
+	file_op(env, peer, OP_LARGE_WRITE, mr);
 	int next = NEXT_END;
 	IT_EQ(it_tell(IT_SERVER, TAG_NEXT, &next, sizeof(next)), 0);
 	IT_OK(rpma_mr_dereg(&mr));
