@@ -119,10 +119,13 @@ mapped_copy(uint8_t *mapped, uint64_t addr, uint8_t *buf, size_t len,
 	return lost;
 }
 
-/* Moves len bytes between the registration and buf, piece by piece. */
+/*
+ * Moves len bytes between the registration and buf, piece by piece; into
+ * it, as part of a write of op_len bytes.
+ */
 static void
 transfer(struct mr *mr, uint64_t addr, uint8_t *buf, size_t len,
-		bool into_mr)
+		bool into_mr, uint64_t op_len)
 {
 	uint64_t off = addr - mr->span_start;
 	size_t lost = 0;
@@ -136,7 +139,7 @@ transfer(struct mr *mr, uint64_t addr, uint8_t *buf, size_t len,
 		if (s->kind == MR_SEG_PROCESS)
 			lost += into_mr ? addrspace_write(mr->as, at, buf, n) :
 				addrspace_read(mr->as, at, buf, n);
-		else if (into_mr && writes_through_fd(s, n))
+		else if (into_mr && writes_through_fd(s, op_len))
 			lost += fd_write(s, off - s->span_offset, buf, n);
 		else
 			lost += mapped_copy(mr->base + off, at, buf, n,
@@ -151,19 +154,26 @@ transfer(struct mr *mr, uint64_t addr, uint8_t *buf, size_t len,
 void
 mr_io_read(struct mr *mr, uint64_t addr, void *buf, size_t len)
 {
-	transfer(mr, addr, buf, len, false);
+	transfer(mr, addr, buf, len, false, 0);
 }
 
 void
 mr_io_write(struct mr *mr, uint64_t addr, const void *buf, size_t len)
 {
-	transfer(mr, addr, (uint8_t *)buf, len, true);
+	transfer(mr, addr, (uint8_t *)buf, len, true, len);
+}
+
+void
+mr_io_write_part(struct mr *mr, uint64_t addr, const void *buf, size_t len,
+		uint64_t op_len)
+{
+	transfer(mr, addr, (uint8_t *)buf, len, true, op_len);
 }
 
 void
 mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value)
 {
-	uint8_t *p = mr_io_direct_write(mr, addr, 8);
+	uint8_t *p = mr_io_direct_write(mr, addr, 8, 8);
 	if (p != NULL) {
 		if (guarded_store64((uint64_t *)p, value))
 			note_lost(mr, addr, 8);
@@ -177,7 +187,7 @@ void
 mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
 		size_t len)
 {
-	uint8_t *d = mr_io_direct_write(dst, daddr, len);
+	uint8_t *d = mr_io_direct_write(dst, daddr, len, len);
 	uint8_t *s = mr_io_direct(src, saddr, len);
 	if (d && s && guarded_memcpy(d, s, len) == 0)
 		return;
@@ -196,9 +206,9 @@ mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
 }
 
 /* rpmad's mapping of the range, unless a segment of it is not mapped or
- * (`writing`) takes writes through its write descriptor */
+ * takes a write of op_len bytes (0: a read) through its write descriptor */
 static void *
-direct(const struct mr *mr, uint64_t addr, uint64_t len, bool writing)
+direct(const struct mr *mr, uint64_t addr, uint64_t len, uint64_t op_len)
 {
 	if (mr->base == NULL || len == 0)
 		return NULL;
@@ -206,7 +216,7 @@ direct(const struct mr *mr, uint64_t addr, uint64_t len, bool writing)
 	while (off < end) {
 		const struct mr_segment *s = segment_at(mr, off);
 		if (s == NULL || s->kind == MR_SEG_PROCESS ||
-				(writing && writes_through_fd(s, len)))
+				(op_len && writes_through_fd(s, op_len)))
 			return NULL;
 		off = s->span_offset + s->length;
 	}
@@ -216,13 +226,14 @@ direct(const struct mr *mr, uint64_t addr, uint64_t len, bool writing)
 void *
 mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len)
 {
-	return direct(mr, addr, len, false);
+	return direct(mr, addr, len, 0);
 }
 
 void *
-mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len)
+mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len,
+		uint64_t op_len)
 {
-	return direct(mr, addr, len, true);
+	return direct(mr, addr, len, op_len);
 }
 
 void

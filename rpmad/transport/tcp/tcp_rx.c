@@ -238,7 +238,8 @@ sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
 {
 	switch (ch->sink) {
 	case SINK_MEM:
-		mr_io_write(ch->dst_mr, ch->dst_addr + ch->got, src, n);
+		mr_io_write_part(ch->dst_mr, ch->dst_addr + ch->got, src, n,
+				ch->cur_payload);
 		break;
 	case SINK_SCRATCH:
 		if (ch->got + n <= sizeof(ch->scratch))
@@ -274,7 +275,8 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 			want = *budget;	/* a slice of a big payload at a time */
 		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
 			want >= DIRECT_RECV_MIN ? mr_io_direct_write(ch->dst_mr,
-					ch->dst_addr + ch->got, want) : NULL;
+					ch->dst_addr + ch->got, want,
+					ch->cur_payload) : NULL;
 		if (direct) {
 			/* straight into rpmad's mapping: no staging copy */
 			do {
