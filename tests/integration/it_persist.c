@@ -351,6 +351,30 @@ target(const struct it_env *env, void *arg)
 	return 0;
 }
 
+/*
+ * Connects to the target, takes the registration it describes (*rmr) and
+ * applies its peer configuration, which must declare direct write to
+ * pmem; the connection's CQ in *cq.
+ */
+static struct rpma_conn *
+connect_target(const struct it_env *env, struct rpma_peer *peer,
+		struct rpma_cq **cq, struct rpma_mr_remote **rmr)
+{
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	IT_OK(rpma_conn_get_cq(conn, cq));
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	*rmr = it_desc_mr(&desc);
+	struct rpma_peer_cfg *pcfg = NULL;
+	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
+	bool direct = false;
+	IT_OK(rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct));
+	IT_ASSERT(direct);
+	IT_OK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
+	IT_OK(rpma_peer_cfg_delete(&pcfg));
+	return conn;
+}
+
 static int
 initiator(const struct it_env *env, void *arg)
 {
@@ -364,19 +388,9 @@ initiator(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_reg(peer, buf, PM_SIZE, RPMA_MR_USAGE_WRITE_SRC, &mr));
 	IT_OK(rpma_mr_reg(peer, back, PM_SIZE, RPMA_MR_USAGE_READ_DST,
 			&back_mr));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_peer_cfg *pcfg = NULL;
-	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
-	bool direct = false;
-	IT_OK(rpma_peer_cfg_get_direct_write_to_pmem(pcfg, &direct));
-	IT_ASSERT(direct);
-	IT_OK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
+	struct rpma_mr_remote *rmr = NULL;
+	struct rpma_conn *conn = connect_target(env, peer, &cq, &rmr);
 
 	/* the truth, as a remote peer sees it */
 	bool persistent = persistable(c->kind);
@@ -573,16 +587,9 @@ bulk_writer(const struct it_env *env, void *arg)
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(peer, buf, BULK_SIZE, RPMA_MR_USAGE_WRITE_SRC,
 			&mr));
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_peer_cfg *pcfg = NULL;
-	IT_OK(rpma_peer_cfg_from_descriptor(desc.pcfg, desc.pcfg_len, &pcfg));
-	IT_OK(rpma_conn_apply_remote_peer_cfg(conn, pcfg));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
+	struct rpma_mr_remote *rmr = NULL;
+	struct rpma_conn *conn = connect_target(env, peer, &cq, &rmr);
 	for (uint32_t round = 1; round <= 2; round++) {
 		it_fill(buf, BULK_SIZE, round);
 		IT_OK(rpma_write(conn, rmr, 0, mr, 0, BULK_SIZE,
