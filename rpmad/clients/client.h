@@ -58,7 +58,6 @@ struct client {
 	/* what the registry's counts by kind do not tell */
 	uint64_t pinned_bytes;	/* what its registrations span (mr.c) */
 	uint32_t conn_reqs;	/* connections not connecting yet (conn.c) */
-	uint32_t mr_fds;	/* its registrations' write_fds (mr.c) */
 };
 
 /* client_of -- the client that is this owner */
@@ -94,11 +93,13 @@ client_add_reqs(struct client *c, int delta)
 		c->user->conn_reqs += (uint32_t)delta;
 }
 
-/* client_add_mr_fds -- its registrations hold `delta` more descriptors */
+/*
+ * client_add_mr_fds -- its registrations hold `delta` more descriptors
+ * (counted for its user only: nothing shows a client's own)
+ */
 static inline void
 client_add_mr_fds(struct client *c, int delta)
 {
-	c->mr_fds += (uint32_t)delta;
 	if (c->user)
 		c->user->mr_fds += (uint32_t)delta;
 }
