@@ -272,6 +272,13 @@ loop_run(struct loop *loop)
 		int work = run_pollers(loop);
 		uint64_t now = loop_now_ns();
 		run_timers(loop, now);
+		/*
+		 * a stop asked by a poller or a timer (a drain that ended)
+		 * ends the loop now: the wait below could last until the
+		 * next timer, or for ever
+		 */
+		if (loop->stop)
+			break;
 		if (work || loop->kicked)
 			last_work = now;
 
