@@ -237,8 +237,11 @@ exits(pid_t old, int ms)
 	pid_t r;
 	while ((r = waitpid(old, &st, WNOHANG)) == 0 ||
 			(r < 0 && kill(old, 0) == 0)) {
-		ck_assert_msg(it_now_ms() < end, "the old rpmad (pid %d) did "
-				"not exit", (int)old);
+		if (it_now_ms() >= end) {
+			it_dump_stacks(old);
+			ck_abort_msg("the old rpmad (pid %d) did not exit",
+					(int)old);
+		}
 		it_sleep_ms(20);
 	}
 	if (r == old)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * itest_proc.c -- role processes of an integration test: forking them,
- * waiting for them with a bound, their failure reports and their inboxes
+ * waiting for them with a bound, their failure reports and their inboxes;
+ * and where a process that does not end is stuck
  */
 
 #include <check.h>
@@ -395,4 +396,28 @@ it_sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* ------------------------------------------------------------ a hang */
+
+void
+it_dump_stacks(pid_t pid)
+{
+	char cmd[512];
+	/*
+	 * where each thread sleeps in the kernel, then where in the program
+	 * (gdb's attach interrupts a wait: the process may go on after it)
+	 */
+	(void) snprintf(cmd, sizeof(cmd),
+			"for t in /proc/%d/task/*; do "
+			"echo \"thread $(cat $t/comm) ${t##*/}: $(cat $t/wchan)\"; "
+			"cat $t/stack; done; "
+			"command -v gdb > /dev/null && timeout 60 gdb -batch -nx "
+			"-p %d -ex 'thread apply all bt' 2>&1 | grep -v '^\\[' ",
+			(int)pid, (int)pid);
+	fprintf(stderr, "--- the threads of pid %d\n", (int)pid);
+	fflush(stderr);
+	if (system(cmd) == -1)
+		fprintf(stderr, "cannot run a shell: %s\n", strerror(errno));
+	fprintf(stderr, "--- end of pid %d\n", (int)pid);
 }
