@@ -1070,13 +1070,31 @@ print_table(void)
  * The neighbours: a writer (1 MiB writes at QD16), a persister (1 MiB
  * writes at QD16 over a 256 MiB file of the page cache, then one
  * persistent flush of all of it, which rpmad msyncs), and two writers of
- * two users whose weights are 3 and 1 (bench_util.c's rpmad.conf).
+ * two users whose weights are 3 and 1 (bench_util.c's rpmad.conf). And a
+ * control that uses no rpmad at all: two processes spinning on the CPU,
+ * what a victim pays for the cores alone where the neighbours keep them
+ * busy (the writer keeps rpmads' threads busy).
  */
 
-enum neighbour { NB_NONE, NB_WRITER, NB_PERSISTER };
+enum neighbour { NB_NONE, NB_WRITER, NB_PERSISTER, NB_HOG };
 
 static const char *const nb_names[] = { "alone", "1 MiB QD16 writer",
-		"256 MiB persister" };
+		"256 MiB persister", "2 CPU hogs" };
+
+/* The CPU hogs in the rows beside them. */
+#define HOGS 2
+
+/* Spins on the CPU until a byte (or EOF) arrives on stop_fd. */
+static void
+hog_run(int stop_fd)
+{
+	char b;
+	while (read(stop_fd, &b, 1) < 0 && errno == EAGAIN) {
+		/* about a millisecond of work between looks */
+		for (volatile unsigned i = 0; i < 1000000; i++)
+			;
+	}
+}
 
 /* The neighbour's traffic until a byte (or EOF) arrives on stop_fd. */
 static void
@@ -1154,14 +1172,22 @@ nb_spawn(const struct nb_proc *p, int i, struct daemon *ds,
 		_exit(1);
 	}
 	(void) fcntl(stop[0], F_SETFL, O_NONBLOCK);
+	char byte = 1;
+	struct child_report rep;
+	memset(&rep, 0, sizeof(rep));
+	if (p->nb == NB_HOG) {
+		if (write(up, &byte, 1) != 1 || read(go[0], &byte, 1) != 1)
+			_exit(1);
+		hog_run(stop[0]);
+		if (write(up, &rep, sizeof(rep)) != sizeof(rep))
+			_exit(1);
+		_exit(0);
+	}
 	struct client c;
 	client_open(&c, ds->sock, dc->sock, p->nb == NB_PERSISTER ?
 			SERVE_FILE : SERVE_PASSIVE);
-	char byte = 1;
 	if (write(up, &byte, 1) != 1 || read(go[0], &byte, 1) != 1)
 		_exit(1);
-	struct child_report rep;
-	memset(&rep, 0, sizeof(rep));
 	if (p->nb == NB_NONE)
 		lat_write_flush(&c, &rep.r);
 	else
@@ -1274,7 +1300,7 @@ neighbours_alone(struct daemon *ds, struct daemon *dc, double sum[])
 static void
 run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 {
-	double alone_mbps[3] = { 0 };
+	double alone_mbps[NB_HOG + 1] = { 0 };
 	int first_row = n_nb_rows;
 	neighbours_alone(ds, dc, alone_mbps);
 	for (unsigned k = 0; k < 2; k++) {	/* block, busy x1 */
@@ -1283,7 +1309,7 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 		struct nb_proc v = { NB_NONE, all_modes[k].wait, 0 };
 		struct result alone;
 		nb_run(ds, dc, &v, 1, &alone);
-		for (int nb = NB_NONE; nb <= NB_PERSISTER; nb++) {
+		for (int nb = NB_NONE; nb <= NB_HOG; nb++) {
 			if (nb != NB_NONE && opt.rows &&
 					strstr(nb_names[nb], opt.rows) == NULL)
 				continue;
@@ -1298,11 +1324,14 @@ run_neighbours(const char *setup, struct daemon *ds, struct daemon *dc)
 				row->victim = alone;
 				continue;
 			}
-			struct nb_proc procs[2] = { v,
-				{ (enum neighbour)nb, WAIT_BLOCK,
-					NEIGHBOUR_UID } };
-			struct result r[2];
-			nb_run(ds, dc, procs, 2, r);
+			struct nb_proc procs[1 + HOGS] = { v };
+			int n = nb == NB_HOG ? 1 + HOGS : 2;
+			for (int i = 1; i < n; i++)
+				procs[i] = (struct nb_proc){
+					(enum neighbour)nb, WAIT_BLOCK,
+					NEIGHBOUR_UID };
+			struct result r[1 + HOGS];
+			nb_run(ds, dc, procs, n, r);
 			row->victim = r[0];
 			row->mbps = r[1].mbps;
 			row->persists = r[1].ops;
