@@ -56,18 +56,25 @@ teardown(void)
 	loop_delete(loop);
 }
 
+/* Runs the loop, which something stops once, with `far` armed. */
+static void
+run_until_stopped(struct loop_timer *far)
+{
+	ck_assert_int_eq(loop_run(loop), 0);
+	ck_assert_int_eq(stops, 1);
+	/* it returned without waiting for the next timer */
+	ck_assert_int_eq(far_fired, 0);
+	ck_assert_uint_lt(loop_now_ns(), far->deadline_ns);
+	loop_timer_cancel(loop, far);
+}
+
 START_TEST(test_stop_from_timer)
 {
 	struct loop_timer stop = { .fn = stop_timer };
 	struct loop_timer far = { .fn = far_timer };
 	loop_timer_arm(loop, &far, FAR_NS);
 	loop_timer_arm(loop, &stop, 0);
-	ck_assert_int_eq(loop_run(loop), 0);
-	ck_assert_int_eq(stops, 1);
-	/* it returned without waiting for the next timer */
-	ck_assert_int_eq(far_fired, 0);
-	ck_assert_uint_lt(loop_now_ns(), far.deadline_ns);
-	loop_timer_cancel(loop, &far);
+	run_until_stopped(&far);
 }
 END_TEST
 
@@ -111,11 +118,7 @@ START_TEST(test_stop_from_poller)
 	struct loop_timer far = { .fn = far_timer };
 	loop_timer_arm(loop, &far, FAR_NS);
 	loop_poller_add(loop, &p);
-	ck_assert_int_eq(loop_run(loop), 0);
-	ck_assert_int_eq(stops, 1);
-	ck_assert_int_eq(far_fired, 0);
-	ck_assert_uint_lt(loop_now_ns(), far.deadline_ns);
-	loop_timer_cancel(loop, &far);
+	run_until_stopped(&far);
 }
 END_TEST
 
