@@ -185,9 +185,9 @@ mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value)
 
 void
 mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
-		size_t len)
+		size_t len, uint64_t op_len)
 {
-	uint8_t *d = mr_io_direct_write(dst, daddr, len, len);
+	uint8_t *d = mr_io_direct_write(dst, daddr, len, op_len);
 	uint8_t *s = mr_io_direct(src, saddr, len);
 	if (d && s && guarded_memcpy(d, s, len) == 0)
 		return;
@@ -200,7 +200,7 @@ mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
 	for (size_t done = 0; done < len; ) {
 		size_t n = len - done < BOUNCE_SIZE ? len - done : BOUNCE_SIZE;
 		mr_io_read(src, saddr + done, bounce, n);
-		mr_io_write(dst, daddr + done, bounce, n);
+		mr_io_write_part(dst, daddr + done, bounce, n, op_len);
 		done += n;
 	}
 }

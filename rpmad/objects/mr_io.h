@@ -63,9 +63,13 @@ void mr_io_write_part(struct mr *mr, uint64_t addr, const void *buf,
 /* mr_io_store64 -- one aligned 8-byte store at the client's addr */
 void mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value);
 
-/* mr_io_copy -- len bytes from one registration to another */
+/*
+ * mr_io_copy -- len bytes from one registration to another, a part of a
+ * write of op_len bytes (as mr_io_write_part: a copy goes in slices, and
+ * a slice the arbiter shortened takes the way of the whole write)
+ */
 void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
-		uint64_t saddr, size_t len);
+		uint64_t saddr, size_t len, uint64_t op_len);
 
 /*
  * mr_io_direct -- rpmad's own address of the client's [addr, addr + len)

@@ -168,7 +168,7 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 			return IBV_WC_REM_ACCESS_ERR;
 		if (n)
 			mr_io_copy(mr, w->raddr + off, w->lmr, w->laddr + off,
-					(size_t)n);
+					(size_t)n, w->length);
 		break;
 	case QP_OP_READ:
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
@@ -176,7 +176,7 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 			return IBV_WC_REM_ACCESS_ERR;
 		if (n)
 			mr_io_copy(w->lmr, w->laddr + off, mr, w->raddr + off,
-					(size_t)n);
+					(size_t)n, w->length);
 		break;
 	case QP_OP_FLUSH:	/* the DAX part; the page cache's: sync() */
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
@@ -188,7 +188,7 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 	default:	/* send, send with imm: into the receive taken */
 		if (n)
 			mr_io_copy(tc->local_rs->mr, tc->local_rs->addr + off,
-					w->lmr, w->laddr + off, (size_t)n);
+					w->lmr, w->laddr + off, (size_t)n, w->length);
 		break;
 	}
 	tc->local_done += n;
