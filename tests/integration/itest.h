@@ -446,7 +446,7 @@ long it_check(const void *buf, size_t len, uint32_t seed);
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t it_now_ms(void);
 void it_sleep_ms(int ms);
-/* where pid's threads are (kernel and user stacks) to stderr: a hang's report */
+/* where pid's threads are (kernel and user stacks), to stderr: for a hang */
 void it_dump_stacks(pid_t pid);
 
 /* ---------------------------------------------- the daemon's view */

@@ -410,10 +410,11 @@ it_dump_stacks(pid_t pid)
 	 */
 	(void) snprintf(cmd, sizeof(cmd),
 			"for t in /proc/%d/task/*; do "
-			"echo \"thread $(cat $t/comm) ${t##*/}: $(cat $t/wchan)\"; "
-			"cat $t/stack; done; "
-			"command -v gdb > /dev/null && timeout 60 gdb -batch -nx "
-			"-p %d -ex 'thread apply all bt' 2>&1 | grep -v '^\\[' ",
+			"echo \"thread $(cat $t/comm) ${t##*/}: "
+			"$(cat $t/wchan)\"; cat $t/stack; done; "
+			"command -v gdb > /dev/null && "
+			"timeout 60 gdb -batch -nx -p %d "
+			"-ex 'thread apply all bt' 2>&1 | grep -v '^\\[' ",
 			(int)pid, (int)pid);
 	fprintf(stderr, "--- the threads of pid %d\n", (int)pid);
 	fflush(stderr);

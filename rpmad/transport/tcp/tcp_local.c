@@ -188,7 +188,8 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 	default:	/* send, send with imm: into the receive taken */
 		if (n)
 			mr_io_copy(tc->local_rs->mr, tc->local_rs->addr + off,
-					w->lmr, w->laddr + off, (size_t)n, w->length);
+					w->lmr, w->laddr + off, (size_t)n,
+					w->length);
 		break;
 	}
 	tc->local_done += n;
