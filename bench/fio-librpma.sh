@@ -9,9 +9,9 @@
 #       bench/fio-librpma.sh [apm|gpspm JOBS DEPTH SECONDS]
 #
 # FIO is a fio built with its librpma engines against this library
-# (README, "fio's librpma engines"); LIBDIR holds librpmaclient.so.1.
-# Without arguments it runs the four cases of the README's table. Prints
-# one line per case: IOPS and mean completion latency.
+# (docs/benchmarks.md, "fio's librpma engines"); LIBDIR holds
+# librpmaclient.so.1. Without arguments it runs the four cases of that
+# table. Prints one line per case: IOPS and mean completion latency.
 set -euo pipefail
 
 FIO=${FIO:?set FIO to a fio built with the librpma engines}
