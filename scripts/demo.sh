@@ -12,10 +12,15 @@ MSG=${1:-"hello from rpmad at $(date +%T)"}
 
 scripts/install-deps.sh
 [ -x configure ] || autoreconf -fi
+# librpmaclient talks to an rpmad of root only, unless built to trust
+# another user: the demo's rpmads run as whoever runs the demo
+user_opt=()
+[ "$(id -u)" = 0 ] || user_opt=(--with-rpmad-user="$(id -un)")
 if [ ! -x _inst/sbin/rpmad ]; then
 	echo "== building and installing into $top/_inst"
 	mkdir -p _build
-	(cd _build && { [ -f Makefile ] || ../configure --prefix="$top/_inst" >/dev/null; } &&
+	(cd _build && { [ -f Makefile ] ||
+		../configure --prefix="$top/_inst" "${user_opt[@]}" >/dev/null; } &&
 		make -j"$(nproc)" >/dev/null && make install >/dev/null)
 fi
 
