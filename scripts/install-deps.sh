@@ -6,7 +6,8 @@
 # VM's kernel comes from Debian's archive when it first boots), what
 # builds its own Debian packages (tests/deploy/deb-test.sh), the
 # benchmark's floors (libfabric-bin: fi_pingpong), and the FUSE file
-# system of the tests (libfuse3-dev, fuse3).
+# system of the tests (libfuse3-dev, fuse3), and clang-format for
+# scripts/check-format.sh.
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -16,7 +17,7 @@ PACKAGES="
 	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
 	check uthash-dev libbsd-dev liburing-dev libjemalloc2 libfuse3-dev fuse3
 	iproute2 python3 procps groff-base systemd e2fsprogs ndctl
-	clang
+	clang clang-format
 	qemu-system-x86 busybox-static kmod xz-utils binutils
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	python3-prometheus-client bash-completion libcap2-bin

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# run-tests.sh -- build from scratch and run every test: make check with
-# -Werror, the conformance programs against an installed build, the verbs
-# transport on Soft-RoCE in a VM (scripts/run-vm-tests.sh), the Debian
-# packages (tests/deploy/deb-test.sh), the same tests under ASan+UBSan,
-# the libFuzzer targets for a bounded time, and make distcheck. This is the README's test command; CI runs it too.
+# run-tests.sh -- the full tier: check the format of the C lines the last
+# commit changed (scripts/check-format.sh), build from scratch and run
+# every test: make check with -Werror, the conformance programs against an
+# installed build, the verbs transport on Soft-RoCE in a VM
+# (scripts/run-vm-tests.sh), the Debian packages
+# (tests/deploy/deb-test.sh), the same tests under ASan+UBSan, the
+# libFuzzer targets for a bounded time, and make distcheck. This is the
+# README's test command; CI runs it too. SKIP_FORMAT=1, SKIP_VM=1 and
+# SKIP_DEB=1 leave steps out; tests/README.md has the quick tier.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=$(nproc)
+
+# first, and cheap: a change that breaks the format fails in seconds
+echo "== format of the changed C lines (scripts/check-format.sh)"
+if [ "${SKIP_FORMAT:-0}" = 1 ]; then
+	echo "(SKIP_FORMAT=1: skipped)"
+else
+	scripts/check-format.sh
+fi
 
 [ -x configure ] || autoreconf -fi
 

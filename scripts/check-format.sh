@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# check-format.sh -- the C lines a change added or modified follow
+# .clang-format and stay within 80 columns (a tab counts to the next
+# multiple of 8). Only changed lines are judged: the files as they are
+# predate .clang-format, and reformatting them all would collide with
+# every branch in flight.
+#
+# usage: scripts/check-format.sh [BASE]
+#
+# The change is BASE..working tree: by default BASE is $FORMAT_BASE, else
+# HEAD~1, so that on a clean clone (CI) it is the last commit (all of a
+# merged branch when the last commit is its merge). Before pushing a
+# branch: scripts/check-format.sh main. New files count once added to the
+# index (git add). Fix what it reports with `git clang-format BASE`.
+# Outside a git checkout (a release tarball) there is nothing to compare:
+# skipped. Exits 0 clean, 1 on a finding, 2 when it cannot check.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+say() { echo "check-format: $*"; }
+
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	say "not a git checkout: nothing to compare, skipped"
+	exit 0
+fi
+base=${1:-${FORMAT_BASE:-HEAD~1}}
+if ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
+	say "no commit $base to compare with (a shallow clone? fetch at" \
+		"least two commits, or set FORMAT_BASE)" >&2
+	exit 2
+fi
+for tool in clang-format git-clang-format; do
+	command -v "$tool" >/dev/null ||
+		{ say "$tool not found: scripts/install-deps.sh" >&2; exit 2; }
+done
+
+files=$(git diff --name-only --diff-filter=ACMR "$base" -- '*.c' '*.h')
+if [ -z "$files" ]; then
+	say "no C file changed since $base"
+	exit 0
+fi
+say "the C lines changed since $(git rev-parse --short "$base"):" \
+	"$(echo "$files" | wc -l) files"
+bad=0
+
+# 80 columns: the added lines of the diff, tabs expanded to 8
+long=$(git diff -U0 --no-color "$base" -- '*.c' '*.h' | awk '
+	/^\+\+\+ / { file = substr($0, 7); next }
+	/^@@ / {
+		split($3, a, ","); line = substr(a[1], 2) + 0; next
+	}
+	/^\+/ {
+		s = substr($0, 2); col = 0
+		for (i = 1; i <= length(s); i++) {
+			if (substr(s, i, 1) == "\t")
+				col += 8 - col % 8
+			else
+				col++
+		}
+		if (col > 80)
+			printf "%s:%d: %d columns\n", file, line, col
+		line++
+	}')
+if [ -n "$long" ]; then
+	say "lines over 80 columns:"
+	echo "$long"
+	bad=1
+fi
+
+# .clang-format on the changed lines only
+# shellcheck disable=SC2086
+out=$(git clang-format --diff --extensions c,h "$base" -- $files 2>&1)
+case $out in
+"" | "no modified files to format" | \
+"clang-format did not modify any files") ;;
+*)
+	say "not as .clang-format lays them out (git clang-format $base" \
+		"applies this):"
+	echo "$out"
+	bad=1
+	;;
+esac
+
+if [ "$bad" = 0 ]; then say "clean"; fi
+exit "$bad"
