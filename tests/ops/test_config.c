@@ -285,8 +285,12 @@ START_TEST(test_registered_default_documented)
 	free(sample);
 
 	static const char *const docs[] = {
-		"man/rpmad.8", "man/rpmad.conf.5", "man/librpmaclient.7",
-		"docs/internals.md", "etc/rpmad.conf.example", "README.md",
+		"man/rpmad.8",
+		"man/rpmad.conf.5",
+		"man/librpmaclient.7",
+		"docs/internals.md",
+		"docs/operations.md",
+		"etc/rpmad.conf.example",
 		"systemd/rpmad.service.in",
 	};
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
