@@ -23,7 +23,7 @@
  * protection is a TLB flush that interrupts rpmad's threads on every CPU
  * they ran on, the loop's included. pwrite dirties the same pages of the
  * page cache without mapping them in rpmad (rpma-bench's persister rows,
- * README). It costs more where nothing is write-protected: a system call
+ * benchmarks.md). It costs more where nothing is write-protected: a system call
  * and the file system's write path for every piece, and a copy through
  * rpmad's buffer instead of recv straight into the mapping (4 KiB writes
  * went at a third of the speed, 1 MiB writes 15-20% slower): so smaller

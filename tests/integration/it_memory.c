@@ -414,7 +414,7 @@ stores_server(const struct it_env *env, void *arg)
 
 	/*
 	 * moving pages reads /proc/self/smaps for their attributes, which
-	 * costs more the more mappings there are: fewer then (README)
+	 * costs more the more mappings there are: fewer then (librpmaclient(7))
 	 */
 	int n = scaled(pages_move(arg) ? STORE_BUFS / 8 : STORE_BUFS);
 	static struct rpma_mr_local *mr[STORE_BUFS];

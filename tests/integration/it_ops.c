@@ -787,8 +787,8 @@ answer_client(const struct it_env *env, void *arg)
 /*
  * _i: bit 0 one rpmad (else two), bit 1 spinning (else rpma_cq_wait).
  * Over rxe in the VM a round takes milliseconds, and over 100 ms when
- * both sides spin (README, "fio's librpma engines"): fewer rounds there
- * keep the test within its time on a loaded host.
+ * both sides spin (docs/benchmarks.md, "fio's librpma engines"): fewer
+ * rounds there keep the test within its time on a loaded host.
  */
 START_TEST(test_send_completes_before_its_answer)
 {
