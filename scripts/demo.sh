@@ -41,10 +41,17 @@ for p in pmem-server pmem-client; do
 		$(pkg-config --cflags --libs librpma) -Wl,-rpath,"$top/_inst/lib" -libverbs
 done
 
+# rpmactl's requests are answered for root and admin_groups only: the
+# rpmads of another user let that user's group in
+conf_opt=()
+if [ "$(id -u)" != 0 ]; then
+	echo "admin_groups = $(id -g)" >"$work/rpmad.conf"
+	conf_opt=(--config "$work/rpmad.conf")
+fi
 echo "== starting rpmad A (server side) and rpmad B (client side)"
 for n in A B; do
 	_inst/sbin/rpmad --foreground --socket "$work/$n.sock" --transport tcp \
-		2>"$work/rpmad-$n.log" &
+		"${conf_opt[@]}" 2>"$work/rpmad-$n.log" &
 	pids+=($!)
 done
 for n in A B; do
