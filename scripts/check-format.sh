@@ -7,13 +7,17 @@
 #
 # usage: scripts/check-format.sh [BASE]
 #
-# The change is BASE..working tree: by default BASE is $FORMAT_BASE, else
-# HEAD~1, so that on a clean clone (CI) it is the last commit (all of a
-# merged branch when the last commit is its merge). Before pushing a
-# branch: scripts/check-format.sh main. New files count once added to the
+# The change is from where HEAD left BASE (their merge base) to the
+# working tree: by default BASE is $FORMAT_BASE, else HEAD~1, so that on
+# a clean clone (CI) it is the last commit (all of a merged branch when
+# the last commit is its merge). Before sending a branch:
+# scripts/check-format.sh main. New files count once added to the
 # index (git add). Fix what it reports with `git clang-format BASE`.
 # Outside a git checkout (a release tarball) there is nothing to compare:
-# skipped. Exits 0 clean, 1 on a finding, 2 when it cannot check.
+# skipped. FORMAT_WHOLE_FILES=1 holds every line of a changed file to
+# 80 columns, not only the changed ones (332 lines of the tree were
+# longer when this was written). Exits 0 clean, 1 on a finding, 2 when
+# it cannot check.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -30,6 +34,10 @@ if ! git rev-parse --verify --quiet "$base^{commit}" >/dev/null; then
 		"least two commits, or set FORMAT_BASE)" >&2
 	exit 2
 fi
+# from where the branch left BASE: what BASE gained since is not ours
+base=$(git merge-base "$base" HEAD) ||
+	{ say "HEAD and $base share no history" >&2; exit 2; }
+short=$(git rev-parse --short "$base")
 for tool in clang-format git-clang-format; do
 	command -v "$tool" >/dev/null ||
 		{ say "$tool not found: scripts/install-deps.sh" >&2; exit 2; }
@@ -37,15 +45,19 @@ done
 
 files=$(git diff --name-only --diff-filter=ACMR "$base" -- '*.c' '*.h')
 if [ -z "$files" ]; then
-	say "no C file changed since $base"
+	say "no C file changed since $short"
 	exit 0
 fi
-say "the C lines changed since $(git rev-parse --short "$base"):" \
+say "the C lines changed since $short:" \
 	"$(echo "$files" | wc -l) files"
 bad=0
 
-# 80 columns: the added lines of the diff, tabs expanded to 8
-long=$(git diff -U0 --no-color "$base" -- '*.c' '*.h' | awk '
+# 80 columns: the added lines of the diff (or all lines of the changed
+# files: the diff against the empty tree), tabs expanded to 8
+from=$base
+[ "${FORMAT_WHOLE_FILES:-0}" = 1 ] && from=$(git hash-object -t tree /dev/null)
+# shellcheck disable=SC2086
+long=$(git diff -U0 --no-color "$from" -- $files | awk '
 	/^\+\+\+ / { file = substr($0, 7); next }
 	/^@@ / {
 		split($3, a, ","); line = substr(a[1], 2) + 0; next
@@ -75,7 +87,7 @@ case $out in
 "" | "no modified files to format" | \
 "clang-format did not modify any files") ;;
 *)
-	say "not as .clang-format lays them out (git clang-format $base" \
+	say "not as .clang-format lays them out (git clang-format $short" \
 		"applies this):"
 	echo "$out"
 	bad=1
