@@ -22,6 +22,7 @@
 #include "request.h"
 #include "session.h"
 #include "tenant.h"
+#include "vouch.h"
 
 typedef void handler_fn(struct req_ctx *rc);
 
@@ -35,6 +36,8 @@ handler_for(Rpmad__Request__BodyCase c)
 {
 	static const struct handler table[] = {
 		[RPMAD__REQUEST__BODY_HELLO] = { session_handle_hello, false },
+		[RPMAD__REQUEST__BODY_PROVE_IDENTITY] = { session_handle_prove,
+			false },
 		[RPMAD__REQUEST__BODY_DEVICE_GET] = { device_handle_get, false },
 		[RPMAD__REQUEST__BODY_DEVICE_QUERY] = { device_handle_query, false },
 		[RPMAD__REQUEST__BODY_PEER_NEW] = { peer_handle_new, false },
@@ -84,8 +87,9 @@ send_answer(struct session *s, struct req_ctx *rc)
 		return;
 	}
 	rpmad__response__pack(&rc->resp, buf);
-	int ret = ctl_send(session_fd(s), buf, len, rc->out_fds,
-			rc->n_out_fds);
+	int ret = rc->vouch ? vouch_send(session_fd(s), buf, len,
+			&rc->vouch_as) :
+		ctl_send(session_fd(s), buf, len, rc->out_fds, rc->n_out_fds);
 	free(buf);
 	if (ret) {
 		log_info("session %s: cannot answer: %s", session_name(s),
@@ -129,6 +133,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"descriptors, expected %u", nfds,
 				fds_expected(req));
 	} else if (req->body_case != RPMAD__REQUEST__BODY_HELLO &&
+			req->body_case != RPMAD__REQUEST__BODY_PROVE_IDENTITY &&
 			!session_said_hello(s)) {
 		req_fail(&rc, RPMA_E_PROVIDER, 0,
 				"the first request must be hello");

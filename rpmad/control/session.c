@@ -27,6 +27,7 @@
 #include "registry.h"
 #include "session.h"
 #include "tenant.h"
+#include "vouch.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
@@ -569,6 +570,28 @@ take_addrspace(struct req_ctx *rc)
 		return -1;
 	}
 	return 0;
+}
+
+void
+session_handle_prove(struct req_ctx *rc)
+{
+	struct session *s = session_of(rc->client);
+	struct client *who = rc->client;
+	char err[160];
+	if (s->refusal) {
+		/* what its hello would hear: it will not come (TOLD_NOW) */
+		req_fail(rc, RPMA_E_NOMEM, 0, "%s", s->refusal);
+		return;
+	}
+	if (vouch_creds(who->pid, &rc->vouch_as, err, sizeof(err))) {
+		tenant_log(who, LOG_NOTICE, "session %s: cannot prove rpmad to "
+				"it: %s", who->name, err);
+		req_fail(rc, RPMA_E_PROVIDER, 0, "rpmad cannot prove itself "
+				"to this process: %s", err);
+		return;
+	}
+	rc->vouch = true;
+	req_ok(rc);
 }
 
 void

@@ -90,4 +90,10 @@ struct session *session_find_pid(pid_t pid);
 
 void session_handle_hello(struct req_ctx *rc);
 
+/*
+ * session_handle_prove -- ProveIdentity: the answer carries the
+ * credentials of vouch.h (a session over its limits hears why instead)
+ */
+void session_handle_prove(struct req_ctx *rc);
+
 #endif /* RPMAD_SESSION_H */
