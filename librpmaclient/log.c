@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
-#include <paths.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
