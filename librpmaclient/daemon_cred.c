@@ -60,17 +60,26 @@ read_number(const char *path, unsigned long *out)
 	return end != buf;
 }
 
-/* Whether this process is in the initial user namespace. */
+/*
+ * Whether this process is in the initial user namespace, and whether its
+ * namespace maps uid 0.
+ */
 static bool
-initial_userns(void)
+initial_userns(bool *maps_root)
 {
+	*maps_root = true;
 	FILE *f = fopen("/proc/self/uid_map", "re");
 	if (f == NULL)
 		return true;	/* no user namespaces in this kernel */
 	unsigned long inside, outside, count;
-	bool initial = fscanf(f, "%lu %lu %lu", &inside, &outside,
-			&count) == 3 && inside == 0 && outside == 0 &&
-		count == 4294967295UL;
+	bool initial = false;
+	*maps_root = false;
+	while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3) {
+		if (inside == 0 && count > 0)
+			*maps_root = true;
+		if (inside == 0 && outside == 0 && count == 4294967295UL)
+			initial = true;
+	}
 	(void) fclose(f);
 	return initial;
 }
@@ -81,11 +90,11 @@ initial_userns(void)
  * every uid: there the overflow uid is a user like any other).
  */
 static bool
-maybe_unmapped(uid_t uid)
+maybe_unmapped(uid_t uid, bool *maps_root)
 {
 	unsigned long overflow;
 	return read_number("/proc/sys/kernel/overflowuid", &overflow) &&
-		uid == overflow && !initial_userns();
+		uid == overflow && !initial_userns(maps_root);
 }
 
 /* Closes what SCM_RIGHTS brought and finds SCM_CREDENTIALS. */
@@ -116,11 +125,11 @@ take_cmsgs(struct msghdr *msg, struct ucred *cred)
 
 /*
  * Asks the socket to prove it is rpmad; SO_PASSCRED is on meanwhile.
- * Returns 0 when the answer carries uid 0 of this namespace, else -1
- * with the reason in `why`.
+ * Returns 0 when the answer carries uid `want` (as this namespace numbers
+ * it), else -1 with the reason in `why`.
  */
 static int
-ask_proof(int sock, char *why, size_t len)
+ask_proof(int sock, uid_t want, char *why, size_t len)
 {
 	Rpmad__ProveIdentity body = RPMAD__PROVE_IDENTITY__INIT;
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
@@ -184,9 +193,10 @@ ask_proof(int sock, char *why, size_t len)
 				"?", resp->error->code == RPMA_E_NOSUPP ?
 				" (an rpmad older than this library does not "
 				"know the question)" : "");
-	else if (!has_cred || cred.uid != 0)
-		(void) snprintf(why, len, "it could not claim root of this "
-				"user namespace, as rpmad can");
+	else if (!has_cred || cred.uid != want)
+		(void) snprintf(why, len, "it could not claim %s, as rpmad "
+				"can", want == 0 ? "root of this user namespace" :
+				"this process's uid");
 	else
 		ret = 0;
 	if (resp)
@@ -194,16 +204,20 @@ ask_proof(int sock, char *why, size_t len)
 	return ret;
 }
 
-/* ask_proof() with SO_PASSCRED on for its answer alone */
+/*
+ * ask_proof() with SO_PASSCRED on for its answer alone: for uid 0, or
+ * where this namespace maps no root (a namespace of one uid, as
+ * `unshare --map-current-user` and bwrap make), this process's own
+ */
 static int
-proven(int sock, char *why, size_t len)
+proven(int sock, bool maps_root, char *why, size_t len)
 {
 	int on = 1, off = 0;
 	if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on))) {
 		(void) snprintf(why, len, "SO_PASSCRED: %s", strerror(errno));
 		return -1;
 	}
-	int ret = ask_proof(sock, why, len);
+	int ret = ask_proof(sock, maps_root ? 0 : geteuid(), why, len);
 	if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off)) &&
 			ret == 0) {
 		(void) snprintf(why, len, "SO_PASSCRED: %s", strerror(errno));
@@ -228,9 +242,10 @@ daemon_cred_check(int sock, const char *path)
 		return 0;
 	}
 	const char *user = rpmad_user_name();
-	if (maybe_unmapped(cred.uid)) {
+	bool maps_root;
+	if (maybe_unmapped(cred.uid, &maps_root)) {
 		char why[256];
-		int ret = proven(sock, why, sizeof(why));
+		int ret = proven(sock, maps_root, why, sizeof(why));
 		errno = saved;
 		if (ret == 0)
 			return 0;

@@ -38,6 +38,8 @@ handler_for(Rpmad__Request__BodyCase c)
 		[RPMAD__REQUEST__BODY_HELLO] = { session_handle_hello, false },
 		[RPMAD__REQUEST__BODY_PROVE_IDENTITY] = { session_handle_prove,
 			false },
+		[RPMAD__REQUEST__BODY_NET_NAMESPACE] = { session_handle_netns,
+			false },
 		[RPMAD__REQUEST__BODY_DEVICE_GET] = { device_handle_get, false },
 		[RPMAD__REQUEST__BODY_DEVICE_QUERY] = { device_handle_query, false },
 		[RPMAD__REQUEST__BODY_PEER_NEW] = { peer_handle_new, false },
@@ -64,6 +66,16 @@ handler_for(Rpmad__Request__BodyCase c)
 	return &table[c];
 }
 
+/* Whether a request has rpmad work on the network for its client. */
+static bool
+needs_network(Rpmad__Request__BodyCase c)
+{
+	return c == RPMAD__REQUEST__BODY_DEVICE_GET ||
+		c == RPMAD__REQUEST__BODY_EP_LISTEN ||
+		c == RPMAD__REQUEST__BODY_CONN_REQ_NEW ||
+		c == RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
+}
+
 /* How many descriptors a well-formed request of this kind carries. */
 static unsigned
 fds_expected(const Rpmad__Request *req)
@@ -72,6 +84,8 @@ fds_expected(const Rpmad__Request *req)
 		return req->mr_reg->fd_count;
 	if (req->body_case == RPMAD__REQUEST__BODY_HELLO)
 		return req->hello->fd_count;
+	if (req->body_case == RPMAD__REQUEST__BODY_NET_NAMESPACE)
+		return 1;
 	return 0;
 }
 
@@ -146,6 +160,9 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				session_name(s));
 		req_fail(&rc, RPMA_E_NOSUPP, EPERM, "admin requests need root "
 				"or a group of admin_groups");
+	} else if (needs_network(req->body_case) &&
+			session_network_refused(&rc)) {
+		/* failed there */
 	} else {
 		h->fn(&rc);
 		if (rc.resp.error == NULL &&

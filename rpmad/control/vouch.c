@@ -6,7 +6,9 @@
  * the overflow uid, as it sees a process of its own that runs as the
  * overflow uid ("nobody", which the runtimes' default mappings map). It
  * asks rpmad to prove itself: rpmad's answer carries SCM_CREDENTIALS
- * naming the uid that is root in the client's namespace. The kernel
+ * naming the uid that is root in the client's namespace (where the
+ * namespace maps no root, as `unshare --map-current-user` or bwrap make
+ * them, the client's own uid). The kernel
  * checks such a claim against the sender's own capabilities when the
  * packet is sent (CAP_SETUID over a namespace that maps that uid), and
  * it stamps every packet anew: a process of the container without
@@ -26,7 +28,8 @@
 #include "vouch.h"
 
 int
-vouch_creds(pid_t pid, struct ucred *as, char *err, size_t errlen)
+vouch_creds(pid_t pid, uid_t uid, struct ucred *as, char *err,
+		size_t errlen)
 {
 	if (pid <= 0) {
 		(void) snprintf(err, errlen, "the client's pid is not visible "
@@ -51,13 +54,9 @@ vouch_creds(pid_t pid, struct ucred *as, char *err, size_t errlen)
 		}
 	}
 	(void) fclose(f);
-	if (!found) {
-		(void) snprintf(err, errlen, "the client's user namespace maps "
-				"no uid 0 to vouch by");
-		return -1;
-	}
 	as->pid = getpid();
-	as->uid = (uid_t)outside;
+	/* without a root, the client's own uid is the one it cannot fake */
+	as->uid = found ? (uid_t)outside : uid;
 	as->gid = getgid();
 	return 0;
 }

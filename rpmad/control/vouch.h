@@ -14,10 +14,12 @@
 
 /*
  * vouch_creds -- the credentials that prove rpmad to client process `pid`
- * (as rpmad sees it): rpmad's pid and gid, and the uid that is 0 in the
- * client's user namespace. 0, or -1 with the reason in err.
+ * of (effective) uid `uid`, both as rpmad sees them: rpmad's pid and gid,
+ * and the uid that is 0 in the client's user namespace, or the client's
+ * own where the namespace maps no uid 0. 0, or -1 with the reason in err.
  */
-int vouch_creds(pid_t pid, struct ucred *as, char *err, size_t errlen);
+int vouch_creds(pid_t pid, uid_t uid, struct ucred *as, char *err,
+		size_t errlen);
 
 /*
  * vouch_send -- sends the answer `buf` on `sock` carrying `as`, with
