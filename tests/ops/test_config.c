@@ -286,7 +286,8 @@ START_TEST(test_registered_default_documented)
 
 	static const char *const docs[] = {
 		"man/rpmad.8", "man/rpmad.conf.5", "man/librpmaclient.7",
-		"docs/internals.md", "etc/rpmad.conf.example", "README.md",
+		"docs/internals.md", "etc/rpmad.conf.example",
+		"docs/containers.md",
 		"systemd/rpmad.service.in",
 	};
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
