@@ -66,6 +66,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-cdi.XXXXXX")
 chmod 755 "$work"
 spec=/run/cdi/rpmad-test-$$.yaml
+made_cdi=no
 pids=()
 cleanup() {
 	local rc=$?
@@ -76,6 +77,7 @@ cleanup() {
 		as_pod podman system reset --force >/dev/null 2>&1 || true
 	fi
 	rm -f "$spec"
+	[ "$made_cdi" = no ] || rmdir /run/cdi 2>/dev/null || true
 	if [ "$rc" != 0 ]; then
 		for f in "$work"/*.log "$work"/*.out; do
 			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
@@ -139,6 +141,7 @@ done
 [ "$(stat -c %a:%g "$work/run/rpmad/rpmad.sock")" = "660:$SOCK_GID" ] || fail "no socket"
 
 say "the shipped spec, its kind and host path the test's, in $spec"
+[ -d /run/cdi ] || made_cdi=yes
 mkdir -p /run/cdi
 sed -e "s|^kind: rpmad.io/broker$|kind: $kind|" \
 	-e "s|hostPath: /run/rpmad$|hostPath: $work/run/rpmad|" \
