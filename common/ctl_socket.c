@@ -62,6 +62,37 @@ ctl_send_flags(int sock, const void *buf, size_t len, const int *fds,
 	return 0;
 }
 
+int
+ctl_send_as(int sock, const void *buf, size_t len, const struct ucred *as)
+{
+	if (len > CTL_MAX_MSG)
+		return -EMSGSIZE;
+	union {
+		char buf[CMSG_SPACE(sizeof(*as))];
+		struct cmsghdr align;
+	} control;
+	memset(&control, 0, sizeof(control));
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(*as));
+	memcpy(CMSG_DATA(cm), as, sizeof(*as));
+	ssize_t n;
+	do {
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
 /* Collects the descriptors of every SCM_RIGHTS header of a received packet. */
 static unsigned
 take_fds(struct msghdr *msg, int *fds, unsigned max_fds, int *overflow)

@@ -34,6 +34,18 @@ int ctl_send(int sock, const void *buf, size_t len, const int *fds,
 int ctl_send_flags(int sock, const void *buf, size_t len, const int *fds,
 		unsigned nfds, int flags);
 
+struct ucred;
+
+/*
+ * ctl_send_as -- ctl_send of a packet without descriptors that carries
+ * the credentials `as` (SCM_CREDENTIALS): a receiver with SO_PASSCRED on
+ * sees them, translated into its user namespace. The kernel lets a
+ * sender claim ids other than its own only with CAP_SETUID/CAP_SETGID
+ * (-EPERM otherwise).
+ */
+int ctl_send_as(int sock, const void *buf, size_t len,
+		const struct ucred *as);
+
 /*
  * ctl_recv -- receive one packet into buf (cap bytes) and up to max_fds
  * descriptors (close-on-exec). Returns the packet length (> 0), 0 at the end

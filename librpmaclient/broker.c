@@ -139,6 +139,50 @@ catch_up_locked(void)
 	disconnect_locked();
 }
 
+/*
+ * Right after hello: rpmad does this process's network work (listening,
+ * connecting, addresses, routes) in the namespace handed over here, the
+ * process's own. 0, or -1 with the reason logged.
+ */
+static int
+hand_over_netns_locked(const char *path)
+{
+	int fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* rpmad then serves it only if it shares rpmad's namespace */
+		RLOG_INFO("cannot open /proc/self/ns/net (%s): rpmad does "
+				"network work for this process only in its own "
+				"network namespace", strerror(errno));
+		return 0;
+	}
+	Rpmad__NetNamespace body = RPMAD__NET_NAMESPACE__INIT;
+	Rpmad__Request req = RPMAD__REQUEST__INIT;
+	req.body_case = RPMAD__REQUEST__BODY_NET_NAMESPACE;
+	req.net_namespace = &body;
+	struct broker_reply reply = { .resp = NULL };
+	enum ctl_step step;
+	int ret = exchange_locked(&req, &fd, 1, &reply, &step);
+	(void) close(fd);
+	if (ret) {
+		RLOG_ERROR("rpmad at %s did not take the network namespace: %s",
+				path, strerror(-ret));
+		return -1;
+	}
+	ret = 0;
+	if (reply.resp->error != NULL &&
+			reply.resp->error->code == RPMA_E_NOSUPP) {
+		/* an rpmad older than this library: its namespace for all */
+		RLOG_INFO("rpmad at %s does not take network namespaces",
+				path);
+	} else if (reply.resp->error != NULL) {
+		RLOG_ERROR("rpmad at %s refused the network namespace: %s",
+				path, reply.resp->error->message);
+		ret = -1;
+	}
+	broker_reply_fini(&reply);
+	return ret;
+}
+
 /* Opens the connection and says hello; the lock is held. */
 static int
 connect_locked(void)
@@ -219,6 +263,10 @@ connect_locked(void)
 				REPLY_TIMEOUT_MAX_MS : (int)ms;
 	}
 	broker_reply_fini(&reply);
+	if (hand_over_netns_locked(path)) {
+		disconnect_locked();
+		return RPMA_E_PROVIDER;
+	}
 
 	broker.addrspace = addrspace;
 	broker.ended_by_rpmad = false;

@@ -7,10 +7,14 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log_internal.h"
 
@@ -53,9 +57,39 @@ level_is_valid(int level)
 }
 
 /*
+ * Whether a syslog daemon listens at /dev/log (_PATH_LOG), where syslog(3)
+ * sends. A container has none as a rule, nor has a host without a
+ * journal or syslogd: what syslog(3) is given there is lost. Asked anew
+ * for every message (they are few: errors and warnings by default), so
+ * a syslog daemon that starts later is used from then on.
+ */
+static bool
+syslog_listens(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	(void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", _PATH_LOG);
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		int fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return true;	/* cannot tell: as before */
+		int ret = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+		int err = errno;
+		(void) close(fd);
+		if (ret == 0)
+			return true;
+		if (err != EPROTOTYPE)
+			return false;
+	}
+	return false;
+}
+
+/*
  * default_log_function -- syslog is the primary destination (the caller
  * already applied RPMA_LOG_THRESHOLD), stderr the secondary one, filtered
- * by RPMA_LOG_THRESHOLD_AUX.
+ * by RPMA_LOG_THRESHOLD_AUX. Where no syslog daemon listens, what passed
+ * RPMA_LOG_THRESHOLD goes to stderr as well, so that an application in a
+ * container still shows why a call failed.
  */
 static void
 default_log_function(enum rpma_log_level level, const char *file_name,
@@ -84,7 +118,8 @@ default_log_function(enum rpma_log_level level, const char *file_name,
 	syslog(syslog_priorities[level], "%s%s%s", level_names[level], where,
 			message);
 
-	if (level <= atomic_load(&thresholds[RPMA_LOG_THRESHOLD_AUX])) {
+	if (level <= atomic_load(&thresholds[RPMA_LOG_THRESHOLD_AUX]) ||
+			!syslog_listens()) {
 		struct timespec ts;
 		struct tm tm;
 		char stamp[32] = "";

@@ -283,6 +283,7 @@ client_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_u64(j, "gid", c->gid);
 			json_kv_string(j, "command", c->comm);
 			json_kv_bool(j, "admin", c->admin);
+			json_kv_u64(j, "netns", c->netns);
 			json_counts(j, n);
 			json_user(j, c);
 			json_object_end(j);
@@ -330,6 +331,7 @@ static const struct table_column conn_cols[] = {
 	{ "REMOTE", false }, { "READS", true }, { "WRITES", true },
 	{ "ATOMICS", true }, { "FLUSHES", true }, { "SENDS", true },
 	{ "RECVS", true }, { "ERRORS", true }, { "SERVED", true },
+	{ "NETNS", false },
 };
 
 /* "3 (12.0 KiB)": operations of a kind and their bytes */
@@ -373,6 +375,14 @@ json_ops(struct json *j, const Rpmad__OpCounters *o)
 	json_object_end(j);
 }
 
+/* A network namespace as readlink(2) shows /proc/PID/ns/net ("-": none) */
+static int
+netns_cell(struct table *t, uint64_t netns)
+{
+	return netns ? table_cell(t, "net:[%" PRIu64 "]", netns) :
+		table_cell(t, "-");
+}
+
 static int
 conn_page(const Rpmad__AdminReply *r, void *arg)
 {
@@ -394,6 +404,7 @@ conn_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_string(j, "transport", c->transport);
 			json_kv_string(j, "local_address", c->local_addr);
 			json_kv_string(j, "remote_address", c->remote_addr);
+			json_kv_u64(j, "netns", c->netns);
 			json_ops(j, c->ops);
 			json_object_end(j);
 			continue;
@@ -424,6 +435,7 @@ conn_page(const Rpmad__AdminReply *r, void *arg)
 		bad |= table_cell(t, "%" PRIu64 "/%" PRIu64 "/%" PRIu64,
 				o->served_reads, o->served_writes +
 				o->served_atomic_writes, o->served_flushes);
+		bad |= netns_cell(t, c->netns);
 		if (bad)
 			return EXIT_REFUSED;
 	}
@@ -528,7 +540,7 @@ cmd_mrs(struct cmd_ctx *x)
 static const struct table_column ep_cols[] = {
 	{ "PID", true }, { "COMMAND", false }, { "ADDRESS", false },
 	{ "PORT", false }, { "TRANSPORT", false }, { "PENDING", true },
-	{ "FROM", false },
+	{ "FROM", false }, { "NETNS", false },
 };
 
 /* Whom the waiting requests come from: "192.0.2.7:1021 uid 1000:3 +2". */
@@ -571,6 +583,7 @@ ep_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_u64(j, "pending_requests",
 					e->pending_requests);
 			json_kv_u64(j, "pending_origins", e->pending_origins);
+			json_kv_u64(j, "netns", e->netns);
 			json_key(j, "largest_shares");
 			json_array_begin(j);
 			for (size_t s = 0; s < e->n_largest_shares; s++) {
@@ -597,6 +610,7 @@ ep_page(const Rpmad__AdminReply *r, void *arg)
 		char from[256];
 		shares_text(e, from, sizeof(from));
 		bad |= table_cell(t, "%s", from);
+		bad |= netns_cell(t, e->netns);
 		if (bad)
 			return EXIT_REFUSED;
 	}

@@ -31,6 +31,7 @@
 #include "listener.h"
 #include "tenant.h"
 #include "log.h"
+#include "netns.h"
 #include "offload.h"
 #include "registry.h"
 #include "remote_log.h"
@@ -55,6 +56,7 @@ struct options {
 	bool config_given;
 	const char *socket;
 	const char *transport;
+	const char *netns;	/* --network-namespace */
 	int log_level;
 	bool foreground;
 	bool check_config;
@@ -65,7 +67,7 @@ usage(FILE *f)
 {
 	(void) fprintf(f,
 "usage: rpmad [--foreground] [--config FILE] [--socket PATH]\n"
-"             [--transport auto|tcp|verbs]\n"
+"             [--transport auto|tcp|verbs] [--network-namespace client|rpmad]\n"
 "             [--log-level err|warning|notice|info|debug]\n"
 "       rpmad --check-config [--config FILE]\n"
 "\n"
@@ -77,6 +79,8 @@ usage(FILE *f)
 "  --config FILE   configuration file (default %s)\n"
 "  --socket PATH   control socket (default %s)\n"
 "  --transport     auto: RDMA where a device serves the address, else TCP\n"
+"  --network-namespace  where a client's listening and connecting happen:\n"
+"                  client (its own; the default) or rpmad (rpmad's)\n"
 "  --log-level     what to log on stderr (default notice)\n"
 "  --check-config  read the configuration, report problems and exit\n"
 "  --version, --help\n"
@@ -97,6 +101,7 @@ parse_options(int argc, char *argv[], struct options *o)
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "transport", required_argument, NULL, 't' },
+		{ "network-namespace", required_argument, NULL, 'n' },
 		{ "log-level", required_argument, NULL, 'l' },
 		{ "check-config", no_argument, NULL, 'C' },
 		{ "version", no_argument, NULL, 'V' },
@@ -131,6 +136,15 @@ parse_options(int argc, char *argv[], struct options *o)
 						"transport '%s'\n", optarg);
 				return -EINVAL;
 			}
+			break;
+		case 'n':
+			if (strcmp(optarg, "client") && strcmp(optarg, "rpmad")) {
+				(void) fprintf(stderr, "rpmad: "
+						"--network-namespace is client "
+						"or rpmad, not '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->netns = optarg;
 			break;
 		case 'l':
 			o->log_level = log_level_parse(optarg);
@@ -169,6 +183,8 @@ apply_options(struct config *cfg, const struct options *o)
 	if (o->transport)
 		(void) snprintf(cfg->transport, sizeof(cfg->transport), "%s",
 				o->transport);
+	if (o->netns)
+		cfg->netns_rpmad = strcmp(o->netns, "rpmad") == 0;
 	if (o->log_level >= 0)
 		cfg->log_level = o->log_level;
 }
@@ -682,6 +698,12 @@ main(int argc, char *argv[])
 				"process whose credentials changed)");
 	else
 		fsident_drop(rpmad.cfg.file_user);
+	/*
+	 * CAP_SYS_ADMIN is for joining clients' network namespaces, in a
+	 * thread of its own (netns.c); out of the effective set otherwise,
+	 * unless RDMA devices are in use (credentials stay as they are)
+	 */
+	netns_init(rdma_devices_in_use());
 	/*
 	 * The thread for long work (persists) is made after that: a thread
 	 * has its own file-system identity and capabilities, and it works on

@@ -5,9 +5,11 @@
 # perftest, ndctl and e2fsprogs for its persistent memory and disk; the
 # VM's kernel comes from Debian's archive when it first boots), what
 # builds its own Debian packages (tests/deploy/deb-test.sh), the
-# benchmark's floors (libfabric-bin: fi_pingpong), and the FUSE file
-# system of the tests (libfuse3-dev, fuse3), and clang-format for
-# scripts/check-format.sh.
+# benchmark's floors (libfabric-bin: fi_pingpong), the FUSE file
+# system of the tests (libfuse3-dev, fuse3), clang-format for
+# scripts/check-format.sh, and the container runtimes and tools of
+# tests/deploy (podman with runc and crun, newuidmap, PyYAML for the
+# manifests' check).
 # Idempotent: installed packages are skipped.
 set -eu
 
@@ -23,6 +25,7 @@ PACKAGES="
 	python3-prometheus-client bash-completion libcap2-bin
 	debhelper dpkg-dev lintian
 	libfabric-bin
+	podman runc crun uidmap python3-yaml
 "
 
 missing=""

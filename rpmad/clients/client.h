@@ -13,6 +13,7 @@
 #ifndef RPMAD_CLIENT_H
 #define RPMAD_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -53,6 +54,10 @@ struct client {
 	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */
 	struct tenant *tenant;	/* its user */
 	struct addrspace *as;	/* its memory, if it handed it over at hello */
+	/* its network namespace (netns.h): -1 for rpmad's own */
+	int netns;
+	uint64_t netns_ino;	/* its number, as in net:[INODE]; 0: rpmad's */
+	bool netns_foreign;	/* none handed over, and not in rpmad's */
 	struct user_held *user;	/* what its user holds (its tenant's) */
 
 	/* what the registry's counts by kind do not tell */

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "ctl_socket.h"
 #include "registry.h"
@@ -34,6 +35,9 @@ struct req_ctx {
 
 	int out_fds[CTL_MAX_FDS];	/* sent with the answer, then closed */
 	unsigned n_out_fds;
+	/* the answer carries these credentials (control/vouch.h) */
+	bool vouch;
+	struct ucred vouch_as;
 
 	/* room for the answer bodies */
 	Rpmad__Empty ok;

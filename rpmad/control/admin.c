@@ -20,6 +20,7 @@
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
+#include "netns.h"
 #include "peer.h"
 #include "registry.h"
 #include "remote_log.h"
@@ -424,6 +425,7 @@ client_item(struct arena *a, void *obj)
 	c->gid = who->gid;
 	c->comm = who->comm;
 	c->admin = session_is_admin(s);
+	c->netns = netns_inode(who->netns, who->netns_ino);
 	struct client_counts counts;
 	client_counts_now(who, &counts);
 	if ((c->counts = counts_msg(a, &counts, 1)) == NULL)
@@ -454,6 +456,7 @@ connection_item(struct arena *a, void *obj)
 	c->qp_num = info->qp_num;
 	c->role = (char *)info->role;
 	c->transport = (char *)info->transport;
+	c->netns = netns_inode(obj_client(o)->netns, obj_client(o)->netns_ino);
 	if ((c->ops = ops_msg(a, &info->ops)) == NULL)
 		return NULL;
 	return &c->base;
@@ -501,6 +504,7 @@ endpoint_item(struct arena *a, void *obj)
 	e->pending_requests = info->pending;
 	e->transport = (char *)info->transport;
 	e->pending_origins = info->origins;
+	e->netns = netns_inode(obj_client(o)->netns, obj_client(o)->netns_ino);
 	e->n_largest_shares = info->n_shares;
 	e->largest_shares = arena_alloc(a, info->n_shares *
 			sizeof(*e->largest_shares));

@@ -22,6 +22,7 @@
 #include "request.h"
 #include "session.h"
 #include "tenant.h"
+#include "vouch.h"
 
 typedef void handler_fn(struct req_ctx *rc);
 
@@ -35,6 +36,10 @@ handler_for(Rpmad__Request__BodyCase c)
 {
 	static const struct handler table[] = {
 		[RPMAD__REQUEST__BODY_HELLO] = { session_handle_hello, false },
+		[RPMAD__REQUEST__BODY_PROVE_IDENTITY] = { session_handle_prove,
+			false },
+		[RPMAD__REQUEST__BODY_NET_NAMESPACE] = { session_handle_netns,
+			false },
 		[RPMAD__REQUEST__BODY_DEVICE_GET] = { device_handle_get, false },
 		[RPMAD__REQUEST__BODY_DEVICE_QUERY] = { device_handle_query, false },
 		[RPMAD__REQUEST__BODY_PEER_NEW] = { peer_handle_new, false },
@@ -61,6 +66,16 @@ handler_for(Rpmad__Request__BodyCase c)
 	return &table[c];
 }
 
+/* Whether a request has rpmad work on the network for its client. */
+static bool
+needs_network(Rpmad__Request__BodyCase c)
+{
+	return c == RPMAD__REQUEST__BODY_DEVICE_GET ||
+		c == RPMAD__REQUEST__BODY_EP_LISTEN ||
+		c == RPMAD__REQUEST__BODY_CONN_REQ_NEW ||
+		c == RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
+}
+
 /* How many descriptors a well-formed request of this kind carries. */
 static unsigned
 fds_expected(const Rpmad__Request *req)
@@ -69,6 +84,8 @@ fds_expected(const Rpmad__Request *req)
 		return req->mr_reg->fd_count;
 	if (req->body_case == RPMAD__REQUEST__BODY_HELLO)
 		return req->hello->fd_count;
+	if (req->body_case == RPMAD__REQUEST__BODY_NET_NAMESPACE)
+		return 1;
 	return 0;
 }
 
@@ -84,8 +101,9 @@ send_answer(struct session *s, struct req_ctx *rc)
 		return;
 	}
 	rpmad__response__pack(&rc->resp, buf);
-	int ret = ctl_send(session_fd(s), buf, len, rc->out_fds,
-			rc->n_out_fds);
+	int ret = rc->vouch ? vouch_send(session_fd(s), buf, len,
+			&rc->vouch_as) :
+		ctl_send(session_fd(s), buf, len, rc->out_fds, rc->n_out_fds);
 	free(buf);
 	if (ret) {
 		log_info("session %s: cannot answer: %s", session_name(s),
@@ -129,6 +147,7 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				"descriptors, expected %u", nfds,
 				fds_expected(req));
 	} else if (req->body_case != RPMAD__REQUEST__BODY_HELLO &&
+			req->body_case != RPMAD__REQUEST__BODY_PROVE_IDENTITY &&
 			!session_said_hello(s)) {
 		req_fail(&rc, RPMA_E_PROVIDER, 0,
 				"the first request must be hello");
@@ -141,6 +160,9 @@ request_handle(struct session *s, const uint8_t *buf, size_t len, int *fds,
 				session_name(s));
 		req_fail(&rc, RPMA_E_NOSUPP, EPERM, "admin requests need root "
 				"or a group of admin_groups");
+	} else if (needs_network(req->body_case) &&
+			session_network_refused(&rc)) {
+		/* failed there */
 	} else {
 		h->fn(&rc);
 		if (rc.resp.error == NULL &&

@@ -24,9 +24,11 @@
 #include "librpma.h"
 #include "log.h"
 #include "loop.h"
+#include "netns.h"
 #include "registry.h"
 #include "session.h"
 #include "tenant.h"
+#include "vouch.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
@@ -287,6 +289,11 @@ session_alloc(int fd, pid_t pid, uid_t uid, gid_t gid)
 	who->pid = pid;
 	who->uid = uid;
 	who->gid = gid;
+	who->netns = -1;
+	/* its socket tells its namespace: rpmad's own, or one to hand over */
+	uint64_t cookie = netns_cookie(fd);
+	who->netns_foreign = !rpmad.cfg.netns_rpmad && cookie &&
+		netns_own_cookie() && cookie != netns_own_cookie();
 	return s;
 }
 
@@ -455,6 +462,8 @@ session_release(struct session *s, enum obj_release how)
 	/* each kind lets go of its own, in the registry's order */
 	registry_owner_release(&who->owner, how);
 	addrspace_put(who->as);
+	if (who->netns >= 0)
+		(void) close(who->netns);
 
 	loop_del(rpmad.loop, &s->watch);
 	loop_timer_cancel(rpmad.loop, &s->hello_timer);
@@ -569,6 +578,73 @@ take_addrspace(struct req_ctx *rc)
 		return -1;
 	}
 	return 0;
+}
+
+void
+session_handle_prove(struct req_ctx *rc)
+{
+	struct session *s = session_of(rc->client);
+	struct client *who = rc->client;
+	char err[160];
+	if (s->refusal) {
+		/* what its hello would hear: it will not come (TOLD_NOW) */
+		req_fail(rc, RPMA_E_NOMEM, 0, "%s", s->refusal);
+		return;
+	}
+	if (vouch_creds(who->pid, who->uid, &rc->vouch_as, err,
+			sizeof(err))) {
+		tenant_log(who, LOG_NOTICE, "session %s: cannot prove rpmad to "
+				"it: %s", who->name, err);
+		req_fail(rc, RPMA_E_PROVIDER, 0, "rpmad cannot prove itself "
+				"to this process: %s", err);
+		return;
+	}
+	rc->vouch = true;
+	req_ok(rc);
+}
+
+void
+session_handle_netns(struct req_ctx *rc)
+{
+	struct client *who = rc->client;
+	char err[160];
+	if (who->netns >= 0) {
+		req_fail(rc, RPMA_E_INVAL, 0, "the network namespace is handed "
+				"over once");
+		return;
+	}
+	/* network_namespace = rpmad: taken as said, not used */
+	if (rpmad.cfg.netns_rpmad) {
+		req_ok(rc);
+		return;
+	}
+	uint64_t ino;
+	int ret = netns_take(rc->fds[0], session_fd(session_of(who)), &ino,
+			err, sizeof(err));
+	if (ret < 0) {
+		tenant_log(who, LOG_NOTICE, "session %s: %s", who->name, err);
+		req_fail(rc, RPMA_E_PROVIDER, 0, "%s", err);
+		return;
+	}
+	/* rpmad's own (1): its work needs no thread to join it (-1) */
+	if (ret == 0) {
+		who->netns = req_take_fd(rc, 0);
+		who->netns_ino = ino;
+	}
+	who->netns_foreign = false;
+	req_ok(rc);
+}
+
+bool
+session_network_refused(struct req_ctx *rc)
+{
+	if (!rc->client->netns_foreign)
+		return false;
+	req_fail(rc, RPMA_E_PROVIDER, EPERM, "this process is in a network "
+			"namespace other than rpmad's and handed over none: "
+			"rpmad does nothing on the network for it (a "
+			"librpmaclient older than rpmad?)");
+	return true;
 }
 
 void

@@ -90,4 +90,23 @@ struct session *session_find_pid(pid_t pid);
 
 void session_handle_hello(struct req_ctx *rc);
 
+/*
+ * session_handle_prove -- ProveIdentity: the answer carries the
+ * credentials of vouch.h (a session over its limits hears why instead)
+ */
+void session_handle_prove(struct req_ctx *rc);
+
+/*
+ * session_handle_netns -- NetNamespace: the client's network namespace,
+ * checked (netns_take) and kept for its network work (client.h)
+ */
+void session_handle_netns(struct req_ctx *rc);
+
+/*
+ * session_network_refused -- a request of network work from a client in
+ * a namespace rpmad does not know (none handed over, not rpmad's own) is
+ * failed here: true then
+ */
+bool session_network_refused(struct req_ctx *rc);
+
 #endif /* RPMAD_SESSION_H */

@@ -390,6 +390,10 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 			goto bad;
 		(void) snprintf(c->transport, sizeof(c->transport), "%s",
 				value);
+	} else if (strcmp(key, "network_namespace") == 0) {
+		if (strcmp(value, "client") && strcmp(value, "rpmad"))
+			goto bad;
+		c->netns_rpmad = strcmp(value, "rpmad") == 0;
 	} else if (strcmp(key, "log_level") == 0) {
 		if ((v = log_level_parse(value)) < 0)
 			goto bad;
@@ -629,6 +633,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (strcmp(o->transport, n->transport))
 		note(buf, len, "transport %s -> %s", o->transport,
 				n->transport);
+	if (o->netns_rpmad != n->netns_rpmad)
+		note(buf, len, "network_namespace -> %s (new sessions)",
+				n->netns_rpmad ? "rpmad" : "client");
 	if (o->log_level != n->log_level)
 		note(buf, len, "log_level %s -> %s",
 				log_level_name(o->log_level),

@@ -66,6 +66,8 @@ struct config {
 	char file_user[64];
 	unsigned socket_mode;
 	char transport[16];		/* "auto", or a transport's name */
+	/* network work in rpmad's namespace, not each client's (netns.h) */
+	bool netns_rpmad;
 	int log_level;			/* syslog priority */
 	uint64_t poll_spin_us;		/* keep polling this long after work */
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */

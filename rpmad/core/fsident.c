@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "fsident.h"
 #include "fstype.h"
 #include "log.h"
@@ -27,46 +27,6 @@
 static bool dropped;
 static uid_t fs_uid;
 static gid_t fs_gid;
-
-/* caps_get, caps_set: 0 or a negative errno */
-static int
-caps_get(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3 };
-	return syscall(SYS_capget, &h, data) ? -errno : 0;
-}
-
-static int
-caps_set(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct h = {
-		.version = _LINUX_CAPABILITY_VERSION_3 };
-	return syscall(SYS_capset, &h, data) ? -errno : 0;
-}
-
-/*
- * Sets (on) or clears a capability in the effective (and permitted) set.
- * 0 or a negative errno.
- */
-static int
-cap_change(int cap, bool on, bool permitted_too)
-{
-	struct __user_cap_data_struct data[2];
-	int ret = caps_get(data);
-	if (ret)
-		return ret;
-	unsigned i = (unsigned)cap / 32;
-	uint32_t bit = 1u << ((unsigned)cap % 32);
-	if (on) {
-		data[i].effective |= bit & data[i].permitted;
-	} else {
-		data[i].effective &= ~bit;
-		if (permitted_too)
-			data[i].permitted &= ~bit;
-	}
-	return caps_set(data);
-}
 
 /* setfsuid reports the old value; asking again tells whether it took. */
 static bool
@@ -80,12 +40,12 @@ static bool
 set_fs_ids(uid_t uid, gid_t gid)
 {
 	/* an unprivileged id needs CAP_SETUID/CAP_SETGID for a moment */
-	(void) cap_change(CAP_SETUID, true, false);
-	(void) cap_change(CAP_SETGID, true, false);
+	(void) caps_change(CAP_SETUID, true, false);
+	(void) caps_change(CAP_SETGID, true, false);
 	(void) setfsgid(gid);
 	(void) setfsuid(uid);
-	(void) cap_change(CAP_SETUID, false, false);
-	(void) cap_change(CAP_SETGID, false, false);
+	(void) caps_change(CAP_SETUID, false, false);
+	(void) caps_change(CAP_SETGID, false, false);
 	return fs_ids_are(uid, gid);
 }
 
@@ -138,7 +98,7 @@ fsident_drop(const char *user)
 {
 	if (geteuid() != 0)
 		return;
-	int ret = cap_change(CAP_SYS_RESOURCE, false, true);
+	int ret = caps_change(CAP_SYS_RESOURCE, false, true);
 	if (ret)
 		log_warning("cannot drop CAP_SYS_RESOURCE: %s",
 				strerror(-ret));
@@ -148,11 +108,11 @@ fsident_drop(const char *user)
 	if (choose(user, &uid, &gid, how, sizeof(how)))
 		return;
 	/* a supplementary group could be one a mount reserves blocks for */
-	(void) cap_change(CAP_SETGID, true, false);
+	(void) caps_change(CAP_SETGID, true, false);
 	if (setgroups(0, NULL))
 		log_warning("cannot drop the supplementary groups: %s",
 				strerror(errno));
-	(void) cap_change(CAP_SETGID, false, false);
+	(void) caps_change(CAP_SETGID, false, false);
 	if (!set_fs_ids(uid, gid)) {
 		(void) set_fs_ids(0, 0);
 		log_warning("cannot take file-system %s (needs CAP_SETUID and "

@@ -164,6 +164,12 @@ conn_uid(const struct conn *conn)
 	return owner_of(conn)->uid;
 }
 
+int
+conn_netns(const struct conn *conn)
+{
+	return owner_of(conn)->netns;
+}
+
 struct peer *
 conn_peer(const struct conn *conn)
 {
@@ -1341,7 +1347,7 @@ conn_handle_req_new(struct req_ctx *rc)
 		return;
 
 	/* as librpma resolves the route here: no route, no request */
-	int ret = route_exists(&ss, len);
+	int ret = route_exists(rc->client->netns, &ss, len);
 	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, -ret, "no route to %s", m->addr);
 		return;

@@ -237,6 +237,9 @@ uint32_t conn_qp_num(const struct conn *conn);
 /* conn_uid -- the user of the client that owns it */
 uid_t conn_uid(const struct conn *conn);
 
+/* conn_netns -- its client's network namespace (netns.h; -1: rpmad's) */
+int conn_netns(const struct conn *conn);
+
 /* conn_peer -- the client's peer the connection was made on */
 struct peer *conn_peer(const struct conn *conn);
 

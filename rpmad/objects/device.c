@@ -14,10 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "daemon.h"
 #include "device.h"
 #include "librpma.h"
 #include "log.h"
+#include "netns.h"
 #include "transport.h"
 
 static struct device *devices;
@@ -93,9 +95,12 @@ resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 	return 0;
 }
 
-/* 0 when the address is this host's (it can be bound); a negative errno */
+/*
+ * 0 when the address is one of the namespace's (a socket can be bound
+ * to it); a negative errno
+ */
 static int
-check_local(const struct sockaddr_storage *ss, socklen_t len)
+check_local(int nsfd, const struct sockaddr_storage *ss, socklen_t len)
 {
 	/* any port: only the address is in question (port 9 may be taken) */
 	struct sockaddr_storage any = *ss;
@@ -103,23 +108,43 @@ check_local(const struct sockaddr_storage *ss, socklen_t len)
 		((struct sockaddr_in *)&any)->sin_port = 0;
 	else if (any.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&any)->sin6_port = 0;
-	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = netns_socket(nsfd, ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC,
+			0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int ret = bind(fd, (const struct sockaddr *)&any, len) ? -errno : 0;
 	(void) close(fd);
 	return ret;
 }
 
 int
-route_exists(const struct sockaddr_storage *ss, socklen_t len)
+route_exists(int nsfd, const struct sockaddr_storage *ss, socklen_t len)
 {
-	int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = netns_socket(nsfd, ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC,
+			0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int ret = connect(fd, (const struct sockaddr *)ss, len) ? -errno : 0;
 	(void) close(fd);
 	return ret;
+}
+
+/* transports_device_for, run in the client's namespace (verbs asks the CM) */
+struct device_for {
+	const struct sockaddr_storage *ss;
+	socklen_t len;
+	bool local;
+	const char *noun;
+	struct device *found;
+};
+
+static int
+find_device(void *arg)
+{
+	struct device_for *f = arg;
+	f->found = transports_device_for(rpmad.cfg.transport, f->ss, f->len,
+			f->local, &f->noun);
+	return 0;
 }
 
 static void
@@ -149,7 +174,9 @@ device_handle_get(struct req_ctx *rc)
 		return;
 
 	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	int ret = local ? check_local(&ss, len) : route_exists(&ss, len);
+	int nsfd = rc->client->netns;
+	int ret = local ? check_local(nsfd, &ss, len) :
+		route_exists(nsfd, &ss, len);
 	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, -ret, local ?
 				"%s is not an address of this host" :
@@ -158,12 +185,13 @@ device_handle_get(struct req_ctx *rc)
 	}
 
 	const char *choice = rpmad.cfg.transport;
-	const char *noun;
-	struct device *d = transports_device_for(choice, &ss, len, local,
-			&noun);
+	struct device_for f = { .ss = &ss, .len = len, .local = local,
+		.noun = "device" };
+	ret = netns_run(nsfd, find_device, &f);
+	struct device *d = f.found;
 	if (d == NULL) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "no %s serves %s and rpmad "
-				"runs with --transport %s", noun, m->addr,
+		req_fail(rc, RPMA_E_PROVIDER, -ret, "no %s serves %s and rpmad "
+				"runs with --transport %s", f.noun, m->addr,
 				choice);
 		return;
 	}

@@ -50,10 +50,11 @@ int resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 		struct sockaddr_storage *ss, socklen_t *len);
 
 /*
- * route_exists -- 0 when a route to the address exists, else a negative
- * errno (no request failed: the caller says what it was for)
+ * route_exists -- 0 when a route to the address exists in network
+ * namespace `nsfd` (netns.h; -1: rpmad's), else a negative errno (no
+ * request failed: the caller says what it was for)
  */
-int route_exists(const struct sockaddr_storage *ss, socklen_t len);
+int route_exists(int nsfd, const struct sockaddr_storage *ss, socklen_t len);
 
 void device_handle_get(struct req_ctx *rc);
 void device_handle_query(struct req_ctx *rc);

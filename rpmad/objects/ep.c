@@ -49,6 +49,7 @@ struct ep {
 	struct ep_origin *turn;		/* whose request goes out next */
 	unsigned pending;
 	char addr[EP_ADDR_MAX], port[EP_PORT_MAX];
+	int netns;			/* its client's (client.h), not owned */
 };
 
 void *
@@ -67,6 +68,12 @@ struct peer *
 ep_peer(const struct ep *ep)
 {
 	return ep->peer;
+}
+
+int
+ep_netns(const struct ep *ep)
+{
+	return ep->netns;
 }
 
 const char *
@@ -384,6 +391,8 @@ ep_handle_listen(struct req_ctx *rc)
 		(void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf,
 				sizeof(sndbuf));
 	ep->notify_sock = sv[0];
+	/* known before it is the client's: the transport listens there */
+	ep->netns = rc->client->netns;
 
 	char err[256];
 	int ret = ep->tp->listen(ep, &ss, len, err, sizeof(err));

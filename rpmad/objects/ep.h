@@ -65,6 +65,9 @@ struct peer *ep_peer(const struct ep *ep);
 
 /* ep_addr, ep_port -- where it listens, as the client said (log lines) */
 const char *ep_addr(const struct ep *ep);
+
+/* ep_netns -- its client's network namespace (netns.h; -1: rpmad's) */
+int ep_netns(const struct ep *ep);
 const char *ep_port(const struct ep *ep);
 
 #define EP_ADDR_MAX 64

@@ -2,9 +2,10 @@
 # container-test.sh -- a librpma application in an unprivileged container
 # reaches remote memory through nothing but rpmad's socket.
 #
-# Two rpmads on the host: A serves a server process on the host, B is the
-# container's "host rpmad". The container is made with unshare(1), the way
-# rootless engines make one:
+# Two rpmads on the host: A serves a server process on a "remote host" (a
+# network namespace of its own, REMOTE_ADDR on one end of a veth pair), B
+# is the container's "host rpmad". The container is made with unshare(1),
+# the way rootless engines make one:
 #   - its file system is an overlay over the host's / (the image), with the
 #     application copied into the upper layer, a /dev holding only null,
 #     zero, random and urandom (no /dev/infiniband), a tmpfs /run holding
@@ -12,12 +13,17 @@
 #   - the application runs as uid 4242 (not root, on the host or inside)
 #     with B's socket group as a supplementary group, no capabilities (none
 #     permitted, effective or ambient, no_new_privs: no CAP_IPC_LOCK), ulimit -l 0, in its own user,
-#     mount, PID and network namespaces; the network namespace has only lo.
+#     mount, PID and network namespaces; the network namespace, made by the
+#     "engine" as a CNI plugin makes one, has lo and the other end of the
+#     veth pair (CONTAINER_ADDR), and nothing else: B does the container's
+#     listening and connecting in it (rpmad.conf(5), network_namespace).
 # In it, pmem-client writes, flushes (persistent) and reads back a file that
-# pmem-server on the host offers through A; then pmem-server in the
+# pmem-server on the remote host offers through A; then pmem-server in the
 # container offers a file in the container's own overlay (/data) and a
-# client on the host writes it through A. While it waits, `rpmactl clients`
-# of B must show it with its host pid (not its pid inside) and uid 4242.
+# client on the remote host writes it through A. While it waits, `rpmactl
+# clients` of B must show it with its host pid (not its pid inside) and
+# uid 4242, and `rpmactl endpoints` its endpoint in the container's
+# network namespace.
 #
 # Needs root (the overlay and the bind mount are made by the "engine") and
 # unshare with --map-current-user; exits 77 (skipped) otherwise.
@@ -30,6 +36,10 @@ CUID=4242		# the container's user, on the host and inside
 SOCK_GID=4243		# B's socket group: a number, as --group-add passes it
 port_a=$((20000 + $$ % 20000))
 port_c=$((port_a + 1))
+# the veth pair between the remote host's namespace and the container's:
+# namespaces this test makes, nothing outside them
+REMOTE_ADDR=10.78.0.1
+CONTAINER_ADDR=10.78.0.2
 
 say() { echo "container-test: $*"; }
 fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
@@ -88,19 +98,19 @@ for set in CapInh CapPrm CapEff CapAmb; do
 done
 grep -q '^NoNewPrivs:[[:space:]]*1$' /proc/self/status || { echo "inside: no no_new_privs"; exit 1; }
 [ ! -e /dev/infiniband ] || { echo "inside: /dev/infiniband exists"; exit 1; }
-links=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')
-[ "$links" = "lo " ] || { echo "inside: network devices: $links"; exit 1; }
+links=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' ')
+[ "$links" = "ctr0 lo " ] || { echo "inside: network devices: $links"; exit 1; }
 [ -S /run/rpmad/rpmad.sock ] && [ "$(ls -A /run/rpmad)" = rpmad.sock ] ||
 	{ echo "inside: /run/rpmad:"; ls -lA /run/rpmad; exit 1; }
 fs=$(stat -f -c %T /data)
 [ "$fs" = overlayfs ] || { echo "inside: /data is $fs"; exit 1; }
 
-echo "inside: client -> host server through the bind-mounted socket"
-/app/pmem-client 127.0.0.1 "$PORT_A" "$MSG_A"
+echo "inside: client -> the remote host's server through the bind-mounted socket"
+/app/pmem-client "$REMOTE_ADDR" "$PORT_A" "$MSG_A"
 
 echo "inside: server with a pmem file in the overlay"
 truncate -s 64K /data/pmem.file
-/app/pmem-server 127.0.0.1 "$PORT_C" /data/pmem.file >/data/server.out 2>&1 &
+/app/pmem-server "$CONTAINER_ADDR" "$PORT_C" /data/pmem.file >/data/server.out 2>&1 &
 spid=$!
 echo "inside: server pid $spid" >/data/server.pid
 wait "$spid"
@@ -108,7 +118,29 @@ cat /data/server.out
 EOF
 chmod 755 "$work/app/inside.sh"
 
-say "starting rpmad A (host server) and B (the container's host rpmad)"
+say "the remote host's and the container's network namespaces, a veth pair between"
+command -v ip >/dev/null || { say "skipped: no ip (iproute2)"; exit 77; }
+declare -A holder
+for n in remote container; do
+	unshare --net -- sleep 3600 &
+	holder[$n]=$!
+	pids+=($!)
+	for _ in $(seq 200); do
+		[ "$(readlink "/proc/${holder[$n]}/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.05
+	done
+done
+in_net() { local n=$1; shift; nsenter --target "${holder[$n]}" --net -- "$@"; }
+in_remote() { in_net remote "$@"; }
+in_net remote ip link add rem0 type veth peer name ctr0 netns "/proc/${holder[container]}/ns/net"
+in_net remote ip addr add "$REMOTE_ADDR/24" dev rem0
+in_net container ip addr add "$CONTAINER_ADDR/24" dev ctr0
+for n in remote container; do
+	in_net "$n" ip link set lo up
+	in_net "$n" ip link set "$([ "$n" = remote ] && echo rem0 || echo ctr0)" up
+done
+
+say "starting rpmad A (the remote host's server) and B (the container's host rpmad)"
 printf 'socket_group = %s\nsocket_mode = 0660\n' "$SOCK_GID" >"$work/B.conf"
 "$RPMAD_BIN" --foreground --socket "$work/A.sock" --transport tcp 2>"$work/rpmad-A.log" &
 pids+=($!)
@@ -126,7 +158,7 @@ done
 msg_a="from the container at $(date +%T)"
 msg_c="into the container's overlay at $(date +%T)"
 truncate -s 64K "$work/host.pmem"
-RPMAD_SOCKET="$work/A.sock" "$work/app/pmem-server" 127.0.0.1 "$port_a" "$work/host.pmem" \
+RPMAD_SOCKET="$work/A.sock" in_remote "$work/app/pmem-server" "$REMOTE_ADDR" "$port_a" "$work/host.pmem" \
 	>"$work/host-server.out" 2>&1 &
 hspid=$!
 pids+=("$hspid")
@@ -136,13 +168,15 @@ grep -q listening "$work/host-server.out" || fail "the host server does not list
 say "starting the container"
 mkdir -p "$work/upper" "$work/ovl" "$work/root"
 export work CUID SOCK_GID
-export PORT_A=$port_a PORT_C=$port_c MSG_A="$msg_a"
+export PORT_A=$port_a PORT_C=$port_c MSG_A="$msg_a" REMOTE_ADDR CONTAINER_ADDR
+export CNET=/proc/${holder[container]}/ns/net
 # The engine's part, as root in a mount namespace of its own: the overlay,
 # /dev, /run with the socket, a /proc for the container's own to cover;
-# then pivot_root into it, drop to the user and make the user, mount, PID
-# and network namespaces (--map-current-user: uid 4242 is 4242 inside).
+# then pivot_root into it, join the network namespace made for it, drop to
+# the user and make the user, mount and PID namespaces
+# (--map-current-user: uid 4242 is 4242 inside).
 # shellcheck disable=SC2016
-unshare --mount --propagation private -- bash -euc '
+nsenter --net="$CNET" -- unshare --mount --propagation private -- bash -euc '
 r=$work/root
 mount -t overlay overlay -o "lowerdir=/,upperdir=$work/upper,workdir=$work/ovl" "$r"
 mount -t tmpfs -o mode=755 tmpfs "$r/dev"
@@ -162,9 +196,10 @@ pivot_root . .oldroot
 exec chroot . /bin/sh -c "umount -l /.oldroot && rmdir /.oldroot && exec setpriv \
 	--reuid=$CUID --regid=$CUID --groups=$SOCK_GID \
 	--bounding-set=-all --inh-caps=-all --no-new-privs \
-	unshare --map-current-user --mount --pid --net --fork --kill-child \
+	unshare --map-current-user --mount --pid --fork --kill-child \
 		--mount-proc /usr/bin/env -i PATH=/usr/bin:/bin CUID=$CUID \
-		PORT_A=$PORT_A PORT_C=$PORT_C MSG_A=\"$MSG_A\" /app/inside.sh"
+		PORT_A=$PORT_A PORT_C=$PORT_C MSG_A=\"$MSG_A\" REMOTE_ADDR=$REMOTE_ADDR \
+		CONTAINER_ADDR=$CONTAINER_ADDR /app/inside.sh"
 ' >"$work/container.out" 2>&1 &
 cpid=$!
 pids+=("$cpid")
@@ -206,9 +241,17 @@ backing = [m["backing"] for m in mrs if m["pid"] == pid]
 assert backing == ["/data/pmem.file"], mrs
 print(f"container-test: pid {pid} on the host is pid {inner} in the container, uid {uid}")
 EOF
+"$RPMACTL_BIN" --socket "$work/B.sock" endpoints
+"$RPMACTL_BIN" --socket "$work/B.sock" --json endpoints >"$work/eps.json"
+python3 - "$work/eps.json" "$(readlink "$CNET")" <<'EOF'
+import json, sys
+eps = json.load(open(sys.argv[1]))["endpoints"]
+assert len(eps) == 1 and "net:[%d]" % eps[0]["netns"] == sys.argv[2], eps
+print("container-test: its endpoint listens in the container's", sys.argv[2])
+EOF
 
-say "a host client writes the container's pmem file through A"
-RPMAD_SOCKET="$work/A.sock" "$work/app/pmem-client" 127.0.0.1 "$port_c" "$msg_c" \
+say "a client on the remote host writes the container's pmem file through A"
+RPMAD_SOCKET="$work/A.sock" in_remote "$work/app/pmem-client" "$CONTAINER_ADDR" "$port_c" "$msg_c" \
 	>"$work/host-client.out" 2>&1 || fail "the host client failed"
 wait "$cpid" || { cat "$work/container.out"; fail "the container failed"; }
 cat "$work/container.out"

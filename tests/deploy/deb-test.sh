@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # deb-test.sh -- build the Debian packages from a copy of the checkout,
-# check them with lintian, install them on this machine, start the
-# installed /usr/sbin/rpmad the way rpmad.socket and rpmad.service would,
-# run the README's client/server exchange built with plain `cc ... -lrpma`
+# check them with lintian (--pedantic: no error, warning or pedantic tag),
+# install them on this machine, start the installed /usr/sbin/rpmad the
+# way rpmad.socket and rpmad.service would, reload it with the unit's
+# ExecReload= as systemd runs it (with no PATH: nothing but what the
+# command names and a minimal system has, no procps), check that
+# pkg-config --cflags --libs works with nothing but the .pc files of
+# librpmaclient-dev and its dependencies, run the README's client/server
+# exchange built with plain `cc ... -lrpma` (and with pkg-config's flags)
 # against the installed library, install a newer rpmad package (the same
 # one with a higher version) over the running rpmad while a server
 # application waits on it: its postinst upgrades rpmad in place, the
 # server's session stays in the old rpmad and serves a client afterwards,
 # a new client talks to the new rpmad, and the old one exits after its
-# last client; then purge the packages and check that nothing of them is
-# left.
+# last client; write the metrics as rpmad-metrics.service does (its
+# ExecStart=, its StateDirectory=); then purge the packages and check that
+# nothing of them is left, the metrics file and the directories made for
+# it included.
 #
 # Needs root (dpkg -i) and dpkg-dev, debhelper, lintian; exits 77 (skipped)
 # without them. The packages never stay installed: the EXIT trap purges
@@ -85,10 +92,10 @@ debs=("$work"/rpmad_*.deb "$work"/librpmaclient1_*.deb "$work"/librpmaclient-dev
 for d in "${debs[@]}"; do [ -f "$d" ] || fail "not built: $d"; done
 [ -z "$outdir" ] || cp "${debs[@]}" "$outdir/"
 
-say "lintian (no errors allowed)"
+say "lintian --pedantic (no error, warning or pedantic tag allowed)"
 lintian --pedantic -I "$work"/rpmad_*.changes >"$work/lintian.log" 2>&1 || true
 cat "$work/lintian.log"
-if grep -q '^E: ' "$work/lintian.log"; then fail "lintian reports errors"; fi
+if grep -q '^[EWP]: ' "$work/lintian.log"; then fail "lintian reports errors, warnings or pedantic tags"; fi
 
 say "installing ${debs[*]##*/}"
 installed=yes
@@ -148,6 +155,44 @@ fsuid=$(awk '/^Uid:/ { print $5 }' "/proc/${pids[0]}/status")
 [ "$fsuid" = "$rpmad_uid" ] || fail "rpmad writes clients' files as uid $fsuid, not rpmad's ($rpmad_uid)"
 grep -q "socket activated\|socket:.*$sock" "$work/status.txt" || { cat "$work/status.txt"; fail "status"; }
 [ "$(stat -c %a:%G "$sock")" = "${sock_mode#0}:$sock_group" ] || fail "socket is $(stat -c %a:%G "$sock")"
+
+say "reloading with the unit's ExecReload=, as systemd runs it, with no PATH"
+exec_reload=$(sed -n 's/^ExecReload=//p' "$unit")
+# systemd's quoting, and $$ for a $; $MAINPID is in the command's environment
+python3 - "$exec_reload" "${pids[0]}" >"$work/reload.log" 2>&1 <<'EOF' || { cat "$work/reload.log"; fail "ExecReload= failed"; }
+import os, shlex, subprocess, sys
+argv = [a.replace("$$", "$") for a in shlex.split(sys.argv[1])]
+assert argv[0].startswith("/"), f"not an absolute path: {argv[0]}"
+# on a minimal system: the program's package must be essential
+pkg = subprocess.run(["dpkg", "-S", argv[0]], capture_output=True, text=True)
+owner = [l.split(":")[0] for l in pkg.stdout.splitlines() if not l.startswith("diversion")]
+assert owner, f"{argv[0]} belongs to no package"
+ess = subprocess.run(["dpkg-query", "-W", "-f=${Essential}", owner[0]],
+                     capture_output=True, text=True).stdout
+assert ess == "yes", f"{argv[0]} is {owner[0]}'s, which is not essential"
+env = {"MAINPID": sys.argv[2], "PATH": "/nonexistent"}
+sys.exit(subprocess.run(argv, env=env).returncode)
+EOF
+for _ in $(seq 200); do
+	/usr/bin/rpmactl --json status 2>/dev/null | grep -q '"reloads": *1' && break
+	sleep 0.05
+done
+/usr/bin/rpmactl --json status | grep -q '"reloads": *1' || { /usr/bin/rpmactl status; fail "rpmad did not reload"; }
+
+say "pkg-config --cflags --libs with only librpmaclient-dev's .pc files (and its dependencies')"
+mkdir "$work/pc"
+deps=$(dpkg-query -W -f='${Depends}' librpmaclient-dev | tr ',' '\n' | sed 's/^ *//; s/[ (].*//' | grep -v '^$\|^librpmaclient1$' || true)
+# shellcheck disable=SC2086
+for f in $(dpkg -L librpmaclient-dev $deps 2>/dev/null | grep '\.pc$'); do cp "$f" "$work/pc/"; done
+ls "$work/pc"
+for pc in librpma librpmaclient; do
+	PKG_CONFIG_LIBDIR="$work/pc" PKG_CONFIG_PATH="" pkg-config --cflags --libs "$pc" \
+		>"$work/pc-$pc.txt" 2>&1 || { cat "$work/pc-$pc.txt"; fail "pkg-config $pc"; }
+	echo "$pc: $(cat "$work/pc-$pc.txt")"
+done
+# shellcheck disable=SC2046
+cc -O2 -Wall -Werror -o "$work/pmem-client-pc" "$top/examples/pmem-client.c" -I"$top/examples" \
+	$(cat "$work/pc-librpma.txt") -libverbs || fail "cc with pkg-config's flags"
 
 say "compiling the demo programs with plain cc ... -lrpma -libverbs"
 for p in pmem-server pmem-client; do
@@ -216,6 +261,26 @@ wait "$spid" || { cat "$work/server2.out"; fail "server exit status after the up
 for _ in $(seq 200); do alive "$old_pid" || break; sleep 0.05; done
 ! alive "$old_pid" || fail "the old rpmad (pid $old_pid) did not exit after its last client"
 
+say "the metrics, as rpmad-metrics.service writes them (its ExecStart=, its StateDirectory=)"
+munit=/lib/systemd/system/rpmad-metrics.service
+metrics_dir=$(sed -n 's/^Environment=RPMAD_METRICS_DIR=//p' "$munit")
+state=/var/lib/$(sed -n 's/^StateDirectory=//p' "$munit")
+[ "$state" = "$metrics_dir" ] || fail "StateDirectory= is not the metrics directory"
+made=""
+d=$state
+while [ ! -e "$d" ]; do made="$d $made"; d=${d%/*}; done
+mkdir -p "$state"
+chmod "$(sed -n 's/^StateDirectoryMode=//p' "$munit")" "$state"
+python3 - "$munit" "$metrics_dir" >"$work/metrics.log" 2>&1 <<'EOF' || { cat "$work/metrics.log"; fail "rpmad-metrics' ExecStart= failed"; }
+import os, re, shlex, subprocess, sys
+text = open(sys.argv[1]).read().replace("\\\n", " ")
+line = re.search(r"^ExecStart=(.*)$", text, re.M).group(1)
+argv = [a.replace("$$", "$") for a in shlex.split(line)]
+env = dict(os.environ, RPMAD_METRICS_DIR=sys.argv[2])
+sys.exit(subprocess.run(argv, env=env).returncode)
+EOF
+grep -q '^rpmad_up 1' "$metrics_dir/rpmad.prom" || { cat "$metrics_dir/rpmad.prom"; fail "no metrics written"; }
+
 say "stopping rpmad (SIGTERM) and purging"
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -248,6 +313,9 @@ for p in $PACKAGES; do
 		left="$left (package $p: $(dpkg-query -W -f='${Status}' "$p"))"
 	fi
 done
+[ ! -e "$metrics_dir/rpmad.prom" ] || left="$left $metrics_dir/rpmad.prom"
+# the directories made for it go too, unless some package owns them
+for d in $made; do [ ! -e "$d" ] || left="$left $d"; done
 [ -z "$left" ] || fail "left after purge:$left"
 [ ! -e "$lib" ] || fail "$lib is still there"
 

@@ -226,8 +226,13 @@ write_wrapper(const char *path, const char *setpriv, const char *ip,
 	 * exec all the way, so that the pid is rpmad's; the parent-death
 	 * signal ends the daemon with the test process that started it
 	 */
+	/*
+	 * the applications stay outside: the daemon does their network
+	 * work in its own namespace, the "host" it stands for
+	 */
 	int bad = fprintf(f, "#!/bin/sh\nexec %s%s%s'%s' netns exec '%s' "
-			"'%s' \"$@\"\n", setpriv[0] ? "'" : "", setpriv,
+			"'%s' --network-namespace rpmad \"$@\"\n",
+			setpriv[0] ? "'" : "", setpriv,
 			setpriv[0] ? "' --pdeathsig KILL " : "", ip, ns,
 			rpmad) < 0;
 	if (fclose(f) || bad || chmod(path, 0755))

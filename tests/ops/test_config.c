@@ -291,6 +291,7 @@ START_TEST(test_registered_default_documented)
 		"docs/internals.md",
 		"docs/operations.md",
 		"etc/rpmad.conf.example",
+		"docs/containers.md",
 		"systemd/rpmad.service.in",
 	};
 	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {

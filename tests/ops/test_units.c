@@ -133,10 +133,12 @@ START_TEST(test_contents)
 	char *service = built_service();
 	static const char *const want[] = {
 		"Type=notify", "Restart=on-failure", "RuntimeDirectory=rpmad",
-		"ExecReload=kill -HUP $MAINPID", "LimitMEMLOCK=infinity",
+		"ExecReload=/bin/sh -c 'kill -HUP \"$$MAINPID\"'",
+		"LimitMEMLOCK=infinity", "RestrictNamespaces=net",
 		"Requires=rpmad.socket", "ProtectSystem=strict",
 		"PrivateTmp=yes", "NoNewPrivileges=yes",
-		"CapabilityBoundingSet=CAP_IPC_LOCK CAP_SETUID CAP_SETGID",
+		"CapabilityBoundingSet=CAP_IPC_LOCK CAP_SETUID CAP_SETGID "
+		"CAP_SYS_ADMIN",
 		"TasksMax=64",
 		"RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK",
 		"PrivateDevices=no",

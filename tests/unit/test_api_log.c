@@ -2,14 +2,23 @@
 /*
  * test_api_log.c -- the logging API: both thresholds and their defaults,
  * invalid thresholds and levels, the default function (stderr, filtered by
- * RPMA_LOG_THRESHOLD_AUX), user functions with file/line/function and a
- * formatted message, filtering by RPMA_LOG_THRESHOLD
+ * RPMA_LOG_THRESHOLD_AUX where a syslog daemon listens, and by
+ * RPMA_LOG_THRESHOLD where none does), user functions with
+ * file/line/function and a formatted message, filtering by
+ * RPMA_LOG_THRESHOLD
  */
 
+#include <errno.h>
 #include <fcntl.h>
+#include <syslog.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "api_helpers.h"
@@ -206,13 +215,105 @@ stderr_of_error_message(char *out, size_t cap)
 	(void) close(fd);
 }
 
+static void
+write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	(void) close(fd);
+}
+
+/*
+ * Gives this test process (Check forks one per test) a /dev of its own,
+ * a tmpfs in a mount namespace (within a user namespace of its own when
+ * not root), with a stand-in syslog daemon bound at /dev/log or without
+ * one. Returns the stand-in's socket, or -1 (none asked for); skips the
+ * test where namespaces cannot be made here.
+ */
+static int
+own_dev(bool with_syslog)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	int flags = CLONE_NEWNS | (uid == 0 ? 0 : CLONE_NEWUSER);
+	if (unshare(flags)) {
+		(void) fprintf(stderr, "unshare: %s: skipping\n",
+				strerror(errno));
+		exit(0);	/* the test passes, untested */
+	}
+	if (uid != 0) {
+		char map[64];
+		write_file("/proc/self/setgroups", "deny");
+		(void) snprintf(map, sizeof(map), "%u %u 1", (unsigned)uid,
+				(unsigned)uid);
+		write_file("/proc/self/uid_map", map);
+		(void) snprintf(map, sizeof(map), "%u %u 1", (unsigned)gid,
+				(unsigned)gid);
+		write_file("/proc/self/gid_map", map);
+	}
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount("tmpfs", "/dev", "tmpfs", 0, "mode=755"), 0);
+	if (!with_syslog)
+		return -1;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	(void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", _PATH_LOG);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	return fd;
+}
+
+/* Whether the stand-in syslog daemon got a message holding `what`. */
+static bool
+syslog_got(int fd, const char *what)
+{
+	char buf[2048];
+	ssize_t n;
+	while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+		buf[n] = '\0';
+		if (strstr(buf, what))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * No syslog daemon (a container, as a rule): what passes
+ * RPMA_LOG_THRESHOLD goes to stderr too, whatever RPMA_LOG_THRESHOLD_AUX
+ * says; nothing else does.
+ */
+START_TEST(default_function_stderr_without_syslog)
+{
+	char text[4096];
+	(void) own_dev(false);
+
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_msg(strstr(text, "incompatible descriptor size") != NULL,
+			"stderr: \"%s\"", text);
+	ck_assert_ptr_nonnull(strstr(text, "ERROR"));
+
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_ptr_nonnull(strstr(text, "incompatible descriptor size"));
+
+	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
+			RPMA_LOG_LEVEL_FATAL), 0);
+	stderr_of_error_message(text, sizeof(text));
+	ck_assert_str_eq(text, "");
+}
+END_TEST
+
 START_TEST(default_function_stderr_by_aux)
 {
 	char text[4096];
+	int syslogd = own_dev(true);
 
-	/* AUX disabled (the default): nothing on stderr */
+	/* AUX disabled (the default): nothing on stderr, all to syslog */
 	stderr_of_error_message(text, sizeof(text));
 	ck_assert_str_eq(text, "");
+	ck_assert(syslog_got(syslogd, "incompatible descriptor size"));
 
 	/* AUX at ERROR: the message, its level and its origin */
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
@@ -286,6 +387,7 @@ main(void)
 	tcase_add_test(tc, threshold_filters_messages);
 	tcase_add_test(tc, set_function_back_to_default);
 	tcase_add_test(tc, default_function_stderr_by_aux);
+	tcase_add_test(tc, default_function_stderr_without_syslog);
 	suite_add_tcase(s, tc);
 
 	tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);

@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "ep.h"
 #include "log.h"
+#include "netns.h"
 #include "origin.h"
 #include "registry.h"
 #include "rlog.h"
@@ -161,10 +162,13 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 		return -ENOMEM;
 	}
 	int ret;
-	tep->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK |
-			SOCK_CLOEXEC, 0);
-	if (tep->fd < 0)
+	/* in the client's network namespace (netns.h) */
+	tep->fd = netns_socket(ep_netns(ep), ss->ss_family, SOCK_STREAM |
+			SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (tep->fd < 0) {
+		errno = -tep->fd;
 		goto err_errno;
+	}
 	int one = 1;
 	(void) setsockopt(tep->fd, SOL_SOCKET, SO_REUSEADDR, &one,
 			sizeof(one));
@@ -242,10 +246,11 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
 	for (int i = 0; i < 2; i++) {
-		int fd = socket(remote->ss_family, SOCK_STREAM |
-				SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		/* in the client's network namespace (netns.h) */
+		int fd = netns_socket(conn_netns(conn), remote->ss_family,
+				SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0) {
-			int e = errno;
+			int e = -fd;
 			(void) snprintf(err, errlen, "socket: %s",
 					strerror(e));
 			return -e;

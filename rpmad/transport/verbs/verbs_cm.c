@@ -27,6 +27,7 @@
 #include "peer.h"
 #include "remote_log.h"
 #include "verbs_channel.h"
+#include "netns.h"
 #include "verbs_cm.h"
 #include "verbs_conn.h"
 #include "verbs_dev.h"
@@ -193,7 +194,7 @@ verbs_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 	vc->pdata_len = pdata_len;
 
 	const char *call = "rdma_create_id";
-	if (rdma_create_id(ch, &vc->id, vc, RDMA_PS_TCP))
+	if (verbs_create_id(conn_netns(conn), ch, &vc->id, vc))
 		goto err;
 	call = "rdma_resolve_addr";
 	socklen_t len;
@@ -401,4 +402,31 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 	default:
 		break;	/* TIMEWAIT_EXIT, ADDR_CHANGE: nothing to do */
 	}
+}
+
+struct create_id {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id **id;
+	void *context;
+};
+
+static int
+create_id(void *arg)
+{
+	struct create_id *c = arg;
+	return rdma_create_id(c->ch, c->id, c->context, RDMA_PS_TCP) ?
+		-errno : 0;
+}
+
+int
+verbs_create_id(int nsfd, struct rdma_event_channel *ch,
+		struct rdma_cm_id **id, void *context)
+{
+	struct create_id c = { ch, id, context };
+	int ret = netns_run(nsfd, create_id, &c);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
 }

@@ -31,4 +31,13 @@ void verbs_release(struct conn *conn, bool abort);
 /* verbs_cm_event -- one event of a connection's id (copied, acknowledged) */
 void verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev);
 
+/*
+ * verbs_create_id -- rdma_create_id on channel `ch` in network namespace
+ * `nsfd` (netns.h; -1: rpmad's): the CM takes the namespace of the thread
+ * that makes an id, and resolves, binds and routes in it. 0, or -1 with
+ * errno set.
+ */
+int verbs_create_id(int nsfd, struct rdma_event_channel *ch,
+		struct rdma_cm_id **id, void *context);
+
 #endif /* RPMAD_VERBS_CM_H */

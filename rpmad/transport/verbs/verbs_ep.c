@@ -17,6 +17,7 @@
 #include "peer.h"
 #include "remote_log.h"
 #include "verbs_channel.h"
+#include "verbs_cm.h"
 #include "verbs_conn.h"
 #include "verbs_dev.h"
 #include "verbs_ep.h"
@@ -41,7 +42,7 @@ verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
 
 	int ret;
 	const char *call = "rdma_create_id";
-	if (rdma_create_id(ch, &vep->id, vep, RDMA_PS_TCP))
+	if (verbs_create_id(ep_netns(ep), ch, &vep->id, vep))
 		goto err_errno;
 	call = "rdma_bind_addr";
 	if (rdma_bind_addr(vep->id, (struct sockaddr *)ss))
