@@ -32,6 +32,7 @@
 #include "tenant.h"
 #include "log.h"
 #include "offload.h"
+#include "as_worker.h"
 #include "registry.h"
 #include "remote_log.h"
 #include "request.h"
@@ -688,6 +689,7 @@ main(int argc, char *argv[])
 	 * clients' files too
 	 */
 	offload_init(rpmad.loop);
+	as_workers_init(rpmad.loop);
 	/*
 	 * The mount table rpmad keeps open to judge clients' files, and the
 	 * descriptors held back for administrators, before anyone can
@@ -741,6 +743,7 @@ main(int argc, char *argv[])
 	shutdown_connections();
 	session_destroy_all();
 	offload_fini();
+	as_workers_fini();
 	tenant_destroy_all();
 	transports_fini();
 	remote_log_fini();

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "addrspace.h"
+#include "as_worker.h"
 #include "fstype.h"
 #include "proc_maps.h"
 
@@ -24,6 +25,7 @@ struct addrspace {
 	int mem_fd;
 	int maps_fd;
 	unsigned refs;
+	struct as_worker *worker;	/* its thread (as_worker.h), or NULL */
 };
 
 static uint64_t
@@ -106,6 +108,7 @@ addrspace_put(struct addrspace *as)
 {
 	if (as == NULL || --as->refs > 0)
 		return;
+	as_worker_stop(as->worker);
 	(void) close(as->mem_fd);
 	(void) close(as->maps_fd);
 	free(as);
@@ -218,12 +221,43 @@ rest_of_page(uint64_t addr, size_t len)
 	return rest < len ? rest : len;
 }
 
+struct as_worker *
+addrspace_worker(const struct addrspace *as)
+{
+	return as->worker;
+}
+
+void
+addrspace_set_worker(struct addrspace *as, struct as_worker *w)
+{
+	as->worker = w;
+}
+
+int
+addrspace_mem_fd(const struct addrspace *as)
+{
+	return as->mem_fd;
+}
+
 size_t
 addrspace_read(struct addrspace *as, uint64_t addr, void *buf, size_t len)
 {
+	return addrspace_pread(as->mem_fd, addr, buf, len);
+}
+
+size_t
+addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
+		size_t len)
+{
+	return addrspace_pwrite(as->mem_fd, addr, buf, len);
+}
+
+size_t
+addrspace_pread(int mem_fd, uint64_t addr, void *buf, size_t len)
+{
 	size_t done = 0, lost = 0;
 	while (done < len) {
-		ssize_t n = pread(as->mem_fd, (char *)buf + done, len - done,
+		ssize_t n = pread(mem_fd, (char *)buf + done, len - done,
 				(off_t)(addr + done));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -241,12 +275,11 @@ addrspace_read(struct addrspace *as, uint64_t addr, void *buf, size_t len)
 }
 
 size_t
-addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
-		size_t len)
+addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf, size_t len)
 {
 	size_t done = 0, lost = 0;
 	while (done < len) {
-		ssize_t n = pwrite(as->mem_fd, (const char *)buf + done,
+		ssize_t n = pwrite(mem_fd, (const char *)buf + done,
 				len - done, (off_t)(addr + done));
 		if (n < 0 && errno == EINTR)
 			continue;

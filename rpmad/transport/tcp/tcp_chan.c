@@ -137,6 +137,7 @@ item_get(struct tcp_chan *ch)
 	it->head_len = 0;
 	it->mr = NULL;
 	it->addr = 0;
+	it->buf = NULL;
 	it->payload_len = 0;
 	it->staged_only = false;
 	it->sent = 0;
@@ -149,6 +150,8 @@ item_put(struct tcp_chan *ch, struct tx_item *it)
 	if (it->mr)
 		mr_put(it->mr);
 	it->mr = NULL;
+	free(it->buf);
+	it->buf = NULL;
 	if (ch->stage_item == it)
 		ch->stage_item = NULL;
 	it->next = *ch->spare;
@@ -186,6 +189,33 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 	return 0;
 }
 
+int
+tcp_chan_send_copy(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *data, size_t len)
+{
+	if (ch->fd < 0)
+		return -ENOTCONN;
+	struct tx_item *it = item_get(ch);
+	if (it == NULL)
+		return -ENOMEM;
+	it->buf = len ? malloc(len) : NULL;
+	if (len && it->buf == NULL) {
+		item_put(ch, it);
+		return -ENOMEM;
+	}
+	memcpy(it->buf, data, len);
+	tcp_frame_encode(f, it->head);
+	it->head_len = TCP_FRAME_SIZE;
+	it->payload_len = len;
+	if (ch->tx_tail)
+		ch->tx_tail->next = it;
+	else
+		ch->tx_head = it;
+	ch->tx_tail = it;
+	ch->tx_count++;
+	return 0;
+}
+
 bool
 tcp_chan_pending(const struct tcp_chan *ch)
 {
@@ -203,6 +233,12 @@ payload_iov(struct tcp_chan *ch, struct tx_item *it, size_t off,
 		struct iovec *iov, bool *staged)
 {
 	size_t want = it->payload_len - off;
+	if (it->buf) {
+		*staged = false;
+		iov->iov_base = it->buf + off;
+		iov->iov_len = want;
+		return want;
+	}
 	void *p = it->staged_only ? NULL :
 		mr_io_direct(it->mr, it->addr + off, want);
 	*staged = p == NULL;

@@ -32,6 +32,7 @@ struct tx_item {
 	size_t head_len;
 	struct mr *mr;		/* the payload's registration, or NULL */
 	uint64_t addr;		/* the client's address of the payload */
+	uint8_t *buf;		/* else the payload's own copy, or NULL */
 	size_t payload_len;
 	bool staged_only;	/* never straight from rpmad's mapping */
 	size_t sent;
@@ -40,6 +41,7 @@ struct tx_item {
 /* Where the payload of the frame being received goes. */
 enum rx_sink {
 	SINK_MEM,	/* registered memory (dst_mr at dst_addr), by mr_io */
+	SINK_BATCH,	/* batch_dst: the client's thread writes it later */
 	SINK_SCRATCH,	/* the channel's small buffer (set-up frames) */
 	SINK_DISCARD,	/* nowhere: an operation the target refused */
 };
@@ -60,6 +62,12 @@ struct tcp_chan {
 	enum rx_sink sink;
 	struct mr *dst_mr;
 	uint64_t dst_addr;
+	/*
+	 * SINK_BATCH: where the payload's bytes batch_start up to batch_end
+	 * go in the batch
+	 */
+	uint8_t *batch_dst;
+	uint32_t batch_start, batch_end;
 	uint32_t got;
 	bool staged_only;	/* a page was lost: no recv straight into it */
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
@@ -112,6 +120,12 @@ void tcp_chan_close(struct tcp_chan *ch, bool abort);
 int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		const void *inline_data, size_t inline_len, struct mr *mr,
 		uint64_t addr);
+/*
+ * queue a frame whose payload, len bytes at data, is copied now; 0, or
+ * -ENOTCONN or -ENOMEM
+ */
+int tcp_chan_send_copy(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *data, size_t len);
 /* write what is queued; 0, or a negative errno when the socket failed */
 int tcp_chan_flush(struct tcp_chan *ch);
 /*

@@ -88,6 +88,21 @@ struct tcp_conn {
 	bool persist_synced;
 	int persist_result;
 	void (*persist_resume)(struct tcp_chan *ch);
+	/*
+	 * What the peer's operations do to the client's own memory, done by
+	 * the client's thread (as_worker.h): the batch frames add to, and the
+	 * one with the thread (acknowledgements wait for both); the current
+	 * frame's end, when it waits for the batch (a read's data is then at
+	 * tgt_read); how to read on after a wait; what was acknowledged.
+	 */
+	struct as_batch *tgt_batch;
+	struct as_batch *tgt_busy;
+	bool tgt_deferred;	/* its end is to wait for its bytes */
+	bool tgt_end_pending;	/* ... and does now */
+	bool tgt_nomem;		/* a slice found no room: refuse it */
+	const void *tgt_read;
+	void (*tgt_resume)(struct tcp_chan *ch);
+	uint64_t acked;
 
 	/*
 	 * Both ends in this rpmad: operations go memory to memory, the

@@ -200,7 +200,7 @@ frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			tcp_conn_violation(tc, "operation on the wrong socket");
 			return -EPROTO;
 		}
-		return tcp_target_begin(tc, ch);
+		return tcp_target_begin(tc, ch, rx_kick);
 	}
 	if (ch != tc->ini) {
 		tcp_conn_violation(tc, "answer on the wrong socket");
@@ -241,6 +241,9 @@ sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
 		mr_io_write_part(ch->dst_mr, ch->dst_addr + ch->got, src, n,
 				ch->cur_payload);
 		break;
+	case SINK_BATCH:
+		memcpy(ch->batch_dst + (ch->got - ch->batch_start), src, n);
+		break;
 	case SINK_SCRATCH:
 		if (ch->got + n <= sizeof(ch->scratch))
 			memcpy(ch->scratch + ch->got, src, n);
@@ -260,7 +263,11 @@ static int
 rx_payload(struct tcp_chan *ch, size_t *budget)
 {
 	while (ch->got < ch->cur_payload) {
-		size_t want = ch->cur_payload - ch->got;
+		if (ch->sink == SINK_BATCH && ch->got == ch->batch_end &&
+				tcp_target_batch_room(ch->tc, ch))
+			return 0;	/* the client's thread is to catch up */
+		size_t want = (ch->sink == SINK_BATCH ? ch->batch_end :
+				ch->cur_payload) - ch->got;
 		size_t avail = ch->rlen - ch->rpos;
 		if (avail) {
 			size_t take = avail < want ? avail : want;
@@ -273,7 +280,10 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		long n;
 		if (want > *budget)
 			want = *budget;	/* a slice of a big payload at a time */
-		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
+		uint8_t *direct = ch->sink == SINK_BATCH &&
+			want >= DIRECT_RECV_MIN ? ch->batch_dst +
+			(ch->got - ch->batch_start) :
+			ch->sink == SINK_MEM && !ch->staged_only &&
 			want >= DIRECT_RECV_MIN ? mr_io_direct_write(ch->dst_mr,
 					ch->dst_addr + ch->got, want,
 					ch->cur_payload) : NULL;
@@ -376,8 +386,11 @@ chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 	}
 	if (tc->state == TC_OVER)
 		goto out;
-	if (ch == tc->tgt)
+	if (ch == tc->tgt) {
+		/* what the frames need of the client's memory, then the ACK */
+		tcp_target_batch_flush(tc, rx_kick);
 		tcp_target_ack(tc);
+	}
 	alive = true;
 out:
 	*budgetp = budget;
