@@ -32,18 +32,7 @@ void tcp_ops_forget(struct tcp_conn *tc);
 int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch,
 		void (*resume)(struct tcp_chan *ch));
 void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
-/*
- * After a turn of reading: what the frames read need of the client's own
- * memory goes to its thread, and reading waits for it (`resume` reads on).
- */
-void tcp_target_batch_flush(struct tcp_conn *tc,
-		void (*resume)(struct tcp_chan *ch));
-/*
- * A payload for the client's memory filled its slice of the batch: room
- * for the next (0), or 1 when it must wait for the client's thread (the
- * channel is paused; reading goes on when it is back)
- */
-int tcp_target_batch_room(struct tcp_conn *tc, struct tcp_chan *ch);
+
 /*
  * The persistent flush the current frame asks for: its DAX part at most
  * *budget bytes at a time (taken off *budget), its page-cache part in the
@@ -53,8 +42,15 @@ int tcp_target_batch_room(struct tcp_conn *tc, struct tcp_chan *ch);
  */
 bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
 		size_t *budget, void (*resume)(struct tcp_chan *ch));
-int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch);
+int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
+		void (*resume)(struct tcp_chan *ch));
 void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
+/*
+ * a message of the peer's says it had done our operations up to `seq`:
+ * complete them (a read waits for its data); 0, or -EPROTO for operations
+ * we never handed over
+ */
+int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
 /* after a batch of frames: send the ACK that is due */
 void tcp_target_ack(struct tcp_conn *tc);
 /*

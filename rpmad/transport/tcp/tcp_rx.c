@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "log.h"
 #include "mr_io.h"
+#include "tcp_batch.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
@@ -206,7 +207,7 @@ frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 		tcp_conn_violation(tc, "answer on the wrong socket");
 		return -EPROTO;
 	}
-	return tcp_initiator_begin(tc, ch);
+	return tcp_initiator_begin(tc, ch, rx_kick);
 }
 
 /* Returns false when the channel is gone with its connection object. */
@@ -264,7 +265,7 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 {
 	while (ch->got < ch->cur_payload) {
 		if (ch->sink == SINK_BATCH && ch->got == ch->batch_end &&
-				tcp_target_batch_room(ch->tc, ch))
+				tcp_batch_room(ch))
 			return 0;	/* the client's thread is to catch up */
 		size_t want = (ch->sink == SINK_BATCH ? ch->batch_end :
 				ch->cur_payload) - ch->got;
@@ -386,11 +387,10 @@ chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 	}
 	if (tc->state == TC_OVER)
 		goto out;
-	if (ch == tc->tgt) {
-		/* what the frames need of the client's memory, then the ACK */
-		tcp_target_batch_flush(tc, rx_kick);
+	/* what the frames need of the client's memory, then the ACK */
+	tcp_batch_flush(ch);
+	if (ch == tc->tgt)
 		tcp_target_ack(tc);
-	}
 	alive = true;
 out:
 	*budgetp = budget;
