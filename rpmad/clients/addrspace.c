@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/memfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,36 @@ shmem_dev(void)
 }
 
 /*
+ * Whether dev is one of the kernel's internal hugetlbfs mounts (one per
+ * huge page size): MAP_HUGETLB memory and memfds of MFD_HUGETLB, which no
+ * mountinfo shows. Huge pages are memory: nothing to wait on.
+ */
+static bool
+hugetlb_dev(dev_t dev)
+{
+	static dev_t devs[8];
+	static int ndevs = -1;
+	if (ndevs < 0) {
+		ndevs = 0;
+		/* 64 KiB to 16 GiB: every huge page size Linux has */
+		for (int shift = 16; shift <= 34 && ndevs < 8; shift++) {
+			int fd = memfd_create("rpmad-hugetlb-dev", MFD_CLOEXEC |
+					MFD_HUGETLB |
+					((unsigned)shift << MFD_HUGE_SHIFT));
+			struct stat st;
+			if (fd >= 0 && fstat(fd, &st) == 0)
+				devs[ndevs++] = st.st_dev;
+			if (fd >= 0)
+				(void) close(fd);
+		}
+	}
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i] == dev)
+			return true;
+	return false;
+}
+
+/*
  * Whether rpmad's pread/pwrite may fault in pages of this file mapping:
  * not from a file system that can make rpmad's one thread wait (FUSE,
  * network, cluster), nor from one rpmad cannot tell (a FUSE mount detached
@@ -151,8 +182,8 @@ static int
 check_file_mapping(const struct maps_entry *e, pid_t pid, char *err,
 		size_t errlen)
 {
-	if (e->inode == 0 ||
-			makedev(e->dev_major, e->dev_minor) == shmem_dev())
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+	if (e->inode == 0 || dev == shmem_dev() || hugetlb_dev(dev))
 		return 0;
 	struct fstype fs;
 	int ret = fstype_of_dev(e->dev_major, e->dev_minor, pid, &fs);
