@@ -194,6 +194,32 @@ struct qp_sizes {
 	uint32_t sq, rq, cq, rcq;
 };
 
+/*
+ * ---- staging ----
+ *
+ * The payloads of a client's own work do not have to be reached in the
+ * client's memory: the library copies a write's or send's source into the
+ * region when it posts the work, and a read's or receive's data out of it
+ * when it collects the completion (librpmaclient/staging.c). rpmad then
+ * moves them through its own mapping of the region, batching many of them
+ * into one system call, and never touches the client's memory for them.
+ *
+ * The staging bytes follow the rings (qp_layout.size): first the send
+ * side's, then the receive side's. Ring entries name them as a
+ * registration rpmad makes for the queue pair (QpReply.staging_lkey) whose
+ * addresses start at QP_STAGING_ADDR, checked as any local buffer: they
+ * grant local access only, never a remote key. Work that does not fit
+ * names the application's registration as before.
+ */
+#define QP_STAGING_ADDR		UINT64_C(0x10000000000)	/* 1 TiB */
+/* The most staging rpmad grants a side of a queue pair. */
+#define QP_STAGING_MAX		(64u << 20)
+
+/* Staging bytes of the two sides: asked for, or granted. */
+struct qp_staging {
+	uint32_t sq, rq;
+};
+
 /* Where everything lives in a region built for given sizes. */
 struct qp_layout {
 	uint32_t sq_entries, rq_entries, cq_entries, rcq_entries;

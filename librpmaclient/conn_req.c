@@ -21,12 +21,18 @@
 void
 conn_cfg_to_msg(const struct rpma_conn_cfg *cfg, Rpmad__ConnCfg *msg)
 {
+	struct qp_sizes sizes;
+	struct qp_staging staging;
+	qp_sizes_from_cfg(cfg, &sizes);
+	qp_staging_for(&sizes, &staging);
 	cfg = conn_cfg_or_default(cfg);
 	msg->timeout_ms = (uint32_t)cfg->timeout_ms;
 	msg->cq_size = cfg->cq_size;
 	msg->rcq_size = cfg->rcq_size;
 	msg->sq_size = cfg->sq_size;
 	msg->rq_size = cfg->rq_size;
+	msg->sq_staging = staging.sq;
+	msg->rq_staging = staging.rq;
 }
 
 int
@@ -39,8 +45,10 @@ conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
 		return RPMA_E_NOMEM;
 
 	struct qp_sizes sizes;
+	struct qp_staging staging;
 	qp_sizes_from_cfg(cfg, &sizes);
-	int ret = qp_new(reply, &sizes, &req->qp);
+	qp_staging_for(&sizes, &staging);
+	int ret = qp_new(reply, &sizes, &staging, &req->qp);
 	if (ret) {
 		free(req);
 		return ret;

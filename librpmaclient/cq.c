@@ -248,16 +248,36 @@ cqe_to_wc(const struct qp *qp, const struct qp_cqe *c, struct ibv_wc *wc)
 	wc->qp_num = qp->qp_num;
 }
 
-/* Lets the queues reuse the slots of completed work, as a NIC would. */
+/*
+ * Lets the queues reuse the slots of completed work, as a NIC would, once
+ * the data of staged reads and receives is where it belongs (staging.h):
+ * work completes in order, so the SQ work before this completion that
+ * asked for none (RPMA_F_COMPLETION_ON_ERROR) succeeded too.
+ */
 static void
 retire(struct qp *qp, const struct qp_cqe *c)
 {
-	if (c->source == QP_CQE_FROM_SQ)
+	if (c->source == QP_CQE_FROM_SQ) {
+		uint32_t i = atomic_load_explicit(&qp->sq_retired,
+				memory_order_relaxed);
+		/* never past what can be outstanding, whatever the entry says */
+		if (c->sq_index - i > qp->layout.sq_entries)
+			i = c->sq_index;
+		for (; (int32_t)(c->sq_index - i) > 0; i++)
+			staging_deliver(&qp->sq_stage, i, UINT32_MAX);
+		if (c->status == IBV_WC_SUCCESS)
+			staging_deliver(&qp->sq_stage, c->sq_index,
+					UINT32_MAX);
 		atomic_store_explicit(&qp->sq_retired, c->sq_index + 1,
 				memory_order_release);
-	else
-		atomic_fetch_add_explicit(&qp->rq_done, 1,
+	} else {
+		uint32_t i = atomic_load_explicit(&qp->rq_done,
+				memory_order_relaxed);
+		if (c->status == IBV_WC_SUCCESS && c->opcode == IBV_WC_RECV)
+			staging_deliver(&qp->rq_stage, i, c->byte_len);
+		atomic_store_explicit(&qp->rq_done, i + 1,
 				memory_order_release);
+	}
 }
 
 /* Whether work was posted whose completion has not been collected. */

@@ -466,6 +466,10 @@ memshare_prepare(void *ptr, size_t size, int usage, bool rdma,
 		return ret;
 	}
 
+	plan->private_only = true;
+	for (int i = 0; i < count; i++)
+		plan->private_only &= !e[i].shared && !e[i].inode;
+
 	bool in_process = addrspace && !rdma;
 	if (!in_process)
 		vamem_lock();

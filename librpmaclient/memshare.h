@@ -58,6 +58,12 @@ struct memshare_plan {
 	unsigned nfds;
 	struct memshare_held held[MR_MAX_SEGMENTS];
 	unsigned nheld;
+	/*
+	 * every page is private memory of the process's own, no file's:
+	 * copying its bytes in the process can neither fault on a file's
+	 * missing block nor change a file (staging.h)
+	 */
+	bool private_only;
 };
 
 /*

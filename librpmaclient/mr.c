@@ -104,6 +104,7 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->rkey = reply.resp->mr->key;
 	mr->ptr = ptr;
 	mr->size = size;
+	mr->private_only = plan.private_only;
 	mr->usage = granted_usage(usage, reply.resp->mr);
 	broker_reply_fini(&reply);
 

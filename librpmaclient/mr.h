@@ -29,6 +29,7 @@ struct rpma_mr_local {
 	void *ptr;
 	size_t size;
 	int usage;
+	bool private_only;	/* memshare_plan.private_only */
 };
 
 struct rpma_mr_remote {

@@ -81,6 +81,35 @@ rma_args_valid(struct rpma_conn *conn, const void *local, size_t local_off,
 	return len_valid(len);
 }
 
+/*
+ * What to copy through the staging bytes for a local buffer (staging.h):
+ * nothing unless rpmad would accept the buffer as it is (a registration of
+ * this session, the range inside it, a destination it may write), so that
+ * work rpmad refuses is still refused by rpmad, with the same completion;
+ * and only private memory of the process's own, which a copy in the
+ * process cannot fault on (a file's page whose block is gone would raise
+ * SIGBUS here, where rpmad's guarded copies only lose the bytes, as a NIC
+ * writing a pinned page the file no longer has). Returns `req` or NULL.
+ */
+static const struct stage_req *
+stage_for(struct stage_req *req, const struct rpma_mr_local *mr,
+		size_t offset, size_t len, bool into, uint64_t generation)
+{
+	if (mr == NULL || len == 0 || !mr->private_only ||
+			mr->generation != generation || offset > mr->size ||
+			len > mr->size - offset)
+		return NULL;
+	if (into && !mr_usage_local_write((unsigned)mr->usage))
+		return NULL;
+	char *p = (char *)mr->ptr + offset;
+	*req = (struct stage_req){ .len = len };
+	if (into)
+		req->dst = p;
+	else
+		req->src = p;
+	return req;
+}
+
 static int
 post_rma(struct rpma_conn *conn, uint8_t opcode,
 		const struct rpma_mr_local *local, size_t local_off,
@@ -96,7 +125,9 @@ post_rma(struct rpma_conn *conn, uint8_t opcode,
 	};
 	set_local(&sqe, local, local_off);
 	set_remote(&sqe, remote, remote_off);
-	return qp_post_send(conn->qp, &sqe);
+	struct stage_req req;
+	return qp_post_send(conn->qp, &sqe, stage_for(&req, local, local_off,
+			len, opcode == QP_OP_READ, conn->qp->generation));
 }
 
 int
@@ -204,7 +235,7 @@ rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst,
 		.length = (uint32_t)len,
 	};
 	set_remote(&sqe, dst, dst_offset);
-	return qp_post_send(conn->qp, &sqe);
+	return qp_post_send(conn->qp, &sqe, NULL);
 }
 
 static int
@@ -225,7 +256,9 @@ post_send(struct rpma_conn *conn, uint8_t opcode,
 		.length = (uint32_t)len,
 	};
 	set_local(&sqe, src, offset);
-	return qp_post_send(conn->qp, &sqe);
+	struct stage_req req;
+	return qp_post_send(conn->qp, &sqe, stage_for(&req, src, offset, len,
+			false, conn->qp->generation));
 }
 
 int
@@ -260,7 +293,9 @@ ops_post_recv(struct qp *qp, const struct rpma_mr_local *dst, size_t offset,
 		rqe.lkey = dst->lkey;
 		rqe.laddr = (uint64_t)(uintptr_t)dst->ptr + offset;
 	}
-	return qp_post_recv(qp, &rqe);
+	struct stage_req req;
+	return qp_post_recv(qp, &rqe, stage_for(&req, dst, offset, len, true,
+			qp->generation));
 }
 
 int

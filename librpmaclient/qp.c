@@ -15,6 +15,32 @@
 #include "qp.h"
 #include "qp_wc.h"
 
+/* Staging asked for per entry of a queue, at least and at most. */
+#define STAGING_PER_ENTRY (1u << 20)
+#define STAGING_LEAST (1u << 20)
+
+/*
+ * The staging to ask for a queue of `depth` entries: room for an entry of
+ * a MiB each (pages are made only as they are used); none when
+ * RPMA_STAGING is 0, which makes rpmad reach the application's memory for
+ * every payload as it did before staging (to compare the two).
+ */
+static uint32_t
+staging_wish(uint32_t depth)
+{
+	static int enabled = -1;
+	if (enabled < 0) {
+		const char *env = secure_getenv("RPMA_STAGING");
+		enabled = !(env && strcmp(env, "0") == 0);
+	}
+	if (!enabled)
+		return 0;
+	uint64_t want = (uint64_t)depth * STAGING_PER_ENTRY;
+	if (want < STAGING_LEAST)
+		want = STAGING_LEAST;
+	return want > QP_STAGING_MAX ? QP_STAGING_MAX : (uint32_t)want;
+}
+
 void
 qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes)
 {
@@ -23,6 +49,13 @@ qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes)
 	sizes->rq = cfg->rq_size;
 	sizes->cq = cfg->cq_size;
 	sizes->rcq = cfg->rcq_size;
+}
+
+void
+qp_staging_for(const struct qp_sizes *sizes, struct qp_staging *out)
+{
+	out->sq = staging_wish(sizes->sq);
+	out->rq = staging_wish(sizes->rq);
 }
 
 static void
@@ -47,7 +80,7 @@ cq_init(struct rpma_cq *cq, struct qp *qp, bool is_rcq, int fd)
 
 int
 qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
-		struct qp **qp_ptr)
+		const struct qp_staging *asked, struct qp **qp_ptr)
 {
 	const Rpmad__QpReply *r = reply->resp->qp;
 	unsigned want = qp_fd_count(sizes->rcq);
@@ -69,7 +102,15 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 				"configuration");
 		goto err;
 	}
-	qp->region = mmap(NULL, r->region_size, PROT_READ | PROT_WRITE,
+	/* staging only as much as asked for (an older rpmad grants none) */
+	uint64_t sq_stage = r->staging_lkey ? r->sq_staging : 0;
+	uint64_t rq_stage = r->staging_lkey ? r->rq_staging : 0;
+	if (sq_stage > asked->sq || rq_stage > asked->rq) {
+		RLOG_ERROR("rpmad granted more staging than was asked for");
+		goto err;
+	}
+	qp->map_size = r->region_size + sq_stage + rq_stage;
+	qp->region = mmap(NULL, qp->map_size, PROT_READ | PROT_WRITE,
 			MAP_SHARED, reply->fds[QP_FD_REGION], 0);
 	if (qp->region == MAP_FAILED) {
 		qp->region = NULL;
@@ -83,7 +124,7 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 	 * A child of fork() gets no view of the rings: nothing it does can
 	 * post into its parent's connection or take its completions
 	 */
-	(void) madvise(qp->region, qp->region_size, MADV_DONTFORK);
+	(void) madvise(qp->region, qp->map_size, MADV_DONTFORK);
 	qp->epoch = fork_epoch();
 	if (qp_layout_check_header(qp->hdr, sizes, r->region_size)) {
 		RLOG_ERROR("the queue pair region has an unexpected layout");
@@ -103,6 +144,16 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 	qp->rq_tail = atomic_load(&qp->hdr->rq.tail);
 	atomic_init(&qp->sq_retired, qp->sq_tail);
 	atomic_init(&qp->rq_done, qp->rq_tail);
+	uint8_t *staging = (uint8_t *)qp->region + r->region_size;
+	if (staging_init(&qp->sq_stage, staging, QP_STAGING_ADDR, sq_stage,
+			r->staging_lkey, qp->layout.sq_entries) ||
+			staging_init(&qp->rq_stage, staging + sq_stage,
+				QP_STAGING_ADDR + sq_stage, rq_stage,
+				r->staging_lkey, qp->layout.rq_entries)) {
+		staging_fini(&qp->sq_stage);
+		RLOG_ERROR("out of memory for a queue pair");
+		goto err;
+	}
 	pthread_mutex_init(&qp->sq_lock, NULL);
 	pthread_mutex_init(&qp->rq_lock, NULL);
 	pthread_mutex_init(&qp->dead_lock, NULL);
@@ -116,7 +167,7 @@ qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
 
 err:
 	if (qp->region)
-		(void) munmap(qp->region, r->region_size);
+		(void) munmap(qp->region, qp->map_size);
 	free(qp);
 	return RPMA_E_PROVIDER;
 }
@@ -141,7 +192,7 @@ qp_delete(struct qp **qp_ptr)
 	 */
 	if (qp->epoch == fork_epoch()) {
 		if (qp->region)
-			(void) munmap(qp->region, qp->region_size);
+			(void) munmap(qp->region, qp->map_size);
 		close_fd(&qp->doorbell_fd);
 		close_fd(&qp->event_fd);
 		close_fd(&qp->cq.fd);
@@ -154,6 +205,8 @@ qp_delete(struct qp **qp_ptr)
 	pthread_mutex_destroy(&qp->sq_lock);
 	pthread_mutex_destroy(&qp->rq_lock);
 	pthread_mutex_destroy(&qp->dead_lock);
+	staging_fini(&qp->sq_stage);
+	staging_fini(&qp->rq_stage);
 	free(qp->flushed);
 	free(qp->rflushed);
 	free(qp);
@@ -200,8 +253,12 @@ qp_usable(struct qp *qp)
 	return 1;
 }
 
+/* work that stages nothing still gives back what completed before it */
+static const struct stage_req no_staging;
+
 int
-qp_post_send(struct qp *qp, const struct qp_sqe *sqe)
+qp_post_send(struct qp *qp, const struct qp_sqe *sqe,
+		const struct stage_req *stage)
 {
 	if (!qp_usable(qp))
 		return RPMA_E_PROVIDER;
@@ -216,7 +273,11 @@ qp_post_send(struct qp *qp, const struct qp_sqe *sqe)
 				"completions first", qp->sizes.sq);
 		return RPMA_E_PROVIDER;
 	}
-	qp_ring_put(&qp->sq, &qp->sq_tail, sqe, sizeof(*sqe));
+	/* staged, it names the staging bytes; else the application's memory */
+	struct qp_sqe e = *sqe;
+	(void) staging_take(&qp->sq_stage, tail, retired,
+			stage ? stage : &no_staging, &e.lkey, &e.laddr);
+	qp_ring_put(&qp->sq, &qp->sq_tail, &e, sizeof(e));
 	pthread_mutex_unlock(&qp->sq_lock);
 
 	qp_doorbell(qp);
@@ -224,7 +285,8 @@ qp_post_send(struct qp *qp, const struct qp_sqe *sqe)
 }
 
 int
-qp_post_recv(struct qp *qp, const struct qp_rqe *rqe)
+qp_post_recv(struct qp *qp, const struct qp_rqe *rqe,
+		const struct stage_req *stage)
 {
 	if (!qp_usable(qp))
 		return RPMA_E_PROVIDER;
@@ -239,7 +301,10 @@ qp_post_recv(struct qp *qp, const struct qp_rqe *rqe)
 				qp->sizes.rq);
 		return RPMA_E_PROVIDER;
 	}
-	qp_ring_put(&qp->rq, &qp->rq_tail, rqe, sizeof(*rqe));
+	struct qp_rqe e = *rqe;
+	(void) staging_take(&qp->rq_stage, tail, done,
+			stage ? stage : &no_staging, &e.lkey, &e.laddr);
+	qp_ring_put(&qp->rq, &qp->rq_tail, &e, sizeof(e));
 	pthread_mutex_unlock(&qp->rq_lock);
 
 	qp_doorbell(qp);

@@ -23,6 +23,7 @@
 #include "librpma.h"
 #include "qp_region.h"
 #include "qp_ring.h"
+#include "staging.h"
 
 struct qp;
 
@@ -59,7 +60,8 @@ struct qp {
 	uint32_t qp_num;
 
 	void *region;
-	size_t region_size;
+	size_t region_size;	/* the rings'; the staging bytes follow */
+	size_t map_size;	/* what is mapped: rings and staging */
 	struct qp_region_header *hdr;
 	struct qp_layout layout;
 	struct qp_sizes sizes;
@@ -76,6 +78,10 @@ struct qp {
 	pthread_mutex_t rq_lock;
 	uint32_t rq_tail;
 	_Atomic uint32_t rq_done;	/* receives completed */
+
+	/* payloads copied through the region (staging.h) */
+	struct stage_ring sq_stage;	/* under sq_lock */
+	struct stage_ring rq_stage;	/* under rq_lock */
 
 	struct rpma_cq cq;
 	struct rpma_cq rcq;
@@ -95,14 +101,20 @@ struct qp {
  * descriptors; `sizes` are the depths asked for. Returns 0 or RPMA_E_*.
  */
 int qp_new(struct broker_reply *reply, const struct qp_sizes *sizes,
-		struct qp **qp_ptr);
+		const struct qp_staging *asked, struct qp **qp_ptr);
 
 /* qp_delete -- unmap the region and close every descriptor. */
 void qp_delete(struct qp **qp_ptr);
 
-/* qp_post_send / qp_post_recv -- 0, or RPMA_E_PROVIDER (queue full, broken) */
-int qp_post_send(struct qp *qp, const struct qp_sqe *sqe);
-int qp_post_recv(struct qp *qp, const struct qp_rqe *rqe);
+/*
+ * qp_post_send / qp_post_recv -- 0, or RPMA_E_PROVIDER (queue full,
+ * broken). With `stage` (may be NULL), the payload goes through the
+ * staging bytes when it fits (staging.h): the entry then names them.
+ */
+int qp_post_send(struct qp *qp, const struct qp_sqe *sqe,
+		const struct stage_req *stage);
+int qp_post_recv(struct qp *qp, const struct qp_rqe *rqe,
+		const struct stage_req *stage);
 
 /*
  * qp_cq_space_made -- after taking completions: wake rpmad if completions
@@ -127,5 +139,8 @@ qp_is_dead(struct qp *qp)
 struct rpma_conn_cfg;
 void qp_sizes_from_cfg(const struct rpma_conn_cfg *cfg,
 		struct qp_sizes *sizes);
+
+/* qp_staging_for -- the staging the library asks for with these depths */
+void qp_staging_for(const struct qp_sizes *sizes, struct qp_staging *out);
 
 #endif /* RPMACLIENT_QP_H */

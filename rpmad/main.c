@@ -33,6 +33,7 @@
 #include "log.h"
 #include "netns.h"
 #include "offload.h"
+#include "as_worker.h"
 #include "registry.h"
 #include "remote_log.h"
 #include "request.h"
@@ -710,6 +711,7 @@ main(int argc, char *argv[])
 	 * clients' files too
 	 */
 	offload_init(rpmad.loop);
+	as_workers_init(rpmad.loop);
 	/*
 	 * The mount table rpmad keeps open to judge clients' files, and the
 	 * descriptors held back for administrators, before anyone can
@@ -763,6 +765,7 @@ main(int argc, char *argv[])
 	shutdown_connections();
 	session_destroy_all();
 	offload_fini();
+	as_workers_fini();
 	tenant_destroy_all();
 	transports_fini();
 	remote_log_fini();

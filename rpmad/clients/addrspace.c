@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/memfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "addrspace.h"
+#include "as_worker.h"
 #include "fstype.h"
 #include "proc_maps.h"
 
@@ -24,6 +26,7 @@ struct addrspace {
 	int mem_fd;
 	int maps_fd;
 	unsigned refs;
+	struct as_worker *worker;	/* its thread (as_worker.h), or NULL */
 };
 
 static uint64_t
@@ -106,6 +109,7 @@ addrspace_put(struct addrspace *as)
 {
 	if (as == NULL || --as->refs > 0)
 		return;
+	as_worker_stop(as->worker);
 	(void) close(as->mem_fd);
 	(void) close(as->maps_fd);
 	free(as);
@@ -139,6 +143,36 @@ shmem_dev(void)
 }
 
 /*
+ * Whether dev is one of the kernel's internal hugetlbfs mounts (one per
+ * huge page size): MAP_HUGETLB memory and memfds of MFD_HUGETLB, which no
+ * mountinfo shows. Huge pages are memory: nothing to wait on.
+ */
+static bool
+hugetlb_dev(dev_t dev)
+{
+	static dev_t devs[8];
+	static int ndevs = -1;
+	if (ndevs < 0) {
+		ndevs = 0;
+		/* 64 KiB to 16 GiB: every huge page size Linux has */
+		for (int shift = 16; shift <= 34 && ndevs < 8; shift++) {
+			int fd = memfd_create("rpmad-hugetlb-dev", MFD_CLOEXEC |
+					MFD_HUGETLB |
+					((unsigned)shift << MFD_HUGE_SHIFT));
+			struct stat st;
+			if (fd >= 0 && fstat(fd, &st) == 0)
+				devs[ndevs++] = st.st_dev;
+			if (fd >= 0)
+				(void) close(fd);
+		}
+	}
+	for (int i = 0; i < ndevs; i++)
+		if (devs[i] == dev)
+			return true;
+	return false;
+}
+
+/*
  * Whether rpmad's pread/pwrite may fault in pages of this file mapping:
  * not from a file system that can make rpmad's one thread wait (FUSE,
  * network, cluster), nor from one rpmad cannot tell (a FUSE mount detached
@@ -148,8 +182,8 @@ static int
 check_file_mapping(const struct maps_entry *e, pid_t pid, char *err,
 		size_t errlen)
 {
-	if (e->inode == 0 ||
-			makedev(e->dev_major, e->dev_minor) == shmem_dev())
+	dev_t dev = makedev(e->dev_major, e->dev_minor);
+	if (e->inode == 0 || dev == shmem_dev() || hugetlb_dev(dev))
 		return 0;
 	struct fstype fs;
 	int ret = fstype_of_dev(e->dev_major, e->dev_minor, pid, &fs);
@@ -218,12 +252,43 @@ rest_of_page(uint64_t addr, size_t len)
 	return rest < len ? rest : len;
 }
 
+struct as_worker *
+addrspace_worker(const struct addrspace *as)
+{
+	return as->worker;
+}
+
+void
+addrspace_set_worker(struct addrspace *as, struct as_worker *w)
+{
+	as->worker = w;
+}
+
+int
+addrspace_mem_fd(const struct addrspace *as)
+{
+	return as->mem_fd;
+}
+
 size_t
 addrspace_read(struct addrspace *as, uint64_t addr, void *buf, size_t len)
 {
+	return addrspace_pread(as->mem_fd, addr, buf, len);
+}
+
+size_t
+addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
+		size_t len)
+{
+	return addrspace_pwrite(as->mem_fd, addr, buf, len);
+}
+
+size_t
+addrspace_pread(int mem_fd, uint64_t addr, void *buf, size_t len)
+{
 	size_t done = 0, lost = 0;
 	while (done < len) {
-		ssize_t n = pread(as->mem_fd, (char *)buf + done, len - done,
+		ssize_t n = pread(mem_fd, (char *)buf + done, len - done,
 				(off_t)(addr + done));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -241,12 +306,11 @@ addrspace_read(struct addrspace *as, uint64_t addr, void *buf, size_t len)
 }
 
 size_t
-addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
-		size_t len)
+addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf, size_t len)
 {
 	size_t done = 0, lost = 0;
 	while (done < len) {
-		ssize_t n = pwrite(as->mem_fd, (const char *)buf + done,
+		ssize_t n = pwrite(mem_fd, (const char *)buf + done,
 				len - done, (off_t)(addr + done));
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -61,4 +61,21 @@ size_t addrspace_read(struct addrspace *as, uint64_t addr, void *buf,
 size_t addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
 		size_t len);
 
+/*
+ * addrspace_pread, addrspace_pwrite -- the same through a descriptor of
+ * its mem of one's own (a thread of as_worker.h's, which must not touch
+ * the loop's objects)
+ */
+size_t addrspace_pread(int mem_fd, uint64_t addr, void *buf, size_t len);
+size_t addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf,
+		size_t len);
+
+/* addrspace_mem_fd -- its mem descriptor (as_worker.c dups it) */
+int addrspace_mem_fd(const struct addrspace *as);
+
+/* addrspace_worker, addrspace_set_worker -- its thread (as_worker.h) */
+struct as_worker;
+struct as_worker *addrspace_worker(const struct addrspace *as);
+void addrspace_set_worker(struct addrspace *as, struct as_worker *w);
+
 #endif /* RPMAD_ADDRSPACE_H */

@@ -53,6 +53,7 @@ config_defaults(struct config *cfg)
 	cfg->poll_spin_us = 50;
 	cfg->tcp_timeout_ms = 5000;
 	cfg->rnr_timeout_ms = 7000;
+	cfg->memory_timeout_ms = 5000;
 	cfg->reply_timeout_ms = 60000;
 	cfg->setup_timeout_ms = 5000;
 	cfg->accept_timeout_ms = 60000;
@@ -409,6 +410,11 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 	} else if (strcmp(key, "rnr_timeout_ms") == 0) {
 		if (parse_u32(value, &c->rnr_timeout_ms))
 			goto bad;
+	} else if (strcmp(key, "memory_timeout_ms") == 0) {
+		if (parse_u32(value, &c->memory_timeout_ms) ||
+				c->memory_timeout_ms < 10 ||
+				c->memory_timeout_ms > 3600000)
+			goto bad;
 	} else if (strcmp(key, "reply_timeout_ms") == 0) {
 		/* the bounds the library holds it to */
 		if (parse_u32(value, &c->reply_timeout_ms) ||
@@ -650,6 +656,9 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->rnr_timeout_ms != n->rnr_timeout_ms)
 		note(buf, len, "rnr_timeout_ms %u -> %u", o->rnr_timeout_ms,
 				n->rnr_timeout_ms);
+	if (o->memory_timeout_ms != n->memory_timeout_ms)
+		note(buf, len, "memory_timeout_ms %u -> %u",
+				o->memory_timeout_ms, n->memory_timeout_ms);
 	if (o->reply_timeout_ms != n->reply_timeout_ms)
 		note(buf, len, "reply_timeout_ms %u -> %u",
 				o->reply_timeout_ms, n->reply_timeout_ms);

@@ -72,6 +72,8 @@ struct config {
 	uint64_t poll_spin_us;		/* keep polling this long after work */
 	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
 	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
+	/* a client's memory answers within this, or its work fails */
+	uint32_t memory_timeout_ms;
 	uint32_t reply_timeout_ms;	/* clients wait this long for answers */
 	/* connection set-up: a step that waits on the other rpmad or CM */
 	uint32_t setup_timeout_ms;

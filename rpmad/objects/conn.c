@@ -68,6 +68,7 @@ struct conn {
 	uint32_t qp_num;
 	uint32_t timeout_ms;
 	struct qp qp;
+	struct mr *staging;	/* its staging bytes' registration, or NULL */
 
 	struct sockaddr_storage remote;
 	socklen_t remote_len;
@@ -1162,10 +1163,21 @@ conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
 		name_addr(remote, conn->remote_name, sizeof(conn->remote_name));
 }
 
+/* The staging granted for a wish: whole pages, at most QP_STAGING_MAX. */
+static uint32_t
+staging_granted(uint32_t wish)
+{
+	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE);
+	if (wish > QP_STAGING_MAX)
+		wish = QP_STAGING_MAX;
+	return (wish + page - 1) & ~(page - 1);
+}
+
 /* 0, or -EINVAL with the request failed */
 static int
 sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
-		struct qp_sizes *sizes, uint32_t *timeout_ms)
+		struct qp_sizes *sizes, struct qp_staging *staging,
+		uint32_t *timeout_ms)
 {
 	if (cfg == NULL) {
 		req_fail(rc, RPMA_E_INVAL, 0, "no connection configuration");
@@ -1175,6 +1187,8 @@ sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
 	sizes->rq = cfg->rq_size;
 	sizes->cq = cfg->cq_size;
 	sizes->rcq = cfg->rcq_size;
+	staging->sq = staging_granted(cfg->sq_staging);
+	staging->rq = staging_granted(cfg->rq_staging);
 	*timeout_ms = cfg->timeout_ms;
 	return 0;
 }
@@ -1185,9 +1199,16 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	if (tenant_admit_conn(rc))
 		return NULL;
 	struct qp_sizes sizes;
+	struct qp_staging staging;
 	uint32_t timeout_ms;
-	if (sizes_from_cfg(rc, cfg, &sizes, &timeout_ms))
+	if (sizes_from_cfg(rc, cfg, &sizes, &staging, &timeout_ms))
 		return NULL;
+	/*
+	 * an RDMA device would have to pin all of it: the payloads of its
+	 * connections stay in the application's registrations
+	 */
+	if (peer->dev->tp->mr_register)
+		staging.sq = staging.rq = 0;
 
 	struct conn *conn = calloc(1, sizeof(*conn));
 	if (conn == NULL) {
@@ -1198,7 +1219,8 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->qp_num = ++next_qp_num & 0xffffff;
 	if (conn->qp_num == 0)
 		conn->qp_num = ++next_qp_num & 0xffffff;
-	int ret = qp_create(&conn->qp, &sizes, conn->qp_num, err, sizeof(err));
+	int ret = qp_create(&conn->qp, &sizes, &staging, conn->qp_num, err,
+			sizeof(err));
 	if (ret) {
 		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);
@@ -1216,11 +1238,26 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		free(conn);
 		return NULL;
 	}
+	if (conn->qp.staging) {
+		conn->staging = mr_staging_new(peer, &rc->client->owner,
+				conn->qp.staging, (uint64_t)staging.sq +
+				staging.rq);
+		conn->qp.staging = NULL;	/* the registration's now */
+		if (conn->staging == NULL) {
+			req_fail(rc, RPMA_E_NOMEM, ENOMEM, "staging");
+			free(conn->works);
+			free(conn->inflight.recvs);
+			qp_destroy(&conn->qp);
+			free(conn);
+			return NULL;
+		}
+	}
 	conn->qp.doorbell_watch.fd = conn->qp.doorbell_fd;
 	conn->qp.doorbell_watch.fn = doorbell_ready;
 	conn->qp.doorbell_watch.arg = conn;
 	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
 		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
+		mr_staging_end(conn->staging);
 		free(conn->works);
 		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
@@ -1251,6 +1288,11 @@ conn_reply_qp(struct req_ctx *rc, struct conn *conn)
 	rc->qp.private_data.data = conn->pdata_in;
 	rc->qp.private_data.len = conn->pdata_in_len;
 	rc->qp.fd_count = conn->qp.n_client_fds;
+	if (conn->staging) {
+		rc->qp.staging_lkey = conn->staging->lkey;
+		rc->qp.sq_staging = conn->qp.staging_sizes.sq;
+		rc->qp.rq_staging = conn->qp.staging_sizes.rq;
+	}
 	/* the client's ends go with the answer and are closed after it */
 	for (unsigned i = 0; i < conn->qp.n_client_fds; i++) {
 		req_pass_fd(rc, conn->qp.client_fds[i]);
@@ -1297,6 +1339,7 @@ conn_destroy(struct conn *conn, enum obj_release how)
 	release_transport(conn, how == OBJ_RELEASE_ABORT);
 
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
+	mr_staging_end(conn->staging);
 	qp_destroy(&conn->qp);
 	free(conn->works);
 	free(conn->inflight.recvs);

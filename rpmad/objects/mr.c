@@ -32,6 +32,7 @@
 #include "mr_usage.h"
 #include "mr_view.h"
 #include "peer.h"
+#include "qp_region.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -951,6 +952,52 @@ mr_handle_dereg(struct req_ctx *rc)
 		return;
 	mr_destroy(mr);
 	req_ok(rc);
+}
+
+struct mr *
+mr_staging_new(struct peer *peer, struct obj_owner *owner, void *map,
+		uint64_t len)
+{
+	struct mr *mr = calloc(1, sizeof(*mr));
+	struct mr_segment *seg = calloc(1, sizeof(*seg));
+	if (mr == NULL || seg == NULL) {
+		free(mr);
+		free(seg);
+		(void) munmap(map, len);
+		return NULL;
+	}
+	seg->kind = MR_SEG_MEMFD;
+	seg->fd = seg->write_fd = -1;
+	seg->length = len;
+	mr->refs = 1;
+	mr->obj.owner = owner;	/* whose work may name it; not registered */
+	mr->peer = peer;
+	mr->addr = mr->span_start = QP_STAGING_ADDR;
+	mr->length = mr->span_len = len;
+	mr->base = mr->resv = map;
+	mr->resv_len = len;
+	mr->segs = seg;
+	mr->nsegs = 1;
+	mr->writable = true;
+	mr->usage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
+		RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
+	mr->persistence = MR_PERSIST_NONE;
+	/* no remote key: a peer can never name another client's staging */
+	mr->lkey = new_lkey(peer->dev->id);
+	mr->rkey_id.dev_id = peer->dev->id;
+	(void) snprintf(mr->backing, sizeof(mr->backing), "staging");
+	HASH_ADD(hh_lkey, mrs_by_lkey, lkey, sizeof(mr->lkey), mr);
+	return mr;
+}
+
+void
+mr_staging_end(struct mr *mr)
+{
+	if (mr == NULL)
+		return;
+	HASH_DELETE(hh_lkey, mrs_by_lkey, mr);
+	mr->deregistered = true;
+	mr_put(mr);
 }
 
 void

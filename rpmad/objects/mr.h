@@ -180,6 +180,20 @@ bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr,
 void mr_get(struct mr *mr);
 void mr_put(struct mr *mr);
 
+/*
+ * mr_staging_new -- the registration of a queue pair's staging bytes
+ * (common/qp_region.h, "Staging"): rpmad's mapping `map` of `len` bytes
+ * (the registration owns it from now on), at QP_STAGING_ADDR for the
+ * client `owner`'s work on the peer's connections; local access only, no
+ * remote key, and neither listed nor deregistered as the client's own.
+ * NULL when out of memory (the mapping is then unmapped).
+ * mr_staging_end -- its queue pair goes: no ring entry finds it any more;
+ * work in flight keeps it mapped until the last reference.
+ */
+struct mr *mr_staging_new(struct peer *peer, struct obj_owner *owner,
+		void *map, uint64_t len);
+void mr_staging_end(struct mr *mr);
+
 void mr_handle_reg(struct req_ctx *rc);
 void mr_handle_dereg(struct req_ctx *rc);
 void mr_handle_advise(struct req_ctx *rc);

@@ -236,6 +236,21 @@ mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len,
 	return direct(mr, addr, len, op_len);
 }
 
+bool
+mr_io_in_process(const struct mr *mr, uint64_t addr, uint64_t len)
+{
+	if (mr->as == NULL || len == 0)
+		return false;
+	uint64_t from = addr - mr->span_start, to = from + len;
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		const struct mr_segment *s = &mr->segs[i];
+		if (s->kind == MR_SEG_PROCESS && s->span_offset < to &&
+				from < s->span_offset + s->length)
+			return true;
+	}
+	return false;
+}
+
 void
 mr_io_note_persist(struct mr *mr, uint64_t addr, uint64_t len)
 {

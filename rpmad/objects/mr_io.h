@@ -37,6 +37,7 @@
 #ifndef RPMAD_MR_IO_H
 #define RPMAD_MR_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,6 +85,13 @@ void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
 void *mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len);
 void *mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len,
 		uint64_t op_len);
+
+/*
+ * mr_io_in_process -- whether any of the client's [addr, addr + len) is
+ * reached through the client's address space: such bytes are moved by
+ * the client's thread (as_worker.h), never on the loop
+ */
+bool mr_io_in_process(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
  * mr_io_note_persist -- a persist of [addr, addr + len) starts: the

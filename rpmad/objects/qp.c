@@ -52,13 +52,15 @@ backlog_init(struct cqe_backlog *b, uint32_t cap)
 }
 
 int
-qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
+qp_create(struct qp *qp, const struct qp_sizes *sizes,
+		const struct qp_staging *staging_sizes, uint32_t qp_num,
 		char *err, size_t errlen)
 {
 	memset(qp, 0, sizeof(*qp));
 	qp->memfd = qp->doorbell_fd = qp->event_sock = qp->cq_sock = -1;
 	qp->rcq_sock = -1;
 	qp->sizes = *sizes;
+	qp->staging_sizes = *staging_sizes;
 	for (unsigned i = 0; i < QP_FD_MAX; i++)
 		qp->client_fds[i] = -1;
 
@@ -75,7 +77,8 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	qp->memfd = memfd_create("rpmad-qp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (qp->memfd < 0)
 		goto err_errno;
-	if (ftruncate(qp->memfd, (off_t)qp->layout.size))
+	uint64_t staging = (uint64_t)staging_sizes->sq + staging_sizes->rq;
+	if (ftruncate(qp->memfd, (off_t)(qp->layout.size + staging)))
 		goto err_errno;
 	/* the client gets this fd: it must not be able to shrink it */
 	if (fcntl(qp->memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
@@ -86,6 +89,15 @@ qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
 	if (qp->region == MAP_FAILED) {
 		qp->region = NULL;
 		goto err_errno;
+	}
+	if (staging) {
+		/* a mapping of its own: its registration may outlive ours */
+		qp->staging = mmap(NULL, staging, PROT_READ | PROT_WRITE,
+				MAP_SHARED, qp->memfd, (off_t)qp->layout.size);
+		if (qp->staging == MAP_FAILED) {
+			qp->staging = NULL;
+			goto err_errno;
+		}
 	}
 	qp->hdr = qp->region;
 	qp_layout_init_header(qp->hdr, sizes, &qp->layout, qp_num);
@@ -145,6 +157,10 @@ qp_destroy(struct qp *qp)
 		(void) munmap(qp->region, qp->layout.size);
 	qp->region = NULL;
 	qp->hdr = NULL;
+	if (qp->staging)
+		(void) munmap(qp->staging, (size_t)qp->staging_sizes.sq +
+				qp->staging_sizes.rq);
+	qp->staging = NULL;
 	close_fd(&qp->memfd);
 	close_fd(&qp->doorbell_fd);
 	close_fd(&qp->event_sock);

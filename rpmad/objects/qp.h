@@ -32,7 +32,13 @@ struct qp {
 	struct qp_region_header *hdr;
 	struct qp_layout layout;
 	struct qp_sizes sizes;
+	struct qp_staging staging_sizes;
 	struct qp_ring sq, rq, cq, rcq;	/* placed by layout, not the header */
+	/*
+	 * rpmad's mapping of the staging bytes after the rings, until conn.c
+	 * hands it to their registration
+	 */
+	void *staging;
 
 	int doorbell_fd;		/* eventfd the client writes */
 	struct loop_watch doorbell_watch;
@@ -56,11 +62,13 @@ struct qp {
 };
 
 /*
- * qp_create -- a region for these depths, its doorbell and notification
- * sockets. Returns 0 or a negative errno (reason in err).
+ * qp_create -- a region for these depths and staging sizes (granted: the
+ * caller clamped them), its doorbell and notification sockets. Returns 0
+ * or a negative errno (reason in err).
  */
-int qp_create(struct qp *qp, const struct qp_sizes *sizes, uint32_t qp_num,
-		char *err, size_t errlen);
+int qp_create(struct qp *qp, const struct qp_sizes *sizes,
+		const struct qp_staging *staging, uint32_t qp_num, char *err,
+		size_t errlen);
 
 /* qp_destroy -- unmap and close everything (the client's ends included) */
 void qp_destroy(struct qp *qp);

@@ -114,11 +114,12 @@ hu_qp_find(uint32_t qp_num, const struct qp_sizes *sizes, struct hu_qp *q)
 		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR, &start, &end) != 2)
 			continue;
 		struct qp_region_header *hdr = (void *)start;
+		/* the rings, and the staging bytes when there are any */
 		if ((qp_num && hdr->qp_num != qp_num) ||
-				end - start != q->layout.size)
+				end - start < q->layout.size)
 			continue;
 		q->region = hdr;
-		q->size = end - start;
+		q->size = q->layout.size;
 		q->hdr = hdr;
 		break;
 	}

@@ -57,6 +57,13 @@ child_pause(struct child *c)
 }
 
 void
+child_go(struct child *c)
+{
+	char b = 1;
+	ck_assert_int_eq(write(c->go[1], &b, 1), 1);
+}
+
+void
 child_wait_ready(struct child *c)
 {
 	char b;

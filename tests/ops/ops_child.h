@@ -45,6 +45,9 @@ void child_pause(struct child *c);
 /* in the parent: wait until the child paused (fails the test otherwise) */
 void child_wait_ready(struct child *c);
 
+/* in the parent: let the paused child go on (child_end collects it) */
+void child_go(struct child *c);
+
 /*
  * child_end -- in the parent: let it go on, collect its log into `log`
  * (may be NULL) and wait; its wait status

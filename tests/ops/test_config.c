@@ -22,7 +22,8 @@
 /* every key of rpmad.conf; each must be in the sample and the man page */
 static const char *const keys[] = {
 	"socket", "socket_group", "socket_mode", "transport", "log_level",
-	"poll_spin_us", "tcp_timeout_ms", "rnr_timeout_ms", "reply_timeout_ms",
+	"poll_spin_us", "tcp_timeout_ms", "rnr_timeout_ms", "memory_timeout_ms",
+	"reply_timeout_ms",
 	"setup_timeout_ms", "accept_timeout_ms", "file_user", "max_connections",
 	"max_endpoints", "max_registered_bytes", "max_pending_requests",
 	"max_descriptors", "allow_connect", "allow_listen", "allow_users",

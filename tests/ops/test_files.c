@@ -316,6 +316,199 @@ START_TEST(test_fstype_of_fuse)
 }
 END_TEST
 
+/* ---------------------------- a FUSE file mapped over a registration */
+
+/* A connection of a child's to itself through rpmad (one rpmad). */
+struct self_conn {
+	struct rpma_ep *ep;
+	struct rpma_conn *cli, *srv;
+	struct rpma_cq *cq;
+};
+
+static int
+self_connect(struct rpma_peer *peer, struct self_conn *s)
+{
+	char port[16];
+	(void) snprintf(port, sizeof(port), "%d", free_port());
+	struct rpma_conn_req *creq = NULL, *sreq = NULL;
+	enum rpma_conn_event ev;
+	memset(s, 0, sizeof(*s));
+	if (rpma_ep_listen(peer, "127.0.0.1", port, &s->ep) ||
+			rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
+				&creq) ||
+			rpma_conn_req_connect(&creq, NULL, &s->cli) ||
+			rpma_ep_next_conn_req(s->ep, NULL, &sreq) ||
+			rpma_conn_req_connect(&sreq, NULL, &s->srv) ||
+			rpma_conn_next_event(s->cli, &ev) ||
+			ev != RPMA_CONN_ESTABLISHED ||
+			rpma_conn_next_event(s->srv, &ev) ||
+			ev != RPMA_CONN_ESTABLISHED ||
+			rpma_conn_get_cq(s->cli, &s->cq))
+		return -1;
+	return 0;
+}
+
+/* One write of len bytes from src into dst and its flush: its status. */
+static int
+write_flush(struct self_conn *s, struct rpma_mr_local *dst,
+		struct rpma_mr_local *src, size_t len)
+{
+	uint8_t desc[24];
+	struct rpma_mr_remote *rdst = NULL;
+	if (rpma_mr_get_descriptor(dst, desc) ||
+			rpma_mr_remote_from_descriptor(desc, 21, &rdst) ||
+			rpma_write(s->cli, rdst, 0, src, 0, len,
+				RPMA_F_COMPLETION_ON_ERROR, NULL) ||
+			rpma_flush(s->cli, rdst, 0, len,
+				RPMA_FLUSH_TYPE_VISIBILITY,
+				RPMA_F_COMPLETION_ALWAYS, NULL))
+		return -1;
+	struct ibv_wc wc;
+	int r;
+	while ((r = rpma_cq_get_wc(s->cq, 1, &wc, NULL)) ==
+			RPMA_E_NO_COMPLETION)
+		(void) rpma_cq_wait(s->cq);
+	(void) rpma_mr_remote_delete(&rdst);
+	return r ? -1 : (int)wc.status;
+}
+
+struct stall_arg {
+	const struct fuse_mount *f;
+	int *result;	/* shared with the parent: how the write ended */
+};
+
+/*
+ * The attacker: registers anonymous memory for remote writes, then maps
+ * its own FUSE file over it (its own requests are answered; rpmad's wait
+ * for good), and writes into it through rpmad. *result 0: the write
+ * ended, after memory_timeout_ms, with an error; never a success. It says
+ * so before it ends (its exit asks the stalled server, which answers once
+ * the parent kills it).
+ */
+static int
+write_into_fuse(struct child *c, void *p)
+{
+	const struct stall_arg *sa = p;
+	const struct fuse_mount *f = sa->f;
+	if (prctl(PR_SET_DUMPABLE, 1))
+		return 96;
+	(void) ops_log_capture();
+	struct rpma_peer *peer = new_peer();
+	static char src_buf[FILE_SIZE] __attribute__((aligned(4096)));
+	uint8_t *dst_buf = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rpma_mr_local *dst = NULL, *src = NULL;
+	struct self_conn s;
+	if (peer == NULL || dst_buf == MAP_FAILED ||
+			rpma_mr_reg(peer, dst_buf, FILE_SIZE,
+				RPMA_MR_USAGE_WRITE_DST |
+				RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &dst) ||
+			rpma_mr_reg(peer, src_buf, FILE_SIZE,
+				RPMA_MR_USAGE_WRITE_SRC, &src) ||
+			self_connect(peer, &s))
+		return 97;
+	/* a write before: it lands */
+	if (write_flush(&s, dst, src, 4096) != IBV_WC_SUCCESS)
+		return 95;
+	char path[200];
+	(void) snprintf(path, sizeof(path), "%s/data", f->mnt);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || mmap(dst_buf, FILE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_FIXED, fd, 0) != dst_buf)
+		return 98;
+	child_pause(c);	/* the parent watches the others meanwhile */
+	int status = write_flush(&s, dst, src, 4096);
+	*sa->result = status == IBV_WC_SUCCESS ? 1 : status < 0 ? 2 : 0;
+	child_pause(c);
+	return 0;
+}
+
+/*
+ * The victim, another user: writes through a connection to itself, one
+ * at a time, `VICTIM_WRITES` of them. Exit 0: all landed.
+ */
+#define VICTIM_WRITES 100
+
+static int
+write_own(struct child *c, void *p)
+{
+	(void) c;
+	(void) p;
+	struct rpma_peer *peer = new_peer();
+	static char a[4096] __attribute__((aligned(4096)));
+	static char b[4096] __attribute__((aligned(4096)));
+	struct rpma_mr_local *dst = NULL, *src = NULL;
+	struct self_conn s;
+	if (peer == NULL || rpma_mr_reg(peer, a, sizeof(a),
+				RPMA_MR_USAGE_WRITE_DST |
+				RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &dst) ||
+			rpma_mr_reg(peer, b, sizeof(b),
+				RPMA_MR_USAGE_WRITE_SRC, &src) ||
+			self_connect(peer, &s))
+		return 97;
+	for (int i = 0; i < VICTIM_WRITES; i++) {
+		memset(b, i, sizeof(b));
+		if (write_flush(&s, dst, src, sizeof(b)) != IBV_WC_SUCCESS ||
+				a[0] != (char)i)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The documented route of issue 33: memory registered as anonymous, a
+ * FUSE file of the tenant's own mapped over it afterwards. rpmad's
+ * writes into it wait in the FUSE server for as long as it likes -- in
+ * the tenant's own thread of rpmad's, not in the loop: another user's
+ * writes and root's rpmactl are served meanwhile, and the tenant's write
+ * fails after memory_timeout_ms.
+ */
+START_TEST(test_fuse_over_registration)
+{
+	if (!root())
+		return;
+	struct fuse_mount f;
+	fuse_start(&f);
+	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n"
+			"memory_timeout_ms = 2000\n", NULL, NULL), 0);
+
+	struct child attacker, victim;
+	char log[8192];
+	int *result = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert(result != MAP_FAILED);
+	*result = -1;
+	struct stall_arg sa = { &f, result };
+	child_start_as(&attacker, ATTACKER, NULL, write_into_fuse, &sa);
+	child_wait_ready(&attacker);
+	/* its write goes now; the server holds rpmad's request */
+	child_go(&attacker);
+	sleep_ms(300);
+
+	child_start_as(&victim, VICTIM, NULL, write_own, NULL);
+	int status = exit_code(child_end(&victim, log, sizeof(log)));
+	ck_assert_msg(status == 0, "victim: status %d: %s", status, log);
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, d.socket, "status", NULL), 0);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	run_free(&r);
+
+	/* the stalled write fails after the deadline, never succeeds */
+	child_wait_ready(&attacker);
+	ck_assert_msg(*result == 0, "attacker's write: %d", *result);
+	ck_assert(wait_text(d.log, "did not answer within", OPS_WAIT_MS));
+
+	/* the server lets go: the stuck thread comes back, rpmad serves on */
+	fuse_stop(&f);
+	status = exit_code(child_end(&attacker, log, sizeof(log)));
+	ck_assert_msg(status == 0, "attacker: status %d: %s", status, log);
+	(void) munmap(result, sizeof(int));
+	child_start_as(&victim, VICTIM, NULL, write_own, NULL);
+	ck_assert_int_eq(exit_code(child_end(&victim, NULL, 0)), 0);
+	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -324,6 +517,7 @@ suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_fuse_file_refused, 0, 2);
 	tcase_add_test(tc, test_fstype_of_fuse);
+	tcase_add_test(tc, test_fuse_over_registration);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "as_worker.h"
 #include "daemon.h"
 #include "log.h"
 #include "mr.h"
@@ -137,6 +138,11 @@ item_get(struct tcp_chan *ch)
 	it->head_len = 0;
 	it->mr = NULL;
 	it->addr = 0;
+	it->buf = NULL;
+	it->fetch = NULL;
+	it->fetched = NULL;
+	it->fetch_off = it->fetch_len = 0;
+	it->fetch_busy = it->fetch_lost = false;
 	it->payload_len = 0;
 	it->staged_only = false;
 	it->sent = 0;
@@ -149,6 +155,14 @@ item_put(struct tcp_chan *ch, struct tx_item *it)
 	if (it->mr)
 		mr_put(it->mr);
 	it->mr = NULL;
+	free(it->buf);
+	it->buf = NULL;
+	if (it->fetch_busy)
+		as_batch_cancel(it->fetch);	/* freed when it is back */
+	else
+		as_batch_free(it->fetch);
+	it->fetch = NULL;
+	it->fetch_busy = false;
 	if (ch->stage_item == it)
 		ch->stage_item = NULL;
 	it->next = *ch->spare;
@@ -167,6 +181,8 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		return -ENOMEM;
 	tcp_frame_encode(f, it->head);
 	it->head_len = TCP_FRAME_SIZE;
+	it->type = f->type;
+	it->seq = f->seq;
 	if (inline_len) {
 		memcpy(it->head + TCP_FRAME_SIZE, inline_data, inline_len);
 		it->head_len += inline_len;
@@ -186,33 +202,142 @@ tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 	return 0;
 }
 
+int
+tcp_chan_send_copy(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *data, size_t len)
+{
+	if (ch->fd < 0)
+		return -ENOTCONN;
+	struct tx_item *it = item_get(ch);
+	if (it == NULL)
+		return -ENOMEM;
+	it->buf = len ? malloc(len) : NULL;
+	if (len && it->buf == NULL) {
+		item_put(ch, it);
+		return -ENOMEM;
+	}
+	memcpy(it->buf, data, len);
+	tcp_frame_encode(f, it->head);
+	it->head_len = TCP_FRAME_SIZE;
+	it->type = f->type;
+	it->seq = f->seq;
+	it->payload_len = len;
+	if (ch->tx_tail)
+		ch->tx_tail->next = it;
+	else
+		ch->tx_head = it;
+	ch->tx_tail = it;
+	ch->tx_count++;
+	return 0;
+}
+
 bool
 tcp_chan_pending(const struct tcp_chan *ch)
 {
 	return ch->fd >= 0 && ch->tx_head != NULL;
 }
 
+/* what one read of the client's thread fetches of a payload at most */
+#define FETCH_SLICE (1u << 20)
+
+/* Whether the payload of `it` is (partly) in the client's own memory. */
+static bool
+needs_fetch(const struct tx_item *it)
+{
+	return it->mr && !it->buf &&
+		mr_io_in_process(it->mr, it->addr, it->payload_len);
+}
+
+static void fetch_done(struct as_batch *b, enum as_status status, void *arg);
+
+/*
+ * The client's thread reads the payload's bytes from `off` on (a slice):
+ * 0, or -ENOMEM. The channel sends on when they are in (fetch_done).
+ */
+static int
+fetch_start(struct tcp_chan *ch, struct tx_item *it, size_t off)
+{
+	as_batch_free(it->fetch);
+	it->fetch = as_batch_new(it->mr->as);
+	size_t n = it->payload_len - off;
+	if (n > FETCH_SLICE)
+		n = FETCH_SLICE;
+	it->fetched = it->fetch ? as_batch_read(it->fetch, it->addr + off, n,
+			it->seq) : NULL;
+	if (it->fetched == NULL)
+		return -ENOMEM;
+	it->fetch_off = off;
+	it->fetch_len = n;
+	it->fetch_busy = true;
+	/* the item's owner is this channel: fetch_done finds it by the item */
+	as_batch_submit(it->fetch, fetch_done, ch);
+	return 0;
+}
+
+static void
+fetch_done(struct as_batch *b, enum as_status status, void *arg)
+{
+	struct tcp_chan *ch = arg;
+	struct tx_item *it = ch->tx_head;
+	while (it && it->fetch != b)
+		it = it->next;
+	if (it == NULL)
+		return;	/* never: a dropped item cancels its fetch */
+	it->fetch_busy = false;
+	if (status != AS_OK) {
+		bool unsent = it->sent == 0;
+		it->fetch_lost = true;
+		/* what went missing goes as zeros, if the frame goes at all */
+		if (status != AS_LOST)
+			memset((uint8_t *)it->fetched, 0, it->fetch_len);
+		if (ch->fetch_role)
+			ch->fetch_role->lost(ch, it, unsent);
+	} else if (it->fetch_off + it->fetch_len == it->payload_len &&
+			ch->fetch_role && ch->fetch_role->fetched) {
+		ch->fetch_role->fetched(ch, it);
+	}
+	tcp_chan_mark_dirty(ch);
+}
+
 /*
  * The payload of `it` from payload offset `off` on, for writev: rpmad's
- * own mapping of it where there is one, else up to TX_STAGE_SIZE bytes
- * read into the channel's staging buffer (*staged: which then ends the
- * batch). Returns the length, 0 when no staging buffer can be had.
+ * own mapping of it where there is one; bytes of the client's own memory
+ * as its thread read them; else (a mapping with a lost page) up to
+ * TX_STAGE_SIZE bytes read into the channel's staging buffer (*staged:
+ * which then ends the batch). Returns the length, 0 while the client's
+ * thread reads them, -ENOMEM when no buffer can be had.
  */
-static size_t
+static ssize_t
 payload_iov(struct tcp_chan *ch, struct tx_item *it, size_t off,
 		struct iovec *iov, bool *staged)
 {
 	size_t want = it->payload_len - off;
+	*staged = false;
+	if (it->buf) {
+		iov->iov_base = it->buf + off;
+		iov->iov_len = want;
+		return (ssize_t)want;
+	}
 	void *p = it->staged_only ? NULL :
 		mr_io_direct(it->mr, it->addr + off, want);
-	*staged = p == NULL;
 	if (p) {
 		iov->iov_base = p;
 		iov->iov_len = want;
-		return want;
+		return (ssize_t)want;
 	}
+	if (needs_fetch(it)) {
+		if (it->fetch_busy)
+			return 0;
+		if (it->fetch == NULL || off < it->fetch_off ||
+				off >= it->fetch_off + it->fetch_len)
+			return fetch_start(ch, it, off) ? -ENOMEM : 0;
+		iov->iov_base = (uint8_t *)it->fetched + (off - it->fetch_off);
+		iov->iov_len = it->fetch_len - (off - it->fetch_off);
+		return (ssize_t)iov->iov_len;
+	}
+	*staged = true;
 	if (ch->stage == NULL && (ch->stage = malloc(TX_STAGE_SIZE)) == NULL)
-		return 0;
+		return -ENOMEM;
 	if (ch->stage_item != it || off < ch->stage_off ||
 			off >= ch->stage_off + ch->stage_len) {
 		size_t n = want < TX_STAGE_SIZE ? want : TX_STAGE_SIZE;
@@ -223,12 +348,16 @@ payload_iov(struct tcp_chan *ch, struct tx_item *it, size_t off,
 	}
 	iov->iov_base = ch->stage + (off - ch->stage_off);
 	iov->iov_len = ch->stage_len - (off - ch->stage_off);
-	return iov->iov_len;
+	return (ssize_t)iov->iov_len;
 }
 
 /*
- * Gathers the queued frames into iov: how many entries, 0 when a payload
+ * Gathers the queued frames into iov: how many entries (0: nothing can go
+ * now, the client's thread reading a payload), or -ENOMEM when a payload
  * cannot be staged. *direct: some payload is read straight from a mapping.
+ * A frame whose payload is in the client's own memory does not begin to
+ * go before its first slice is read (a frame whose bytes cannot be read
+ * is then not sent at all).
  */
 static int
 gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], size_t budget,
@@ -240,6 +369,12 @@ gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], size_t budget,
 	for (struct tx_item *it = ch->tx_head; it && n < IOV_BATCH - 1 &&
 			total < budget; it = it->next) {
 		size_t off = it->sent;
+		if (off == 0 && needs_fetch(it) && (it->fetch == NULL ||
+				it->fetch_busy || it->fetch_off != 0)) {
+			if (it->fetch == NULL && fetch_start(ch, it, 0))
+				return -ENOMEM;
+			break;	/* it goes once its first slice is in */
+		}
 		if (off < it->head_len) {
 			iov[n].iov_base = it->head + off;
 			iov[n].iov_len = it->head_len - off;
@@ -250,19 +385,49 @@ gather(struct tcp_chan *ch, struct iovec iov[IOV_BATCH], size_t budget,
 		if (off == it->head_len + it->payload_len || total >= budget)
 			continue;
 		bool staged;
-		if (payload_iov(ch, it, off - it->head_len, &iov[n],
-				&staged) == 0)
-			return 0;
+		ssize_t got = payload_iov(ch, it, off - it->head_len, &iov[n],
+				&staged);
+		if (got < 0)
+			return -ENOMEM;
+		if (got == 0)
+			break;	/* the client's thread is reading it */
 		/* a slice of a big payload, not all of it at once */
 		if (iov[n].iov_len > budget - total)
 			iov[n].iov_len = budget - total;
 		total += iov[n].iov_len;
+		bool whole = off + iov[n].iov_len == it->head_len +
+			it->payload_len;
 		n++;
 		if (staged)
 			break;	/* the staging buffer serves one frame */
 		*direct = true;
+		if (!whole)
+			break;	/* the next frame goes after all of this one */
 	}
 	return n;
+}
+
+void
+tcp_chan_drop(struct tcp_chan *ch, struct tx_item *it, bool later)
+{
+	struct tx_item **p = &ch->tx_head, *prev = NULL;
+	while (*p && *p != it) {
+		prev = *p;
+		p = &(*p)->next;
+	}
+	while (*p) {
+		struct tx_item *x = *p;
+		/* set-up and tear-down frames, and what has begun, still go */
+		if ((x != it && !later) || x->sent > 0 || x->type < TF_WRITE) {
+			prev = x;
+			p = &x->next;
+			continue;
+		}
+		*p = x->next;
+		ch->tx_count--;
+		item_put(ch, x);
+	}
+	ch->tx_tail = prev;
 }
 
 int
@@ -288,10 +453,12 @@ tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
 		struct iovec iov[IOV_BATCH];
 		bool direct;
 		int n = gather(ch, iov, budget - *sent, &direct);
-		if (n == 0) {
+		if (n < 0) {
 			log_err("tcp: out of memory staging a payload");
 			return -ENOMEM;
 		}
+		if (n == 0)
+			break;	/* the client's thread reads a payload */
 		ssize_t w = writev(ch->fd, iov, n);
 		if (w < 0) {
 			int e = errno;

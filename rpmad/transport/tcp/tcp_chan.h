@@ -15,8 +15,12 @@
 #include "loop.h"
 #include "tcp_wire.h"
 
+struct as_batch;
 struct mr;
+struct tcp_batch_role;
+struct tcp_chan;
 struct tcp_conn;
+struct tx_item;
 
 #define TCP_RBUF_SIZE (64 * 1024)
 #define TCP_INLINE_MAX (TCP_FRAME_SIZE + TCP_HELLO_SIZE + TCP_PDATA_MAX)
@@ -32,14 +36,43 @@ struct tx_item {
 	size_t head_len;
 	struct mr *mr;		/* the payload's registration, or NULL */
 	uint64_t addr;		/* the client's address of the payload */
+	uint8_t *buf;		/* else the payload's own copy, or NULL */
 	size_t payload_len;
 	bool staged_only;	/* never straight from rpmad's mapping */
 	size_t sent;
+	uint8_t type;		/* the frame's (enum tcp_frame_type) */
+	uint64_t seq;		/* and its number */
+	/*
+	 * a payload in the client's own memory, read by the client's thread
+	 * (as_worker.h) a slice at a time before it goes: the slice fetched,
+	 * and whether that slice (or one before) lost bytes
+	 */
+	struct as_batch *fetch;
+	const uint8_t *fetched;
+	size_t fetch_off, fetch_len;
+	bool fetch_busy;
+	bool fetch_lost;
+};
+
+/*
+ * What the owner of a channel's frames hears of payloads the client's
+ * thread read (tcp_chan_fetch_start)
+ */
+struct tcp_fetch_role {
+	/*
+	 * bytes of `it`'s payload could not be read: before anything of the
+	 * frame went (`unsent`: the owner drops or replaces it), or after
+	 * (zeros went in their place)
+	 */
+	void (*lost)(struct tcp_chan *ch, struct tx_item *it, bool unsent);
+	/* the whole payload of `it` is read (may be NULL) */
+	void (*fetched)(struct tcp_chan *ch, struct tx_item *it);
 };
 
 /* Where the payload of the frame being received goes. */
 enum rx_sink {
 	SINK_MEM,	/* registered memory (dst_mr at dst_addr), by mr_io */
+	SINK_BATCH,	/* batch_dst: the client's thread writes it later */
 	SINK_SCRATCH,	/* the channel's small buffer (set-up frames) */
 	SINK_DISCARD,	/* nowhere: an operation the target refused */
 };
@@ -60,10 +93,26 @@ struct tcp_chan {
 	enum rx_sink sink;
 	struct mr *dst_mr;
 	uint64_t dst_addr;
+	/*
+	 * SINK_BATCH: where the payload's bytes batch_start up to batch_end
+	 * go in the batch
+	 */
+	uint8_t *batch_dst;
+	uint32_t batch_start, batch_end;
 	uint32_t got;
 	bool staged_only;	/* a page was lost: no recv straight into it */
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
 	bool paused;		/* waiting for a receive buffer (RNR) */
+	/*
+	 * what frames read here do to a client's own memory (tcp_batch.h):
+	 * the batch they add to, the one with the client's thread, the
+	 * current frame's end waiting for its bytes, reading stopped for
+	 * them; the channel's role and how to read on
+	 */
+	struct as_batch *rx_batch, *rx_busy;
+	bool rx_deferred, rx_end_pending, rx_nomem, batch_paused;
+	const struct tcp_batch_role *rx_role;
+	void (*rx_resume)(struct tcp_chan *ch);
 	uint64_t *heard;	/* stamped when bytes arrive (tcp_liveness.h) */
 
 	/* sending */
@@ -74,6 +123,7 @@ struct tcp_chan {
 	unsigned tx_count;	/* frames queued */
 	struct tx_item **spare;	/* unused items, shared by both sockets */
 	bool throttled;		/* not reading until answers drain */
+	const struct tcp_fetch_role *fetch_role;
 
 	/*
 	 * The arbiter's turns (fairq.h): sending what is queued, and reading
@@ -112,6 +162,18 @@ void tcp_chan_close(struct tcp_chan *ch, bool abort);
 int tcp_chan_send(struct tcp_chan *ch, const struct tcp_frame *f,
 		const void *inline_data, size_t inline_len, struct mr *mr,
 		uint64_t addr);
+/*
+ * queue a frame whose payload, len bytes at data, is copied now; 0, or
+ * -ENOTCONN or -ENOMEM
+ */
+int tcp_chan_send_copy(struct tcp_chan *ch, const struct tcp_frame *f,
+		const void *data, size_t len);
+/*
+ * tcp_chan_drop -- take `it` out of the queue, and with `later` every
+ * operation frame after it that has not begun to go (the work they carry
+ * failed)
+ */
+void tcp_chan_drop(struct tcp_chan *ch, struct tx_item *it, bool later);
 /* write what is queued; 0, or a negative errno when the socket failed */
 int tcp_chan_flush(struct tcp_chan *ch);
 /*

@@ -66,9 +66,13 @@ struct tcp_conn {
 	struct tcp_conn *pair_next;	/* the endpoint's unpaired sockets */
 
 	/*
-	 * initiator: nothing of its own; our operations, sent and not
-	 * answered, are the connection's works in flight (conn.h)
+	 * initiator: our operations, sent and not answered, are the
+	 * connection's works in flight (conn.h); the one whose local bytes
+	 * could not be read or written (it fails in its turn), and whether
+	 * its frame never went
 	 */
+	uint64_t ini_failed_seq;
+	bool ini_failed_unsent;
 
 	/* target (a message lands in the connection's receive in flight) */
 	uint64_t expect_seq;
@@ -88,6 +92,9 @@ struct tcp_conn {
 	bool persist_synced;
 	int persist_result;
 	void (*persist_resume)(struct tcp_chan *ch);
+	uint64_t acked;		/* what our ACKs acknowledged */
+	/* a read of the client's own memory: nothing taken until it is read */
+	bool tgt_read_waits;
 
 	/*
 	 * Both ends in this rpmad: operations go memory to memory, the
@@ -106,6 +113,18 @@ struct tcp_conn {
 	struct mr_sync *local_sync;
 	bool local_synced;
 	int local_sync_result;
+	/*
+	 * a slice that reads or writes a client's own memory, moved by that
+	 * client's thread (as_worker.h): the batch out, the source's bytes
+	 * once read, the slice's length, and, once it is over, how it went
+	 */
+	struct as_batch *local_job;
+	bool local_reading;		/* local_job reads the source */
+	struct as_batch *local_read;
+	const uint8_t *local_bytes;
+	uint64_t local_n;
+	bool local_over;
+	int local_status;
 
 	struct tx_item *free_items;	/* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;

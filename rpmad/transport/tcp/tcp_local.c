@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "as_worker.h"
 #include "conn.h"
 #include "daemon.h"
 #include "log.h"
@@ -42,6 +43,13 @@ tcp_local_forget(struct tcp_conn *tc)
 	mr_sync_forget(tc->local_sync);
 	tc->local_sync = NULL;
 	tc->local_synced = false;
+	if (tc->local_job)
+		as_batch_cancel(tc->local_job);
+	as_batch_free(tc->local_read);
+	tc->local_job = tc->local_read = NULL;
+	tc->local_bytes = NULL;
+	tc->local_n = 0;
+	tc->local_over = false;
 	tc->local_rs = NULL;
 	tc->local_started = false;
 	tc->local_done = 0;
@@ -112,15 +120,12 @@ begin(struct tcp_conn *tc, struct conn *target, struct work *w)
 				MR_REMOTE_READ, &mr))
 			return IBV_WC_REM_ACCESS_ERR;
 		return IBV_WC_SUCCESS;
-	case QP_OP_ATOMIC_WRITE: {
-		uint64_t value;
+	case QP_OP_ATOMIC_WRITE:
+		/* its 8 bytes move as a write's do (move_slice) */
 		if ((w->raddr & 7) || conn_target_access(target, w->rkey,
 				w->raddr, 8, MR_REMOTE_WRITE, &mr))
 			return IBV_WC_REM_ACCESS_ERR;
-		mr_io_read(w->lmr, w->laddr, &value, 8);
-		mr_io_store64(mr, w->raddr, value);
 		return IBV_WC_SUCCESS;
-	}
 	case QP_OP_FLUSH:
 		if (conn_target_access(target, w->rkey, w->raddr, w->length,
 				w->persistent ? MR_REMOTE_PERSIST :
@@ -137,8 +142,6 @@ static bool
 has_bytes(const struct work *w)
 {
 	switch (w->opcode) {
-	case QP_OP_ATOMIC_WRITE:
-		return false;
 	case QP_OP_FLUSH:
 		return w->persistent;
 	default:
@@ -146,55 +149,193 @@ has_bytes(const struct work *w)
 	}
 }
 
+static void slice_moved(struct as_batch *b, enum as_status status,
+		void *arg);
+
+/*
+ * A slice from src to dst where either is a client's own memory: the
+ * source's client's thread reads it, then the destination's writes it (a
+ * side rpmad maps is done here). 1 while a thread is at it
+ * (slice_moved() wakes the flow), 0 once the slice is over (*status: how;
+ * a side that lost bytes fails the work with `src_lost` or `dst_lost`).
+ */
+static int
+move_by_threads(struct tcp_conn *tc, struct mr *dst, uint64_t daddr,
+		struct mr *src, uint64_t saddr, enum ibv_wc_status src_lost,
+		enum ibv_wc_status dst_lost, enum ibv_wc_status *status)
+{
+	uint64_t n = tc->local_n;
+	if (tc->local_job)
+		return 1;
+	if (tc->local_over) {
+		tc->local_over = false;
+		*status = (enum ibv_wc_status)tc->local_status;
+		return 0;
+	}
+	struct as_batch *b;
+	bool reading = tc->local_read == NULL && mr_io_in_process(src, saddr,
+			n);
+	if (reading) {
+		b = as_batch_new(src->as);
+		tc->local_bytes = b ? as_batch_read(b, saddr, n, 0) : NULL;
+		tc->local_status = src_lost;
+		if (b && tc->local_bytes == NULL) {
+			as_batch_free(b);
+			b = NULL;
+		}
+	} else if (mr_io_in_process(dst, daddr, n)) {
+		b = as_batch_new(dst->as);
+		uint8_t *p = b ? as_batch_write_space(b, daddr, n, 0) : NULL;
+		if (p && tc->local_read)
+			memcpy(p, tc->local_bytes, n);
+		else if (p)
+			mr_io_read(src, saddr, p, n);	/* mapped: read here */
+		tc->local_status = dst_lost;
+		if (b && p == NULL) {
+			as_batch_free(b);
+			b = NULL;
+		}
+	} else {
+		/* read by the source's thread; rpmad maps the destination */
+		mr_io_write_part(dst, daddr, tc->local_bytes, n, n);
+		as_batch_free(tc->local_read);
+		tc->local_read = NULL;
+		*status = IBV_WC_SUCCESS;
+		return 0;
+	}
+	if (b == NULL) {
+		as_batch_free(tc->local_read);
+		tc->local_read = NULL;
+		*status = IBV_WC_REM_OP_ERR;	/* rpmad is out of memory */
+		return 0;
+	}
+	tc->local_job = b;
+	tc->local_reading = reading;
+	as_batch_submit(b, slice_moved, tc);
+	return 1;
+}
+
+static void
+slice_moved(struct as_batch *b, enum as_status status, void *arg)
+{
+	struct tcp_conn *tc = arg;
+	bool was_read = tc->local_reading;
+	tc->local_job = NULL;
+	tc->local_reading = false;
+	fairq_wake(&tc->local_flow);
+	if (status == AS_OK && was_read) {
+		tc->local_read = b;	/* the source's bytes: written next */
+		return;
+	}
+	/* over: done, or local_status says which side lost bytes */
+	if (status == AS_OK)
+		tc->local_status = IBV_WC_SUCCESS;
+	as_batch_free(tc->local_read);
+	tc->local_read = NULL;
+	tc->local_over = true;
+	as_batch_free(b);
+}
+
+/*
+ * Copies a slice: here when rpmad maps both sides (an atomic write's 8
+ * bytes as one store), else by the clients' threads. 1 while they are at
+ * it, 0 once it is over (*status).
+ */
+static int
+copy_slice(struct tcp_conn *tc, struct work *w, struct mr *dst,
+		uint64_t daddr, struct mr *src, uint64_t saddr,
+		enum ibv_wc_status src_lost, enum ibv_wc_status dst_lost,
+		enum ibv_wc_status *status)
+{
+	uint64_t n = tc->local_n;
+	*status = IBV_WC_SUCCESS;
+	if (n && (tc->local_job || tc->local_read || tc->local_over ||
+			mr_io_in_process(src, saddr, n) ||
+			mr_io_in_process(dst, daddr, n)))
+		return move_by_threads(tc, dst, daddr, src, saddr, src_lost,
+				dst_lost, status);
+	if (w->opcode == QP_OP_ATOMIC_WRITE) {
+		uint64_t value;
+		mr_io_read(src, saddr, &value, 8);
+		mr_io_store64(dst, daddr, value);
+	} else if (n) {
+		mr_io_copy(dst, daddr, src, saddr, (size_t)n, w->length);
+	}
+	return 0;
+}
+
 /*
  * The next slice of the oldest work's bytes, at most *budget of them
  * (taken off it): copied, or persisted. The registration is looked up
  * again for every slice: one deregistered meanwhile takes no more.
+ * Returns 1 while a client's thread moves the slice (the flow wakes when
+ * it is done), 0 with how it went in *status.
  */
-static enum ibv_wc_status
+static int
 move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
-		size_t *budget)
+		size_t *budget, enum ibv_wc_status *status)
 {
 	uint64_t off = tc->local_done;
-	uint64_t n = w->length - off;
-	if (n > *budget)
-		n = *budget;
+	/* a slice a thread is moving keeps its length whatever the budget */
+	if (tc->local_n == 0) {
+		tc->local_n = w->length - off;
+		if (tc->local_n > *budget)
+			tc->local_n = *budget;
+	}
+	uint64_t n = tc->local_n;
 	struct mr *mr = NULL;
+	*status = IBV_WC_SUCCESS;
+	int r = 0;
 	switch (w->opcode) {
 	case QP_OP_WRITE:
 	case QP_OP_WRITE_IMM:
+	case QP_OP_ATOMIC_WRITE:
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_WRITE, &mr))
-			return IBV_WC_REM_ACCESS_ERR;
+				MR_REMOTE_WRITE, &mr)) {
+			*status = IBV_WC_REM_ACCESS_ERR;
+			break;
+		}
 		if (n)
-			mr_io_copy(mr, w->raddr + off, w->lmr, w->laddr + off,
-					(size_t)n, w->length);
+			r = copy_slice(tc, w, mr, w->raddr + off, w->lmr,
+					w->laddr + off, IBV_WC_LOC_PROT_ERR,
+					IBV_WC_REM_ACCESS_ERR, status);
 		break;
 	case QP_OP_READ:
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_READ, &mr))
-			return IBV_WC_REM_ACCESS_ERR;
+				MR_REMOTE_READ, &mr)) {
+			*status = IBV_WC_REM_ACCESS_ERR;
+			break;
+		}
 		if (n)
-			mr_io_copy(w->lmr, w->laddr + off, mr, w->raddr + off,
-					(size_t)n, w->length);
+			r = copy_slice(tc, w, w->lmr, w->laddr + off, mr,
+					w->raddr + off, IBV_WC_REM_ACCESS_ERR,
+					IBV_WC_LOC_PROT_ERR, status);
 		break;
 	case QP_OP_FLUSH:	/* the DAX part; the page cache's: sync() */
 		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_PERSIST, &mr))
-			return IBV_WC_REM_ACCESS_ERR;
+				MR_REMOTE_PERSIST, &mr)) {
+			*status = IBV_WC_REM_ACCESS_ERR;
+			break;
+		}
 		if (mr)
 			mr_persist_cpu(mr, w->raddr + off, n);
 		break;
 	default:	/* send, send with imm: into the receive taken */
 		if (n)
-			mr_io_copy(tc->local_rs->mr, tc->local_rs->addr + off,
-					w->lmr, w->laddr + off, (size_t)n,
-					w->length);
+			r = copy_slice(tc, w, tc->local_rs->mr,
+					tc->local_rs->addr + off, w->lmr,
+					w->laddr + off, IBV_WC_LOC_PROT_ERR,
+					IBV_WC_REM_OP_ERR, status);
 		break;
 	}
+	if (r)
+		return 1;
+	tc->local_n = 0;
+	if (*status != IBV_WC_SUCCESS)
+		return 0;
 	tc->local_done += n;
 	*budget = n < *budget ? *budget - (size_t)n : 0;
-	return IBV_WC_SUCCESS;
+	return 0;
 }
 
 /* The oldest work is done: its receive completes, then the work. */
@@ -283,8 +424,8 @@ sync(struct tcp_conn *tc, struct conn *target, struct work *w,
 /*
  * Moves the oldest work on by at most *budget bytes (taken off it).
  * Returns 1 when it must wait for a receive buffer (nothing happened), 2
- * while the thread writes its page cache back, 0 otherwise (it
- * progressed, completed or failed).
+ * while a thread writes its page cache back or moves a slice of a
+ * client's own memory, 0 otherwise (it progressed, completed or failed).
  */
 static int
 step(struct tcp_conn *tc, struct work *w, size_t *budget)
@@ -311,7 +452,8 @@ step(struct tcp_conn *tc, struct work *w, size_t *budget)
 		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 	}
 	if (has_bytes(w)) {
-		status = move_slice(tc, target, w, budget);
+		if (move_slice(tc, target, w, budget, &status))
+			return 2;	/* a client's thread moves it */
 		if (status != IBV_WC_SUCCESS) {
 			refused(tc, target, w, status);
 			return 0;

@@ -18,6 +18,7 @@
 #include "conn.h"
 #include "log.h"
 #include "mr_io.h"
+#include "tcp_batch.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
@@ -200,13 +201,13 @@ frame_begin(struct tcp_conn *tc, struct tcp_chan *ch)
 			tcp_conn_violation(tc, "operation on the wrong socket");
 			return -EPROTO;
 		}
-		return tcp_target_begin(tc, ch);
+		return tcp_target_begin(tc, ch, rx_kick);
 	}
 	if (ch != tc->ini) {
 		tcp_conn_violation(tc, "answer on the wrong socket");
 		return -EPROTO;
 	}
-	return tcp_initiator_begin(tc, ch);
+	return tcp_initiator_begin(tc, ch, rx_kick);
 }
 
 /* Returns false when the channel is gone with its connection object. */
@@ -241,6 +242,9 @@ sink_bytes(struct tcp_chan *ch, const uint8_t *src, size_t n)
 		mr_io_write_part(ch->dst_mr, ch->dst_addr + ch->got, src, n,
 				ch->cur_payload);
 		break;
+	case SINK_BATCH:
+		memcpy(ch->batch_dst + (ch->got - ch->batch_start), src, n);
+		break;
 	case SINK_SCRATCH:
 		if (ch->got + n <= sizeof(ch->scratch))
 			memcpy(ch->scratch + ch->got, src, n);
@@ -260,7 +264,11 @@ static int
 rx_payload(struct tcp_chan *ch, size_t *budget)
 {
 	while (ch->got < ch->cur_payload) {
-		size_t want = ch->cur_payload - ch->got;
+		if (ch->sink == SINK_BATCH && ch->got == ch->batch_end &&
+				tcp_batch_room(ch))
+			return 0;	/* the client's thread is to catch up */
+		size_t want = (ch->sink == SINK_BATCH ? ch->batch_end :
+				ch->cur_payload) - ch->got;
 		size_t avail = ch->rlen - ch->rpos;
 		if (avail) {
 			size_t take = avail < want ? avail : want;
@@ -273,7 +281,10 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		long n;
 		if (want > *budget)
 			want = *budget;	/* a slice of a big payload at a time */
-		uint8_t *direct = ch->sink == SINK_MEM && !ch->staged_only &&
+		uint8_t *direct = ch->sink == SINK_BATCH &&
+			want >= DIRECT_RECV_MIN ? ch->batch_dst +
+			(ch->got - ch->batch_start) :
+			ch->sink == SINK_MEM && !ch->staged_only &&
 			want >= DIRECT_RECV_MIN ? mr_io_direct_write(ch->dst_mr,
 					ch->dst_addr + ch->got, want,
 					ch->cur_payload) : NULL;
@@ -376,6 +387,8 @@ chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 	}
 	if (tc->state == TC_OVER)
 		goto out;
+	/* what the frames need of the client's memory, then the ACK */
+	tcp_batch_flush(ch);
 	if (ch == tc->tgt)
 		tcp_target_ack(tc);
 	alive = true;

@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * as_worker.c -- a thread per client for the reads and writes of its own
+ * memory, their batches back to the loop through one eventfd, and the
+ * deadline after which the loop stops waiting for them (as_worker.h)
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "addrspace.h"
+#include "as_worker.h"
+#include "daemon.h"
+#include "log.h"
+#include "loop.h"
+
+/* a batch's bytes come in chunks of at least this: pointers stay put */
+#define CHUNK_MIN (64u << 10)
+/* how long a thread without work waits for more before it ends */
+#define IDLE_NS (2000u * 1000000u)
+/*
+ * how long it looks for the next batch before it sleeps: under a stream
+ * of frames the next one comes within microseconds, and a sleep and a
+ * wake-up cost more than that on a loaded host
+ */
+#define SPIN_NS (50u * 1000u)
+/* how often the loop looks for batches past their deadline */
+#define CHECK_NS (100u * 1000000u)
+/* the thread's stack: it copies through pread and pwrite only */
+#define STACK_SIZE (64u << 10)
+
+enum job_kind { JOB_WRITE, JOB_READ };
+
+struct job {
+	enum job_kind kind;
+	bool lost;		/* some of its bytes could not be reached */
+	uint64_t addr;
+	size_t len;
+	uint8_t *data;
+	uint64_t tag;		/* the caller's name of what it is part of */
+};
+
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	uint8_t bytes[];
+};
+
+struct as_batch {
+	struct addrspace *as;
+	struct job *jobs;
+	unsigned njobs, cap;
+	struct chunk *chunks;	/* the newest first */
+	size_t size;
+	uint64_t lost;
+	enum as_status status;	/* set when it never reached a thread */
+	as_done_fn *done;
+	void *arg;
+	uint64_t submitted_ns;
+	/* under the worker's lock */
+	bool abandoned;		/* the loop gave up on it (AS_STALLED) */
+	bool loop_freed;	/* ... and freed it: the thread frees it */
+	struct as_batch *next;		/* in the thread's queue */
+	struct as_batch *pending_prev, *pending_next;	/* the loop's */
+};
+
+/*
+ * A thread's stack is rpmad's own mapping, unmapped by the loop once the
+ * thread is joined: a thread that ended leaves nothing behind (glibc
+ * would keep its stack cached)
+ */
+struct as_thread {
+	pthread_t t;
+	void *stack;
+	size_t len;
+	struct as_worker *orphan;	/* the loop frees it, if set */
+	struct as_thread *next;
+};
+
+struct as_worker {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	_Atomic unsigned queued;	/* batches submitted: for its spin */
+	struct as_batch *head, *tail;	/* to do, oldest first */
+	struct as_batch *current;	/* being done by the thread */
+	bool running;			/* a thread exists */
+	struct as_thread *thread;	/* ... this one */
+	bool stopping;			/* the address space is gone */
+	unsigned refs;			/* the address space's, the thread's */
+	int mem_fd;			/* the thread's own descriptor */
+};
+
+static struct {
+	struct loop *loop;
+	int efd;
+	struct loop_watch watch;
+	struct loop_timer deadline;
+	pthread_mutex_t lock;		/* the done list, the ended threads */
+	struct as_batch *done_head, *done_tail;
+	struct as_thread *ended;
+	struct as_batch *pending;	/* submitted, not done: the loop's */
+} aw = {
+	.efd = -1,
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* ------------------------------------------------------------- batches */
+
+struct as_batch *
+as_batch_new(struct addrspace *as)
+{
+	struct as_batch *b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	b->as = addrspace_get(as);
+	return b;
+}
+
+/* n bytes of the batch's own that stay where they are */
+static uint8_t *
+take_bytes(struct as_batch *b, size_t n)
+{
+	struct chunk *c = b->chunks;
+	if (c == NULL || c->size - c->used < n) {
+		size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
+		c = malloc(sizeof(*c) + size);
+		if (c == NULL)
+			return NULL;
+		c->used = 0;
+		c->size = size;
+		c->next = b->chunks;
+		b->chunks = c;
+	}
+	uint8_t *p = c->bytes + c->used;
+	c->used += n;
+	return p;
+}
+
+static struct job *
+add_job(struct as_batch *b, enum job_kind kind, uint64_t addr, size_t len,
+		uint64_t tag)
+{
+	if (b->njobs == b->cap) {
+		unsigned cap = b->cap ? b->cap * 2 : 16;
+		struct job *j = realloc(b->jobs, cap * sizeof(*j));
+		if (j == NULL)
+			return NULL;
+		b->jobs = j;
+		b->cap = cap;
+	}
+	uint8_t *data = take_bytes(b, len);
+	if (data == NULL)
+		return NULL;
+	struct job *j = &b->jobs[b->njobs++];
+	*j = (struct job){ .kind = kind, .addr = addr, .len = len,
+			.data = data, .tag = tag };
+	b->size += len;
+	return j;
+}
+
+void *
+as_batch_write_space(struct as_batch *b, uint64_t addr, size_t len,
+		uint64_t tag)
+{
+	struct job *j = add_job(b, JOB_WRITE, addr, len, tag);
+	return j ? j->data : NULL;
+}
+
+int
+as_batch_write(struct as_batch *b, uint64_t addr, const void *src,
+		size_t len, uint64_t tag)
+{
+	void *p = as_batch_write_space(b, addr, len, tag);
+	if (p == NULL)
+		return -ENOMEM;
+	memcpy(p, src, len);
+	return 0;
+}
+
+void *
+as_batch_read(struct as_batch *b, uint64_t addr, size_t len, uint64_t tag)
+{
+	struct job *j = add_job(b, JOB_READ, addr, len, tag);
+	return j ? j->data : NULL;
+}
+
+uint64_t
+as_batch_first_tag(const struct as_batch *b)
+{
+	return b->njobs ? b->jobs[0].tag : 0;
+}
+
+bool
+as_batch_first_lost(const struct as_batch *b, uint64_t *tag)
+{
+	for (unsigned i = 0; i < b->njobs; i++) {
+		if (b->jobs[i].lost) {
+			*tag = b->jobs[i].tag;
+			return true;
+		}
+	}
+	return false;
+}
+
+size_t
+as_batch_size(const struct as_batch *b)
+{
+	return b->size;
+}
+
+uint64_t
+as_batch_lost(const struct as_batch *b)
+{
+	return b->lost;
+}
+
+static void
+batch_destroy(struct as_batch *b)
+{
+	while (b->chunks) {
+		struct chunk *c = b->chunks;
+		b->chunks = c->next;
+		free(c);
+	}
+	free(b->jobs);
+	free(b);
+}
+
+/* --------------------------------------------------------- the thread */
+
+/*
+ * Does the batch's work in order; consecutive writes whose bytes follow
+ * each other in the batch and in the client's memory go as one (and, when
+ * that one lost bytes, again one by one, to tell which lost them).
+ */
+static void
+run_batch(struct as_worker *w, struct as_batch *b)
+{
+	uint64_t lost = 0;
+	for (unsigned i = 0; i < b->njobs; ) {
+		struct job *j = &b->jobs[i++];
+		if (j->kind == JOB_READ) {
+			size_t n = addrspace_pread(w->mem_fd, j->addr, j->data,
+					j->len);
+			j->lost = n > 0;
+			lost += n;
+			continue;
+		}
+		unsigned first = i - 1;
+		size_t len = j->len;
+		while (i < b->njobs && b->jobs[i].kind == JOB_WRITE &&
+				b->jobs[i].addr == j->addr + len &&
+				b->jobs[i].data == j->data + len)
+			len += b->jobs[i++].len;
+		if (addrspace_pwrite(w->mem_fd, j->addr, j->data, len) == 0)
+			continue;
+		for (unsigned k = first; k < i; k++) {
+			struct job *x = &b->jobs[k];
+			size_t n = addrspace_pwrite(w->mem_fd, x->addr,
+					x->data, x->len);
+			x->lost = n > 0;
+			lost += n;
+		}
+	}
+	b->lost = lost;
+}
+
+static void
+worker_put_locked(struct as_worker *w, bool *free_it)
+{
+	*free_it = --w->refs == 0;
+}
+
+static void
+worker_free(struct as_worker *w)
+{
+	if (w->mem_fd >= 0)
+		(void) close(w->mem_fd);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->wake);
+	free(w);
+}
+
+/* Hands a finished batch to the loop. */
+static void
+hand_back(struct as_batch *b)
+{
+	(void) pthread_mutex_lock(&aw.lock);
+	b->next = NULL;
+	if (aw.done_tail)
+		aw.done_tail->next = b;
+	else
+		aw.done_head = b;
+	aw.done_tail = b;
+	(void) pthread_mutex_unlock(&aw.lock);
+	uint64_t one = 1;
+	/* a full counter still wakes the loop: nothing to retry */
+	(void) !write(aw.efd, &one, sizeof(one));
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Looks for a next batch a little while without the lock (held on entry). */
+static void
+spin_for_more(struct as_worker *w)
+{
+	unsigned seen = atomic_load_explicit(&w->queued, memory_order_acquire);
+	(void) pthread_mutex_unlock(&w->lock);
+	uint64_t end = mono_ns() + SPIN_NS;
+	while (atomic_load_explicit(&w->queued, memory_order_acquire) == seen &&
+			mono_ns() < end)
+		(void) sched_yield();
+	(void) pthread_mutex_lock(&w->lock);
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct as_worker *w = arg;
+	(void) pthread_mutex_lock(&w->lock);
+	for (;;) {
+		if (w->head == NULL && !w->stopping)
+			spin_for_more(w);
+		struct timespec until;
+		(void) clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += IDLE_NS / 1000000000u;
+		until.tv_nsec += IDLE_NS % 1000000000u;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		int waited = 0;
+		while (w->head == NULL && !w->stopping && waited != ETIMEDOUT)
+			waited = pthread_cond_timedwait(&w->wake, &w->lock,
+					&until);
+		struct as_batch *b = w->head;
+		if (b == NULL)
+			break;	/* stopping, or idle for long enough */
+		w->head = b->next;
+		if (w->head == NULL)
+			w->tail = NULL;
+		w->current = b;
+		(void) pthread_mutex_unlock(&w->lock);
+		run_batch(w, b);
+		(void) pthread_mutex_lock(&w->lock);
+		w->current = NULL;
+		/*
+		 * one the loop gave up on and freed goes back to be destroyed
+		 * there: this thread frees nothing (glibc would give it an
+		 * arena of its own, a mapping left behind)
+		 */
+		if (b->loop_freed || !b->abandoned)
+			hand_back(b);
+	}
+	w->running = false;
+	struct as_thread *self = w->thread;
+	w->thread = NULL;
+	bool free_it;
+	worker_put_locked(w, &free_it);
+	(void) pthread_mutex_unlock(&w->lock);
+	self->orphan = free_it ? w : NULL;
+	/* the loop joins it, unmaps its stack, frees what it left */
+	(void) pthread_mutex_lock(&aw.lock);
+	self->next = aw.ended;
+	aw.ended = self;
+	(void) pthread_mutex_unlock(&aw.lock);
+	uint64_t one = 1;
+	(void) !write(aw.efd, &one, sizeof(one));
+	return NULL;
+}
+
+/* Starts the thread (w->lock held): 0 or a negative errno. */
+static int
+start_thread(struct as_worker *w)
+{
+	struct as_thread *th = calloc(1, sizeof(*th));
+	if (th == NULL)
+		return -ENOMEM;
+	long page = sysconf(_SC_PAGESIZE);
+	th->len = STACK_SIZE + (size_t)page;
+	th->stack = mmap(NULL, th->len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (th->stack == MAP_FAILED) {
+		free(th);
+		return -ENOMEM;
+	}
+	/* a guard page under it */
+	(void) mprotect(th->stack, (size_t)page, PROT_NONE);
+	pthread_attr_t attr;
+	(void) pthread_attr_init(&attr);
+	(void) pthread_attr_setstack(&attr, (char *)th->stack + page,
+			STACK_SIZE);
+	sigset_t all, old;
+	(void) sigfillset(&all);
+	(void) pthread_sigmask(SIG_SETMASK, &all, &old);
+	w->refs++;
+	w->thread = th;
+	int ret = pthread_create(&th->t, &attr, thread_main, w);
+	(void) pthread_sigmask(SIG_SETMASK, &old, NULL);
+	(void) pthread_attr_destroy(&attr);
+	if (ret) {
+		w->refs--;
+		w->thread = NULL;
+		(void) munmap(th->stack, th->len);
+		free(th);
+		return -ret;
+	}
+	w->running = true;
+	return 0;
+}
+
+/* Joins the threads that ended and unmaps their stacks. */
+static void
+join_ended(void)
+{
+	(void) pthread_mutex_lock(&aw.lock);
+	struct as_thread *th = aw.ended;
+	aw.ended = NULL;
+	(void) pthread_mutex_unlock(&aw.lock);
+	while (th) {
+		struct as_thread *next = th->next;
+		(void) pthread_join(th->t, NULL);
+		(void) munmap(th->stack, th->len);
+		if (th->orphan)
+			worker_free(th->orphan);
+		free(th);
+		th = next;
+	}
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static void
+pending_add(struct as_batch *b)
+{
+	b->pending_prev = NULL;
+	b->pending_next = aw.pending;
+	if (aw.pending)
+		aw.pending->pending_prev = b;
+	aw.pending = b;
+	if (!aw.deadline.armed)
+		loop_timer_arm(aw.loop, &aw.deadline, CHECK_NS);
+}
+
+static void
+pending_del(struct as_batch *b)
+{
+	if (b->pending_prev)
+		b->pending_prev->pending_next = b->pending_next;
+	else
+		aw.pending = b->pending_next;
+	if (b->pending_next)
+		b->pending_next->pending_prev = b->pending_prev;
+	b->pending_prev = b->pending_next = NULL;
+}
+
+/* Ends a batch on the loop: its done() gets `status`. */
+static void
+finish(struct as_batch *b, enum as_status status)
+{
+	pending_del(b);
+	b->done(b, status, b->arg);
+}
+
+static struct as_worker *
+worker_of(struct addrspace *as)
+{
+	struct as_worker *w = addrspace_worker(as);
+	if (w)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return NULL;
+	/* its own: the thread may outlive the address space's */
+	w->mem_fd = fcntl(addrspace_mem_fd(as), F_DUPFD_CLOEXEC, 0);
+	if (w->mem_fd < 0) {
+		free(w);
+		return NULL;
+	}
+	(void) pthread_mutex_init(&w->lock, NULL);
+	/* its idle time-out is measured on the monotonic clock */
+	pthread_condattr_t ca;
+	(void) pthread_condattr_init(&ca);
+	(void) pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	(void) pthread_cond_init(&w->wake, &ca);
+	(void) pthread_condattr_destroy(&ca);
+	w->refs = 1;	/* the address space's */
+	addrspace_set_worker(as, w);
+	return w;
+}
+
+void
+as_batch_submit(struct as_batch *b, as_done_fn *done, void *arg)
+{
+	b->done = done;
+	b->arg = arg;
+	b->submitted_ns = loop_now_ns();
+	pending_add(b);
+	struct as_worker *w = worker_of(b->as);
+	if (w == NULL) {
+		b->status = AS_NOMEM;
+		hand_back(b);
+		return;
+	}
+	(void) pthread_mutex_lock(&w->lock);
+	/* a thread still stuck in an earlier batch's call: no more waiting */
+	bool stuck = w->current && w->current->abandoned;
+	int ret = stuck ? -EAGAIN : w->running ? 0 : start_thread(w);
+	if (ret == 0) {
+		b->next = NULL;
+		if (w->tail)
+			w->tail->next = b;
+		else
+			w->head = b;
+		w->tail = b;
+		atomic_fetch_add_explicit(&w->queued, 1, memory_order_release);
+		(void) pthread_cond_signal(&w->wake);
+	}
+	(void) pthread_mutex_unlock(&w->lock);
+	if (ret == 0)
+		return;
+	if (ret != -EAGAIN)
+		log_err("cannot start a thread for a client's memory: %s",
+				strerror(-ret));
+	/* its end comes from the loop's next pass, as any batch's */
+	b->status = ret == -EAGAIN ? AS_STALLED : AS_NOMEM;
+	hand_back(b);
+}
+
+/* what a cancelled batch's end does */
+static void
+free_when_done(struct as_batch *b, enum as_status status, void *arg)
+{
+	(void) status;
+	(void) arg;
+	as_batch_free(b);
+}
+
+void
+as_batch_cancel(struct as_batch *b)
+{
+	b->done = free_when_done;
+	b->arg = NULL;
+}
+
+void
+as_batch_free(struct as_batch *b)
+{
+	if (b == NULL)
+		return;
+	struct as_worker *w = addrspace_worker(b->as);
+	if (w) {
+		(void) pthread_mutex_lock(&w->lock);
+		if (w->current == b) {
+			/* its thread is still in it: it frees it when back */
+			b->loop_freed = true;
+			addrspace_put(b->as);
+			b->as = NULL;
+			(void) pthread_mutex_unlock(&w->lock);
+			return;
+		}
+		(void) pthread_mutex_unlock(&w->lock);
+	}
+	addrspace_put(b->as);
+	batch_destroy(b);
+}
+
+/* Batches back from the threads: their done() runs here. */
+static void
+reap(void)
+{
+	(void) pthread_mutex_lock(&aw.lock);
+	struct as_batch *b = aw.done_head;
+	aw.done_head = aw.done_tail = NULL;
+	(void) pthread_mutex_unlock(&aw.lock);
+	while (b) {
+		struct as_batch *next = b->next;
+		if (b->loop_freed)
+			batch_destroy(b);	/* given up on, and freed */
+		else
+			finish(b, b->status != AS_OK ? b->status :
+					b->lost ? AS_LOST : AS_OK);
+		b = next;
+	}
+}
+
+static void
+efd_ready(struct loop_watch *watch, uint32_t events)
+{
+	(void) events;
+	uint64_t n;
+	(void) !read(watch->fd, &n, sizeof(n));
+	reap();
+	join_ended();
+}
+
+/*
+ * Batches past their deadline end with AS_STALLED: the work waiting for
+ * them fails, the thread keeps the batch (and frees it when back), and
+ * the client's later batches fail at once until then.
+ */
+static void
+check_deadlines(struct loop_timer *t)
+{
+	(void) t;
+	/* batches that came back end first (and may submit more) */
+	reap();
+	uint64_t now = loop_now_ns();
+	uint64_t limit = (uint64_t)rpmad.cfg.memory_timeout_ms * 1000000u;
+	struct as_batch *b = aw.pending;
+	while (b) {
+		struct as_batch *next = b->pending_next;
+		struct as_worker *w = addrspace_worker(b->as);
+		if (w && now - b->submitted_ns >= limit) {
+			bool gone = true;
+			(void) pthread_mutex_lock(&w->lock);
+			if (w->current == b) {
+				b->abandoned = true;
+				gone = false;
+			} else {
+				/* queued behind a stuck one: out of the queue */
+				struct as_batch **p = &w->head, *prev = NULL;
+				while (*p && *p != b) {
+					prev = *p;
+					p = &(*p)->next;
+				}
+				if (*p) {
+					*p = b->next;
+					if (w->tail == b)
+						w->tail = prev;
+				} else {
+					gone = false;	/* in the done list */
+				}
+			}
+			(void) pthread_mutex_unlock(&w->lock);
+			if (gone || b->abandoned) {
+				log_warning("a client's memory did not answer "
+						"within %u ms: its work fails",
+						rpmad.cfg.memory_timeout_ms);
+				finish(b, AS_STALLED);
+			}
+		}
+		b = next;
+	}
+	if (aw.pending)
+		loop_timer_arm(aw.loop, &aw.deadline, CHECK_NS);
+}
+
+void
+as_worker_stop(struct as_worker *w)
+{
+	if (w == NULL)
+		return;
+	(void) pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	(void) pthread_cond_signal(&w->wake);
+	bool free_it;
+	worker_put_locked(w, &free_it);
+	(void) pthread_mutex_unlock(&w->lock);
+	if (free_it)
+		worker_free(w);
+}
+
+void
+as_workers_init(struct loop *loop)
+{
+	aw.loop = loop;
+	aw.deadline.fn = check_deadlines;
+	aw.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (aw.efd < 0) {
+		log_err("cannot make an eventfd for clients' memory: %s",
+				strerror(errno));
+		return;
+	}
+	aw.watch.fd = aw.efd;
+	aw.watch.fn = efd_ready;
+	if (loop_add(loop, &aw.watch, EPOLLIN))
+		log_err("cannot watch the eventfd for clients' memory");
+}
+
+void
+as_workers_fini(void)
+{
+	join_ended();
+	loop_timer_cancel(aw.loop, &aw.deadline);
+	if (aw.efd >= 0) {
+		loop_del(aw.loop, &aw.watch);
+		(void) close(aw.efd);
+	}
+	aw.efd = -1;
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_fidelity.c -- a remote write never completes as a success unless its
+ * bytes landed, and huge pages register and stay huge (issue 32, items 1
+ * and 2, on the software transport's address-space path)
+ *
+ * S registers its memory and asks C (it_remote_helper, on the other
+ * rpmad or the same) to write or read it. A NIC writes the pages it
+ * pinned whatever the application did to them since; rpmad reaches them
+ * through the application's address space, so where the application has
+ * made them unwritable (its own userfaultfd write-protection, a shared
+ * mapping made read-only, memory unmapped) the write fails
+ * (IBV_WC_REM_ACCESS_ERR at the initiator), and S finds its memory as it
+ * left it.
+ */
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/memfd.h>
+#include <linux/userfaultfd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "check_run.h"
+#include "itest.h"
+
+#define LEN (64u << 10)
+#define HUGE (2u << 20)
+
+static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+
+static size_t
+page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Runs `server` against it_remote_helper, on one rpmad or two. */
+static void
+run(it_fn *server, int ndaemons)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
+	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, NULL) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+
+/* C writes seed's pattern over [off, off + len) of mr: its status. */
+static int
+remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
+		uint32_t seed)
+{
+	return it_remote_do(IT_OP_WRITE, mr, off, len, seed).status;
+}
+
+/* ------------------------------------- 1. pages the application locked */
+
+/*
+ * Write-protected by the application's own userfaultfd (a dirty-page
+ * tracker's way): the write into that page fails, the others land.
+ */
+static int
+uffd_wp_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT(buf != MAP_FAILED);
+	memset(buf, 0x11, LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_EQ(remote_write(mr, 0, page(), 5), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, page(), 5), -1);
+
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
+			UFFD_USER_MODE_ONLY);
+	IT_ASSERT_MSG(uffd >= 0, "userfaultfd: %s", strerror(errno));
+	struct uffdio_api api = { .api = UFFD_API,
+			.features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	uint8_t *wp = buf + 4 * page();
+	struct uffdio_register reg = { .range = { (uintptr_t)wp, page() },
+			.mode = UFFDIO_REGISTER_MODE_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	struct uffdio_writeprotect prot = { .range = { (uintptr_t)wp, page() },
+			.mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &prot), 0);
+
+	/* the protected page: an error, and its bytes are as they were */
+	IT_EQ(remote_write(mr, 4 * page(), page(), 6), IBV_WC_REM_ACCESS_ERR);
+	for (size_t i = 0; i < page(); i++)
+		IT_ASSERT(wp[i] == 0x11);
+	(void) close(uffd);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_EQ(munmap(buf, LEN), 0);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_userfaultfd_write_protected)
+{
+	if (!it_transport_is("tcp"))
+		return;	/* a NIC writes pinned pages: this is the address space */
+	run(uffd_wp_server, _i + 1);
+}
+END_TEST
+
+/*
+ * Shared memory (a memfd) made read-only (or inaccessible) after it was
+ * registered: a write fails (and, as on a NIC, the queue pair with it);
+ * reading it remotely still works while it is readable.
+ */
+static int
+shared_prot_server(const struct it_env *env, void *arg)
+{
+	int prot = *(const int *)arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	int fd = memfd_create("it_fidelity", MFD_CLOEXEC);
+	IT_ASSERT(fd >= 0 && ftruncate(fd, LEN) == 0);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
+	IT_ASSERT(buf != MAP_FAILED);
+	memset(buf, 0x22, LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_EQ(remote_write(mr, 0, LEN, 7), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, LEN, 7), -1);
+
+	IT_EQ(mprotect(buf, LEN, prot), 0);
+	if (prot & PROT_READ) {
+		struct it_remote_res res = it_remote_do(IT_OP_READ, mr, 0,
+				LEN, 7);
+		IT_EQ(res.status, IBV_WC_SUCCESS);
+		IT_EQ(res.mismatch, -1);
+	}
+	IT_EQ(remote_write(mr, 0, page(), 8), IBV_WC_REM_ACCESS_ERR);
+	IT_EQ(mprotect(buf, LEN, PROT_READ), 0);
+	IT_EQ(it_check(buf, LEN, 7), -1);
+
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_EQ(munmap(buf, LEN), 0);
+	(void) close(fd);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_shared_made_unwritable)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	/* read-only, inaccessible; on one rpmad and on two */
+	static const int prots[] = { PROT_READ, PROT_NONE };
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, _i % 2 + 1), 0);
+	ck_assert_msg(it_run_pair(&env, shared_prot_server, it_remote_helper,
+			(void *)&prots[_i / 2]) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* Unmapped while registered: there is no page to land in, so an error. */
+static int
+unmapped_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT(buf != MAP_FAILED);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_EQ(munmap(buf + LEN / 2, LEN / 2), 0);
+	IT_EQ(remote_write(mr, 0, LEN / 2, 3), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, LEN / 2, 3), -1);
+	IT_EQ(remote_write(mr, LEN / 2, page(), 4), IBV_WC_REM_ACCESS_ERR);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_EQ(munmap(buf, LEN / 2), 0);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_unmapped_while_registered)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	run(unmapped_server, _i + 1);
+}
+END_TEST
+
+/* -------------------------------------------------------- 2. huge pages */
+
+/* The page size the kernel maps addr with, from /proc/self/smaps (kB). */
+static long
+kernel_page_kb(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	IT_ASSERT(f != NULL);
+	char line[512];
+	bool in = false;
+	long kb = -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+				strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			continue;
+		}
+		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
+			break;
+	}
+	(void) fclose(f);
+	return kb;
+}
+
+/*
+ * Huge pages three ways (private MAP_HUGETLB, shared MAP_HUGETLB, a
+ * MFD_HUGETLB memfd): they register, C writes and reads them, and they
+ * are still huge pages after.
+ */
+static int
+huge_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	for (int kind = 0; kind < 3; kind++) {
+		int fd = -1;
+		uint8_t *buf;
+		if (kind < 2) {
+			buf = mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
+					(kind ? MAP_SHARED : MAP_PRIVATE) |
+					MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+		} else {
+			fd = memfd_create("it_fidelity", MFD_CLOEXEC |
+					MFD_HUGETLB);
+			IT_ASSERT(fd >= 0 && ftruncate(fd, HUGE) == 0);
+			buf = mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
+					MAP_SHARED, fd, 0);
+		}
+		IT_ASSERT_MSG(buf != MAP_FAILED, "huge pages, kind %d: %s",
+				kind, strerror(errno));
+		memset(buf, 0, HUGE);
+		struct rpma_mr_local *mr = NULL;
+		IT_OK(rpma_mr_reg(r.peer, buf, HUGE, RW, &mr));
+		IT_EQ(remote_write(mr, 0, HUGE, 10 + (uint32_t)kind),
+				IBV_WC_SUCCESS);
+		IT_EQ(it_check(buf, HUGE, 10 + (uint32_t)kind), -1);
+		struct it_remote_res res = it_remote_do(IT_OP_READ, mr, 0,
+				HUGE, 10 + (uint32_t)kind);
+		IT_EQ(res.status, IBV_WC_SUCCESS);
+		IT_EQ(res.mismatch, -1);
+		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_OK(rpma_mr_dereg(&mr));
+		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_EQ(munmap(buf, HUGE), 0);
+		if (fd >= 0)
+			(void) close(fd);
+	}
+	it_remote_close(&r);
+	return 0;
+}
+
+/* Huge pages for the test, as many as it needs; the old count after. */
+static long
+reserve_huge_pages(long n)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r+e");
+	if (f == NULL)
+		return -1;
+	long old = -1;
+	if (fscanf(f, "%ld", &old) != 1)
+		old = -1;
+	(void) fclose(f);
+	f = fopen("/proc/sys/vm/nr_hugepages", "we");
+	if (f == NULL)
+		return -1;
+	(void) fprintf(f, "%ld\n", old + n);
+	(void) fclose(f);
+	return old;
+}
+
+static void
+release_huge_pages(long old)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "we");
+	if (f == NULL)
+		return;
+	(void) fprintf(f, "%ld\n", old);
+	(void) fclose(f);
+}
+
+START_TEST(test_huge_pages)
+{
+	if (!it_transport_is("tcp"))
+		return;	/* the moved-pages path is it_moved's */
+	long old = reserve_huge_pages(8);
+	if (old < 0) {
+		(void) fprintf(stderr, "it_fidelity: no huge pages to "
+				"reserve (not root?): not checked\n");
+		return;
+	}
+	run(huge_server, _i + 1);
+	release_huge_pages(old);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("integration: fidelity");
+	TCase *tc = it_tcase_create("fidelity");
+	/* 1: one rpmad (memory to memory); 2: two rpmads */
+	tcase_add_loop_test(tc, test_userfaultfd_write_protected, 0, 2);
+	tcase_add_loop_test(tc, test_shared_made_unwritable, 0, 4);
+	tcase_add_loop_test(tc, test_unmapped_while_registered, 0, 2);
+	tcase_add_loop_test(tc, test_huge_pages, 0, 2);
+	suite_add_tcase(s, tc);
+	return check_run(s, CK_ENV);
+}
