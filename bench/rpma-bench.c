@@ -22,7 +22,7 @@
  * existing ones, rpmad's memory per registration and per connection, and
  * a registration beside another user's idle sessions.
  *
- * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST]
+ * usage: rpma-bench [--rpmad PATH] [--seconds S] [--modes LIST] [--moved]
  *                   [--only two|one|fair|floor|scale] [--rows TEXT]
  *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
@@ -37,7 +37,10 @@
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets, without the per-user limits;
  * $RPMA_BENCH_CONF adds lines of rpmad.conf(5) of one's own to theirs, and
- * $RPMA_BENCH_RPMAD_LOG names a file for their log. --only fair runs the
+ * $RPMA_BENCH_RPMAD_LOG names a file for their log. --moved makes the
+ * clients and servers non-dumpable: the library then moves registered
+ * private pages into its memfd (the RDMA devices' way) instead of handing
+ * rpmad the address space, to compare the two. --only fair runs the
  * neighbour rows alone (run_neighbours); --no-weights leaves out the
  * weighted writers and their [user] sections (an rpmad without weights).
  */
@@ -108,6 +111,12 @@ static struct {
 	int idle, idle_conns, idle_regs;
 	unsigned scale_regs, scale_conns, scale_sessions;
 	bool no_weights;	/* an rpmad without the weight setting */
+	/*
+	 * the clients and servers not dumpable: the library cannot hand
+	 * rpmad their address space, and moves registered private pages
+	 * into its memfd instead (the RDMA devices' way), to compare
+	 */
+	bool moved;
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
@@ -880,6 +889,8 @@ run_rpma(const char *setup, struct daemon *ds, struct daemon *dc,
 		(void) close(up[0]);
 		(void) close(go[1]);
 		opt.wait = m->wait;	/* the server forked next inherits it */
+		if (opt.moved)	/* before the first call; the server's too */
+			(void) prctl(PR_SET_DUMPABLE, 0);
 		echo_size = b->size;
 		opt.port += 97 * i;
 		struct client c;
@@ -1555,11 +1566,13 @@ main(int argc, char *argv[])
 		{ "scale-conns", required_argument, NULL, 'C' },
 		{ "scale-sessions", required_argument, NULL, 'S' },
 		{ "no-weights", no_argument, NULL, 'W' },
+		{ "moved", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:W", longopts,
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WM",
+			longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -1608,6 +1621,9 @@ main(int argc, char *argv[])
 		case 'W':
 			opt.no_weights = true;
 			break;
+		case 'M':
+			opt.moved = true;
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
@@ -1616,7 +1632,7 @@ main(int argc, char *argv[])
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
 					"[--scale-conns N] [--scale-sessions N] "
-					"[--no-weights]\n");
+					"[--no-weights] [--moved]\n");
 			return 2;
 		}
 	}

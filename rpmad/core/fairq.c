@@ -285,6 +285,12 @@ fairq_flow_set_tenant(struct fairq_flow *f, struct fairq_tenant *t)
 		fairq_wake(f);
 }
 
+bool
+fairq_flow_capped(const struct fairq_flow *f)
+{
+	return f->tenant && f->tenant->cap.rate;
+}
+
 size_t
 fairq_charge(struct fairq_tenant *t, size_t bytes, unsigned ops)
 {

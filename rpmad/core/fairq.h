@@ -125,6 +125,11 @@ void fairq_flow_init(struct fairq_flow *f, fairq_run_fn *run, void *arg,
 		struct fairq_tenant *t);
 /* fairq_flow_set_tenant -- whose work the flow is now (NULL: rpmad's) */
 void fairq_flow_set_tenant(struct fairq_flow *f, struct fairq_tenant *t);
+/*
+ * fairq_flow_capped -- whether the flow's tenant has a bandwidth cap (its
+ * work then goes a turn's bytes at a time, so that the cap paces it)
+ */
+bool fairq_flow_capped(const struct fairq_flow *f);
 /* fairq_wake -- the flow has work: it gets turns until it says it has none */
 void fairq_wake(struct fairq_flow *f);
 /* fairq_cancel -- it has no more work (or goes away): no more turns */

@@ -125,6 +125,7 @@ struct tcp_conn {
 	uint64_t local_n;
 	bool local_over;
 	int local_status;
+	size_t local_overdraft;		/* moved beyond the turn's budget */
 
 	struct tx_item *free_items;	/* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;

@@ -25,6 +25,7 @@
 #include "mr.h"
 #include "mr_io.h"
 #include "mr_sync.h"
+#include "tcp_batch.h"
 #include "tcp_conn.h"
 #include "tcp_local.h"
 
@@ -265,75 +266,91 @@ copy_slice(struct tcp_conn *tc, struct work *w, struct mr *dst,
 }
 
 /*
- * The next slice of the oldest work's bytes, at most *budget of them
- * (taken off it): copied, or persisted. The registration is looked up
- * again for every slice: one deregistered meanwhile takes no more.
- * Returns 1 while a client's thread moves the slice (the flow wakes when
- * it is done), 0 with how it went in *status.
+ * The next slice of the oldest work's bytes (taken off *budget): copied,
+ * or persisted. A slice rpmad copies itself is at most *budget bytes; one
+ * a client's thread moves is up to TCP_BATCH_SLICE (the thread's time is
+ * its tenant's, not the loop's). The registration is looked up again for
+ * every slice: one deregistered meanwhile takes no more. Returns 1 while
+ * a client's thread moves the slice (the flow wakes when it is done), 0
+ * with how it went in *status.
  */
 static int
 move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 		size_t *budget, enum ibv_wc_status *status)
 {
-	uint64_t off = tc->local_done;
-	/* a slice a thread is moving keeps its length whatever the budget */
-	if (tc->local_n == 0) {
-		tc->local_n = w->length - off;
-		if (tc->local_n > *budget)
-			tc->local_n = *budget;
-	}
-	uint64_t n = tc->local_n;
-	struct mr *mr = NULL;
+	uint64_t off = tc->local_done, rem = w->length - off;
+	struct mr *mr = NULL, *dst = NULL, *src = NULL;
+	uint64_t daddr = 0, saddr = 0;
+	enum ibv_wc_status src_lost = IBV_WC_LOC_PROT_ERR;
+	enum ibv_wc_status dst_lost = IBV_WC_REM_ACCESS_ERR;
+	enum mr_access access;
 	*status = IBV_WC_SUCCESS;
-	int r = 0;
 	switch (w->opcode) {
-	case QP_OP_WRITE:
-	case QP_OP_WRITE_IMM:
-	case QP_OP_ATOMIC_WRITE:
-		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_WRITE, &mr)) {
-			*status = IBV_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (n)
-			r = copy_slice(tc, w, mr, w->raddr + off, w->lmr,
-					w->laddr + off, IBV_WC_LOC_PROT_ERR,
-					IBV_WC_REM_ACCESS_ERR, status);
-		break;
 	case QP_OP_READ:
-		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_READ, &mr)) {
-			*status = IBV_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (n)
-			r = copy_slice(tc, w, w->lmr, w->laddr + off, mr,
-					w->raddr + off, IBV_WC_REM_ACCESS_ERR,
-					IBV_WC_LOC_PROT_ERR, status);
+		access = MR_REMOTE_READ;
 		break;
 	case QP_OP_FLUSH:	/* the DAX part; the page cache's: sync() */
-		if (conn_target_access(target, w->rkey, w->raddr + off, n,
-				MR_REMOTE_PERSIST, &mr)) {
-			*status = IBV_WC_REM_ACCESS_ERR;
-			break;
-		}
-		if (mr)
-			mr_persist_cpu(mr, w->raddr + off, n);
+		access = MR_REMOTE_PERSIST;
 		break;
-	default:	/* send, send with imm: into the receive taken */
-		if (n)
-			r = copy_slice(tc, w, tc->local_rs->mr,
-					tc->local_rs->addr + off, w->lmr,
-					w->laddr + off, IBV_WC_LOC_PROT_ERR,
-					IBV_WC_REM_OP_ERR, status);
+	case QP_OP_SEND:
+	case QP_OP_SEND_IMM:
+		access = MR_LOCAL_WRITE;	/* into the receive taken */
+		break;
+	default:
+		access = MR_REMOTE_WRITE;
 		break;
 	}
-	if (r)
+	if (access != MR_LOCAL_WRITE && conn_target_access(target, w->rkey,
+			w->raddr + off, rem, access, &mr)) {
+		*status = IBV_WC_REM_ACCESS_ERR;
+		tc->local_n = 0;
+		return 0;
+	}
+	switch (w->opcode) {
+	case QP_OP_READ:
+		dst = w->lmr, daddr = w->laddr + off;
+		src = mr, saddr = w->raddr + off;
+		src_lost = IBV_WC_REM_ACCESS_ERR;
+		dst_lost = IBV_WC_LOC_PROT_ERR;
+		break;
+	case QP_OP_FLUSH:
+		break;
+	case QP_OP_SEND:
+	case QP_OP_SEND_IMM:
+		dst = tc->local_rs->mr, daddr = tc->local_rs->addr + off;
+		src = w->lmr, saddr = w->laddr + off;
+		dst_lost = IBV_WC_REM_OP_ERR;
+		break;
+	default:
+		dst = mr, daddr = w->raddr + off;
+		src = w->lmr, saddr = w->laddr + off;
+		break;
+	}
+	/* a slice keeps its length until it is over, whatever the budget */
+	if (tc->local_n == 0) {
+		/* (a tenant with a bandwidth cap goes a turn's bytes a time) */
+		bool threaded = rem && dst && src &&
+			!fairq_flow_capped(&tc->local_flow) &&
+			(mr_io_in_process(src, saddr, rem) ||
+			mr_io_in_process(dst, daddr, rem));
+		uint64_t cap = threaded ? TCP_BATCH_SLICE : *budget;
+		tc->local_n = rem < cap ? rem : cap;
+	}
+	uint64_t n = tc->local_n;
+	if (w->opcode == QP_OP_FLUSH) {
+		if (mr)
+			mr_persist_cpu(mr, w->raddr + off, n);
+	} else if (n && copy_slice(tc, w, dst, daddr, src, saddr, src_lost,
+			dst_lost, status)) {
 		return 1;
+	}
 	tc->local_n = 0;
 	if (*status != IBV_WC_SUCCESS)
 		return 0;
 	tc->local_done += n;
+	/* a thread's slice may be more than the turn: charged all the same */
+	if (n > *budget)
+		tc->local_overdraft += n - *budget;
 	*budget = n < *budget ? *budget - (size_t)n : 0;
 	return 0;
 }
@@ -504,7 +521,9 @@ local_turn(struct fairq_flow *f, size_t budget, bool *more)
 			loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
 		}
 	}
-	size_t used = budget - left, opcost = (size_t)ops * FAIRQ_OP_COST;
+	size_t used = budget - left + tc->local_overdraft;
+	size_t opcost = (size_t)ops * FAIRQ_OP_COST;
+	tc->local_overdraft = 0;
 	return fairq_charge(f->tenant, used > opcost ? used - opcost : 0, ops);
 }
 
