@@ -42,6 +42,7 @@ conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr)
 	conn->peer = req->peer;
 	conn->qp = req->qp;
 	conn->pdata = req->pdata;
+	conn->shared_channel = req->shared_channel;
 	req->qp = NULL;
 	*conn_ptr = conn;
 	return 0;
@@ -60,7 +61,7 @@ rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 /* Hands an event rpmad gave to the application. */
 static int
 deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
-		const void *pdata, size_t pdata_len,
+		const void *pdata, size_t pdata_len, enum rpma_abi abi,
 		enum rpma_conn_event *event)
 {
 	switch (ev) {
@@ -73,9 +74,14 @@ deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
 	case RPMA_CONN_UNDEFINED:
 		/*
 		 * rpmad could not reach the server (no route, no answer in
-		 * time): librpma 0.12 has no event for it and fails
-		 * rpma_conn_next_event with RPMA_E_UNKNOWN, as here
+		 * time): 1.x reports RPMA_CONN_UNREACHABLE; librpma 0.12 had
+		 * no event for it and failed rpma_conn_next_event with
+		 * RPMA_E_UNKNOWN
 		 */
+		if (abi == RPMA_ABI_1) {
+			*event = RPMA_CONN_UNREACHABLE;
+			break;
+		}
 		RLOG_WARNING("Undefined connection event: the server could "
 				"not be reached (no route, or no answer within "
 				"the connection timeout)");
@@ -95,7 +101,8 @@ deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
 
 /* Asks rpmad for the event its notification announced. */
 static int
-fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+fetch_event(struct rpma_conn *conn, enum rpma_abi abi,
+		enum rpma_conn_event *event)
 {
 	Rpmad__ConnNextEvent msg = RPMAD__CONN_NEXT_EVENT__INIT;
 	msg.conn_id = conn->qp->conn_id;
@@ -111,13 +118,21 @@ fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 
 	const Rpmad__ConnEvent *ev = reply.resp->event;
 	ret = deliver_event(conn, ev->event, ev->has_private_data,
-			ev->private_data.data, ev->private_data.len, event);
+			ev->private_data.data, ev->private_data.len, abi,
+			event);
 	broker_reply_fini(&reply);
 	return ret;
 }
 
 int
 rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+{
+	return conn_next_event(conn, event, RPMA_ABI_1);
+}
+
+int
+conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
+		enum rpma_abi abi)
 {
 	if (conn == NULL || event == NULL)
 		return RPMA_E_INVAL;
@@ -136,13 +151,13 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 		return owed;
 	if (owed == 1)
 		return deliver_event(conn, late.event, late.has_pdata,
-				late.pdata, late.pdata_len, event);
+				late.pdata, late.pdata_len, abi, event);
 
 	for (;;) {
 		char byte;
 		ssize_t n = recv(conn->qp->event_fd, &byte, 1, 0);
 		if (n == 1) {
-			int ret = fetch_event(conn, event);
+			int ret = fetch_event(conn, abi, event);
 			/*
 			 * announced, but rpmad went before it told us what
 			 * (stopped, or its drain after an upgrade ended):
@@ -184,6 +199,34 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 	}
 	RLOG_ERROR("no more events: rpmad's side of the connection is gone");
 	return RPMA_E_PROVIDER;
+}
+
+/*
+ * The shared completion channel (1.x). NOT YET SERVED: a connection whose
+ * configuration asks for it is refused (conn_req.c), so every connection
+ * here has a channel per CQ.
+ */
+int
+rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
+{
+	if (conn == NULL || fd == NULL)
+		return RPMA_E_INVAL;
+	if (!conn->shared_channel)
+		return RPMA_E_NOT_SHARED_CHNL;
+	return RPMA_E_NOSUPP;
+}
+
+int
+rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq,
+		bool *is_rcq)
+{
+	(void) flags;
+	(void) is_rcq;
+	if (conn == NULL || cq == NULL)
+		return RPMA_E_INVAL;
+	if (!conn->shared_channel)
+		return RPMA_E_NOT_SHARED_CHNL;
+	return RPMA_E_NOSUPP;
 }
 
 int

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "abi.h"
 #include "conn_pdata.h"
 #include "librpma.h"
 #include "qp.h"
@@ -24,6 +25,7 @@ struct rpma_conn_req {
 	struct qp *qp;
 	bool incoming;
 	struct private_data pdata;	/* incoming: what the client sent */
+	bool shared_channel;		/* cfg: one channel for CQ and RCQ */
 };
 
 struct rpma_conn {
@@ -32,6 +34,7 @@ struct rpma_conn {
 	struct private_data pdata;	/* what the other side sent */
 	bool direct_write_to_pmem;	/* from the remote peer's config */
 	bool lost_reported;		/* rpmad vanished, LOST was said */
+	bool shared_channel;		/* cfg: one channel for CQ and RCQ */
 };
 
 /* private_data_set -- copy len bytes (at most CONN_PDATA_MAX) */
@@ -46,5 +49,13 @@ void private_data_get(struct private_data *pd,
  * the request's queue pair and private data.
  */
 int conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr);
+
+/*
+ * conn_next_event -- rpma_conn_next_event as the given version reports it
+ * (a server that could not be reached: 1.x RPMA_CONN_UNREACHABLE, 0.12
+ * RPMA_E_UNKNOWN)
+ */
+int conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
+		enum rpma_abi abi);
 
 #endif /* RPMACLIENT_CONN_H */

@@ -6,6 +6,7 @@
 #ifndef RPMACLIENT_CONN_CFG_H
 #define RPMACLIENT_CONN_CFG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "librpma.h"
@@ -16,10 +17,18 @@ struct rpma_conn_cfg {
 	uint32_t rcq_size;
 	uint32_t sq_size;
 	uint32_t rq_size;
+	bool shared_comp_channel;	/* 1.x: one channel for CQ and RCQ */
+	struct rpma_srq *srq;		/* 1.x: receives from a shared RQ */
 };
 
 /* conn_cfg_or_default -- cfg itself, or the defaults when cfg is NULL */
 const struct rpma_conn_cfg *conn_cfg_or_default(
 		const struct rpma_conn_cfg *cfg);
+
+/*
+ * conn_cfg_served -- 0, or RPMA_E_NOSUPP when cfg asks for what rpmad does
+ * not serve yet (a shared completion channel, a shared RQ: issue 35)
+ */
+int conn_cfg_served(const struct rpma_conn_cfg *cfg);
 
 #endif /* RPMACLIENT_CONN_CFG_H */

@@ -47,6 +47,7 @@ conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
 	}
 	req->peer = peer;
 	req->incoming = incoming;
+	req->shared_channel = conn_cfg_or_default(cfg)->shared_comp_channel;
 	if (incoming)
 		private_data_set(&req->pdata, reply->resp->qp->private_data.data,
 				reply->resp->qp->private_data.len);
@@ -60,9 +61,12 @@ rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
 {
 	if (peer == NULL || addr == NULL || port == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
+	int ret = conn_cfg_served(cfg);
+	if (ret)
+		return ret;
 
 	char host[ADDR_HOST_MAX], serv[ADDR_SERV_MAX];
-	int ret = addr_numeric(addr, port, host, serv);
+	ret = addr_numeric(addr, port, host, serv);
 	if (ret)
 		return ret == RPMA_E_INVAL ? RPMA_E_PROVIDER : ret;
 
