@@ -423,6 +423,8 @@ client_item(struct arena *a, void *obj)
 	c->uid = who->uid;
 	c->gid = who->gid;
 	c->comm = who->comm;
+	c->library = who->library;
+	c->api = who->api;
 	c->admin = session_is_admin(s);
 	struct client_counts counts;
 	client_counts_now(who, &counts);

@@ -3,11 +3,14 @@
  * abi_prog.c -- a program built twice (test_abi.c runs both): as is, and
  * with -DRPMA_API_0_12. It takes the address of every function its API
  * level declares, so that each is a reference the loader must resolve,
- * and prints what two functions whose texts 1.x changed say.
+ * and prints what two functions whose texts 1.x changed say, and which
+ * symbol versions the library tells rpmad this process runs (api_seen.c,
+ * built into this program).
  */
 
 #include <stdio.h>
 
+#include "api_seen.h"
 #include "librpma.h"
 
 #define F(name) (void (*)(void))name
@@ -62,7 +65,10 @@ main(void)
 	for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++)
 		n += functions[i] != NULL;
 	/* RPMA_E_AGAIN and the event 4 (1.x's RPMA_CONN_UNREACHABLE) */
-	printf("%zu|%s|%s\n", n, rpma_err_2str(-100007),
-			rpma_utils_conn_event_2str((enum rpma_conn_event)4));
+	char api[32];
+	api_seen(api, sizeof(api));
+	printf("%zu|%s|%s|%s\n", n, rpma_err_2str(-100007),
+			rpma_utils_conn_event_2str((enum rpma_conn_event)4),
+			api);
 	return 0;
 }

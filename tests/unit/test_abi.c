@@ -293,45 +293,32 @@ START_TEST(test_changed_texts)
 }
 END_TEST
 
-/* The program's output line; whether its file names LIBRPMA_1.0. */
+/* The program's output line. */
 static void
-run_prog(const char *prog, char *out, size_t len, int *names_v1)
+run_prog(const char *prog, char *out, size_t len)
 {
 	FILE *p = popen(prog, "r");
 	ck_assert_ptr_nonnull(p);
 	ck_assert_ptr_nonnull(fgets(out, (int)len, p));
 	ck_assert_int_eq(pclose(p), 0);
 	out[strcspn(out, "\n")] = '\0';
-
-	/* libtool's wrapper script runs the binary in .libs/ */
-	char bin[256];
-	const char *slash = strrchr(prog, '/');
-	snprintf(bin, sizeof(bin), "%.*s/.libs/%s", (int)(slash - prog),
-			prog, slash + 1);
-	FILE *f = fopen(bin, "rb");
-	if (f == NULL)
-		f = fopen(prog, "rb");
-	ck_assert_ptr_nonnull(f);
-	static char buf[4 << 20];
-	size_t n = fread(buf, 1, sizeof(buf), f);
-	(void) fclose(f);
-	*names_v1 = memmem(buf, n, "LIBRPMA_1.0", 11) != NULL;
-	ck_assert(memmem(buf, n, "LIBRPMA_0.12", 12) != NULL);
 }
 
+/*
+ * The last field is the versions the program's version needs name
+ * (api_seen.c, what rpmad is told at hello)
+ */
 START_TEST(test_header_binds)
 {
 	char out[256];
-	int v1;
 	/* by default: 1.x's 84 functions and 0.12's rpma_write_atomic */
-	run_prog("tests/unit/abi_prog", out, sizeof(out), &v1);
+	run_prog("tests/unit/abi_prog", out, sizeof(out));
 	ck_assert_str_eq(out, "85|Temporary error, try again|"
-			"Connection unreachable");
-	ck_assert(v1);
+			"Connection unreachable|0.12+1.0");
 	/* RPMA_API_0_12: 0.12.0's 68, nothing of 1.x */
-	run_prog("tests/unit/abi_prog_0_12", out, sizeof(out), &v1);
-	ck_assert_str_eq(out, "68|Unknown error|Unsupported connection event");
-	ck_assert(!v1);
+	run_prog("tests/unit/abi_prog_0_12", out, sizeof(out));
+	ck_assert_str_eq(out, "68|Unknown error|Unsupported connection "
+			"event|0.12");
 }
 END_TEST
 
