@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "conn.h"
@@ -42,7 +43,8 @@ conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr)
 	conn->peer = req->peer;
 	conn->qp = req->qp;
 	conn->pdata = req->pdata;
-	conn->shared_channel = req->shared_channel;
+	conn->compl_fd = req->compl_fd;
+	req->compl_fd = -1;
 	req->qp = NULL;
 	*conn_ptr = conn;
 	return 0;
@@ -201,34 +203,6 @@ conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
 	return RPMA_E_PROVIDER;
 }
 
-/*
- * The shared completion channel (1.x). NOT YET SERVED: a connection whose
- * configuration asks for it is refused (conn_req.c), so every connection
- * here has a channel per CQ.
- */
-int
-rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd)
-{
-	if (conn == NULL || fd == NULL)
-		return RPMA_E_INVAL;
-	if (!conn->shared_channel)
-		return RPMA_E_NOT_SHARED_CHNL;
-	return RPMA_E_NOSUPP;
-}
-
-int
-rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq,
-		bool *is_rcq)
-{
-	(void) flags;
-	(void) is_rcq;
-	if (conn == NULL || cq == NULL)
-		return RPMA_E_INVAL;
-	if (!conn->shared_channel)
-		return RPMA_E_NOT_SHARED_CHNL;
-	return RPMA_E_NOSUPP;
-}
-
 int
 rpma_conn_get_private_data(const struct rpma_conn *conn,
 		struct rpma_conn_private_data *pdata)
@@ -330,6 +304,8 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 	if (ret && !broker_session_alive(conn->qp->generation))
 		ret = 0;
 
+	if (conn->compl_fd >= 0)
+		(void) close(conn->compl_fd);
 	qp_delete(&conn->qp);
 	free(conn);
 	*conn_ptr = NULL;

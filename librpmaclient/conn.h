@@ -25,7 +25,7 @@ struct rpma_conn_req {
 	struct qp *qp;
 	bool incoming;
 	struct private_data pdata;	/* incoming: what the client sent */
-	bool shared_channel;		/* cfg: one channel for CQ and RCQ */
+	int compl_fd;			/* the shared channel (1.x), or -1 */
 };
 
 struct rpma_conn {
@@ -34,7 +34,7 @@ struct rpma_conn {
 	struct private_data pdata;	/* what the other side sent */
 	bool direct_write_to_pmem;	/* from the remote peer's config */
 	bool lost_reported;		/* rpmad vanished, LOST was said */
-	bool shared_channel;		/* cfg: one channel for CQ and RCQ */
+	int compl_fd;			/* the shared channel (1.x), or -1 */
 };
 
 /* private_data_set -- copy len bytes (at most CONN_PDATA_MAX) */
@@ -49,6 +49,12 @@ void private_data_get(struct private_data *pd,
  * the request's queue pair and private data.
  */
 int conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr);
+
+/*
+ * compl_channel_new -- the shared completion channel of qp's queues, a
+ * descriptor the caller owns (compl_channel.c)
+ */
+int compl_channel_new(struct qp *qp, int *fd_ptr);
 
 /*
  * conn_next_event -- rpma_conn_next_event as the given version reports it

@@ -29,9 +29,8 @@ int
 conn_cfg_served(const struct rpma_conn_cfg *cfg)
 {
 	cfg = conn_cfg_or_default(cfg);
-	if (cfg->shared_comp_channel || cfg->srq) {
-		RLOG_ERROR("a shared completion channel or shared RQ is not "
-				"served by rpmad yet");
+	if (cfg->srq) {
+		RLOG_ERROR("a shared RQ is not served by rpmad yet");
 		return RPMA_E_NOSUPP;
 	}
 	return 0;

@@ -27,7 +27,7 @@ const struct rpma_conn_cfg *conn_cfg_or_default(
 
 /*
  * conn_cfg_served -- 0, or RPMA_E_NOSUPP when cfg asks for what rpmad does
- * not serve yet (a shared completion channel, a shared RQ: issue 35)
+ * not serve yet (a shared RQ: issue 35)
  */
 int conn_cfg_served(const struct rpma_conn_cfg *cfg);
 

@@ -6,6 +6,7 @@
  */
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "addr.h"
 #include "broker.h"
@@ -47,7 +48,15 @@ conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
 	}
 	req->peer = peer;
 	req->incoming = incoming;
-	req->shared_channel = conn_cfg_or_default(cfg)->shared_comp_channel;
+	req->compl_fd = -1;
+	if (conn_cfg_or_default(cfg)->shared_comp_channel) {
+		ret = compl_channel_new(req->qp, &req->compl_fd);
+		if (ret) {
+			qp_delete(&req->qp);
+			free(req);
+			return ret;
+		}
+	}
 	if (incoming)
 		private_data_set(&req->pdata, reply->resp->qp->private_data.data,
 				reply->resp->qp->private_data.len);
@@ -129,6 +138,8 @@ rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 			ret = 0;
 	}
 
+	if (req->compl_fd >= 0)
+		(void) close(req->compl_fd);
 	qp_delete(&req->qp);
 	free(req);
 	*req_ptr = NULL;

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * test_api_v1.c -- the functions librpma 1.x added, each documented error
+ * of each: the configuration of a shared completion channel and of a
+ * shared RQ, the shared channel itself (rpma_conn_get_compl_fd,
+ * rpma_conn_wait, and what it changes in rpma_cq_wait and rpma_cq_get_fd),
+ * and the arguments rpma_atomic_write and the shared RQ calls check.
+ */
+
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api_helpers.h"
+
+#define BUF_SIZE 4096
+#define ALWAYS RPMA_F_COMPLETION_ALWAYS
+
+/* ------------------------------------------------- configuration objects */
+
+START_TEST(conn_cfg_compl_channel)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	bool shared = true;
+	ck_assert_int_eq(rpma_conn_cfg_get_compl_channel(NULL, &shared),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_cfg_get_compl_channel(cfg, NULL),
+			RPMA_E_INVAL);
+	ck_assert(shared);	/* untouched on failure */
+	ck_assert_int_eq(rpma_conn_cfg_get_compl_channel(cfg, &shared), 0);
+	ck_assert(!shared);	/* rpma_conn_cfg_new's default */
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(NULL, true),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	ck_assert_int_eq(rpma_conn_cfg_get_compl_channel(cfg, &shared), 0);
+	ck_assert(shared);
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(cfg, false), 0);
+	ck_assert_int_eq(rpma_conn_cfg_get_compl_channel(cfg, &shared), 0);
+	ck_assert(!shared);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+END_TEST
+
+START_TEST(conn_cfg_srq)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	struct rpma_srq *srq = (struct rpma_srq *)0x1;
+	ck_assert_int_eq(rpma_conn_cfg_get_srq(NULL, &srq), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_cfg_get_srq(cfg, NULL), RPMA_E_INVAL);
+	ck_assert_ptr_eq(srq, (struct rpma_srq *)0x1);
+	ck_assert_int_eq(rpma_conn_cfg_get_srq(cfg, &srq), 0);
+	ck_assert_ptr_null(srq);	/* the default: none */
+	struct rpma_srq *some = (struct rpma_srq *)0x1000;
+	ck_assert_int_eq(rpma_conn_cfg_set_srq(NULL, some), RPMA_E_INVAL);
+	/* native 1.x refuses a NULL srq too */
+	ck_assert_int_eq(rpma_conn_cfg_set_srq(cfg, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_cfg_set_srq(cfg, some), 0);
+	ck_assert_int_eq(rpma_conn_cfg_get_srq(cfg, &srq), 0);
+	ck_assert_ptr_eq(srq, some);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+}
+END_TEST
+
+START_TEST(srq_cfg)
+{
+	struct rpma_srq_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_srq_cfg_new(NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_new(&cfg), 0);
+	ck_assert_ptr_nonnull(cfg);
+
+	uint32_t v = 7;
+	ck_assert_int_eq(rpma_srq_cfg_get_rq_size(NULL, &v), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_get_rq_size(cfg, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_get_rcq_size(NULL, &v), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_get_rcq_size(cfg, NULL), RPMA_E_INVAL);
+	ck_assert_uint_eq(v, 7);
+	/* the defaults of rpma_srq_cfg_new(3) */
+	ck_assert_int_eq(rpma_srq_cfg_get_rq_size(cfg, &v), 0);
+	ck_assert_uint_eq(v, 100);
+	ck_assert_int_eq(rpma_srq_cfg_get_rcq_size(cfg, &v), 0);
+	ck_assert_uint_eq(v, 100);
+
+	ck_assert_int_eq(rpma_srq_cfg_set_rq_size(NULL, 5), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_set_rcq_size(NULL, 5), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_set_rq_size(cfg, 5), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rcq_size(cfg, 0), 0);
+	ck_assert_int_eq(rpma_srq_cfg_get_rq_size(cfg, &v), 0);
+	ck_assert_uint_eq(v, 5);
+	ck_assert_int_eq(rpma_srq_cfg_get_rcq_size(cfg, &v), 0);
+	ck_assert_uint_eq(v, 0);
+
+	ck_assert_int_eq(rpma_srq_cfg_delete(NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_cfg_delete(&cfg), 0);
+	ck_assert_ptr_null(cfg);
+	/* deleting nothing is no error */
+	ck_assert_int_eq(rpma_srq_cfg_delete(&cfg), 0);
+}
+END_TEST
+
+/* --------------------------------------------- the shared channel itself */
+
+struct env {
+	struct api_pair p;
+	struct rpma_mr_local *mr;	/* send and receive buffers */
+	char *buf;
+};
+
+/* a connected pair whose both sides share their channel; rcq_size 0/16 */
+static void
+env_open(struct env *e, uint32_t rcq_size)
+{
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_rcq_size(cfg, rcq_size), 0);
+	api_pair_connect(&e->p, cfg, NULL);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+	e->buf = api_buf(BUF_SIZE);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, e->buf, BUF_SIZE,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &e->mr), 0);
+}
+
+static void
+env_close(struct env *e)
+{
+	ck_assert_int_eq(rpma_mr_dereg(&e->mr), 0);
+	api_pair_close(&e->p);
+}
+
+START_TEST(compl_fd_args)
+{
+	struct env e;
+	env_open(&e, 16);
+	int fd = -77;
+	ck_assert_int_eq(rpma_conn_get_compl_fd(NULL, &fd), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_get_compl_fd(e.p.client, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(fd, -77);
+	ck_assert_int_eq(rpma_conn_get_compl_fd(e.p.client, &fd), 0);
+	ck_assert_int_ge(fd, 0);
+
+	/* both queues hand out the channel's descriptor, as 1.x does */
+	struct rpma_cq *cq = NULL, *rcq = NULL;
+	int cq_fd = -1, rcq_fd = -1;
+	ck_assert_int_eq(rpma_conn_get_cq(e.p.client, &cq), 0);
+	ck_assert_int_eq(rpma_conn_get_rcq(e.p.client, &rcq), 0);
+	ck_assert_ptr_nonnull(rcq);
+	ck_assert_int_eq(rpma_cq_get_fd(cq, &cq_fd), 0);
+	ck_assert_int_eq(rpma_cq_get_fd(rcq, &rcq_fd), 0);
+	ck_assert_int_eq(cq_fd, fd);
+	ck_assert_int_eq(rcq_fd, fd);
+	/* and neither can be waited for alone */
+	ck_assert_int_eq(rpma_cq_wait(cq), RPMA_E_SHARED_CHANNEL);
+	ck_assert_int_eq(rpma_cq_wait(rcq), RPMA_E_SHARED_CHANNEL);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(not_shared)
+{
+	struct api_pair p;
+	api_pair_connect(&p, NULL, NULL);
+	int fd = -77;
+	ck_assert_int_eq(rpma_conn_get_compl_fd(p.client, &fd),
+			RPMA_E_NOT_SHARED_CHNL);
+	ck_assert_int_eq(fd, -77);
+	struct rpma_cq *cq = (struct rpma_cq *)0x1;
+	bool is_rcq = true;
+	ck_assert_int_eq(rpma_conn_wait(p.client, 0, &cq, &is_rcq),
+			RPMA_E_NOT_SHARED_CHNL);
+	ck_assert_ptr_eq(cq, (struct rpma_cq *)0x1);
+	api_pair_close(&p);
+}
+END_TEST
+
+START_TEST(wait_args)
+{
+	struct env e;
+	env_open(&e, 16);
+	struct rpma_cq *cq = NULL;
+	ck_assert_int_eq(rpma_conn_wait(NULL, 0, &cq, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_conn_wait(e.p.client, 0, NULL, NULL),
+			RPMA_E_INVAL);
+	/* nothing pending on a non-blocking channel */
+	int fd = -1;
+	ck_assert_int_eq(rpma_conn_get_compl_fd(e.p.client, &fd), 0);
+	api_set_nonblock(fd);
+	ck_assert_int_eq(rpma_conn_wait(e.p.client, 0, &cq, NULL),
+			RPMA_E_NO_COMPLETION);
+	ck_assert_ptr_null(cq);
+	api_set_block(fd);
+	env_close(&e);
+}
+END_TEST
+
+/* one message, client to server; each side's wait says which queue */
+static void
+ping(struct env *e, bool with_rcq)
+{
+	ck_assert_int_eq(rpma_recv(e->p.server, e->mr, 0, 64, (void *)0x11),
+			0);
+	memcpy(e->buf + 64, "hello", 6);
+	ck_assert_int_eq(rpma_send(e->p.client, e->mr, 64, 6, ALWAYS,
+			(void *)0x22), 0);
+
+	struct rpma_cq *cq = NULL;
+	bool is_rcq = !with_rcq;
+	struct ibv_wc wc;
+	/* the server: a receive, on its RCQ when it has one */
+	ck_assert_int_eq(rpma_conn_wait(e->p.server, 0, &cq, &is_rcq), 0);
+	ck_assert_int_eq(is_rcq, with_rcq);
+	struct rpma_cq *expect = NULL;
+	if (with_rcq)
+		ck_assert_int_eq(rpma_conn_get_rcq(e->p.server, &expect), 0);
+	else
+		ck_assert_int_eq(rpma_conn_get_cq(e->p.server, &expect), 0);
+	ck_assert_ptr_eq(cq, expect);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RECV);
+	ck_assert_uint_eq(wc.wr_id, 0x11);
+	ck_assert_str_eq(e->buf, "hello");
+
+	/* the client: the send, on its CQ; is_rcq may be NULL */
+	cq = NULL;
+	ck_assert_int_eq(rpma_conn_wait(e->p.client, 0, &cq, NULL), 0);
+	ck_assert_int_eq(rpma_conn_get_cq(e->p.client, &expect), 0);
+	ck_assert_ptr_eq(cq, expect);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.opcode, IBV_WC_SEND);
+	ck_assert_uint_eq(wc.wr_id, 0x22);
+}
+
+START_TEST(wait_which_queue)
+{
+	struct env e;
+	env_open(&e, _i ? 16 : 0);
+	for (int round = 0; round < 3; round++)
+		ping(&e, _i != 0);
+	env_close(&e);
+}
+END_TEST
+
+/*
+ * A program may poll the channel's descriptor before it waits: native
+ * librpma arms both queues when it makes them, so the descriptor becomes
+ * readable with the first completion.
+ */
+START_TEST(poll_before_wait)
+{
+	struct env e;
+	env_open(&e, 16);
+	int fd = -1;
+	ck_assert_int_eq(rpma_conn_get_compl_fd(e.p.server, &fd), 0);
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	ck_assert_int_eq(rpma_recv(e.p.server, e.mr, 0, 64, NULL), 0);
+	ck_assert_int_eq(rpma_send(e.p.client, e.mr, 64, 8, ALWAYS, NULL), 0);
+	ck_assert_int_eq(poll(&pfd, 1, API_TEST_TIMEOUT * 1000), 1);
+	struct rpma_cq *cq = NULL;
+	bool is_rcq = false;
+	ck_assert_int_eq(rpma_conn_wait(e.p.server, 0, &cq, &is_rcq), 0);
+	ck_assert(is_rcq);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.opcode, IBV_WC_RECV);
+	/* the same again: the queue was armed anew */
+	ck_assert_int_eq(rpma_recv(e.p.server, e.mr, 0, 64, NULL), 0);
+	ck_assert_int_eq(rpma_send(e.p.client, e.mr, 64, 8, ALWAYS, NULL), 0);
+	ck_assert_int_eq(poll(&pfd, 1, API_TEST_TIMEOUT * 1000), 1);
+	ck_assert_int_eq(rpma_conn_wait(e.p.server, 0, &cq, &is_rcq), 0);
+	ck_assert(is_rcq);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	env_close(&e);
+}
+END_TEST
+
+/* RPMA_E_PROVIDER: rpmad went, nothing outstanding will ever complete */
+START_TEST(wait_rpmad_gone)
+{
+	struct env e;
+	env_open(&e, 16);
+	ck_assert_int_eq(rpma_recv(e.p.server, e.mr, 0, 64, (void *)0x42), 0);
+	test_daemon_kill(api_daemon());
+	struct rpma_cq *cq = NULL;
+	bool is_rcq = false;
+	/* the receive is flushed first */
+	ck_assert_int_eq(rpma_conn_wait(e.p.server, 0, &cq, &is_rcq), 0);
+	ck_assert(is_rcq);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	ck_assert_int_eq(rpma_conn_wait(e.p.server, 0, &cq, &is_rcq),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_conn_wait(e.p.client, 0, &cq, NULL),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_conn_delete(&e.p.client), 0);
+	ck_assert_int_eq(rpma_conn_delete(&e.p.server), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&e.p.ep), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e.mr), 0);
+	ck_assert_int_eq(rpma_peer_delete(&e.p.peer), 0);
+}
+END_TEST
+
+/* ------------------------------------------------ arguments of the rest */
+
+START_TEST(atomic_write_args)
+{
+	struct env e;
+	env_open(&e, 0);
+	struct rpma_mr_local *target = NULL;
+	ck_assert_int_eq(rpma_mr_reg(e.p.peer, api_buf(BUF_SIZE), BUF_SIZE,
+			RPMA_MR_USAGE_WRITE_DST, &target), 0);
+	uint8_t desc[21];
+	struct rpma_mr_remote *remote = NULL;
+	ck_assert_int_eq(rpma_mr_get_descriptor(target, desc), 0);
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+			&remote), 0);
+	const char v[8] = "12345678";
+	ck_assert_int_eq(rpma_atomic_write(NULL, remote, 0, v, ALWAYS, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_atomic_write(e.p.client, NULL, 0, v, ALWAYS,
+			NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_atomic_write(e.p.client, remote, 0, NULL,
+			ALWAYS, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_atomic_write(e.p.client, remote, 4, v, ALWAYS,
+			NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_atomic_write(e.p.client, remote, 0, v, 0, NULL),
+			RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_mr_remote_delete(&remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&target), 0);
+	env_close(&e);
+}
+END_TEST
+
+START_TEST(srq_args)
+{
+	struct rpma_peer *peer = api_peer();
+	struct rpma_srq *srq = NULL;
+	ck_assert_int_eq(rpma_srq_new(NULL, NULL, &srq), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_new(peer, NULL, NULL), RPMA_E_INVAL);
+	ck_assert_ptr_null(srq);
+	ck_assert_int_eq(rpma_srq_delete(NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_delete(&srq), 0);	/* nothing to delete */
+	struct rpma_cq *rcq = NULL;
+	ck_assert_int_eq(rpma_srq_get_rcq(NULL, &rcq), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_recv(NULL, NULL, 0, 0, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("api_v1");
+
+	TCase *tc = api_tcase_create("cfg", API_NO_DAEMON);
+	tcase_add_test(tc, conn_cfg_compl_channel);
+	tcase_add_test(tc, conn_cfg_srq);
+	tcase_add_test(tc, srq_cfg);
+	suite_add_tcase(s, tc);
+
+	tc = api_tcase_create("compl_channel", API_SHARED_DAEMON);
+	tcase_add_test(tc, compl_fd_args);
+	tcase_add_test(tc, not_shared);
+	tcase_add_test(tc, wait_args);
+	tcase_add_loop_test(tc, wait_which_queue, 0, 2);
+	tcase_add_test(tc, poll_before_wait);
+	tcase_add_test(tc, atomic_write_args);
+	tcase_add_test(tc, srq_args);
+	suite_add_tcase(s, tc);
+
+	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
+	tcase_add_test(tc, wait_rpmad_gone);
+	suite_add_tcase(s, tc);
+	return api_run(s);
+}
