@@ -45,6 +45,7 @@ conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr)
 	conn->pdata = req->pdata;
 	conn->compl_fd = req->compl_fd;
 	req->compl_fd = -1;
+	pthread_mutex_init(&conn->atomic_lock, NULL);
 	req->qp = NULL;
 	*conn_ptr = conn;
 	return 0;
@@ -296,10 +297,12 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 	if (conn == NULL)
 		return 0;
 
-	int ret = 0;
+	/* the staging registration is of the peer, which may go next */
+	int ret = conn_staging_delete(conn);
 	broker_late_event_forget(conn->qp->generation, conn->qp->conn_id);
-	if (broker_session_alive(conn->qp->generation))
-		ret = conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE);
+	if (broker_session_alive(conn->qp->generation) &&
+			conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE))
+		ret = RPMA_E_PROVIDER;
 	/* a session that ended just now took the object with it */
 	if (ret && !broker_session_alive(conn->qp->generation))
 		ret = 0;
@@ -307,6 +310,7 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 	if (conn->compl_fd >= 0)
 		(void) close(conn->compl_fd);
 	qp_delete(&conn->qp);
+	pthread_mutex_destroy(&conn->atomic_lock);
 	free(conn);
 	*conn_ptr = NULL;
 	return ret ? RPMA_E_PROVIDER : 0;

@@ -6,6 +6,7 @@
 #ifndef RPMACLIENT_CONN_H
 #define RPMACLIENT_CONN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,6 +36,13 @@ struct rpma_conn {
 	bool direct_write_to_pmem;	/* from the remote peer's config */
 	bool lost_reported;		/* rpmad vanished, LOST was said */
 	int compl_fd;			/* the shared channel (1.x), or -1 */
+
+	/* rpma_atomic_write's 8-byte slots (atomic_write.c) */
+	pthread_mutex_t atomic_lock;
+	struct rpma_mr_local *staging;	/* NULL until the first one */
+	void *staging_buf;
+	size_t staging_size;
+	uint32_t staging_slots, staging_next;
 };
 
 /* private_data_set -- copy len bytes (at most CONN_PDATA_MAX) */
@@ -49,6 +57,12 @@ void private_data_get(struct private_data *pd,
  * the request's queue pair and private data.
  */
 int conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr);
+
+/*
+ * conn_staging_delete -- deregister and free rpma_atomic_write's staging
+ * buffer, if it was made (atomic_write.c)
+ */
+int conn_staging_delete(struct rpma_conn *conn);
 
 /*
  * compl_channel_new -- the shared completion channel of qp's queues, a

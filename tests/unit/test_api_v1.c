@@ -4,7 +4,7 @@
  * of each: the configuration of a shared completion channel and of a
  * shared RQ, the shared channel itself (rpma_conn_get_compl_fd,
  * rpma_conn_wait, and what it changes in rpma_cq_wait and rpma_cq_get_fd),
- * and the arguments rpma_atomic_write and the shared RQ calls check.
+ * rpma_atomic_write, and the arguments the shared RQ calls check.
  */
 
 #include <poll.h>
@@ -335,6 +335,64 @@ START_TEST(atomic_write_args)
 }
 END_TEST
 
+/*
+ * The 8 bytes are taken when the call posts them: the caller's buffer is
+ * overwritten right after each call, and many writes without a completion
+ * of their own (RPMA_F_COMPLETION_ON_ERROR) go out before one that has
+ * one, so that the library's staging slots come round several times.
+ */
+START_TEST(atomic_write_lands)
+{
+	struct env e;
+	env_open(&e, 0);
+	uint64_t *target_buf = api_buf(BUF_SIZE);
+	struct rpma_mr_local *target = NULL;
+	ck_assert_int_eq(rpma_mr_reg(e.p.peer, target_buf, BUF_SIZE,
+			RPMA_MR_USAGE_WRITE_DST, &target), 0);
+	uint8_t desc[21];
+	struct rpma_mr_remote *remote = NULL;
+	ck_assert_int_eq(rpma_mr_get_descriptor(target, desc), 0);
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+			&remote), 0);
+	struct rpma_cq *cq = NULL;
+	ck_assert_int_eq(rpma_conn_get_cq(e.p.client, &cq), 0);
+
+	/* rounds of up to 8 writes (the default send queue holds 10) */
+	const int writes = 64;
+	int posted = 0;
+	while (posted < writes) {
+		int batch = writes - posted < 8 ? writes - posted : 8;
+		for (int i = 0; i < batch; i++, posted++) {
+			char v[8];
+			uint64_t val = 0x1000 + (uint64_t)posted;
+			memcpy(v, &val, sizeof(val));
+			int last = i == batch - 1;
+			ck_assert_int_eq(rpma_atomic_write(e.p.client, remote,
+					(size_t)(posted % 32) * 8, v,
+					last ? ALWAYS :
+					RPMA_F_COMPLETION_ON_ERROR,
+					(void *)(uintptr_t)posted), 0);
+			memset(v, 0xee, sizeof(v));
+		}
+		struct rpma_cq *got = NULL;
+		ck_assert_int_eq(rpma_conn_wait(e.p.client, 0, &got, NULL), 0);
+		ck_assert_ptr_eq(got, cq);
+		struct ibv_wc wc;
+		ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, IBV_WC_RDMA_WRITE);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)posted - 1);
+	}
+	/* the last value at each of the 32 places */
+	for (int k = 0; k < 32; k++)
+		ck_assert_uint_eq(target_buf[k], 0x1000 + 32 + (uint64_t)k);
+
+	ck_assert_int_eq(rpma_mr_remote_delete(&remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&target), 0);
+	env_close(&e);
+}
+END_TEST
+
 START_TEST(srq_args)
 {
 	struct rpma_peer *peer = api_peer();
@@ -369,6 +427,7 @@ main(void)
 	tcase_add_loop_test(tc, wait_which_queue, 0, 2);
 	tcase_add_test(tc, poll_before_wait);
 	tcase_add_test(tc, atomic_write_args);
+	tcase_add_test(tc, atomic_write_lands);
 	tcase_add_test(tc, srq_args);
 	suite_add_tcase(s, tc);
 
