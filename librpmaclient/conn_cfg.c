@@ -8,6 +8,7 @@
 
 #include "conn_cfg.h"
 #include "log_internal.h"
+#include "srq.h"
 
 static const struct rpma_conn_cfg defaults = {
 	.timeout_ms = RPMA_DEFAULT_TIMEOUT_MS,
@@ -26,12 +27,13 @@ conn_cfg_or_default(const struct rpma_conn_cfg *cfg)
 }
 
 int
-conn_cfg_served(const struct rpma_conn_cfg *cfg)
+conn_cfg_check(const struct rpma_conn_cfg *cfg)
 {
 	cfg = conn_cfg_or_default(cfg);
-	if (cfg->srq) {
-		RLOG_ERROR("a shared RQ is not served by rpmad yet");
-		return RPMA_E_NOSUPP;
+	if (cfg->shared_comp_channel && cfg->srq && cfg->srq->has_rcq) {
+		RLOG_ERROR("a shared completion channel cannot be used when "
+				"the shared RQ has its own receive CQ");
+		return RPMA_E_INVAL;
 	}
 	return 0;
 }

@@ -26,9 +26,10 @@ const struct rpma_conn_cfg *conn_cfg_or_default(
 		const struct rpma_conn_cfg *cfg);
 
 /*
- * conn_cfg_served -- 0, or RPMA_E_NOSUPP when cfg asks for what rpmad does
- * not serve yet (a shared RQ: issue 35)
+ * conn_cfg_check -- 0, or RPMA_E_INVAL when cfg asks for a shared
+ * completion channel and a shared RQ that has its own receive CQ (1.x
+ * refuses the two together)
  */
-int conn_cfg_served(const struct rpma_conn_cfg *cfg);
+int conn_cfg_check(const struct rpma_conn_cfg *cfg);
 
 #endif /* RPMACLIENT_CONN_CFG_H */

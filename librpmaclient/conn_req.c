@@ -17,17 +17,38 @@
 #include "mr.h"
 #include "ops.h"
 #include "peer.h"
+#include "srq.h"
 
+/*
+ * The queue pair's depths: the configuration's; with a shared RQ (1.x)
+ * the connection's RQ has the shared one's depth (what bounds its
+ * receives in flight and their completions) and no receive CQ of its own
+ * when the shared RQ has one, as native 1.x makes none then.
+ */
+static void
+conn_sizes(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes)
+{
+	qp_sizes_from_cfg(cfg, sizes);
+	const struct rpma_srq *srq = conn_cfg_or_default(cfg)->srq;
+	if (srq) {
+		sizes->rq = srq->rq_size;
+		if (srq->has_rcq)
+			sizes->rcq = 0;
+	}
+}
 
 void
 conn_cfg_to_msg(const struct rpma_conn_cfg *cfg, Rpmad__ConnCfg *msg)
 {
+	struct qp_sizes sizes;
+	conn_sizes(cfg, &sizes);
 	cfg = conn_cfg_or_default(cfg);
 	msg->timeout_ms = (uint32_t)cfg->timeout_ms;
-	msg->cq_size = cfg->cq_size;
-	msg->rcq_size = cfg->rcq_size;
-	msg->sq_size = cfg->sq_size;
-	msg->rq_size = cfg->rq_size;
+	msg->cq_size = sizes.cq;
+	msg->rcq_size = sizes.rcq;
+	msg->sq_size = sizes.sq;
+	msg->rq_size = sizes.rq;
+	msg->srq_id = cfg->srq ? cfg->srq->qp->conn_id : 0;
 }
 
 int
@@ -40,12 +61,14 @@ conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
 		return RPMA_E_NOMEM;
 
 	struct qp_sizes sizes;
-	qp_sizes_from_cfg(cfg, &sizes);
+	conn_sizes(cfg, &sizes);
 	int ret = qp_new(reply, &sizes, &req->qp);
 	if (ret) {
 		free(req);
 		return ret;
 	}
+	const struct rpma_srq *srq = conn_cfg_or_default(cfg)->srq;
+	req->qp->srq_qp = srq ? srq->qp : NULL;
 	req->peer = peer;
 	req->incoming = incoming;
 	req->compl_fd = -1;
@@ -70,7 +93,7 @@ rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
 {
 	if (peer == NULL || addr == NULL || port == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
-	int ret = conn_cfg_served(cfg);
+	int ret = conn_cfg_check(cfg);
 	if (ret)
 		return ret;
 

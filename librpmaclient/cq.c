@@ -337,7 +337,8 @@ cqe_to_wc(const struct qp *qp, const struct qp_cqe *c, struct ibv_wc *wc)
 	wc->byte_len = c->byte_len;
 	wc->imm_data = c->imm_data;
 	wc->wc_flags = c->wc_flags;
-	wc->qp_num = qp->qp_num;
+	/* a shared RQ's receive: the queue pair that received it */
+	wc->qp_num = c->source == QP_CQE_FROM_SRQ ? c->qp_num : qp->qp_num;
 }
 
 /* Lets the queues reuse the slots of completed work, as a NIC would. */
@@ -346,6 +347,10 @@ retire(struct qp *qp, const struct qp_cqe *c)
 {
 	if (c->source == QP_CQE_FROM_SQ)
 		atomic_store_explicit(&qp->sq_retired, c->sq_index + 1,
+				memory_order_release);
+	else if (c->source == QP_CQE_FROM_SRQ && qp->srq_qp)
+		/* on a connection's queue: the shared RQ's slot is free */
+		atomic_fetch_add_explicit(&qp->srq_qp->rq_done, 1,
 				memory_order_release);
 	else
 		atomic_fetch_add_explicit(&qp->rq_done, 1,

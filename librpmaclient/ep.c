@@ -122,9 +122,9 @@ rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 {
 	if (ep == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
-	int served = conn_cfg_served(cfg);
-	if (served)
-		return served;
+	int bad = conn_cfg_check(cfg);
+	if (bad)
+		return bad;
 	/* the notification would be taken from the parent */
 	if (fork_inherited(ep->epoch, "rpma_ep_next_conn_req"))
 		return RPMA_E_PROVIDER;

@@ -88,6 +88,8 @@ struct qp {
 	struct rpma_cq cq;
 	struct rpma_cq rcq;
 	bool has_rcq;
+	/* 1.x: the shared RQ's region its receives come from (srq.c) */
+	struct qp *srq_qp;
 
 	/* set once rpmad's side of this queue pair is gone */
 	_Atomic bool dead;

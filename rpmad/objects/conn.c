@@ -26,6 +26,7 @@
 #include "qp.h"
 #include "qp_wc.h"
 #include "registry.h"
+#include "srq.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -89,6 +90,7 @@ struct conn {
 	uint8_t recv_rejected;
 	bool rnr_waiting;	/* a message waits for a receive */
 	struct conn_inflight inflight;
+	struct srq *srq;	/* 1.x: receives come from it, not qp.rq */
 
 	struct conn_event_entry events[CONN_MAX_EVENTS];
 	unsigned ev_head, ev_count;
@@ -757,6 +759,20 @@ take_work(struct conn *conn)
 
 /* ------------------------------------------------------------- receives */
 
+/* Where the connection's receives are posted: its own RQ or a shared one. */
+static struct qp *
+recv_qp(struct conn *conn)
+{
+	return conn->srq ? &conn->srq->qp : &conn->qp;
+}
+
+void
+conn_srq_posted(struct conn *conn)
+{
+	if (conn->rnr_waiting || conn->tp->eager_recv)
+		conn_activate(conn);
+}
+
 /*
  * For conn_take_recv: -EPROTO once the refused receive failed in its turn
  * (and the queue pair with it), -EAGAIN while receives before it are in
@@ -784,13 +800,18 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	if (conn_recvs_in_flight(conn) >= conn->qp.layout.rq_entries)
 		return -EAGAIN;
 	struct qp_rqe rqe;
-	int got = qp_rq_next(&conn->qp, &rqe);
+	int got = qp_rq_next(recv_qp(conn), &rqe);
 	if (got == 0) {
 		conn->rnr_waiting = true;
 		return -EAGAIN;
 	}
-	if (got < 0)
-		return -EPROTO;	/* corrupted: the poller ends the connection */
+	/* corrupted: the poller ends the connection (a shared RQ: it is
+	 * of no use any more, and each connection fails as it takes) */
+	if (got < 0) {
+		if (conn->srq)
+			conn->qp.corrupted = true;
+		return -EPROTO;
+	}
 
 	conn->rnr_waiting = false;
 	uint64_t seq = conn->inflight.recv_seq + 1;
@@ -829,7 +850,17 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		.wc_flags = with_imm ? IBV_WC_WITH_IMM : 0,
 		.source = QP_CQE_FROM_RQ,
 	};
-	qp_complete(&conn->qp, &cqe, true);
+	if (conn->srq) {
+		/* the shared RQ's receive CQ, else the connection's queues */
+		cqe.source = QP_CQE_FROM_SRQ;
+		cqe.qp_num = conn->qp_num;
+		if (conn->srq->has_rcq)
+			qp_complete(&conn->srq->qp, &cqe, false);
+		else
+			qp_complete(&conn->qp, &cqe, true);
+	} else {
+		qp_complete(&conn->qp, &cqe, true);
+	}
 	if (rs->mr) {
 		mr_put(rs->mr);
 		rs->mr = NULL;
@@ -974,12 +1005,13 @@ conn_poll(struct conn *conn)
 	else if (conn->state == CONN_ESTABLISHED)
 		work += take_work(conn);
 
-	if (conn->rnr_waiting && qp_rq_pending(&conn->qp) && conn->tp_conn) {
+	if (conn->rnr_waiting && qp_rq_pending(recv_qp(conn)) &&
+			conn->tp_conn) {
 		conn->rnr_waiting = false;
 		conn->tp->recv_posted(conn);
 		work++;
 	} else if (conn->tp->eager_recv && conn->tp_conn && !conn->qp_error &&
-			qp_rq_pending(&conn->qp)) {
+			qp_rq_pending(recv_qp(conn))) {
 		/* not counted as work: the transport may not take them yet */
 		conn->tp->recv_posted(conn);
 	}
@@ -1047,7 +1079,9 @@ needs_polling(const struct conn *conn)
 static bool
 conn_try_sleep(struct conn *conn)
 {
-	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn), rq_wanted(conn))) {
+	/* a shared RQ's doorbell wakes its connections (srq.c) */
+	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn),
+			rq_wanted(conn) && conn->srq == NULL)) {
 		qp_wake(&conn->qp);
 		return false;
 	}
@@ -1182,6 +1216,17 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	uint32_t timeout_ms;
 	if (sizes_from_cfg(rc, cfg, &sizes, &timeout_ms))
 		return NULL;
+	struct srq *srq = NULL;
+	if (cfg->srq_id) {
+		if ((srq = srq_find(rc, cfg->srq_id)) == NULL)
+			return NULL;
+		/* as a queue pair and a shared RQ of two protection domains */
+		if (srq->peer != peer) {
+			req_fail(rc, RPMA_E_PROVIDER, EINVAL, "the shared "
+					"receive queue is of another peer");
+			return NULL;
+		}
+	}
 
 	struct conn *conn = calloc(1, sizeof(*conn));
 	if (conn == NULL) {
@@ -1222,6 +1267,16 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		return NULL;
 	}
 
+	if (srq && srq_attach(srq, conn)) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		loop_del(rpmad.loop, &conn->qp.doorbell_watch);
+		free(conn->works);
+		free(conn->inflight.recvs);
+		qp_destroy(&conn->qp);
+		free(conn);
+		return NULL;
+	}
+	conn->srq = srq;
 	conn->peer = peer;
 	conn->tp = peer->dev->tp;
 	conn->timeout_ms = timeout_ms;
@@ -1292,6 +1347,8 @@ conn_destroy(struct conn *conn, enum obj_release how)
 
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 	qp_destroy(&conn->qp);
+	if (conn->srq)
+		srq_detach(conn->srq, conn);
 	free(conn->works);
 	free(conn->inflight.recvs);
 	if (is_request(conn->state))
