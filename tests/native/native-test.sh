@@ -21,7 +21,7 @@
 # usage: tests/native/native-test.sh PREFIX   (make install's prefix)
 # Environment: NATIVE_CACHE (keeps the download and the fio build between
 # runs; default a fresh folder), PORT_BASE (7600), EXAMPLES_1X (the 1.x
-# examples to run; default those whose functions rpmad serves).
+# examples to run; default all five).
 # Needs apt-get reaching Debian's archive, a C compiler, and for fio its
 # build dependencies (libpmem-dev, libprotobuf-c-dev, librdmacm-dev);
 # exits 77 (skipped) without ../shared/conformance or apt-get.
@@ -32,8 +32,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 PREFIX=$(realpath "$1")
 CONF=$(realpath "$top/../shared/conformance" 2>/dev/null || true)
 PORT_BASE=${PORT_BASE:-7600}
-# shared receive queues (08srq, 13) are not served yet: see docs/abi.md
-EXAMPLES_1X=${EXAMPLES_1X:-01-connection 07-atomic-write 12scch-receive-completion-queue}
+EXAMPLES_1X=${EXAMPLES_1X:-01-connection 07-atomic-write \
+	08srq-simple-messages-ping-pong-with-srq 12scch-receive-completion-queue \
+	13-messages-ping-pong-with-srq}
 
 say() { echo "native-test: $*"; }
 [ -x "$CONF/run.sh" ] || { say "skipped: no ../shared/conformance/run.sh"; exit 77; }

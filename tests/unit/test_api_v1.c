@@ -4,7 +4,8 @@
  * of each: the configuration of a shared completion channel and of a
  * shared RQ, the shared channel itself (rpma_conn_get_compl_fd,
  * rpma_conn_wait, and what it changes in rpma_cq_wait and rpma_cq_get_fd),
- * rpma_atomic_write, and the arguments the shared RQ calls check.
+ * rpma_atomic_write, and shared receive queues (shared by connections,
+ * in order, receive not ready, with and without their own receive CQ).
  */
 
 #include <poll.h>
@@ -402,10 +403,295 @@ START_TEST(srq_args)
 	ck_assert_ptr_null(srq);
 	ck_assert_int_eq(rpma_srq_delete(NULL), RPMA_E_INVAL);
 	ck_assert_int_eq(rpma_srq_delete(&srq), 0);	/* nothing to delete */
-	struct rpma_cq *rcq = NULL;
+
+	/* the defaults: a receive CQ of its own */
+	ck_assert_int_eq(rpma_srq_new(peer, NULL, &srq), 0);
+	struct rpma_cq *rcq = (struct rpma_cq *)0x1;
 	ck_assert_int_eq(rpma_srq_get_rcq(NULL, &rcq), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_get_rcq(srq, NULL), RPMA_E_INVAL);
+	ck_assert_ptr_eq(rcq, (struct rpma_cq *)0x1);
+	ck_assert_int_eq(rpma_srq_get_rcq(srq, &rcq), 0);
+	ck_assert_ptr_nonnull(rcq);
 	ck_assert_int_eq(rpma_srq_recv(NULL, NULL, 0, 0, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 8, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 8, 0, NULL), RPMA_E_INVAL);
+	/* a receive of no data is one */
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 0, NULL), 0);
+	ck_assert_int_eq(rpma_srq_delete(&srq), 0);
+	ck_assert_ptr_null(srq);
+
+	/* rcq_size 0: none */
+	struct rpma_srq_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_srq_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rcq_size(cfg, 0), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rq_size(cfg, 2), 0);
+	ck_assert_int_eq(rpma_srq_new(peer, cfg, &srq), 0);
+	ck_assert_int_eq(rpma_srq_get_rcq(srq, &rcq), 0);
+	ck_assert_ptr_null(rcq);
+	/* RPMA_E_PROVIDER: full (2 entries) */
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 0, NULL), 0);
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 0, NULL), 0);
+	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 0, NULL),
+			RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_srq_delete(&srq), 0);
+	ck_assert_int_eq(rpma_srq_cfg_delete(&cfg), 0);
 	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
+}
+END_TEST
+
+/* ------------------------------------------------- shared receive queues */
+
+#define N_CONNS 2
+
+/* N_CONNS clients, each to a server connection made with one shared RQ */
+struct srq_env {
+	struct rpma_peer *peer;
+	struct rpma_ep *ep;
+	struct rpma_srq *srq;
+	struct rpma_conn *client[N_CONNS], *server[N_CONNS];
+	struct rpma_mr_local *mr;
+	char *buf;
+};
+
+static enum rpma_conn_event
+event_of(struct rpma_conn *conn)
+{
+	enum rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+	ck_assert_int_eq(rpma_conn_next_event(conn, &ev), 0);
+	return ev;
+}
+
+/* rcq_size: the shared RQ's; server_rcq: the server connections' */
+static void
+srq_open(struct srq_env *e, uint32_t rq_size, uint32_t rcq_size,
+		uint32_t server_rcq)
+{
+	memset(e, 0, sizeof(*e));
+	e->peer = api_peer();
+	struct rpma_srq_cfg *scfg = NULL;
+	ck_assert_int_eq(rpma_srq_cfg_new(&scfg), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rq_size(scfg, rq_size), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rcq_size(scfg, rcq_size), 0);
+	ck_assert_int_eq(rpma_srq_new(e->peer, scfg, &e->srq), 0);
+	ck_assert_int_eq(rpma_srq_cfg_delete(&scfg), 0);
+
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_srq(cfg, e->srq), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_rcq_size(cfg, server_rcq), 0);
+	char port[16];
+	api_free_port(port);
+	ck_assert_int_eq(rpma_ep_listen(e->peer, API_LOCAL_ADDR, port,
+			&e->ep), 0);
+	for (int i = 0; i < N_CONNS; i++) {
+		struct rpma_conn_req *req = NULL;
+		ck_assert_int_eq(rpma_conn_req_new(e->peer, API_LOCAL_ADDR,
+				port, NULL, &req), 0);
+		ck_assert_int_eq(rpma_conn_req_connect(&req, NULL,
+				&e->client[i]), 0);
+		ck_assert_int_eq(rpma_ep_next_conn_req(e->ep, cfg, &req), 0);
+		ck_assert_int_eq(rpma_conn_req_connect(&req, NULL,
+				&e->server[i]), 0);
+		ck_assert_int_eq(event_of(e->client[i]),
+				RPMA_CONN_ESTABLISHED);
+		ck_assert_int_eq(event_of(e->server[i]),
+				RPMA_CONN_ESTABLISHED);
+	}
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+	e->buf = api_buf(BUF_SIZE);
+	ck_assert_int_eq(rpma_mr_reg(e->peer, e->buf, BUF_SIZE,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &e->mr), 0);
+}
+
+static void
+srq_close(struct srq_env *e)
+{
+	for (int i = 0; i < N_CONNS; i++) {
+		ck_assert_int_eq(rpma_conn_disconnect(e->client[i]), 0);
+		ck_assert_int_eq(event_of(e->client[i]), RPMA_CONN_CLOSED);
+		ck_assert_int_eq(event_of(e->server[i]), RPMA_CONN_CLOSED);
+		ck_assert_int_eq(rpma_conn_delete(&e->client[i]), 0);
+		ck_assert_int_eq(rpma_conn_delete(&e->server[i]), 0);
+	}
+	ck_assert_int_eq(rpma_srq_delete(&e->srq), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->mr), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&e->ep), 0);
+	ck_assert_int_eq(rpma_peer_delete(&e->peer), 0);
+}
+
+/* client i sends 8 bytes "<tag>" from the upper half and sees it done */
+static void
+send_from(struct srq_env *e, int i, const char *tag)
+{
+	char *src = e->buf + BUF_SIZE / 2 + i * 64;
+	(void) snprintf(src, 8, "%s", tag);
+	ck_assert_int_eq(rpma_send(e->client[i], e->mr, BUF_SIZE / 2 +
+			(size_t)i * 64, 8, ALWAYS, NULL), 0);
+	struct rpma_cq *cq = NULL;
+	ck_assert_int_eq(rpma_conn_get_cq(e->client[i], &cq), 0);
+	ck_assert_int_eq(rpma_cq_wait(cq), 0);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(wc.opcode, IBV_WC_SEND);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+}
+
+static void
+next_wc(struct rpma_cq *cq, struct ibv_wc *wc)
+{
+	int ret;
+	while ((ret = rpma_cq_get_wc(cq, 1, wc, NULL)) ==
+			RPMA_E_NO_COMPLETION)
+		ck_assert_int_eq(rpma_cq_wait(cq), 0);
+	ck_assert_int_eq(ret, 0);
+}
+
+/*
+ * Both connections' messages take the queue's buffers in the order they
+ * were posted, whichever connection they came on; the completions say
+ * which connection received each (qp_num).
+ */
+START_TEST(srq_shared_in_order)
+{
+	struct srq_env e;
+	srq_open(&e, 8, 8, 0);
+	struct rpma_cq *rcq = NULL;
+	ck_assert_int_eq(rpma_srq_get_rcq(e.srq, &rcq), 0);
+	/* the server connections have no receive CQ of their own */
+	struct rpma_cq *none = (struct rpma_cq *)0x1;
+	ck_assert_int_eq(rpma_conn_get_rcq(e.server[0], &none), 0);
+	ck_assert_ptr_null(none);
+	/* nor a receive queue */
+	ck_assert_int_eq(rpma_recv(e.server[0], e.mr, 0, 8, NULL),
+			RPMA_E_PROVIDER);
+
+	for (uintptr_t k = 0; k < 4; k++)
+		ck_assert_int_eq(rpma_srq_recv(e.srq, e.mr, k * 64, 64,
+				(void *)(k + 1)), 0);
+	const char *tags[] = { "a1", "b1", "a2", "b2" };
+	for (int k = 0; k < 4; k++)
+		send_from(&e, k % 2, tags[k]);
+	for (int k = 0; k < 4; k++) {
+		struct ibv_wc wc;
+		next_wc(rcq, &wc);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, IBV_WC_RECV);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)k + 1);
+		ck_assert_uint_eq(wc.byte_len, 8);
+		uint32_t qpn = 0;
+		ck_assert_int_eq(rpma_conn_get_qp_num(e.server[k % 2], &qpn),
+				0);
+		ck_assert_uint_eq(wc.qp_num, qpn);
+		ck_assert_str_eq(e.buf + k * 64, tags[k]);
+	}
+	srq_close(&e);
+}
+END_TEST
+
+/*
+ * Receive not ready: a message waits for a buffer posted after it came,
+ * and one posted later still lands it.
+ */
+START_TEST(srq_receive_not_ready)
+{
+	struct srq_env e;
+	srq_open(&e, 4, 4, 0);
+	struct rpma_cq *rcq = NULL, *ccq = NULL;
+	ck_assert_int_eq(rpma_srq_get_rcq(e.srq, &rcq), 0);
+	ck_assert_int_eq(rpma_conn_get_cq(e.client[1], &ccq), 0);
+	memcpy(e.buf + BUF_SIZE / 2 + 64, "late", 5);
+	ck_assert_int_eq(rpma_send(e.client[1], e.mr, BUF_SIZE / 2 + 64, 5,
+			ALWAYS, (void *)0x5), 0);
+	struct ibv_wc wc;
+	ck_assert_int_eq(rpma_cq_get_wc(rcq, 1, &wc, NULL),
+			RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_srq_recv(e.srq, e.mr, 0, 64, (void *)0x7), 0);
+	next_wc(rcq, &wc);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 0x7);
+	ck_assert_str_eq(e.buf, "late");
+	next_wc(ccq, &wc);
+	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	ck_assert_uint_eq(wc.wr_id, 0x5);
+	srq_close(&e);
+}
+END_TEST
+
+/*
+ * _i 0: a shared RQ without a receive CQ: the completions go to the
+ * receiving connection's CQ; _i 1: to its receive CQ. Many more messages
+ * than the queue holds: each completion taken frees the queue's slot.
+ */
+START_TEST(srq_without_rcq)
+{
+	struct srq_env e;
+	srq_open(&e, 2, 0, _i ? 4 : 0);
+	struct rpma_cq *rcq = (struct rpma_cq *)0x1;
+	ck_assert_int_eq(rpma_srq_get_rcq(e.srq, &rcq), 0);
+	ck_assert_ptr_null(rcq);
+	for (int k = 0; k < 12; k++) {
+		int i = k % N_CONNS;
+		ck_assert_int_eq(rpma_srq_recv(e.srq, e.mr, 0, 64,
+				(void *)(uintptr_t)(k + 1)), 0);
+		send_from(&e, i, k % 2 ? "odd" : "even");
+		struct rpma_cq *cq = NULL;
+		if (_i)
+			ck_assert_int_eq(rpma_conn_get_rcq(e.server[i], &cq),
+					0);
+		else
+			ck_assert_int_eq(rpma_conn_get_cq(e.server[i], &cq),
+					0);
+		ck_assert_ptr_nonnull(cq);
+		struct ibv_wc wc;
+		next_wc(cq, &wc);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+		ck_assert_int_eq(wc.opcode, IBV_WC_RECV);
+		ck_assert_uint_eq(wc.wr_id, (uint64_t)k + 1);
+		ck_assert_str_eq(e.buf, k % 2 ? "odd" : "even");
+	}
+	srq_close(&e);
+}
+END_TEST
+
+/* what 1.x refuses around a shared RQ */
+START_TEST(srq_refusals)
+{
+	struct srq_env e;
+	srq_open(&e, 4, 4, 0);
+	/* a shared channel with a shared RQ that has its own receive CQ */
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_srq(cfg, e.srq), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	struct rpma_conn_req *req = NULL;
+	char port[16];
+	api_free_port(port);
+	ck_assert_int_eq(rpma_conn_req_new(e.peer, API_LOCAL_ADDR, port, cfg,
+			&req), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_ep_next_conn_req(e.ep, cfg, &req),
+			RPMA_E_INVAL);
+	ck_assert_ptr_null(req);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+
+	/* deleting it while connections use it: gone here, refused there */
+	struct rpma_srq *srq = e.srq;
+	ck_assert_int_eq(rpma_srq_delete(&srq), RPMA_E_PROVIDER);
+	ck_assert_ptr_null(srq);
+	for (int i = 0; i < N_CONNS; i++) {
+		ck_assert_int_eq(rpma_conn_disconnect(e.client[i]), 0);
+		ck_assert_int_eq(event_of(e.client[i]), RPMA_CONN_CLOSED);
+		ck_assert_int_eq(event_of(e.server[i]), RPMA_CONN_CLOSED);
+		ck_assert_int_eq(rpma_conn_delete(&e.client[i]), 0);
+		ck_assert_int_eq(rpma_conn_delete(&e.server[i]), 0);
+	}
+	ck_assert_int_eq(rpma_mr_dereg(&e.mr), 0);
+	ck_assert_int_eq(rpma_ep_shutdown(&e.ep), 0);
+	/*
+	 * as native 1.x, whose ibv_srq stays when ibv_destroy_srq failed:
+	 * the queue is still in the peer, which cannot go (the session's
+	 * end takes both)
+	 */
+	ck_assert_int_eq(rpma_peer_delete(&e.peer), RPMA_E_PROVIDER);
 }
 END_TEST
 
@@ -429,6 +715,10 @@ main(void)
 	tcase_add_test(tc, atomic_write_args);
 	tcase_add_test(tc, atomic_write_lands);
 	tcase_add_test(tc, srq_args);
+	tcase_add_test(tc, srq_shared_in_order);
+	tcase_add_test(tc, srq_receive_not_ready);
+	tcase_add_loop_test(tc, srq_without_rcq, 0, 2);
+	tcase_add_test(tc, srq_refusals);
 	suite_add_tcase(s, tc);
 
 	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
