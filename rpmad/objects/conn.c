@@ -769,8 +769,14 @@ recv_qp(struct conn *conn)
 void
 conn_srq_posted(struct conn *conn)
 {
-	if (conn->rnr_waiting || conn->tp->eager_recv)
+	if (conn->rnr_waiting)
 		conn_activate(conn);
+}
+
+struct srq *
+conn_srq(const struct conn *conn)
+{
+	return conn->srq;
 }
 
 /*
@@ -1011,7 +1017,7 @@ conn_poll(struct conn *conn)
 		conn->tp->recv_posted(conn);
 		work++;
 	} else if (conn->tp->eager_recv && conn->tp_conn && !conn->qp_error &&
-			qp_rq_pending(recv_qp(conn))) {
+			qp_rq_pending(&conn->qp)) {
 		/* not counted as work: the transport may not take them yet */
 		conn->tp->recv_posted(conn);
 	}

@@ -38,6 +38,7 @@ struct ep;
 struct incoming;
 struct peer;
 struct qp;
+struct srq;
 struct transport_ops;
 
 enum conn_state {
@@ -220,6 +221,9 @@ void conn_count_served(struct conn *conn, uint8_t opcode, uint64_t len);
  * takes its receives from: look again (srq.c)
  */
 void conn_srq_posted(struct conn *conn);
+
+/* conn_srq -- the shared RQ its receives come from (1.x), or NULL */
+struct srq *conn_srq(const struct conn *conn);
 
 /* conn_set_names -- the addresses shown by rpmactl (NULL: unchanged) */
 void conn_set_names(struct conn *conn, const struct sockaddr_storage *local,
