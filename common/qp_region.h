@@ -85,7 +85,7 @@ struct qp_rqe {
 enum qp_cqe_source {
 	QP_CQE_FROM_SQ = 1,
 	QP_CQE_FROM_RQ = 2,
-	QP_CQE_FROM_SRQ = 3,	/* a shared RQ's receive (1.x): qp_num says whose */
+	QP_CQE_FROM_SRQ = 3,	/* a shared RQ's receive (1.x): qp_num */
 };
 
 /*

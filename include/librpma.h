@@ -47,8 +47,9 @@ extern "C" {
 #define RPMA_E_NO_EVENT		(-100006) /* no event is pending */
 #define RPMA_E_AGAIN		(-100007) /* transient failure, try again */
 #ifndef RPMA_API_0_12
-#define RPMA_E_SHARED_CHANNEL	(-100008) /* the completion channel is shared */
-#define RPMA_E_NOT_SHARED_CHNL	(-100009) /* ... is not shared */
+/* 1.x: the connection's completion channel is shared (not) */
+#define RPMA_E_SHARED_CHANNEL	(-100008)
+#define RPMA_E_NOT_SHARED_CHNL	(-100009)
 #endif
 
 /* Connection establishment timeout used when none is configured. */
@@ -226,7 +227,7 @@ enum rpma_conn_event {
 	RPMA_CONN_REJECTED		/* the server refused the request */
 #ifndef RPMA_API_0_12
 	,
-	RPMA_CONN_UNREACHABLE		/* no route, or no answer in time */
+	RPMA_CONN_UNREACHABLE		/* no route, no answer in time */
 #endif
 };
 

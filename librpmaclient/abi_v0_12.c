@@ -77,7 +77,8 @@ SAME(int, rpma_conn_get_event_fd,
 		(const struct rpma_conn *conn, int *fd),
 		(conn, fd))
 SAME(int, rpma_conn_get_private_data,
-		(const struct rpma_conn *conn, struct rpma_conn_private_data *pdata),
+		(const struct rpma_conn *conn,
+		struct rpma_conn_private_data *pdata),
 		(conn, pdata))
 SAME(int, rpma_conn_get_qp_num,
 		(const struct rpma_conn *conn, uint32_t *qp_num),
@@ -86,25 +87,32 @@ SAME(int, rpma_conn_get_rcq,
 		(const struct rpma_conn *conn, struct rpma_cq **rcq_ptr),
 		(conn, rcq_ptr))
 SAME(int, rpma_conn_req_connect,
-		(struct rpma_conn_req **req_ptr, const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr),
+		(struct rpma_conn_req **req_ptr,
+		const struct rpma_conn_private_data *pdata,
+		struct rpma_conn **conn_ptr),
 		(req_ptr, pdata, conn_ptr))
 SAME(int, rpma_conn_req_delete,
 		(struct rpma_conn_req **req_ptr),
 		(req_ptr))
 SAME(int, rpma_conn_req_get_private_data,
-		(const struct rpma_conn_req *req, struct rpma_conn_private_data *pdata),
+		(const struct rpma_conn_req *req,
+		struct rpma_conn_private_data *pdata),
 		(req, pdata))
 SAME(int, rpma_conn_req_new,
-		(struct rpma_peer *peer, const char *addr, const char *port, const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr),
+		(struct rpma_peer *peer, const char *addr, const char *port,
+		const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr),
 		(peer, addr, port, cfg, req_ptr))
 SAME(int, rpma_conn_req_recv,
-		(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset, size_t len, const void *op_context),
+		(struct rpma_conn_req *req, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context),
 		(req, dst, offset, len, op_context))
 SAME(int, rpma_cq_get_fd,
 		(const struct rpma_cq *cq, int *fd),
 		(cq, fd))
 SAME(int, rpma_cq_get_wc,
-		(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got),
+		(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
+		int *num_entries_got),
 		(cq, num_entries, wc, num_entries_got))
 SAME(int, rpma_cq_wait,
 		(struct rpma_cq *cq),
@@ -113,16 +121,20 @@ SAME(int, rpma_ep_get_fd,
 		(const struct rpma_ep *ep, int *fd),
 		(ep, fd))
 SAME(int, rpma_ep_listen,
-		(struct rpma_peer *peer, const char *addr, const char *port, struct rpma_ep **ep_ptr),
+		(struct rpma_peer *peer, const char *addr, const char *port,
+		struct rpma_ep **ep_ptr),
 		(peer, addr, port, ep_ptr))
 SAME(int, rpma_ep_next_conn_req,
-		(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg, struct rpma_conn_req **req_ptr),
+		(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		struct rpma_conn_req **req_ptr),
 		(ep, cfg, req_ptr))
 SAME(int, rpma_ep_shutdown,
 		(struct rpma_ep **ep_ptr),
 		(ep_ptr))
 SAME(int, rpma_flush,
-		(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, size_t len, enum rpma_flush_type type, int flags, const void *op_context),
+		(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, size_t len, enum rpma_flush_type type,
+		int flags, const void *op_context),
 		(conn, dst, dst_offset, len, type, flags, op_context))
 SAME(int, rpma_log_get_threshold,
 		(enum rpma_log_threshold threshold, enum rpma_log_level *level),
@@ -134,7 +146,8 @@ SAME(int, rpma_log_set_threshold,
 		(enum rpma_log_threshold threshold, enum rpma_log_level level),
 		(threshold, level))
 SAME(int, rpma_mr_advise,
-		(struct rpma_mr_local *mr, size_t offset, size_t len, int advice, uint32_t flags),
+		(struct rpma_mr_local *mr, size_t offset, size_t len,
+		int advice, uint32_t flags),
 		(mr, offset, len, advice, flags))
 SAME(int, rpma_mr_dereg,
 		(struct rpma_mr_local **mr_ptr),
@@ -152,13 +165,15 @@ SAME(int, rpma_mr_get_size,
 		(const struct rpma_mr_local *mr, size_t *size),
 		(mr, size))
 SAME(int, rpma_mr_reg,
-		(struct rpma_peer *peer, void *ptr, size_t size, int usage, struct rpma_mr_local **mr_ptr),
+		(struct rpma_peer *peer, void *ptr, size_t size, int usage,
+		struct rpma_mr_local **mr_ptr),
 		(peer, ptr, size, usage, mr_ptr))
 SAME(int, rpma_mr_remote_delete,
 		(struct rpma_mr_remote **mr_ptr),
 		(mr_ptr))
 SAME(int, rpma_mr_remote_from_descriptor,
-		(const void *desc, size_t desc_size, struct rpma_mr_remote **mr_ptr),
+		(const void *desc, size_t desc_size,
+		struct rpma_mr_remote **mr_ptr),
 		(desc, desc_size, mr_ptr))
 SAME(int, rpma_mr_remote_get_flush_type,
 		(const struct rpma_mr_remote *mr, int *flush_type),
@@ -170,7 +185,8 @@ SAME(int, rpma_peer_cfg_delete,
 		(struct rpma_peer_cfg **pcfg_ptr),
 		(pcfg_ptr))
 SAME(int, rpma_peer_cfg_from_descriptor,
-		(const void *desc, size_t desc_size, struct rpma_peer_cfg **pcfg_ptr),
+		(const void *desc, size_t desc_size,
+		struct rpma_peer_cfg **pcfg_ptr),
 		(desc, desc_size, pcfg_ptr))
 SAME(int, rpma_peer_cfg_get_descriptor,
 		(const struct rpma_peer_cfg *pcfg, void *desc),
@@ -194,29 +210,46 @@ SAME(int, rpma_peer_new,
 		(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr),
 		(ibv_ctx, peer_ptr))
 SAME(int, rpma_read,
-		(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset, const struct rpma_mr_remote *src, size_t src_offset, size_t len, int flags, const void *op_context),
-		(conn, dst, dst_offset, src, src_offset, len, flags, op_context))
+		(struct rpma_conn *conn, struct rpma_mr_local *dst,
+		size_t dst_offset, const struct rpma_mr_remote *src,
+		size_t src_offset, size_t len, int flags,
+		const void *op_context),
+		(conn, dst, dst_offset, src, src_offset, len, flags,
+		op_context))
 SAME(int, rpma_recv,
-		(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, size_t len, const void *op_context),
+		(struct rpma_conn *conn, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context),
 		(conn, dst, offset, len, op_context))
 SAME(int, rpma_send,
-		(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len, int flags, const void *op_context),
+		(struct rpma_conn *conn, const struct rpma_mr_local *src,
+		size_t offset, size_t len, int flags, const void *op_context),
 		(conn, src, offset, len, flags, op_context))
 SAME(int, rpma_send_with_imm,
-		(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len, int flags, uint32_t imm, const void *op_context),
+		(struct rpma_conn *conn, const struct rpma_mr_local *src,
+		size_t offset, size_t len, int flags, uint32_t imm,
+		const void *op_context),
 		(conn, src, offset, len, flags, imm, op_context))
 SAME(int, rpma_utils_get_ibv_context,
-		(const char *addr, enum rpma_util_ibv_context_type type, struct ibv_context **dev_ptr),
+		(const char *addr, enum rpma_util_ibv_context_type type,
+		struct ibv_context **dev_ptr),
 		(addr, type, dev_ptr))
 SAME(int, rpma_utils_ibv_context_is_odp_capable,
 		(struct ibv_context *dev, int *is_odp_capable),
 		(dev, is_odp_capable))
 SAME(int, rpma_write,
-		(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags, const void *op_context),
-		(conn, dst, dst_offset, src, src_offset, len, flags, op_context))
+		(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, int flags,
+		const void *op_context),
+		(conn, dst, dst_offset, src, src_offset, len, flags,
+		op_context))
 SAME(int, rpma_write_with_imm,
-		(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset, const struct rpma_mr_local *src, size_t src_offset, size_t len, int flags, uint32_t imm, const void *op_context),
-		(conn, dst, dst_offset, src, src_offset, len, flags, imm, op_context))
+		(struct rpma_conn *conn, struct rpma_mr_remote *dst,
+		size_t dst_offset, const struct rpma_mr_local *src,
+		size_t src_offset, size_t len, int flags, uint32_t imm,
+		const void *op_context),
+		(conn, dst, dst_offset, src, src_offset, len, flags, imm,
+		op_context))
 
 /* 0.12 had no text for RPMA_E_AGAIN (1.0 added it) */
 const char *v0_12_rpma_err_2str(int ret);

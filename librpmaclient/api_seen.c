@@ -94,11 +94,12 @@ api_seen(char *buf, size_t len)
 {
 	struct seen seen = { 0 };
 	(void) dl_iterate_phdr(look_at, &seen);
+	bool versioned = seen.v0_12 || seen.v1_0;
 	(void) snprintf(buf, len, "%s%s%s%s%s",
 			seen.v0_12 ? "0.12" : "",
 			seen.v0_12 && seen.v1_0 ? "+" : "",
 			seen.v1_0 ? "1.0" : "",
-			seen.unversioned && (seen.v0_12 || seen.v1_0) ? "+" : "",
+			seen.unversioned && versioned ? "+" : "",
 			seen.unversioned ? "unversioned" : "");
 	/* dlopen'ed: found by name (dlsym), the default version, 1.0 */
 	if (buf[0] == '\0')

@@ -26,7 +26,7 @@ struct rpma_conn_req {
 	struct qp *qp;
 	bool incoming;
 	struct private_data pdata;	/* incoming: what the client sent */
-	int compl_fd;			/* the shared channel (1.x), or -1 */
+	int compl_fd;		/* the shared channel (1.x), or -1 */
 };
 
 struct rpma_conn {
@@ -35,7 +35,7 @@ struct rpma_conn {
 	struct private_data pdata;	/* what the other side sent */
 	bool direct_write_to_pmem;	/* from the remote peer's config */
 	bool lost_reported;		/* rpmad vanished, LOST was said */
-	int compl_fd;			/* the shared channel (1.x), or -1 */
+	int compl_fd;		/* the shared channel (1.x), or -1 */
 
 	/* rpma_atomic_write's 8-byte slots (atomic_write.c) */
 	pthread_mutex_t atomic_lock;

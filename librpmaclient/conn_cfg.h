@@ -18,7 +18,7 @@ struct rpma_conn_cfg {
 	uint32_t sq_size;
 	uint32_t rq_size;
 	bool shared_comp_channel;	/* 1.x: one channel for CQ and RCQ */
-	struct rpma_srq *srq;		/* 1.x: receives from a shared RQ */
+	struct rpma_srq *srq;		/* 1.x: its receives' queue */
 };
 
 /* conn_cfg_or_default -- cfg itself, or the defaults when cfg is NULL */

@@ -19,7 +19,7 @@ struct rpma_srq_cfg {
 
 struct rpma_srq {
 	struct rpma_peer *peer;
-	struct qp *qp;		/* RQ: the shared queue; CQ: its receive CQ */
+	struct qp *qp;		/* RQ: the shared queue; CQ: its RCQ */
 	uint32_t rq_size;
 	bool has_rcq;
 };

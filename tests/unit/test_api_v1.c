@@ -402,7 +402,8 @@ START_TEST(srq_args)
 	ck_assert_int_eq(rpma_srq_new(peer, NULL, NULL), RPMA_E_INVAL);
 	ck_assert_ptr_null(srq);
 	ck_assert_int_eq(rpma_srq_delete(NULL), RPMA_E_INVAL);
-	ck_assert_int_eq(rpma_srq_delete(&srq), 0);	/* nothing to delete */
+	/* nothing to delete */
+	ck_assert_int_eq(rpma_srq_delete(&srq), 0);
 
 	/* the defaults: a receive CQ of its own */
 	ck_assert_int_eq(rpma_srq_new(peer, NULL, &srq), 0);

@@ -52,14 +52,15 @@ verbs_srq_posted(struct srq *srq)
 		struct recv_slot *rs;
 		uint64_t wr_id;
 		if (srq_take(srq, &rs, &wr_id))
-			return;	/* none, no room, or corrupted (it stays) */
+			return;	/* none, no room, or corrupted */
 		struct ibv_sge sge = { 0 };
 		struct ibv_recv_wr wr = {
 			.wr_id = wr_id,
 			.sg_list = &sge,
 		};
 		if (rs->mr) {
-			sge.addr = rs->addr;	/* registered at the client's addresses */
+			/* registered at the client's addresses */
+			sge.addr = rs->addr;
 			sge.length = rs->length;
 			sge.lkey = verbs_mr_lkey(rs->mr);
 			wr.num_sge = 1;

@@ -116,8 +116,8 @@ srq_recv_wc(struct verbs_conn *vc, struct srq *srq, const struct ibv_wc *wc)
 	enum ibv_wc_opcode op = wc->status == IBV_WC_SUCCESS &&
 		wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM ?
 		IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-	srq_done(srq, wc->wr_id, vc->conn, wc->status,
-			wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0, op, imm,
+	uint32_t len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+	srq_done(srq, wc->wr_id, vc->conn, wc->status, len, op, imm,
 			imm ? wc->imm_data : 0);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
