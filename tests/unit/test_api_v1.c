@@ -330,6 +330,34 @@ START_TEST(atomic_write_args)
 			NULL), RPMA_E_INVAL);
 	ck_assert_int_eq(rpma_atomic_write(e.p.client, remote, 0, v, 0, NULL),
 			RPMA_E_INVAL);
+	/*
+	 * RPMA_E_PROVIDER: the send queue is full (10 by default, none
+	 * collected); a failed post takes no staging slot, and after the
+	 * completions are collected the writes go on
+	 */
+	int posted = 0, ret;
+	while ((ret = rpma_atomic_write(e.p.client, remote, 8, v, ALWAYS,
+			NULL)) == 0)
+		posted++;
+	ck_assert_int_eq(ret, RPMA_E_PROVIDER);
+	ck_assert_int_ge(posted, 10);
+	struct rpma_cq *cq = NULL;
+	ck_assert_int_eq(rpma_conn_get_cq(e.p.client, &cq), 0);
+	for (int k = 0; k < posted; k++) {
+		struct ibv_wc wc;
+		int got;
+		while ((got = rpma_cq_get_wc(cq, 1, &wc, NULL)) ==
+				RPMA_E_NO_COMPLETION) {
+			struct rpma_cq *which = NULL;
+			ck_assert_int_eq(rpma_conn_wait(e.p.client, 0, &which,
+					NULL), 0);
+			ck_assert_ptr_eq(which, cq);
+		}
+		ck_assert_int_eq(got, 0);
+		ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	ck_assert_int_eq(rpma_atomic_write(e.p.client, remote, 8, v, ALWAYS,
+			NULL), 0);
 	ck_assert_int_eq(rpma_mr_remote_delete(&remote), 0);
 	ck_assert_int_eq(rpma_mr_dereg(&target), 0);
 	env_close(&e);
@@ -420,6 +448,16 @@ START_TEST(srq_args)
 	ck_assert_int_eq(rpma_srq_recv(srq, NULL, 0, 0, NULL), 0);
 	ck_assert_int_eq(rpma_srq_delete(&srq), 0);
 	ck_assert_ptr_null(srq);
+
+	/* RPMA_E_PROVIDER: a queue the device (here rpmad) cannot make */
+	struct rpma_srq_cfg *big = NULL;
+	ck_assert_int_eq(rpma_srq_cfg_new(&big), 0);
+	ck_assert_int_eq(rpma_srq_cfg_set_rq_size(big, UINT32_MAX), 0);
+	srq = (struct rpma_srq *)0x1;
+	ck_assert_int_eq(rpma_srq_new(peer, big, &srq), RPMA_E_PROVIDER);
+	ck_assert_ptr_eq(srq, (struct rpma_srq *)0x1);
+	ck_assert_int_eq(rpma_srq_cfg_delete(&big), 0);
+	srq = NULL;
 
 	/* rcq_size 0: none */
 	struct rpma_srq_cfg *cfg = NULL;
