@@ -85,6 +85,7 @@ struct qp_rqe {
 enum qp_cqe_source {
 	QP_CQE_FROM_SQ = 1,
 	QP_CQE_FROM_RQ = 2,
+	QP_CQE_FROM_SRQ = 3,	/* a shared RQ's receive (1.x): qp_num */
 };
 
 /*
@@ -102,7 +103,8 @@ struct qp_cqe {
 	uint32_t vendor_err;
 	uint32_t sq_index;
 	uint32_t source;	/* enum qp_cqe_source */
-	uint64_t reserved;
+	uint32_t qp_num;	/* QP_CQE_FROM_SRQ: the receiving queue pair */
+	uint32_t reserved;
 };
 
 /* ---- ring indices ---- */

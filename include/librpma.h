@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * librpma.h -- the librpma 0.12.0 programming interface, as implemented by
- * librpmaclient.
+ * librpma.h -- the librpma 1.x programming interface (and 0.12.0's, on
+ * request), as implemented by librpmaclient.
  *
- * librpmaclient is a drop-in replacement for librpma: programs written for
- * librpma 0.12.0 compile against this header unchanged and link with -lrpma.
- * Instead of driving an RDMA NIC from the application, every call is brokered
- * by the rpmad daemon of the host (see librpmaclient(7)); the names, types,
- * signatures and constant values below are those of the librpma 0.12.0 ABI.
+ * librpmaclient is a drop-in replacement for librpma: its librpma.so.0
+ * carries both symbol versions native librpma had, LIBRPMA_0.12 (0.12.0's 68
+ * functions) and LIBRPMA_1.0 (1.x's 84). Instead of driving an RDMA NIC from
+ * the application, every call is brokered by the rpmad daemon of the host
+ * (see librpmaclient(7)); names, types, signatures and constant values are
+ * those of native librpma.
+ *
+ * By default a program gets the 1.x API and links to LIBRPMA_1.0; sources
+ * written for 0.12.0 compile unchanged (rpma_write_atomic stays declared and
+ * links to the only version there is of it, LIBRPMA_0.12). A program that
+ * wants 0.12.0's exact API and behaviour defines RPMA_API_0_12 before it
+ * includes this header (cc -DRPMA_API_0_12): it then sees 0.12.0's
+ * declarations only and every call binds to LIBRPMA_0.12.
  *
  * The per-function documentation lives in the section 3 man pages.
  */
@@ -38,6 +46,11 @@ extern "C" {
 #define RPMA_E_NO_COMPLETION	(-100005) /* the completion queue is empty */
 #define RPMA_E_NO_EVENT		(-100006) /* no event is pending */
 #define RPMA_E_AGAIN		(-100007) /* transient failure, try again */
+#ifndef RPMA_API_0_12
+/* 1.x: the connection's completion channel is shared (not) */
+#define RPMA_E_SHARED_CHANNEL	(-100008)
+#define RPMA_E_NOT_SHARED_CHNL	(-100009)
+#endif
 
 /* Connection establishment timeout used when none is configured. */
 #define RPMA_DEFAULT_TIMEOUT_MS 1000
@@ -159,19 +172,63 @@ int rpma_conn_cfg_set_rq_size(struct rpma_conn_cfg *cfg, uint32_t rq_size);
 int rpma_conn_cfg_get_rq_size(const struct rpma_conn_cfg *cfg,
 		uint32_t *rq_size);
 
+#ifndef RPMA_API_0_12
+int rpma_conn_cfg_set_compl_channel(struct rpma_conn_cfg *cfg, bool shared);
+
+int rpma_conn_cfg_get_compl_channel(const struct rpma_conn_cfg *cfg,
+		bool *shared);
+
+/* ---- shared receive queues (1.x) ---- */
+
+struct rpma_srq_cfg;
+
+int rpma_srq_cfg_new(struct rpma_srq_cfg **cfg_ptr);
+
+int rpma_srq_cfg_delete(struct rpma_srq_cfg **cfg_ptr);
+
+int rpma_srq_cfg_set_rq_size(struct rpma_srq_cfg *cfg, uint32_t rq_size);
+
+int rpma_srq_cfg_get_rq_size(const struct rpma_srq_cfg *cfg,
+		uint32_t *rq_size);
+
+int rpma_srq_cfg_set_rcq_size(struct rpma_srq_cfg *cfg, uint32_t rcq_size);
+
+int rpma_srq_cfg_get_rcq_size(const struct rpma_srq_cfg *cfg,
+		uint32_t *rcq_size);
+
+struct rpma_srq;
+
+int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg,
+		struct rpma_srq **srq_ptr);
+
+int rpma_srq_delete(struct rpma_srq **srq_ptr);
+
+int rpma_srq_recv(struct rpma_srq *srq, struct rpma_mr_local *dst,
+		size_t offset, size_t len, const void *op_context);
+
+int rpma_conn_cfg_set_srq(struct rpma_conn_cfg *cfg, struct rpma_srq *srq);
+
+int rpma_conn_cfg_get_srq(const struct rpma_conn_cfg *cfg,
+		struct rpma_srq **srq_ptr);
+#endif
+
 /* ---- connection ---- */
 
 struct rpma_conn;
 
 int rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd);
 
-/* Connection events: exactly librpma 0.12.0's. */
+/* Connection events: librpma 1.x's (0.12.0 had no RPMA_CONN_UNREACHABLE). */
 enum rpma_conn_event {
 	RPMA_CONN_UNDEFINED = -1,	/* no event / unknown event */
 	RPMA_CONN_ESTABLISHED,		/* the connection is ready */
 	RPMA_CONN_CLOSED,		/* orderly disconnect by either side */
 	RPMA_CONN_LOST,			/* the other side vanished */
 	RPMA_CONN_REJECTED		/* the server refused the request */
+#ifndef RPMA_API_0_12
+	,
+	RPMA_CONN_UNREACHABLE		/* no route, no answer in time */
+#endif
 };
 
 int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event);
@@ -197,6 +254,15 @@ struct rpma_cq;
 int rpma_conn_get_cq(const struct rpma_conn *conn, struct rpma_cq **cq_ptr);
 
 int rpma_conn_get_rcq(const struct rpma_conn *conn, struct rpma_cq **rcq_ptr);
+
+#ifndef RPMA_API_0_12
+int rpma_srq_get_rcq(const struct rpma_srq *srq, struct rpma_cq **rcq_ptr);
+
+int rpma_conn_get_compl_fd(const struct rpma_conn *conn, int *fd);
+
+int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq,
+		bool *is_rcq);
+#endif
 
 int rpma_conn_disconnect(struct rpma_conn *conn);
 
@@ -260,9 +326,20 @@ int rpma_write_with_imm(struct rpma_conn *conn,
 		const struct rpma_mr_local *src,  size_t src_offset,
 		size_t len, int flags, uint32_t imm, const void *op_context);
 
-/* Size and alignment of the target of rpma_write_atomic(). */
+/* Size and alignment of the target of an atomic write. */
 #define RPMA_ATOMIC_WRITE_ALIGNMENT 8
 
+#ifndef RPMA_API_0_12
+int rpma_atomic_write(struct rpma_conn *conn,
+		struct rpma_mr_remote *dst, size_t dst_offset,
+		const char src[8], int flags, const void *op_context);
+#endif
+
+/*
+ * 0.12.0's atomic write, replaced by rpma_atomic_write in 1.x: declared in
+ * either mode so that 0.12 sources build unchanged; its only symbol version
+ * is LIBRPMA_0.12.
+ */
 int rpma_write_atomic(struct rpma_conn *conn,
 		struct rpma_mr_remote *dst, size_t dst_offset,
 		const struct rpma_mr_local *src,  size_t src_offset,
@@ -340,6 +417,85 @@ typedef void rpma_log_function(
 #define RPMA_LOG_USE_DEFAULT_FUNCTION (NULL)
 
 int rpma_log_set_function(rpma_log_function *log_function);
+
+
+/*
+ * RPMA_API_0_12: every call binds to the symbol version LIBRPMA_0.12, the
+ * one a program built against native librpma 0.12.0 names (GNU assembler
+ * .symver).
+ */
+#ifdef RPMA_API_0_12
+#define RPMA_V0_12_(name) __asm__(".symver " #name "," #name "@LIBRPMA_0.12");
+RPMA_V0_12_(rpma_conn_apply_remote_peer_cfg)
+RPMA_V0_12_(rpma_conn_cfg_delete)
+RPMA_V0_12_(rpma_conn_cfg_get_cq_size)
+RPMA_V0_12_(rpma_conn_cfg_get_rcq_size)
+RPMA_V0_12_(rpma_conn_cfg_get_rq_size)
+RPMA_V0_12_(rpma_conn_cfg_get_sq_size)
+RPMA_V0_12_(rpma_conn_cfg_get_timeout)
+RPMA_V0_12_(rpma_conn_cfg_new)
+RPMA_V0_12_(rpma_conn_cfg_set_cq_size)
+RPMA_V0_12_(rpma_conn_cfg_set_rcq_size)
+RPMA_V0_12_(rpma_conn_cfg_set_rq_size)
+RPMA_V0_12_(rpma_conn_cfg_set_sq_size)
+RPMA_V0_12_(rpma_conn_cfg_set_timeout)
+RPMA_V0_12_(rpma_conn_delete)
+RPMA_V0_12_(rpma_conn_disconnect)
+RPMA_V0_12_(rpma_conn_get_cq)
+RPMA_V0_12_(rpma_conn_get_event_fd)
+RPMA_V0_12_(rpma_conn_get_private_data)
+RPMA_V0_12_(rpma_conn_get_qp_num)
+RPMA_V0_12_(rpma_conn_get_rcq)
+RPMA_V0_12_(rpma_conn_next_event)
+RPMA_V0_12_(rpma_conn_req_connect)
+RPMA_V0_12_(rpma_conn_req_delete)
+RPMA_V0_12_(rpma_conn_req_get_private_data)
+RPMA_V0_12_(rpma_conn_req_new)
+RPMA_V0_12_(rpma_conn_req_recv)
+RPMA_V0_12_(rpma_cq_get_fd)
+RPMA_V0_12_(rpma_cq_get_wc)
+RPMA_V0_12_(rpma_cq_wait)
+RPMA_V0_12_(rpma_ep_get_fd)
+RPMA_V0_12_(rpma_ep_listen)
+RPMA_V0_12_(rpma_ep_next_conn_req)
+RPMA_V0_12_(rpma_ep_shutdown)
+RPMA_V0_12_(rpma_err_2str)
+RPMA_V0_12_(rpma_flush)
+RPMA_V0_12_(rpma_log_get_threshold)
+RPMA_V0_12_(rpma_log_set_function)
+RPMA_V0_12_(rpma_log_set_threshold)
+RPMA_V0_12_(rpma_mr_advise)
+RPMA_V0_12_(rpma_mr_dereg)
+RPMA_V0_12_(rpma_mr_get_descriptor)
+RPMA_V0_12_(rpma_mr_get_descriptor_size)
+RPMA_V0_12_(rpma_mr_get_ptr)
+RPMA_V0_12_(rpma_mr_get_size)
+RPMA_V0_12_(rpma_mr_reg)
+RPMA_V0_12_(rpma_mr_remote_delete)
+RPMA_V0_12_(rpma_mr_remote_from_descriptor)
+RPMA_V0_12_(rpma_mr_remote_get_flush_type)
+RPMA_V0_12_(rpma_mr_remote_get_size)
+RPMA_V0_12_(rpma_peer_cfg_delete)
+RPMA_V0_12_(rpma_peer_cfg_from_descriptor)
+RPMA_V0_12_(rpma_peer_cfg_get_descriptor)
+RPMA_V0_12_(rpma_peer_cfg_get_descriptor_size)
+RPMA_V0_12_(rpma_peer_cfg_get_direct_write_to_pmem)
+RPMA_V0_12_(rpma_peer_cfg_new)
+RPMA_V0_12_(rpma_peer_cfg_set_direct_write_to_pmem)
+RPMA_V0_12_(rpma_peer_delete)
+RPMA_V0_12_(rpma_peer_new)
+RPMA_V0_12_(rpma_read)
+RPMA_V0_12_(rpma_recv)
+RPMA_V0_12_(rpma_send)
+RPMA_V0_12_(rpma_send_with_imm)
+RPMA_V0_12_(rpma_utils_conn_event_2str)
+RPMA_V0_12_(rpma_utils_get_ibv_context)
+RPMA_V0_12_(rpma_utils_ibv_context_is_odp_capable)
+RPMA_V0_12_(rpma_write)
+RPMA_V0_12_(rpma_write_atomic)
+RPMA_V0_12_(rpma_write_with_imm)
+#undef RPMA_V0_12_
+#endif
 
 #ifdef __cplusplus
 }

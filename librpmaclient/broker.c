@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_seen.h"
 #include "broker.h"
 #include "daemon_cred.h"
 #include "late.h"
@@ -220,6 +221,10 @@ connect_locked(void)
 	Rpmad__Hello hello;
 	Rpmad__Request req;
 	ctl_hello(&req, &hello, program_invocation_short_name);
+	char api[32];
+	api_seen(api, sizeof(api));
+	hello.library = "librpmaclient " PACKAGE_VERSION;
+	hello.api = api;
 	/*
 	 * rpmad reaches this process's private memory through these
 	 * (memshare.h); rpmad keeps its own copies, the library none

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "conn.h"
@@ -42,6 +43,9 @@ conn_new(struct rpma_conn_req *req, struct rpma_conn **conn_ptr)
 	conn->peer = req->peer;
 	conn->qp = req->qp;
 	conn->pdata = req->pdata;
+	conn->compl_fd = req->compl_fd;
+	req->compl_fd = -1;
+	pthread_mutex_init(&conn->atomic_lock, NULL);
 	req->qp = NULL;
 	*conn_ptr = conn;
 	return 0;
@@ -60,7 +64,7 @@ rpma_conn_get_event_fd(const struct rpma_conn *conn, int *fd)
 /* Hands an event rpmad gave to the application. */
 static int
 deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
-		const void *pdata, size_t pdata_len,
+		const void *pdata, size_t pdata_len, enum rpma_abi abi,
 		enum rpma_conn_event *event)
 {
 	switch (ev) {
@@ -73,9 +77,14 @@ deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
 	case RPMA_CONN_UNDEFINED:
 		/*
 		 * rpmad could not reach the server (no route, no answer in
-		 * time): librpma 0.12 has no event for it and fails
-		 * rpma_conn_next_event with RPMA_E_UNKNOWN, as here
+		 * time): 1.x reports RPMA_CONN_UNREACHABLE; librpma 0.12 had
+		 * no event for it and failed rpma_conn_next_event with
+		 * RPMA_E_UNKNOWN
 		 */
+		if (abi == RPMA_ABI_1) {
+			*event = RPMA_CONN_UNREACHABLE;
+			break;
+		}
 		RLOG_WARNING("Undefined connection event: the server could "
 				"not be reached (no route, or no answer within "
 				"the connection timeout)");
@@ -95,7 +104,8 @@ deliver_event(struct rpma_conn *conn, int32_t ev, bool has_pdata,
 
 /* Asks rpmad for the event its notification announced. */
 static int
-fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+fetch_event(struct rpma_conn *conn, enum rpma_abi abi,
+		enum rpma_conn_event *event)
 {
 	Rpmad__ConnNextEvent msg = RPMAD__CONN_NEXT_EVENT__INIT;
 	msg.conn_id = conn->qp->conn_id;
@@ -111,13 +121,21 @@ fetch_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 
 	const Rpmad__ConnEvent *ev = reply.resp->event;
 	ret = deliver_event(conn, ev->event, ev->has_private_data,
-			ev->private_data.data, ev->private_data.len, event);
+			ev->private_data.data, ev->private_data.len, abi,
+			event);
 	broker_reply_fini(&reply);
 	return ret;
 }
 
 int
 rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
+{
+	return conn_next_event(conn, event, RPMA_ABI_1);
+}
+
+int
+conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event,
+		enum rpma_abi abi)
 {
 	if (conn == NULL || event == NULL)
 		return RPMA_E_INVAL;
@@ -136,13 +154,13 @@ rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event)
 		return owed;
 	if (owed == 1)
 		return deliver_event(conn, late.event, late.has_pdata,
-				late.pdata, late.pdata_len, event);
+				late.pdata, late.pdata_len, abi, event);
 
 	for (;;) {
 		char byte;
 		ssize_t n = recv(conn->qp->event_fd, &byte, 1, 0);
 		if (n == 1) {
-			int ret = fetch_event(conn, event);
+			int ret = fetch_event(conn, abi, event);
 			/*
 			 * announced, but rpmad went before it told us what
 			 * (stopped, or its drain after an upgrade ended):
@@ -279,15 +297,20 @@ rpma_conn_delete(struct rpma_conn **conn_ptr)
 	if (conn == NULL)
 		return 0;
 
-	int ret = 0;
+	/* the staging registration is of the peer, which may go next */
+	int ret = conn_staging_delete(conn);
 	broker_late_event_forget(conn->qp->generation, conn->qp->conn_id);
-	if (broker_session_alive(conn->qp->generation))
-		ret = conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE);
+	if (broker_session_alive(conn->qp->generation) &&
+			conn_request(conn, RPMAD__REQUEST__BODY_CONN_DELETE))
+		ret = RPMA_E_PROVIDER;
 	/* a session that ended just now took the object with it */
 	if (ret && !broker_session_alive(conn->qp->generation))
 		ret = 0;
 
+	if (conn->compl_fd >= 0)
+		(void) close(conn->compl_fd);
 	qp_delete(&conn->qp);
+	pthread_mutex_destroy(&conn->atomic_lock);
 	free(conn);
 	*conn_ptr = NULL;
 	return ret ? RPMA_E_PROVIDER : 0;

@@ -6,6 +6,7 @@
  */
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "addr.h"
 #include "broker.h"
@@ -16,21 +17,43 @@
 #include "mr.h"
 #include "ops.h"
 #include "peer.h"
+#include "srq.h"
 
+/*
+ * The queue pair's depths: the configuration's; with a shared RQ (1.x)
+ * the connection's RQ has the shared one's depth (what bounds its
+ * receives in flight and their completions) and no receive CQ of its own
+ * when the shared RQ has one, as native 1.x makes none then.
+ */
+static void
+conn_sizes(const struct rpma_conn_cfg *cfg, struct qp_sizes *sizes,
+		struct qp_staging *staging)
+{
+	qp_sizes_from_cfg(cfg, sizes);
+	qp_staging_for(sizes, staging);
+	const struct rpma_srq *srq = conn_cfg_or_default(cfg)->srq;
+	if (srq) {
+		sizes->rq = srq->rq_size;
+		if (srq->has_rcq)
+			sizes->rcq = 0;
+		/* its receives are posted to the shared RQ, never to this one */
+		staging->rq = 0;
+	}
+}
 
 void
 conn_cfg_to_msg(const struct rpma_conn_cfg *cfg, Rpmad__ConnCfg *msg)
 {
 	struct qp_sizes sizes;
 	struct qp_staging staging;
-	qp_sizes_from_cfg(cfg, &sizes);
-	qp_staging_for(&sizes, &staging);
+	conn_sizes(cfg, &sizes, &staging);
 	cfg = conn_cfg_or_default(cfg);
 	msg->timeout_ms = (uint32_t)cfg->timeout_ms;
-	msg->cq_size = cfg->cq_size;
-	msg->rcq_size = cfg->rcq_size;
-	msg->sq_size = cfg->sq_size;
-	msg->rq_size = cfg->rq_size;
+	msg->cq_size = sizes.cq;
+	msg->rcq_size = sizes.rcq;
+	msg->sq_size = sizes.sq;
+	msg->rq_size = sizes.rq;
+	msg->srq_id = cfg->srq ? cfg->srq->qp->conn_id : 0;
 	msg->sq_staging = staging.sq;
 	msg->rq_staging = staging.rq;
 }
@@ -46,15 +69,25 @@ conn_req_from_reply(struct rpma_peer *peer, struct broker_reply *reply,
 
 	struct qp_sizes sizes;
 	struct qp_staging staging;
-	qp_sizes_from_cfg(cfg, &sizes);
-	qp_staging_for(&sizes, &staging);
+	conn_sizes(cfg, &sizes, &staging);
 	int ret = qp_new(reply, &sizes, &staging, &req->qp);
 	if (ret) {
 		free(req);
 		return ret;
 	}
+	const struct rpma_srq *srq = conn_cfg_or_default(cfg)->srq;
+	req->qp->srq_qp = srq ? srq->qp : NULL;
 	req->peer = peer;
 	req->incoming = incoming;
+	req->compl_fd = -1;
+	if (conn_cfg_or_default(cfg)->shared_comp_channel) {
+		ret = compl_channel_new(req->qp, &req->compl_fd);
+		if (ret) {
+			qp_delete(&req->qp);
+			free(req);
+			return ret;
+		}
+	}
 	if (incoming)
 		private_data_set(&req->pdata, reply->resp->qp->private_data.data,
 				reply->resp->qp->private_data.len);
@@ -68,9 +101,12 @@ rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port,
 {
 	if (peer == NULL || addr == NULL || port == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
+	int ret = conn_cfg_check(cfg);
+	if (ret)
+		return ret;
 
 	char host[ADDR_HOST_MAX], serv[ADDR_SERV_MAX];
-	int ret = addr_numeric(addr, port, host, serv);
+	ret = addr_numeric(addr, port, host, serv);
 	if (ret)
 		return ret == RPMA_E_INVAL ? RPMA_E_PROVIDER : ret;
 
@@ -133,6 +169,8 @@ rpma_conn_req_delete(struct rpma_conn_req **req_ptr)
 			ret = 0;
 	}
 
+	if (req->compl_fd >= 0)
+		(void) close(req->compl_fd);
 	qp_delete(&req->qp);
 	free(req);
 	*req_ptr = NULL;

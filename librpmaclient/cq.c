@@ -4,9 +4,11 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -111,7 +113,7 @@ rpma_cq_get_fd(const struct rpma_cq *cq, int *fd)
 	if (cq == NULL || fd == NULL)
 		return RPMA_E_INVAL;
 
-	*fd = cq->fd;
+	*fd = cq->shared_channel ? cq->channel_fd : cq->fd;
 	return 0;
 }
 
@@ -225,6 +227,9 @@ rpma_cq_wait(struct rpma_cq *cq)
 {
 	if (cq == NULL)
 		return RPMA_E_INVAL;
+	/* 1.x: its connection waits for both queues (rpma_conn_wait) */
+	if (cq->shared_channel)
+		return RPMA_E_SHARED_CHANNEL;
 	if (fork_inherited(cq->qp->epoch, "rpma_cq_wait"))
 		return RPMA_E_PROVIDER;
 
@@ -232,6 +237,93 @@ rpma_cq_wait(struct rpma_cq *cq)
 	int ret = wait_locked(cq);
 	pthread_mutex_unlock(&cq->wait_lock);
 	return ret;
+}
+
+/*
+ * The shared completion channel (1.x): both queues of the connection stay
+ * armed, as native librpma arms its queues when it makes them and re-arms
+ * the one rpma_conn_wait returns, so that the channel's descriptor (an
+ * epoll set of both queues' sockets) becomes readable for a program that
+ * polls it before it waits.
+ */
+void
+cq_arm_shared(struct rpma_cq *cq)
+{
+	if (cq->armed_by_us)
+		return;
+	qp_wakeup_request(cq->armed);
+	cq->armed_by_us = true;
+}
+
+/* Takes the byte a queue's socket has, if any. */
+static int
+take_byte(struct rpma_cq *cq)
+{
+	char byte;
+	ssize_t n = recv(cq->fd, &byte, 1, MSG_DONTWAIT);
+	if (n == 1) {
+		/* an old byte; else rpmad used our arming */
+		if (cq->stale > 0)
+			cq->stale--;
+		else
+			cq->armed_by_us = false;
+		return 0;
+	}
+	if (n == 0) {
+		qp_mark_dead(cq->qp);
+		return 0;
+	}
+	if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+		return 0;
+	RLOG_ERROR("waiting on the completion fd: %s", strerror(errno));
+	return RPMA_E_PROVIDER;
+}
+
+int
+cq_wait_shared(struct rpma_cq *const cqs[], int n, int epfd,
+		struct rpma_cq **which)
+{
+	int fl = fcntl(epfd, F_GETFL);
+	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
+	for (;;) {
+		bool armed_now = false;
+		for (int i = 0; i < n; i++) {
+			drain_stale(cqs[i]);
+			if (cq_has_work(cqs[i])) {
+				*which = cqs[i];
+				return 0;
+			}
+			if (!cqs[i]->armed_by_us) {
+				cq_arm_shared(cqs[i]);
+				armed_now = true;
+			}
+		}
+		if (qp_is_dead(cqs[0]->qp)) {
+			RLOG_ERROR("no completion will ever come: rpmad's side "
+					"of the connection is gone");
+			return RPMA_E_PROVIDER;
+		}
+		/* armed just now: a completion may have come before */
+		if (armed_now)
+			continue;
+
+		struct epoll_event ev[2];
+		int got = epoll_wait(epfd, ev, 2, nonblock ? 0 : -1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			RLOG_ERROR("waiting on the completion channel: %s",
+					strerror(errno));
+			return RPMA_E_PROVIDER;
+		}
+		if (got == 0)
+			return RPMA_E_NO_COMPLETION;
+		for (int i = 0; i < got; i++) {
+			int ret = take_byte(ev[i].data.ptr);
+			if (ret)
+				return ret;
+		}
+	}
 }
 
 static void
@@ -245,7 +337,8 @@ cqe_to_wc(const struct qp *qp, const struct qp_cqe *c, struct ibv_wc *wc)
 	wc->byte_len = c->byte_len;
 	wc->imm_data = c->imm_data;
 	wc->wc_flags = c->wc_flags;
-	wc->qp_num = qp->qp_num;
+	/* a shared RQ's receive: the queue pair that received it */
+	wc->qp_num = c->source == QP_CQE_FROM_SRQ ? c->qp_num : qp->qp_num;
 }
 
 /*
@@ -269,6 +362,10 @@ retire(struct qp *qp, const struct qp_cqe *c)
 			staging_deliver(&qp->sq_stage, c->sq_index,
 					UINT32_MAX);
 		atomic_store_explicit(&qp->sq_retired, c->sq_index + 1,
+				memory_order_release);
+	} else if (c->source == QP_CQE_FROM_SRQ && qp->srq_qp) {
+		/* on a connection's queue: the shared RQ's slot is free */
+		atomic_fetch_add_explicit(&qp->srq_qp->rq_done, 1,
 				memory_order_release);
 	} else {
 		uint32_t i = atomic_load_explicit(&qp->rq_done,

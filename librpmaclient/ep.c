@@ -12,6 +12,7 @@
 
 #include "addr.h"
 #include "broker.h"
+#include "conn_cfg.h"
 #include "conn_req.h"
 #include "fork.h"
 #include "log_internal.h"
@@ -121,6 +122,9 @@ rpma_ep_next_conn_req(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
 {
 	if (ep == NULL || req_ptr == NULL)
 		return RPMA_E_INVAL;
+	int bad = conn_cfg_check(cfg);
+	if (bad)
+		return bad;
 	/* the notification would be taken from the parent */
 	if (fork_inherited(ep->epoch, "rpma_ep_next_conn_req"))
 		return RPMA_E_PROVIDER;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * err.c -- rpma_err_2str: a readable text for every RPMA_E_* code
+ * err.c -- rpma_err_2str: a readable text for every RPMA_E_* code (1.x's
+ * texts; abi_v0_12.c has 0.12's)
  */
 
 #include "librpma.h"
@@ -27,6 +28,10 @@ rpma_err_2str(int ret)
 		return "No next event available";
 	case RPMA_E_AGAIN:
 		return "Temporary error, try again";
+	case RPMA_E_SHARED_CHANNEL:
+		return "Completion channel is shared";
+	case RPMA_E_NOT_SHARED_CHNL:
+		return "Completion channel is not shared";
 	default:
 		return "Unknown error";
 	}

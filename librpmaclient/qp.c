@@ -290,6 +290,12 @@ qp_post_recv(struct qp *qp, const struct qp_rqe *rqe,
 {
 	if (!qp_usable(qp))
 		return RPMA_E_PROVIDER;
+	/* as ibv_post_recv on a queue pair of a shared RQ */
+	if (qp->srq_qp) {
+		RLOG_ERROR("the connection takes its receives from a shared "
+				"RQ: post them with rpma_srq_recv");
+		return RPMA_E_PROVIDER;
+	}
 
 	pthread_mutex_lock(&qp->rq_lock);
 	uint32_t tail = qp->rq_tail;

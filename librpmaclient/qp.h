@@ -51,6 +51,14 @@ struct rpma_cq {
 	pthread_mutex_t wait_lock;
 	bool armed_by_us;
 	unsigned stale;
+
+	/*
+	 * 1.x's shared completion channel (compl_channel.c): the
+	 * connection's channel descriptor, which rpma_cq_get_fd gives out
+	 * then, and rpma_cq_wait refuses the queue
+	 */
+	bool shared_channel;
+	int channel_fd;
 };
 
 struct qp {
@@ -86,6 +94,8 @@ struct qp {
 	struct rpma_cq cq;
 	struct rpma_cq rcq;
 	bool has_rcq;
+	/* 1.x: the shared RQ's region its receives come from (srq.c) */
+	struct qp *srq_qp;
 
 	/* set once rpmad's side of this queue pair is gone */
 	_Atomic bool dead;
@@ -134,6 +144,20 @@ qp_is_dead(struct qp *qp)
 {
 	return atomic_load_explicit(&qp->dead, memory_order_acquire);
 }
+
+/*
+ * cq_arm_shared -- keep the queue armed for the shared completion channel
+ * (its wait_lock held, or before anyone can wait)
+ */
+void cq_arm_shared(struct rpma_cq *cq);
+
+/*
+ * cq_wait_shared -- rpma_conn_wait: until one of the n queues (their
+ * wait_locks held) has a completion; *which is that queue, still armed.
+ * epfd is the channel (a non-blocking one: RPMA_E_NO_COMPLETION).
+ */
+int cq_wait_shared(struct rpma_cq *const cqs[], int n, int epfd,
+		struct rpma_cq **which);
 
 /* qp_sizes_from_cfg -- depths of a queue pair for a connection config */
 struct rpma_conn_cfg;

@@ -183,6 +183,8 @@ rpma_utils_conn_event_2str(enum rpma_conn_event conn_event)
 		return "Connection lost";
 	case RPMA_CONN_REJECTED:
 		return "Connection rejected";
+	case RPMA_CONN_UNREACHABLE:
+		return "Connection unreachable";
 	default:
 		return "Unsupported connection event";
 	}

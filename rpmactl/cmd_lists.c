@@ -259,9 +259,9 @@ print_users(FILE *out)
 
 static const struct table_column client_cols[] = {
 	{ "PID", true }, { "UID", true }, { "USER", false },
-	{ "COMMAND", false }, { "PEERS", true }, { "MRS", true },
-	{ "PINNED", true }, { "ENDPOINTS", true }, { "REQUESTS", true },
-	{ "CONNECTIONS", true }, { "ADMIN", false },
+	{ "COMMAND", false }, { "API", false }, { "PEERS", true },
+	{ "MRS", true }, { "PINNED", true }, { "ENDPOINTS", true },
+	{ "REQUESTS", true }, { "CONNECTIONS", true }, { "ADMIN", false },
 };
 
 static int
@@ -282,6 +282,8 @@ client_page(const Rpmad__AdminReply *r, void *arg)
 			json_kv_string(j, "user", name);
 			json_kv_u64(j, "gid", c->gid);
 			json_kv_string(j, "command", c->comm);
+			json_kv_string(j, "library", c->library);
+			json_kv_string(j, "api", c->api);
 			json_kv_bool(j, "admin", c->admin);
 			json_kv_u64(j, "netns", c->netns);
 			json_counts(j, n);
@@ -297,6 +299,8 @@ client_page(const Rpmad__AdminReply *r, void *arg)
 		bad |= table_cell(t, "%s", name ? name : "-");
 		bad |= table_cell(t, "%s", c->comm && *c->comm ? c->comm :
 					"-");
+		/* "-": a client older than the field, or an admin tool */
+		bad |= table_cell(t, "%s", c->api && *c->api ? c->api : "-");
 		bad |= table_cell(t, "%u", n ? n->peers : 0);
 		bad |= table_cell(t, "%u", n ? n->mrs : 0);
 		bad |= table_cell(t, "%s", format_bytes(n ? n->pinned_bytes :

@@ -2,7 +2,8 @@
 # run-tests.sh -- the full tier: check the format of the C lines the last
 # commit changed (scripts/check-format.sh), build from scratch and run
 # every test: make check with -Werror, the conformance programs against an
-# installed build, the verbs transport on Soft-RoCE in a VM
+# installed build, programs built against native librpma
+# (tests/native/native-test.sh), the verbs transport on Soft-RoCE in a VM
 # (scripts/run-vm-tests.sh), the Debian packages
 # (tests/deploy/deb-test.sh), the same tests under ASan+UBSan, the
 # libFuzzer targets for a bounded time, and make distcheck. This is the
@@ -42,6 +43,12 @@ if [ -x ../shared/conformance/run.sh ]; then
 else
 	echo "(../shared/conformance not found: skipped)"
 fi
+
+echo "== binary drop-in: programs built against native librpma, through rpmad"
+# Debian's librpma 1.2 (apt-get download) with upstream's 1.3.0 examples
+# and fio 3.33 (Debian's source) built against it, 0.12 builds of the
+# 0.12.0 examples (docs/abi.md); a few minutes, most of them fio's build
+tests/native/native-test.sh "$top/_inst"
 
 echo "== the verbs transport on real RDMA: Soft-RoCE in a VM"
 # conformance over verbs (two rpmads and one), the integration tests with

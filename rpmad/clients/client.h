@@ -49,6 +49,8 @@ struct client {
 	gid_t gid;
 	char comm[32];
 	char name[64];		/* "pid 123 (comm)" for log lines */
+	char library[32];	/* as it said at hello (informational) */
+	char api[24];		/* the librpma versions it runs, too */
 	gid_t groups[CLIENT_MAX_GROUPS];	/* primary first */
 	unsigned n_groups;
 	uint64_t memlock;	/* RLIMIT_MEMLOCK (see tenant_read_memlock) */

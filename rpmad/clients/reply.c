@@ -41,6 +41,7 @@ req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
 		[OBJ_MR] = "registration",
 		[OBJ_EP] = "endpoint",
 		[OBJ_CONN] = "connection",
+		[OBJ_SRQ] = "shared receive queue",
 	};
 	struct obj *o = registry_find(id, kind, &rc->client->owner);
 	if (o == NULL) {

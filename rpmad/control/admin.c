@@ -424,6 +424,8 @@ client_item(struct arena *a, void *obj)
 	c->uid = who->uid;
 	c->gid = who->gid;
 	c->comm = who->comm;
+	c->library = who->library;
+	c->api = who->api;
 	c->admin = session_is_admin(s);
 	c->netns = netns_inode(who->netns, who->netns_ino);
 	struct client_counts counts;

@@ -21,6 +21,7 @@
 #include "reply.h"
 #include "request.h"
 #include "session.h"
+#include "srq.h"
 #include "tenant.h"
 #include "vouch.h"
 
@@ -56,6 +57,9 @@ handler_for(Rpmad__Request__BodyCase c)
 		[RPMAD__REQUEST__BODY_CONN_NEXT_EVENT] = { conn_handle_next_event, false },
 		[RPMAD__REQUEST__BODY_CONN_DISCONNECT] = { conn_handle_disconnect, false },
 		[RPMAD__REQUEST__BODY_CONN_DELETE] = { conn_handle_delete, false },
+		[RPMAD__REQUEST__BODY_SRQ_NEW] = { srq_handle_new, false },
+		[RPMAD__REQUEST__BODY_SRQ_DELETE] = { srq_handle_delete,
+			false },
 		[RPMAD__REQUEST__BODY_ADMIN_QUERY] = { admin_handle_query, true },
 		[RPMAD__REQUEST__BODY_ADMIN_EVICT] = { admin_handle_evict, true },
 		[RPMAD__REQUEST__BODY_ADMIN_UPGRADE] = { admin_handle_upgrade,

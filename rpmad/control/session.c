@@ -56,6 +56,19 @@ struct session {
 	struct session *prev, *next;
 };
 
+/*
+ * An informational string from the client, cut to fit and with anything
+ * but printable ASCII replaced: it ends up in rpmactl's tables and JSON.
+ */
+static void
+copy_printable(char *dst, size_t size, const char *src)
+{
+	size_t n = 0;
+	for (; src && src[n] && n + 1 < size; n++)
+		dst[n] = src[n] >= 0x20 && src[n] < 0x7f ? src[n] : '?';
+	dst[n] = '\0';
+}
+
 static uint64_t next_session_id = 1;
 
 /* every session, oldest first */
@@ -688,6 +701,8 @@ session_handle_hello(struct req_ctx *rc)
 		(void) snprintf(who->name, sizeof(who->name), "pid %d (%s)",
 				(int)who->pid, who->comm);
 	}
+	copy_printable(who->library, sizeof(who->library), h->library);
+	copy_printable(who->api, sizeof(who->api), h->api);
 	s->hello = true;
 	loop_timer_cancel(rpmad.loop, &s->hello_timer);
 

@@ -17,10 +17,11 @@
  * transports need it. A connection works with registrations and lives in
  * its peer (an incoming one came from an endpoint); endpoints and
  * registrations live in their peer, whose protection domain verbs frees
- * only once nothing is in it.
+ * only once nothing is in it. A shared RQ serves connections and lives in
+ * its peer.
  */
 static const enum obj_kind release_order[] = {
-	OBJ_CONN, OBJ_EP, OBJ_MR, OBJ_PEER,
+	OBJ_CONN, OBJ_SRQ, OBJ_EP, OBJ_MR, OBJ_PEER,
 };
 
 _Static_assert(sizeof(release_order) / sizeof(release_order[0]) ==

@@ -26,9 +26,10 @@ enum obj_kind {
 	OBJ_MR,
 	OBJ_EP,
 	OBJ_CONN,
+	OBJ_SRQ,	/* shared receive queues (1.x) */
 };
 
-#define OBJ_KINDS (OBJ_CONN + 1)	/* arrays indexed by kind */
+#define OBJ_KINDS (OBJ_SRQ + 1)	/* arrays indexed by kind */
 
 /* How an object goes: whether the peer of a connection hears goodbye. */
 enum obj_release {

@@ -26,6 +26,7 @@
 #include "qp.h"
 #include "qp_wc.h"
 #include "registry.h"
+#include "srq.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -90,6 +91,7 @@ struct conn {
 	uint8_t recv_rejected;
 	bool rnr_waiting;	/* a message waits for a receive */
 	struct conn_inflight inflight;
+	struct srq *srq;	/* 1.x: receives come from it, not qp.rq */
 
 	struct conn_event_entry events[CONN_MAX_EVENTS];
 	unsigned ev_head, ev_count;
@@ -764,6 +766,26 @@ take_work(struct conn *conn)
 
 /* ------------------------------------------------------------- receives */
 
+/* Where the connection's receives are posted: its own RQ or a shared one. */
+static struct qp *
+recv_qp(struct conn *conn)
+{
+	return conn->srq ? &conn->srq->qp : &conn->qp;
+}
+
+void
+conn_srq_posted(struct conn *conn)
+{
+	if (conn->rnr_waiting)
+		conn_activate(conn);
+}
+
+struct srq *
+conn_srq(const struct conn *conn)
+{
+	return conn->srq;
+}
+
 /*
  * For conn_take_recv: -EPROTO once the refused receive failed in its turn
  * (and the queue pair with it), -EAGAIN while receives before it are in
@@ -791,13 +813,18 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	if (conn_recvs_in_flight(conn) >= conn->qp.layout.rq_entries)
 		return -EAGAIN;
 	struct qp_rqe rqe;
-	int got = qp_rq_next(&conn->qp, &rqe);
+	int got = qp_rq_next(recv_qp(conn), &rqe);
 	if (got == 0) {
 		conn->rnr_waiting = true;
 		return -EAGAIN;
 	}
-	if (got < 0)
-		return -EPROTO;	/* corrupted: the poller ends the connection */
+	/* corrupted: the poller ends the connection (a shared RQ: it is
+	 * of no use any more, and each connection fails as it takes) */
+	if (got < 0) {
+		if (conn->srq)
+			conn->qp.corrupted = true;
+		return -EPROTO;
+	}
 
 	conn->rnr_waiting = false;
 	uint64_t seq = conn->inflight.recv_seq + 1;
@@ -836,7 +863,17 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		.wc_flags = with_imm ? IBV_WC_WITH_IMM : 0,
 		.source = QP_CQE_FROM_RQ,
 	};
-	qp_complete(&conn->qp, &cqe, true);
+	if (conn->srq) {
+		/* the shared RQ's receive CQ, else the connection's queues */
+		cqe.source = QP_CQE_FROM_SRQ;
+		cqe.qp_num = conn->qp_num;
+		if (conn->srq->has_rcq)
+			qp_complete(&conn->srq->qp, &cqe, false);
+		else
+			qp_complete(&conn->qp, &cqe, true);
+	} else {
+		qp_complete(&conn->qp, &cqe, true);
+	}
 	if (rs->mr) {
 		mr_put(rs->mr);
 		rs->mr = NULL;
@@ -981,7 +1018,8 @@ conn_poll(struct conn *conn)
 	else if (conn->state == CONN_ESTABLISHED)
 		work += take_work(conn);
 
-	if (conn->rnr_waiting && qp_rq_pending(&conn->qp) && conn->tp_conn) {
+	if (conn->rnr_waiting && qp_rq_pending(recv_qp(conn)) &&
+			conn->tp_conn) {
 		conn->rnr_waiting = false;
 		conn->tp->recv_posted(conn);
 		work++;
@@ -1054,7 +1092,9 @@ needs_polling(const struct conn *conn)
 static bool
 conn_try_sleep(struct conn *conn)
 {
-	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn), rq_wanted(conn))) {
+	/* a shared RQ's doorbell wakes its connections (srq.c) */
+	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn),
+			rq_wanted(conn) && conn->srq == NULL)) {
 		qp_wake(&conn->qp);
 		return false;
 	}
@@ -1209,6 +1249,19 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	 */
 	if (peer->dev->tp->mr_register)
 		staging.sq = staging.rq = 0;
+	struct srq *srq = NULL;
+	if (cfg->srq_id) {
+		if ((srq = srq_find(rc, cfg->srq_id)) == NULL)
+			return NULL;
+		/* as a queue pair and a shared RQ of two protection domains */
+		if (srq->peer != peer) {
+			req_fail(rc, RPMA_E_PROVIDER, EINVAL, "the shared "
+					"receive queue is of another peer");
+			return NULL;
+		}
+		/* receives come from the shared RQ: this RQ stages nothing */
+		staging.rq = 0;
+	}
 
 	struct conn *conn = calloc(1, sizeof(*conn));
 	if (conn == NULL) {
@@ -1265,6 +1318,16 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		return NULL;
 	}
 
+	if (srq && srq_attach(srq, conn)) {
+		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		loop_del(rpmad.loop, &conn->qp.doorbell_watch);
+		free(conn->works);
+		free(conn->inflight.recvs);
+		qp_destroy(&conn->qp);
+		free(conn);
+		return NULL;
+	}
+	conn->srq = srq;
 	conn->peer = peer;
 	conn->tp = peer->dev->tp;
 	conn->timeout_ms = timeout_ms;
@@ -1341,6 +1404,8 @@ conn_destroy(struct conn *conn, enum obj_release how)
 	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 	mr_staging_end(conn->staging);
 	qp_destroy(&conn->qp);
+	if (conn->srq)
+		srq_detach(conn->srq, conn);
 	free(conn->works);
 	free(conn->inflight.recvs);
 	if (is_request(conn->state))

@@ -38,6 +38,7 @@ struct ep;
 struct incoming;
 struct peer;
 struct qp;
+struct srq;
 struct transport_ops;
 
 enum conn_state {
@@ -214,6 +215,15 @@ int conn_target_access(struct conn *conn, uint32_t rkey, uint64_t raddr,
  * connection's memory succeeded here, the target
  */
 void conn_count_served(struct conn *conn, uint8_t opcode, uint64_t len);
+
+/*
+ * conn_srq_posted -- receives were posted to the shared RQ the connection
+ * takes its receives from: look again (srq.c)
+ */
+void conn_srq_posted(struct conn *conn);
+
+/* conn_srq -- the shared RQ its receives come from (1.x), or NULL */
+struct srq *conn_srq(const struct conn *conn);
 
 /* conn_set_names -- the addresses shown by rpmactl (NULL: unchanged) */
 void conn_set_names(struct conn *conn, const struct sockaddr_storage *local,

@@ -32,6 +32,7 @@ struct ep;
 struct incoming;
 struct mr;
 struct peer;
+struct srq;
 struct work;
 
 struct transport_ops {
@@ -98,6 +99,16 @@ struct transport_ops {
 	int (*post)(struct conn *conn, struct work *w);
 	/* the client posted receives: a message waiting for one may land */
 	void (*recv_posted)(struct conn *conn);
+
+	/*
+	 * optional, for a transport with eager_recv: shared receive queues
+	 * of its device (srq.h). srq_create makes srq->tp_srq, srq_posted
+	 * hands the client's new receives to it (srq_take), srq_destroy
+	 * frees it once no queue pair uses it.
+	 */
+	int (*srq_create)(struct srq *srq, char *err, size_t errlen);
+	void (*srq_posted)(struct srq *srq);
+	void (*srq_destroy)(struct srq *srq);
 };
 
 /*

@@ -56,8 +56,8 @@ done
 if [ -z "${CDI_TEST_INNER:-}" ]; then
 	CDI_TEST_INNER=1 exec unshare --mount --propagation private -- "$0" "$@"
 fi
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 if ldd "$lib" | grep libasan >/dev/null; then
 	say "skipped: a sanitizer build (its run time would have to go into the image)"
 	exit 77
@@ -103,12 +103,12 @@ for p in pmem-server pmem-client; do
 done
 # the library where the dynamic linker looks by default
 mkdir -p "$root/usr/lib"
-cp "$lib" "$root/usr/lib/librpmaclient.so.1"
+cp "$lib" "$root/usr/lib/librpma.so.0"
 for f in "$root/app/pmem-server" "$root/app/pmem-client" "$lib"; do
 	ldd "$f" | awk '/=> \// { print $3 } /^\t\/.*ld-linux/ { print $1 }'
 done | sort -u | while read -r l; do
-	[ "${l##*/}" = librpmaclient.so.1 ] || mkdir -p "$root$(dirname "$l")"
-	case $l in */librpmaclient.so.1) ;; *) cp -L "$l" "$root$l" ;; esac
+	[ "${l##*/}" = librpma.so.0 ] || mkdir -p "$root$(dirname "$l")"
+	case $l in */librpma.so.0) ;; *) cp -L "$l" "$root$l" ;; esac
 done
 cat >"$root/app/run.sh" <<'EOF'
 #!/bin/sh

@@ -48,8 +48,8 @@ if [ "$(id -u)" != 0 ]; then say "skipped: needs root (overlay, bind mount)"; ex
 unshare --help 2>&1 | grep -- --map-current-user >/dev/null || { say "skipped: unshare too old"; exit 77; }
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 	{ say "skipped: no overlay file system"; exit 77; }
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 # a sanitizer build's library needs its run time linked first into the
 # programs (the image is the host's /, so the run time is there too); grep
 # reads all of ldd's output, or pipefail would see ldd's SIGPIPE
@@ -80,7 +80,7 @@ for p in pmem-server pmem-client; do
 	cc -O2 -Wall $san -o "$work/app/$p" "$top_src/examples/$p.c" -I"$top_src/examples" \
 		-I"$top_src/include" "$lib" -Wl,-rpath,'$ORIGIN' -libverbs
 done
-cp "$lib" "$work/app/librpmaclient.so.1"
+cp "$lib" "$work/app/librpma.so.0"
 cat >"$work/app/inside.sh" <<'EOF'
 #!/bin/sh
 # what runs in the container, as its unprivileged user

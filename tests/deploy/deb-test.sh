@@ -8,7 +8,8 @@
 # pkg-config --cflags --libs works with nothing but the .pc files of
 # librpmaclient-dev and its dependencies, run the README's client/server
 # exchange built with plain `cc ... -lrpma` (and with pkg-config's flags)
-# against the installed library, install a newer rpmad package (the same
+# against the installed library (librpma.so.0 through librpma0-rpmad's
+# diversion, and librpmaclient.so.1 of old), install a newer rpmad package (the same
 # one with a higher version) over the running rpmad while a server
 # application waits on it: its postinst upgrades rpmad in place, the
 # server's session stays in the old rpmad and serves a client afterwards,
@@ -26,7 +27,7 @@
 # usage: tests/deploy/deb-test.sh [OUTDIR]   (OUTDIR keeps the .debs)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-PACKAGES="rpmad librpmaclient1 librpmaclient-dev"
+PACKAGES="rpmad librpmaclient1 librpma0-rpmad librpmaclient-dev"
 PORT=${PORT:-7311}
 
 say() { echo "deb-test: $*"; }
@@ -88,7 +89,8 @@ say "dpkg-buildpackage -b -uc -us"
 (cd "$work/src" && nice -n 15 dpkg-buildpackage -b -uc -us -j2) \
 	>"$work/build.log" 2>&1 || { tail -40 "$work/build.log"; fail "package build"; }
 built=$(date +%s)
-debs=("$work"/rpmad_*.deb "$work"/librpmaclient1_*.deb "$work"/librpmaclient-dev_*.deb)
+debs=("$work"/rpmad_*.deb "$work"/librpmaclient1_*.deb "$work"/librpma0-rpmad_*.deb \
+	"$work"/librpmaclient-dev_*.deb)
 for d in "${debs[@]}"; do [ -f "$d" ] || fail "not built: $d"; done
 [ -z "$outdir" ] || cp "${debs[@]}" "$outdir/"
 
@@ -104,8 +106,15 @@ getent group rpma >/dev/null || fail "the package made no group rpma"
 rpma_gid=$(getent group rpma | cut -d: -f3)
 getent passwd rpmad >/dev/null || fail "the package made no user rpmad"
 rpmad_uid=$(getent passwd rpmad | cut -d: -f3)
-lib=$(dpkg -L librpmaclient1 | grep '/librpmaclient\.so\.1$')
-[ -e "$lib" ] || fail "no librpmaclient.so.1 in librpmaclient1"
+lib=$(dpkg -L librpmaclient1 | grep '/rpmad/librpma\.so\.0$')
+[ -e "$lib" ] || fail "no rpmad/librpma.so.0 in librpmaclient1"
+triplet_dir=$(dirname "$(dirname "$lib")")
+[ "$(readlink -f "$triplet_dir/librpmaclient.so.1")" = "$(readlink -f "$lib")" ] ||
+	fail "librpmaclient.so.1 is not rpmad's librpma.so.0"
+[ "$(readlink -f "$triplet_dir/librpma.so.0")" = "$(readlink -f "$lib")" ] ||
+	fail "librpma0-rpmad did not make rpmad's library the host's librpma.so.0"
+[ "$(dpkg-divert --listpackage "$triplet_dir/librpma.so.0")" = librpma0-rpmad ] ||
+	fail "no diversion of librpma.so.0 by librpma0-rpmad"
 
 # The unit files say how rpmad runs: take the command and the socket's
 # path, owner, group and mode from them rather than repeating them here.
@@ -198,7 +207,7 @@ say "compiling the demo programs with plain cc ... -lrpma -libverbs"
 for p in pmem-server pmem-client; do
 	cc -O2 -Wall -Werror -o "$work/$p" "$top/examples/$p.c" -I"$top/examples" -lrpma -libverbs
 done
-loaded=$(ldd "$work/pmem-client" | sed -n 's/^.*librpmaclient\.so\.1 => \([^ ]*\) .*$/\1/p')
+loaded=$(ldd "$work/pmem-client" | sed -n 's/^.*librpma\.so\.0 => \([^ ]*\) .*$/\1/p')
 [ -n "$loaded" ] && [ "$(readlink -f "$loaded")" = "$(readlink -f "$lib")" ] ||
 	{ ldd "$work/pmem-client"; fail "pmem-client does not load $lib"; }
 
@@ -318,6 +327,8 @@ done
 for d in $made; do [ ! -e "$d" ] || left="$left $d"; done
 [ -z "$left" ] || fail "left after purge:$left"
 [ ! -e "$lib" ] || fail "$lib is still there"
+[ -z "$(dpkg-divert --listpackage "$triplet_dir/librpma.so.0")" ] ||
+	fail "the diversion of librpma.so.0 is still there"
 
 end=$(date +%s)
 say "passed: package build $((built - start)) s, all $((end - start)) s"

@@ -13,8 +13,8 @@ CC=${CC:-cc}
 say() { echo "first-program: $*"; }
 fail() { echo "first-program: FAIL: $*" >&2; exit 1; }
 
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 # a sanitizer build's library needs its run time linked first (grep reads
 # all of ldd's output, or pipefail would see ldd's SIGPIPE)
 san=""

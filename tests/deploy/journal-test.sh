@@ -28,8 +28,8 @@ fail() { echo "journal-test: FAIL: $*" >&2; exit 1; }
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root (mount namespace)"; exit 77; fi
 [ -x "$JOURNALD" ] || { say "skipped: no $JOURNALD"; exit 77; }
 command -v journalctl >/dev/null || { say "skipped: no journalctl"; exit 77; }
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 # grep reads all of ldd's output (with -q, pipefail would see ldd's SIGPIPE)
 if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
 

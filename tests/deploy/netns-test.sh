@@ -29,8 +29,8 @@ if [ "$(id -u)" != 0 ]; then say "skipped: needs root"; exit 77; fi
 for tool in ip unshare nsenter python3; do
 	command -v "$tool" >/dev/null || { say "skipped: no $tool"; exit 77; }
 done
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-netns.XXXXXX")

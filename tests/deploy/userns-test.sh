@@ -49,8 +49,8 @@ if [ -z "${USERNS_TEST_INNER:-}" ]; then
 	USERNS_TEST_INNER=1 exec unshare --mount --propagation private -- "$0" "$@"
 fi
 
-lib=$(readlink -f "$top_build/.libs/librpmaclient.so.1")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpmaclient.so.1"
+lib=$(readlink -f "$top_build/.libs/librpma.so.0")
+[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
 if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-userns.XXXXXX")
@@ -88,7 +88,7 @@ for p in pmem-server pmem-client; do
 	cc -O2 -Wall $san -o "$work/app/$p" "$top_src/examples/$p.c" -I"$top_src/examples" \
 		-I"$top_src/include" "$lib" -Wl,-rpath,'$ORIGIN' -libverbs
 done
-cp "$lib" "$work/app/librpmaclient.so.1"
+cp "$lib" "$work/app/librpma.so.0"
 chmod -R a+rX "$work/app"
 
 say "starting rpmad (its socket open to every uid: the test is about who serves it)"

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -306,7 +307,10 @@ END_TEST
 struct silent_opts {
 	const char *addr;
 	int hangs;	/* a connect there is known not to finish */
+	int v0_12;	/* call rpma_conn_next_event@LIBRPMA_0.12 */
 };
+
+typedef int next_event_fn(struct rpma_conn *, enum rpma_conn_event *);
 
 static int
 silent_client(const struct it_env *env, void *arg)
@@ -325,13 +329,24 @@ silent_client(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_get_event_fd(conn, &fd));
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	IT_ASSERT(poll(&pfd, 1, IT_WAIT_MS) == 1);
+	/*
+	 * 1.x reports the event RPMA_CONN_UNREACHABLE; 0.12 had none and
+	 * failed with RPMA_E_UNKNOWN, the event undefined
+	 */
+	next_event_fn *next_event = rpma_conn_next_event;
+	if (o->v0_12)
+		next_event = (next_event_fn *)dlvsym(RTLD_DEFAULT,
+				"rpma_conn_next_event", "LIBRPMA_0.12");
+	IT_ASSERT(next_event != NULL);
 	enum rpma_conn_event ev = RPMA_CONN_ESTABLISHED;
-	int ret = rpma_conn_next_event(conn, &ev);
+	int ret = next_event(conn, &ev);
 	uint64_t took = it_now_ms() - start;
 	(void) fprintf(stderr, "it_events: %s:%s: %s after %llu ms (timeout "
 			"%d ms)\n", o->addr, env->port, rpma_err_2str(ret),
 			(unsigned long long)took, SILENT_TIMEOUT_MS);
-	IT_ASSERT_MSG(ret == RPMA_E_UNKNOWN && ev == RPMA_CONN_UNDEFINED,
+	IT_ASSERT_MSG(o->v0_12 ?
+			ret == RPMA_E_UNKNOWN && ev == RPMA_CONN_UNDEFINED :
+			ret == 0 && ev == RPMA_CONN_UNREACHABLE,
 			"%s, event %s after %llu ms", rpma_err_2str(ret),
 			rpma_utils_conn_event_2str(ev),
 			(unsigned long long)took);
@@ -390,29 +405,37 @@ silent_listener(const char *port, int fillers[FILLERS])
 	return -1;
 }
 
-/* _i: 0 nothing listening, 1 a non-routable address, 2 a full listener */
+/*
+ * _i % 3: 0 nothing listening, 1 a non-routable address, 2 a full
+ * listener; _i >= 3: through LIBRPMA_0.12 (nothing listening is the same)
+ */
 START_TEST(test_unreachable)
 {
+	if (_i == 3)
+		return;
 	/*
 	 * Over RDMA the non-routable address has no RDMA device (finding
 	 * one already fails: rpma_utils_get_ibv_context, RPMA_E_PROVIDER),
 	 * and a full TCP listener means nothing to the RDMA CM: only
 	 * "nothing listening" is the same there
 	 */
-	if (_i != 0 && !it_transport_is("tcp"))
+	if (_i % 3 != 0 && !it_transport_is("tcp"))
 		return;
 	struct it_env env;
 	ck_assert_int_eq(it_env_start(&env, 2), 0);
-	struct silent_opts o = { .addr = _i == 1 ? BLACKHOLE_ADDR : IT_ADDR };
+	struct silent_opts o = {
+		.addr = _i % 3 == 1 ? BLACKHOLE_ADDR : IT_ADDR,
+		.v0_12 = _i >= 3,
+	};
 	int ls = -1, fillers[FILLERS];
-	if (_i == 2) {
+	if (_i % 3 == 2) {
 		ls = silent_listener(env.port, fillers);
 		ck_assert_msg(ls >= 0, "connects to a full listener complete "
 				"here: cannot make a silent address");
 		o.hangs = 1;
 	}
 	ck_assert_msg(it_run_pair(&env, no_server,
-			_i ? silent_client : refused_client, &o) == 0,
+			_i % 3 ? silent_client : refused_client, &o) == 0,
 			"%s", it_report());
 	if (ls >= 0) {
 		for (int i = 0; i < FILLERS; i++) {
@@ -698,7 +721,7 @@ events_suite(void)
 	tcase_add_test(tc, test_established_private_data);
 	tcase_add_loop_test(tc, test_closed, 0, 4);
 	tcase_add_test(tc, test_rejected);
-	tcase_add_loop_test(tc, test_unreachable, 0, 3);
+	tcase_add_loop_test(tc, test_unreachable, 0, 6);
 	tcase_add_test(tc, test_retry_until_listening);
 	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
 	tcase_add_test(tc, test_announced_then_rpmad_gone);

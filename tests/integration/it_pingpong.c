@@ -76,7 +76,7 @@ build_example(void)
 	(void) snprintf(libdir, sizeof(libdir), "%s/.libs", builddir);
 	(void) snprintf(link, sizeof(link), "%s/librpma.so", work);
 	char target[700];
-	(void) snprintf(target, sizeof(target), "%s/librpmaclient.so", libdir);
+	(void) snprintf(target, sizeof(target), "%s/librpma.so", libdir);
 	if (symlink(target, link)) {
 		(void) snprintf(build_error, sizeof(build_error),
 				"symlink %s: %m", link);

@@ -6,7 +6,7 @@
  * clients') inside the other, the servers listening at NS_ADDR_A.
  *
  * run.sh takes an installed prefix; this build is presented as one (the
- * header, librpma.so and librpmaclient.so.1 linked from the build tree, a
+ * header, librpma.so and librpma.so.0 linked from the build tree, a
  * librpma.pc that adds the sanitizer flags of this build, as an ASan
  * library needs ASan programs). Its RPMAD variable names a wrapper that
  * starts each daemon in its namespace, chosen by the socket run.sh gives
@@ -91,12 +91,12 @@ make_prefix(char *prefix, size_t len)
 	make_dir(lib, "pkgconfig", pc, sizeof(pc));
 	(void) snprintf(target, sizeof(target), "%s/include/librpma.h", src);
 	link_to(target, inc, "librpma.h");
-	(void) snprintf(target, sizeof(target), "%s/.libs/librpmaclient.so",
+	(void) snprintf(target, sizeof(target), "%s/.libs/librpma.so",
 			build);
 	link_to(target, lib, "librpma.so");
 	(void) snprintf(target, sizeof(target),
-			"%s/.libs/librpmaclient.so.1", build);
-	link_to(target, lib, "librpmaclient.so.1");
+			"%s/.libs/librpma.so.0", build);
+	link_to(target, lib, "librpma.so.0");
 	(void) snprintf(text, sizeof(text), "prefix=%s\nlibdir=${prefix}/lib\n"
 			"includedir=${prefix}/include\n\nName: librpma\n"
 			"Description: this build of librpmaclient\n"

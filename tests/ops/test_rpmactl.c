@@ -259,6 +259,10 @@ START_TEST(test_clients)
 	expect(&f, "0", "clients.%ld.uid", s);
 	expect(&f, "root", "clients.%ld.user", s);
 	expect(&f, "true", "clients.%ld.admin", s);
+	/* what the library said at hello: built here against librpma.h */
+	expect(&f, "librpmaclient " PACKAGE_VERSION, "clients.%ld.library", s);
+	expect(&f, "1.0", "clients.%ld.api", s);
+	expect(&f, "1.0", "clients.%ld.api", c);
 	expect(&f, "1", "clients.%ld.resources.peers", s);
 	expect(&f, "2", "clients.%ld.resources.mrs", s);
 	expect(&f, str_of(72 * KiB), "clients.%ld.resources.pinned_bytes", s);
@@ -275,7 +279,7 @@ START_TEST(test_clients)
 	char *out = ctl_ok(false, "clients");
 	ck_assert_ptr_nonnull(strstr(out, "PID"));
 	ck_assert_uint_eq(count_lines_with(out, str_of(spid), comm, "root",
-			"72.0 KiB", NULL), 1);
+			" 1.0 ", "72.0 KiB", NULL), 1);
 	ck_assert_uint_eq(count_lines_with(out, str_of(cpid), comm, "root",
 			"16.0 KiB", NULL), 1);
 	free(out);

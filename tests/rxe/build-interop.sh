@@ -7,7 +7,10 @@
 #
 # usage: build-interop.sh PREFIX OUTDIR
 #   OUTDIR/native/   the unpacked packages (kept: a cache)
-#   OUTDIR/bin/      {native,brokered}_{server,client,pair}
+#   OUTDIR/bin/      {native,brokered}_{server,client,pair}, and
+#                    native_srq_{server,client}: upstream's 1.3.0 example
+#                    13 (a shared RQ, several clients) built against the
+#                    native library, when ../shared/conformance has it
 set -euo pipefail
 PREFIX=$(realpath "$1"); OUT=$(realpath -m "$2")
 HERE=$(dirname "$(realpath "$0")")
@@ -32,4 +35,17 @@ for role in server client pair; do
 	cc -O2 -Wall -Wextra -Werror -DNATIVE_RPMA_1 -o "$OUT/bin/native_$role" "$src" \
 		-I"$native/usr/include" -L"$nlib" -lrpma -Wl,-rpath,"$nlib" -libverbs
 done
+# upstream's example of a shared RQ (test input, as in conformance/)
+ex=$HERE/../../../shared/conformance/rpma-1.3.0-examples
+if [ -d "$ex/13-messages-ping-pong-with-srq" ]; then
+	d=$ex/13-messages-ping-pong-with-srq c=$ex/common
+	cc -O2 -o "$OUT/bin/native_srq_server" "$d/server.c" "$c/common-conn.c" \
+		"$c/common-epoll.c" -I"$c" -I"$native/usr/include" -L"$nlib" -lrpma \
+		-Wl,-rpath,"$nlib" -libverbs
+	cc -O2 -o "$OUT/bin/native_srq_client" "$d/client.c" "$c/common-conn.c" \
+		"$c/common-messages-ping-pong.c" "$c/common-utils.c" -I"$c" \
+		-I"$native/usr/include" -L"$nlib" -lrpma -Wl,-rpath,"$nlib" -libverbs
+else
+	rm -f "$OUT/bin/native_srq_server" "$OUT/bin/native_srq_client"
+fi
 echo "build-interop: native librpma $(basename "$(readlink -f "$nlib/librpma.so.0")") in $native"

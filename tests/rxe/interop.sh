@@ -6,6 +6,10 @@
 #     sees only RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY) and, where
 #     RPMAD_TEST_DEVDAX names one, on a device DAX (persistent flushes)
 #   brokered client (rpmad B, rxe1) -> native server (SERVER_ADDR)
+# and the binary drop-in, the 1.x API through rpmad (rpma_atomic_write
+# among it): the native programs themselves, built against librpma 1.2,
+# run with PREFIX's librpma.so.0 first in LD_LIBRARY_PATH ("drop-in"),
+# against native ones, both ways.
 # Programs: tests/rxe/interop/ (built by build-interop.sh into INTEROP_BIN).
 #
 # usage: interop.sh PREFIX      (INTEROP_BIN and WORK from the environment)
@@ -31,15 +35,32 @@ wait_listen() { # the server prints "listening" once its endpoint is up
 	return 1
 }
 
+# prog NAME: the program's command; "drop-in:NAME" runs the native build
+# NAME through PREFIX's librpma.so.0 (LD_LIBRARY_PATH goes before its
+# runpath), checked with ldd first
+prog() {
+	case $1 in
+	drop-in:*)
+		local b=$BIN/${1#drop-in:}
+		LD_LIBRARY_PATH=$PREFIX/lib ldd -r "$b" 2>&1 |
+			grep -q "librpma.so.0 => $PREFIX/lib/librpma.so.0" ||
+			{ echo "$b does not load $PREFIX/lib/librpma.so.0" >&2; echo false; return; }
+		echo "env LD_LIBRARY_PATH=$PREFIX/lib $b";;
+	*) echo "$BIN/$1";;
+	esac
+}
+
 # run_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT FLUSH [PMEM]
 #   FLUSH: the deepest flush the client must find the target grants
 run_case() {
 	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6 flush=$7
 	shift 7
-	RPMAD_SOCKET=$ssock timeout 120 "$BIN/$srv" "$ADDR" "$port" "$@" > "$W/$name.server" 2>&1 &
+	# shellcheck disable=SC2046
+	RPMAD_SOCKET=$ssock timeout 120 $(prog "$srv") "$ADDR" "$port" "$@" > "$W/$name.server" 2>&1 &
 	local spid=$!
 	wait_listen "$W/$name.server"
-	RPMAD_SOCKET=$csock timeout 120 "$BIN/$cli" "$ADDR" "$port" > "$W/$name.client" 2>&1
+	# shellcheck disable=SC2046
+	RPMAD_SOCKET=$csock timeout 120 $(prog "$cli") "$ADDR" "$port" > "$W/$name.client" 2>&1
 	local crc=$?
 	wait $spid; local src=$?
 	grep -q "^flush: $flush$" "$W/$name.client" || crc="$crc, not 'flush: $flush'"
@@ -59,6 +80,47 @@ if [ -n "${RPMAD_TEST_DEVDAX:-}" ]; then
 fi
 # native librpma grants what its application asks, whatever the memory
 run_case "brokered client -> native server" native_server /nonexistent brokered_client "$W/B.sock" 7602 persistent || r=1
+# the native builds through rpmad (LIBRPMA_1.0), against native peers
+n=$((n + 2))
+run_case "native client -> drop-in server" drop-in:native_server "$W/A.sock" native_client /nonexistent 7604 visibility || r=1
+run_case "drop-in client -> native server" native_server /nonexistent drop-in:native_client "$W/B.sock" 7605 persistent || r=1
+
+# srq_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT: upstream's
+# example 13, a shared RQ serving three clients at once
+srq_case() {
+	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6 seed rc=0 cpids=()
+	# shellcheck disable=SC2046
+	RPMAD_SOCKET=$ssock timeout 90 $(prog "$srv") "$ADDR" "$port" > "$W/$name.server" 2>&1 &
+	local spid=$!
+	for _ in $(seq 100); do
+		rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qE ":$port( |$)" && break
+		sleep 0.1
+	done
+	for seed in 1 5 10; do
+		# shellcheck disable=SC2046
+		RPMAD_SOCKET=$csock timeout 80 $(prog "$cli") "$ADDR" "$port" $seed 3 \
+			> "$W/$name.client.$seed" 2>&1 &
+		cpids+=($!)
+	done
+	for p in "${cpids[@]}"; do wait "$p" || rc=1; done
+	wait $spid || rc=1
+	for seed in 1 5 10; do
+		grep -q "value received: $((seed + 3))" "$W/$name.client.$seed" || rc=1
+		grep -qF "[server] value received: $seed from the connection" "$W/$name.server" || rc=1
+	done
+	[ "$(grep -c '\[server\] value received:' "$W/$name.server")" = 9 ] || rc=1
+	if [ $rc = 0 ]; then echo "ok    $name"; return 0; fi
+	echo "FAIL  $name"
+	for f in "$W/$name".*; do echo "  --- $(basename "$f")"; sed 's/^/    /' "$f"; done
+	return 1
+}
+if [ -x "$BIN/native_srq_server" ]; then
+	n=$((n + 2))
+	srq_case "native clients -> drop-in shared-RQ server" drop-in:native_srq_server "$W/A.sock" \
+		native_srq_client /nonexistent 7606 || r=1
+	srq_case "drop-in clients -> native shared-RQ server" native_srq_server /nonexistent \
+		drop-in:native_srq_client "$W/B.sock" 7607 || r=1
+fi
 if [ $r != 0 ]; then for d in A B; do echo "  --- rpmad $d"; tail -20 "$W/$d.log" | sed 's/^/    /'; done; fi
 [ $r = 0 ] && echo "$n passed, 0 failed" || echo "failed"
 exit $r

@@ -19,6 +19,10 @@
 #             integration     the integration tests over verbs (clients one
 #                             after another and servers side by side: it_serve;
 #                             every kind of memory: it_persist)
+#             native-1x       upstream's 1.3.0 examples built against native
+#                             librpma 1.2 (build-interop.sh's unpacking) and
+#                             run through PREFIX's librpma.so.0 over verbs
+#                             (the binary drop-in: docs/abi.md)
 #             failure, interop, link, bench (not by default)
 #             (default: all but bench; the power cut has a boot of its own,
 #             see run-vm-tests.sh)
@@ -33,7 +37,7 @@ TOP=$(realpath "$HERE/../..")
 EXAMPLES_BIN=$BUILD/tests/rxe/examples
 SECTIONS=("$@")
 # link last: a link taken down and up again is not the same for rxe
-[ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=(conformance conformance-one pmem integration failure interop link)
+[ ${#SECTIONS[@]} -gt 0 ] || SECTIONS=(conformance conformance-one native-1x pmem integration failure interop link)
 export SERVER_ADDR=192.168.100.1 CLIENT_ADDR=192.168.100.2
 export WORK=$(mktemp -d "${TMPDIR:-/tmp}/rxe-suite.XXXXXX")
 PASSED=0 FAILED=0 FAILED_NAMES=""
@@ -76,6 +80,25 @@ examples() {
 	if [ $rc = 0 ]; then pass "$name: $last"; else fail "$name: $last"; fi
 }
 
+# native_1x: conformance/run.sh builds the 1.x examples here against the
+# native library (the compiler in the VM is slow: five examples, minutes)
+native_1x() {
+	local conf=$TOP/../shared/conformance native=$BUILD/tests/rxe/native
+	local log=$WORK/native-1x.log
+	if [ ! -x "$conf/run.sh" ] || [ ! -d "$conf/rpma-1.3.0-examples" ] ||
+			[ ! -d "$native" ]; then
+		fail "native-1x (no ../shared/conformance 1.x examples or native librpma)"
+		return
+	fi
+	TRANSPORT=verbs ADDR=$SERVER_ADDR PORT_BASE=7504 NATIVE_DIR=$native \
+		EXAMPLES=$conf/rpma-1.3.0-examples "$conf/run.sh" "$PREFIX" \
+		> "$log" 2>&1
+	local rc=$? last
+	if [ $rc = 0 ]; then sed -n '/^ok /p' "$log" | sed 's/^ok    /      /'; else cat "$log"; fi
+	last=$(tail -n 1 "$log")
+	if [ $rc = 0 ]; then pass "native-1x: $last"; else fail "native-1x: $last"; fi
+}
+
 # check_prog NAME PATH [TRANSPORT]: one Check test program against two
 # rpmads (over verbs unless TRANSPORT says otherwise)
 check_prog() {
@@ -114,6 +137,7 @@ for s in "${SECTIONS[@]}"; do
 	case $s in
 	conformance) section "upstream examples across two rpmads"; examples conformance TRANSPORT=verbs PORT_BASE=7204 ;;
 	conformance-one) section "upstream examples on one rpmad"; examples conformance-one TRANSPORT=verbs ONE_DAEMON=1 PORT_BASE=7404 ;;
+	native-1x) section "native librpma 1.2 builds of the 1.x examples, through rpmad"; native_1x ;;
 	pmem) section "persistent memory: device DAX, fsdax, page cache"; pmem ;;
 	integration)
 		section integration

@@ -136,6 +136,13 @@ START_TEST(cfg_objects)
 			RPMA_E_NOMEM);
 	ck_assert(disarm());
 	ck_assert_ptr_eq(pcfg, (void *)0x77);
+
+	/* 1.x */
+	struct rpma_srq_cfg *scfg = (void *)0x77;
+	arm(0);
+	ck_assert_int_eq(rpma_srq_cfg_new(&scfg), RPMA_E_NOMEM);
+	ck_assert(disarm());
+	ck_assert_ptr_eq(scfg, (void *)0x77);
 }
 END_TEST
 
@@ -234,6 +241,41 @@ START_TEST(conn_req_new)
 }
 END_TEST
 
+/* 1.x: a shared RQ, and a connection with a shared completion channel */
+START_TEST(srq_new)
+{
+	struct rpma_peer *peer = api_peer();
+	struct rpma_srq *srq = (void *)0x77;
+	arm(_i);
+	int ret = rpma_srq_new(peer, NULL, &srq);
+	check_result(_i, ret, disarm(), 1);
+	if (ret == 0)
+		ck_assert_int_eq(rpma_srq_delete(&srq), 0);
+	else
+		ck_assert_ptr_eq(srq, (void *)0x77);
+	(void) rpma_peer_delete(&peer);
+}
+END_TEST
+
+START_TEST(conn_req_new_shared_channel)
+{
+	struct rpma_peer *peer = api_peer();
+	struct rpma_conn_cfg *cfg = NULL;
+	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
+	ck_assert_int_eq(rpma_conn_cfg_set_compl_channel(cfg, true), 0);
+	struct rpma_conn_req *req = (void *)0x77;
+	arm(_i);
+	int ret = rpma_conn_req_new(peer, API_LOCAL_ADDR, "7204", cfg, &req);
+	check_result(_i, ret, disarm(), 1);
+	if (ret == 0)
+		ck_assert_int_eq(rpma_conn_req_delete(&req), 0);
+	else
+		ck_assert_ptr_eq(req, (void *)0x77);
+	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
+	(void) rpma_peer_delete(&peer);
+}
+END_TEST
+
 START_TEST(conn_req_connect)
 {
 	struct rpma_peer *peer = api_peer();
@@ -319,6 +361,8 @@ main(void)
 	tcase_add_loop_test(tc, mr_reg, 0, SWEEP);
 	tcase_add_loop_test(tc, ep_listen, 0, SWEEP);
 	tcase_add_loop_test(tc, conn_req_new, 0, SWEEP);
+	tcase_add_loop_test(tc, srq_new, 0, SWEEP);
+	tcase_add_loop_test(tc, conn_req_new_shared_channel, 0, SWEEP);
 	tcase_add_loop_test(tc, conn_req_connect, 0, SWEEP);
 	tcase_add_loop_test(tc, conn_next_event, 0, SWEEP);
 	tcase_add_test(tc, session_survives_nomem);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * test_api_strings.c -- rpma_err_2str and rpma_utils_conn_event_2str for
- * every value and for values they do not know
+ * every value and for values they do not know (1.x's, the default symbol
+ * version; test_abi.c has 0.12's)
  */
 
 #include <limits.h>
@@ -22,6 +23,8 @@ static const struct {
 	{ RPMA_E_NO_COMPLETION, "No next completion available" },
 	{ RPMA_E_NO_EVENT, "No next event available" },
 	{ RPMA_E_AGAIN, "Temporary error" },
+	{ RPMA_E_SHARED_CHANNEL, "Completion channel is shared" },
+	{ RPMA_E_NOT_SHARED_CHNL, "Completion channel is not shared" },
 };
 #define N_ERRORS (sizeof(errors) / sizeof(errors[0]))
 
@@ -35,6 +38,8 @@ START_TEST(err_values_are_abi)
 	ck_assert_int_eq(RPMA_E_NO_COMPLETION, -100005);
 	ck_assert_int_eq(RPMA_E_NO_EVENT, -100006);
 	ck_assert_int_eq(RPMA_E_AGAIN, -100007);
+	ck_assert_int_eq(RPMA_E_SHARED_CHANNEL, -100008);
+	ck_assert_int_eq(RPMA_E_NOT_SHARED_CHNL, -100009);
 }
 END_TEST
 
@@ -64,7 +69,8 @@ END_TEST
 START_TEST(err_unknown_codes)
 {
 	const int unknown[] = { 1, -1, 42, INT_MAX, INT_MIN, -99999,
-		-100008, -100100, RPMA_E_AGAIN - 1, RPMA_E_UNKNOWN + 1 };
+		-100010, -100100, RPMA_E_NOT_SHARED_CHNL - 1,
+		RPMA_E_UNKNOWN + 1 };
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		const char *s = rpma_err_2str(unknown[i]);
 		ck_assert_ptr_nonnull(s);
@@ -86,6 +92,7 @@ static const struct {
 	{ RPMA_CONN_CLOSED, "Connection closed" },
 	{ RPMA_CONN_LOST, "Connection lost" },
 	{ RPMA_CONN_REJECTED, "Connection rejected" },
+	{ RPMA_CONN_UNREACHABLE, "Connection unreachable" },
 };
 #define N_EVENTS (sizeof(events) / sizeof(events[0]))
 
@@ -96,8 +103,9 @@ START_TEST(event_values_are_abi)
 	ck_assert_int_eq(RPMA_CONN_CLOSED, 1);
 	ck_assert_int_eq(RPMA_CONN_LOST, 2);
 	ck_assert_int_eq(RPMA_CONN_REJECTED, 3);
-	/* nothing beyond 0.12.0's values: 4 is not an event */
-	ck_assert_str_eq(rpma_utils_conn_event_2str((enum rpma_conn_event)4),
+	ck_assert_int_eq(RPMA_CONN_UNREACHABLE, 4);
+	/* nothing beyond 1.x's values: 5 is not an event */
+	ck_assert_str_eq(rpma_utils_conn_event_2str((enum rpma_conn_event)5),
 			"Unsupported connection event");
 }
 END_TEST

@@ -1186,6 +1186,28 @@ ibv_ack_cq_events(struct ibv_cq *ibcq, unsigned int n)
 	cq->unacked -= n;
 }
 
+/* ------------------------------------------- shared receive queues */
+
+/*
+ * This double has none (rpmad's shared RQs over verbs are tested on
+ * Soft-RoCE, tests/rxe): making one fails as on a device without them.
+ */
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	(void) pd;
+	(void) attr;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	(void) srq;
+	return EINVAL;	/* as libibverbs: a positive errno */
+}
+
 /* ------------------------------------------------- completion queues */
 
 struct ibv_cq *

@@ -53,6 +53,7 @@
 #include "verbs_mr.h"
 #include "verbs_qp.h"
 #include "verbs_work.h"
+#include "verbs_srq.h"
 
 const struct transport_ops transport_verbs = {
 	.name = "verbs",
@@ -75,6 +76,9 @@ const struct transport_ops transport_verbs = {
 	.release = verbs_release,
 	.post = verbs_post,
 	.recv_posted = verbs_recv_posted,
+	.srq_create = verbs_srq_create,
+	.srq_posted = verbs_srq_posted,
+	.srq_destroy = verbs_srq_destroy,
 };
 
 /* ------------------------------------------------------------ devices */

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "peer.h"
 #include "qp.h"
+#include "srq.h"
 #include "verbs_conn.h"
 #include "verbs_dev.h"
 #include "verbs_qp.h"
@@ -172,6 +173,13 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 	};
+	/* 1.x: its receives come from the shared RQ's queue (verbs_srq.c) */
+	struct srq *srq = conn_srq(conn);
+	if (srq) {
+		init.srq = srq->tp_srq;
+		init.cap.max_recv_wr = 0;
+		init.cap.max_recv_sge = 0;
+	}
 	call = "rdma_create_qp";
 	if (rdma_create_qp(vc->id, peer->tp_pd, &init))
 		goto err;

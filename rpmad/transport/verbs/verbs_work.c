@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mr.h"
 #include "qp.h"
+#include "srq.h"
 #include "verbs_conn.h"
 #include "verbs_mr.h"
 #include "verbs_work.h"
@@ -55,6 +56,9 @@ verbs_work_post_recvs(struct verbs_conn *vc)
 	struct conn *conn = vc->conn;
 	if (conn == NULL || vc->qp == NULL || vc->qp_failed ||
 			vc->state == VC_OVER || conn_qp_failed(conn))
+		return;
+	/* a shared RQ's receives go to its own queue (verbs_srq.c) */
+	if (conn_srq(conn))
 		return;
 	while (conn_recvs_in_flight(conn) < vc->max_recv_wr) {
 		struct recv_slot *rs;
@@ -103,10 +107,36 @@ verbs_recv_posted(struct conn *conn)
 		verbs_work_post_recvs(vc);
 }
 
+/* A receive of the shared RQ's queue completed on this queue pair. */
+static void
+srq_recv_wc(struct verbs_conn *vc, struct srq *srq, const struct ibv_wc *wc)
+{
+	bool imm = wc->status == IBV_WC_SUCCESS &&
+		(wc->wc_flags & IBV_WC_WITH_IMM);
+	enum ibv_wc_opcode op = wc->status == IBV_WC_SUCCESS &&
+		wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM ?
+		IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	uint32_t len = wc->status == IBV_WC_SUCCESS ? wc->byte_len : 0;
+	srq_done(srq, wc->wr_id, vc->conn, wc->status, len, op, imm,
+			imm ? wc->imm_data : 0);
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (wc->status != IBV_WC_WR_FLUSH_ERR)
+			log_info("verbs: connection qp %u: a receive failed: "
+					"%s", conn_qp_num(vc->conn),
+					ibv_wc_status_str(wc->status));
+		verbs_work_failed(vc);
+	}
+}
+
 static void
 recv_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 {
 	struct conn *conn = vc->conn;
+	struct srq *srq = conn_srq(conn);
+	if (srq) {
+		srq_recv_wc(vc, srq, wc);
+		return;
+	}
 	struct recv_slot *rs = conn_recv_oldest(conn);
 	/* gone already: flushed by us after an earlier error */
 	if (rs == NULL || wc->wr_id < rs->tp_seq ||

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * srq.h -- a shared receive queue (librpma 1.x): one receive queue whose
+ * posted buffers take the messages of every connection made with it, and
+ * optionally its own receive completion queue
+ *
+ * It is a queue pair region (qp.h) of its own that the client maps: its
+ * RQ is the shared queue, its CQ the shared receive completion queue (the
+ * region's SQ is unused). The software transport takes a connection's
+ * receives from it (conn_take_recv); a transport that hands receives to
+ * its device (verbs) makes a queue of the device (srq_create) and posts
+ * to it (srq_take), the receives in its hands kept here by slot until a
+ * queue pair's completion names one (srq_done). Completions go to its CQ
+ * when it has one, else to the receiving connection's queues.
+ */
+
+#ifndef RPMAD_SRQ_H
+#define RPMAD_SRQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#include "conn.h"
+#include "qp.h"
+#include "registry.h"
+#include "reply.h"
+
+struct peer;
+
+struct srq {
+	struct obj obj;
+	struct peer *peer;
+	struct qp qp;
+	bool has_rcq;		/* completions go to qp's CQ */
+	struct conn **users;	/* the connections made with it */
+	uint32_t n_users, cap_users;
+
+	/* a transport that holds receives (verbs): its queue, its slots */
+	void *tp_srq;
+	struct recv_slot *slots;	/* n_slots; wr_id = index + 1 */
+	uint32_t *free_slots;		/* a stack of free indices */
+	uint32_t n_slots, n_free;
+};
+
+/* srq_find -- the asking client's shared RQ `id`, or NULL (answer failed) */
+struct srq *srq_find(struct req_ctx *rc, uint64_t id);
+
+void srq_handle_new(struct req_ctx *rc);
+void srq_handle_delete(struct req_ctx *rc);
+
+/*
+ * srq_take -- the client's next posted receive, for the transport's queue:
+ * its slot in *rs, the wr_id to give the device in *wr_id. 0, -EAGAIN
+ * (none posted, or every slot in the device's hands), -EPROTO (the region
+ * is corrupted). A receive naming memory it may not use completes at once
+ * with IBV_WC_LOC_PROT_ERR and the next is taken.
+ */
+int srq_take(struct srq *srq, struct recv_slot **rs, uint64_t *wr_id);
+
+/* srq_untake -- the device refused the receive just taken: it is flushed */
+void srq_untake(struct srq *srq, uint64_t wr_id);
+
+/*
+ * srq_done -- the device completed receive wr_id on conn's queue pair
+ * (conn_recv_done's arguments); an unknown wr_id is ignored
+ */
+void srq_done(struct srq *srq, uint64_t wr_id, struct conn *conn,
+		enum ibv_wc_status status, uint32_t byte_len,
+		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm);
+
+/* srq_attach / srq_detach -- conn takes its receives from srq (or not) */
+int srq_attach(struct srq *srq, struct conn *conn);
+void srq_detach(struct srq *srq, struct conn *conn);
+
+#endif /* RPMAD_SRQ_H */
