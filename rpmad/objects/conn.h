@@ -250,6 +250,15 @@ const struct sockaddr_storage *conn_remote(const struct conn *conn,
 /* conn_remote_name -- the remote address as the log and rpmactl show it */
 const char *conn_remote_name(const struct conn *conn);
 
+/*
+ * conn_log -- a log line about the connection, charged to whoever caused
+ * it: the client's user for one it connects out (its share, tenant.h),
+ * the host that sent the request for one that came in (that host's share,
+ * remote_log.h; "(from ADDRESS)" is added), at every level
+ */
+void conn_log(const struct conn *conn, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* conn_timeout_ms -- the client's connection timeout (0: the default) */
 uint32_t conn_timeout_ms(const struct conn *conn);
 

@@ -21,6 +21,7 @@
 #include "mr.h"
 #include "mr_io.h"
 #include "tcp_chan.h"
+#include "tcp_conn.h"
 
 #define IOV_BATCH 64
 /* payload bytes read out of a client's memory per writev */
@@ -310,7 +311,8 @@ tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
 				continue;
 			}
 			/* the connection's end says it (remote: rate-limited) */
-			log_debug("tcp: send: %s", strerror(e));
+			tcp_conn_log(ch->tc, LOG_DEBUG, "tcp: send: %s",
+					strerror(e));
 			set_events(ch, wanted_events(ch));
 			return -e;
 		}

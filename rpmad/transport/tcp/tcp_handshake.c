@@ -297,7 +297,8 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 	if (err == 0 && send_hello(tc, i))
 		err = ENOMEM;
 	if (err) {
-		log_info("tcp: connection qp %u: cannot connect to %s: %s",
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: cannot "
+				"connect to %s: %s",
 				conn_qp_num(tc->conn),
 				conn_remote_name(tc->conn), strerror(err));
 		tcp_chan_close(&tc->chan[0], true);

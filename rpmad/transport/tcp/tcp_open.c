@@ -222,7 +222,8 @@ connect_timeout(struct loop_timer *t)
 	struct tcp_conn *tc = t->arg;
 	if (tc->state != TC_CONNECTING)
 		return;
-	log_info("tcp: connection qp %u: %s did not answer within %u ms",
+	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s did not "
+			"answer within %u ms",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
 			conn_timeout_ms(tc->conn));
 	tcp_chan_close(&tc->chan[0], true);
@@ -257,7 +258,8 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
 			int e = errno;
-			log_info("tcp: connection qp %u: cannot connect to "
+			conn_log(conn, LOG_INFO, "tcp: connection qp %u: "
+					"cannot connect to "
 					"%s: %s", conn_qp_num(conn),
 					conn_remote_name(conn), strerror(e));
 			tcp_chan_close(&tc->chan[0], true);
@@ -327,7 +329,8 @@ tcp_connect_older(struct tcp_conn *tc)
 	tc->state = TC_CONNECTING;
 	char err[128];
 	if (start_connects(tc, err, sizeof(err))) {
-		log_info("tcp: connection qp %u: %s", conn_qp_num(tc->conn),
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s",
+				conn_qp_num(tc->conn),
 				err);
 		tcp_chan_close(&tc->chan[0], true);
 		tcp_chan_close(&tc->chan[1], true);
