@@ -58,6 +58,8 @@ struct tcp_tls {
 	size_t secret_len[2];
 	/* server: the identity the client's key was found by */
 	char identity[TCP_PSK_IDENTITY_MAX + 1];
+	/* server: an identity the client named that no key has (printable) */
+	char unknown[TCP_PSK_IDENTITY_MAX + 1];
 
 	/* a relay: the TCP socket, and our end of the channel's socketpair */
 	bool relay;
@@ -292,6 +294,15 @@ find_psk(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess)
 	*sess = NULL;
 	const struct tcp_psk *k = tcp_psk_find(&keys, id, idlen);
 	struct tcp_tls *t = SSL_get_ex_data(ssl, ex_index);
+	if (t && k == NULL) {
+		/* for the log line: what the peer said, made printable */
+		size_t n = idlen < TCP_PSK_IDENTITY_MAX ? idlen :
+			TCP_PSK_IDENTITY_MAX;
+		for (size_t i = 0; i < n; i++)
+			t->unknown[i] = id[i] >= 0x20 && id[i] < 0x7f ?
+				(char)id[i] : '?';
+		t->unknown[n] = '\0';
+	}
 	if (k == NULL || t == NULL)
 		return 1;	/* unknown: no key, the handshake fails */
 	*sess = psk_session(ssl, k);
@@ -745,7 +756,11 @@ handshake_step(struct loop_watch *w, uint32_t events)
 		return;
 	}
 	char why[512];
-	if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
+	if (!t->client && t->unknown[0]) {
+		ERR_clear_error();
+		(void) snprintf(why, sizeof(why), "no key of identity '%s' in "
+				"tls_psk_file", t->unknown);
+	} else if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
 		(void) snprintf(why, sizeof(why), "the other end %s",
 				errno ? strerror(errno) : "closed the socket");
 	else
