@@ -304,6 +304,7 @@ secret_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_ep_shutdown(&ep));
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
 	return 0;
 }
 
@@ -343,6 +344,7 @@ sniffed_client(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_remote_delete(&rmr));
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
 	return 0;
 }
 
