@@ -73,9 +73,9 @@ struct conn {
 	struct sockaddr_storage remote;
 	socklen_t remote_len;
 	/*
-	 * who causes what happens to it: the client's user when it connects
-	 * out, the remote host (or the local user) that sent the request
-	 * when it came in; its log lines are that origin's share
+	 * who causes what happens to it, when it came in: the remote host
+	 * (or the local user) that sent the request; its log lines are that
+	 * origin's share (conn_log)
 	 */
 	struct origin origin;
 	char local_name[CONN_NAME_MAX], remote_name[CONN_NAME_MAX];
@@ -156,7 +156,11 @@ conn_log(const struct conn *conn, int level, const char *fmt, ...)
 	(void) vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	if (!conn->passive) {
-		tenant_log(owner_of(conn), level, "%s", text);
+		/*
+		 * its own client's doing, as many as its connections: not
+		 * limited, so that its user's share stays for its refusals
+		 */
+		log_msg(level, "%s", text);
 		return;
 	}
 	char who[ORIGIN_NAME_MAX];

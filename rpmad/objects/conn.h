@@ -251,10 +251,11 @@ const struct sockaddr_storage *conn_remote(const struct conn *conn,
 const char *conn_remote_name(const struct conn *conn);
 
 /*
- * conn_log -- a log line about the connection, charged to whoever caused
- * it: the client's user for one it connects out (its share, tenant.h),
- * the host that sent the request for one that came in (that host's share,
- * remote_log.h; "(from ADDRESS)" is added), at every level
+ * conn_log -- a log line about the connection: for one that came in,
+ * charged to whoever sent the request, at every level (a remote host's
+ * share, remote_log.h, or a local user's, tenant.h; "(from ORIGIN)" is
+ * added); for one its client made, a line as any other (bounded by the
+ * client's connections)
  */
 void conn_log(const struct conn *conn, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
