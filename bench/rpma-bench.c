@@ -41,7 +41,8 @@
  * QD16 writes and the 1 MiB ping-pong across two rpmads again, between
  * two rpmads with tls = required (rpmad.conf(5); the keys made for the
  * run), beside the same rows without TLS ("two +tls"); the kernel's TLS
- * when it has one, else rpmad's relay (its log says which). --only fair runs the
+ * when it has one, else rpmad's relay (its log says which).
+ * --only fair runs the
  * neighbour rows alone (run_neighbours); --no-weights leaves out the
  * weighted writers and their [user] sections (an rpmad without weights).
  */
@@ -1606,8 +1607,8 @@ main(int argc, char *argv[])
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WT", longopts,
-			NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WT",
+			longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rpmad = optarg;

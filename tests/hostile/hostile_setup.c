@@ -588,7 +588,8 @@ START_TEST(test_accepted_flood)
 	size_t windows = (size_t)(took / WINDOW_MS) + 2;
 	ck_assert_msg(t.forger <= BURST * windows, "%zu lines of %s in %llu "
 			"ms (%d connections) at %s", t.forger, FORGER,
-			(unsigned long long)took, forged, _i ? "debug" : "info");
+			(unsigned long long)took, forged,
+			_i ? "debug" : "info");
 	ck_assert_msg(t.from_others == 0, "%zu lines about the forger's "
 			"connections were not its share", t.from_others);
 	ck_assert_uint_ge(t.reports, 1);

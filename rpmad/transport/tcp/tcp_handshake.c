@@ -85,8 +85,8 @@ find_partner(struct tcp_ep *tep, const struct tcp_conn *tc, uint8_t role)
 		/* a token pairs sockets of one authenticated peer only */
 		if (o != tc && o->role == role &&
 				o->wire_version == tc->wire_version &&
-				o->tls == tc->tls &&
-				strcmp(o->tls_identity, tc->tls_identity) == 0 &&
+				o->tls == tc->tls && strcmp(o->tls_identity,
+					tc->tls_identity) == 0 &&
 				memcmp(o->token, tc->token, TCP_TOKEN_SIZE) == 0)
 			return o;
 	}

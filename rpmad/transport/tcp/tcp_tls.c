@@ -206,7 +206,8 @@ ktls_works(void)
 	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int s = -1;
 	bool ok = false;
-	if (l >= 0 && c >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	if (l >= 0 && c >= 0 &&
+			bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 &&
 			listen(l, 1) == 0 &&
 			getsockname(l, (struct sockaddr *)&a, &alen) == 0 &&
 			connect(c, (struct sockaddr *)&a, sizeof(a)) == 0 &&
@@ -265,7 +266,8 @@ psk_session(SSL *ssl, const struct tcp_psk *k)
 		return NULL;
 	if (!SSL_SESSION_set1_master_key(sess, k->key, k->key_len) ||
 			!SSL_SESSION_set_cipher(sess, cipher) ||
-			!SSL_SESSION_set_protocol_version(sess, TLS1_3_VERSION)) {
+			!SSL_SESSION_set_protocol_version(sess,
+				TLS1_3_VERSION)) {
 		SSL_SESSION_free(sess);
 		return NULL;
 	}
@@ -481,7 +483,8 @@ relay_pump(struct tcp_tls *t)
 				t->out_len = (size_t)n;
 				t->out_off = 0;
 			} else if (n == 0 || (errno != EAGAIN &&
-					errno != EWOULDBLOCK && errno != EINTR)) {
+					errno != EWOULDBLOCK &&
+					errno != EINTR)) {
 				t->app_eof = true;
 			}
 		}
