@@ -435,13 +435,18 @@ START_TEST(test_loop_on_fuse_refused)
 }
 END_TEST
 
-/* a loop device whose file is on a local file system stays local */
+/*
+ * a loop device whose file is on a local file system stays local: a
+ * tmpfs of the test's own (/tmp itself may be an overlay, or 9p in the
+ * VM, where the image's file system cannot be told or may block)
+ */
 START_TEST(test_fstype_of_loop_local)
 {
 	if (!root())
 		return;
 	char dir[] = "/tmp/rpmad-loop.XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=4m"), 0);
 	char image[64], mnt[64];
 	(void) snprintf(image, sizeof(image), "%s/image", dir);
 	(void) snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
@@ -469,6 +474,7 @@ START_TEST(test_fstype_of_loop_local)
 	free(dev);
 	(void) rmdir(mnt);
 	(void) unlink(image);
+	ck_assert_int_eq(umount(dir), 0);
 	(void) rmdir(dir);
 }
 END_TEST
