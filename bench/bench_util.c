@@ -24,6 +24,7 @@ static const char no_limits[] =
 	"max_descriptors = 0\nmax_registered_bytes = 0\nsocket_mode = 0666\n";
 
 const char *bench_conf_sections;
+const char *bench_conf_global;
 
 static void
 config_path(const char *sock, char *buf, size_t len)
@@ -53,6 +54,8 @@ bench_daemon_start(const char *rpmad, const char *sock, int nice_delta)
 	/* RPMA_BENCH_CONF: lines of rpmad.conf of one's own, after ours */
 	const char *extra = getenv("RPMA_BENCH_CONF");
 	if (cf == NULL || fputs(no_limits, cf) < 0 ||
+			(bench_conf_global && fputs(bench_conf_global,
+				cf) < 0) ||
 			(bench_conf_sections && fputs(bench_conf_sections,
 				cf) < 0) ||
 			(extra && fprintf(cf, "%s\n", extra) < 0) || fclose(cf)) {

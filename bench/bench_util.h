@@ -40,6 +40,8 @@
 pid_t bench_daemon_start(const char *rpmad, const char *sock, int nice_delta);
 /* [user]/[group] sections the daemons started next get, or NULL */
 extern const char *bench_conf_sections;
+/* lines of rpmad.conf before the sections (NULL: none): --tls's */
+extern const char *bench_conf_global;
 
 /* bench_daemon_stop -- SIGTERM, wait, remove its socket and configuration */
 void bench_daemon_stop(pid_t pid, const char *sock);

@@ -27,7 +27,7 @@
  *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
  *                   [--scale-regs N] [--scale-conns N]
- *                   [--scale-sessions N]
+ *                   [--scale-sessions N] [--tls]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
  * TEXT: only the measurements whose name holds it ("ping-pong");
  * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
@@ -40,7 +40,12 @@
  * $RPMA_BENCH_RPMAD_LOG names a file for their log. --moved makes the
  * clients and servers non-dumpable: the library then moves registered
  * private pages into its memfd (the RDMA devices' way) instead of handing
- * rpmad the address space, to compare the two. --only fair runs the
+ * rpmad the address space, to compare the two. --tls: the 4 KiB
+ * QD16 writes and the 1 MiB ping-pong across two rpmads again, between
+ * two rpmads with tls = required (rpmad.conf(5); the keys made for the
+ * run), beside the same rows without TLS ("two +tls"); the kernel's TLS
+ * when it has one, else rpmad's relay (its log says which).
+ * --only fair runs the
  * neighbour rows alone (run_neighbours); --no-weights leaves out the
  * weighted writers and their [user] sections (an rpmad without weights).
  */
@@ -117,6 +122,7 @@ static struct {
 	 * into its memfd instead (the RDMA devices' way), to compare
 	 */
 	bool moved;
+	bool tls;		/* the TLS rows beside their plain twins */
 } opt = {
 	.seconds = 1.0,
 	.wait = WAIT_BLOCK,
@@ -956,6 +962,45 @@ run_rpma(const char *setup, struct daemon *ds, struct daemon *dc,
 	row->rpmad_cpu_us_per_op = sum.ops > 0 ? cpu * 1e6 / sum.ops : 0;
 }
 
+/* the rows --tls measures with TLS beside without */
+static bool
+tls_row(const char *name)
+{
+	return strcmp(name, "4 KiB write bw, QD16") == 0 ||
+		strcmp(name, "1 MiB send/recv ping-pong") == 0;
+}
+
+/*
+ * Two rpmads with tls = required, each knowing the other's key: the keys'
+ * file in dir, named in their rpmad.conf (bench_conf_global).
+ */
+static void
+tls_daemons_start(struct daemon *a, struct daemon *b, const char *dir)
+{
+	char keys[128], conf[256];
+	(void) snprintf(keys, sizeof(keys), "%s/tls.psk", dir);
+	int fd = open(keys, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	unsigned char key[32];
+	int rnd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || rnd < 0 || read(rnd, key, sizeof(key)) !=
+			(ssize_t)sizeof(key)) {
+		perror("rpma-bench: keys");
+		exit(1);
+	}
+	(void) close(rnd);
+	(void) dprintf(fd, "bench:");
+	for (size_t i = 0; i < sizeof(key); i++)
+		(void) dprintf(fd, "%02x", key[i]);
+	(void) dprintf(fd, "\n");
+	(void) close(fd);
+	(void) snprintf(conf, sizeof(conf), "tls = required\n"
+			"tls_psk_file = %s\n", keys);
+	bench_conf_global = conf;
+	daemon_start(a, dir, "TA");
+	daemon_start(b, dir, "TB");
+	bench_conf_global = NULL;
+}
+
 static void
 run_setup(const char *setup, struct daemon *ds, struct daemon *dc)
 {
@@ -984,6 +1029,8 @@ run_setup(const char *setup, struct daemon *ds, struct daemon *dc)
 	for (unsigned i = 0; i < sizeof(benches) / sizeof(benches[0]); i++) {
 		const struct bench *b = &benches[i];
 		if (opt.rows && strstr(b->name, opt.rows) == NULL)
+			continue;
+		if (opt.tls && !tls_row(b->name))
 			continue;
 		const struct result *floor = b->latency ? &fl_pingpong : mem;
 		if (b->fn == do_lat_pp) {
@@ -1567,13 +1614,13 @@ main(int argc, char *argv[])
 		{ "scale-sessions", required_argument, NULL, 'S' },
 		{ "no-weights", no_argument, NULL, 'W' },
 		{ "moved", no_argument, NULL, 'M' },
+		{ "tls", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WM",
-			longopts,
-			NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WMT",
+			longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rpmad = optarg;
@@ -1624,6 +1671,9 @@ main(int argc, char *argv[])
 		case 'M':
 			opt.moved = true;
 			break;
+		case 'T':
+			opt.tls = true;
+			break;
 		default:
 			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
@@ -1632,7 +1682,7 @@ main(int argc, char *argv[])
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
 					"[--scale-conns N] [--scale-sessions N] "
-					"[--no-weights] [--moved]\n");
+					"[--no-weights] [--moved] [--tls]\n");
 			return 2;
 		}
 	}
@@ -1677,6 +1727,16 @@ main(int argc, char *argv[])
 	daemon_start(&b, dir, "B");
 	if (opt.only == NULL || strcmp(opt.only, "two") == 0)
 		run_setup("two rpmads", &a, &b);
+	if (opt.tls && (opt.only == NULL || strcmp(opt.only, "two") == 0)) {
+		struct daemon ta, tb;
+		tls_daemons_start(&ta, &tb, dir);
+		run_setup("two +tls", &ta, &tb);
+		daemon_stop(&ta);
+		daemon_stop(&tb);
+		char keys[128];
+		(void) snprintf(keys, sizeof(keys), "%s/tls.psk", dir);
+		(void) unlink(keys);
+	}
 	if (opt.only == NULL || strcmp(opt.only, "one") == 0)
 		run_setup("one rpmad", &a, &a);
 	if (opt.only == NULL || strcmp(opt.only, "fair") == 0) {

@@ -39,6 +39,7 @@
 #include "request.h"
 #include "session.h"
 #include "transport.h"
+#include "tcp_tls.h"
 #include "upgrade.h"
 
 struct daemon_state rpmad;
@@ -372,6 +373,12 @@ reload(void)
 	bool absent;
 	int loaded = config_load(&next, opts.config, !opts.config_given,
 			&absent);
+	/* the keys' file is root's to read too */
+	char tls_err[512];
+	if (loaded == 0 && tcp_tls_setup(&next, tls_err, sizeof(tls_err))) {
+		log_err("reload: tls: %s", tls_err);
+		loaded = -EINVAL;
+	}
 	fsident_restore();
 	if (loaded < 0) {
 		log_err("reload: %s has errors; keeping the old configuration",
@@ -630,6 +637,12 @@ main(int argc, char *argv[])
 		return EXIT_BAD_CONFIG;
 	}
 	apply_options(&rpmad.cfg, &opts);
+	char tls_err[512];
+	if (tcp_tls_setup(&rpmad.cfg, tls_err, sizeof(tls_err))) {
+		log_err("%s: not %s: tls: %s", opts.config, opts.check_config ?
+				"valid" : "starting", tls_err);
+		return EXIT_BAD_CONFIG;
+	}
 	if (opts.check_config) {
 		(void) printf(absent ? "%s: absent; the "
 				"built-in defaults apply\n" :

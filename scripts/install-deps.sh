@@ -16,7 +16,7 @@ set -eu
 PACKAGES="
 	autoconf automake libtool pkg-config make gcc
 	libibverbs-dev librdmacm-dev libpmem2-dev libpmem-dev
-	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler
+	libsystemd-dev libudev-dev libprotobuf-c-dev protobuf-c-compiler libssl-dev
 	check uthash-dev libbsd-dev liburing-dev libjemalloc2 libfuse3-dev fuse3
 	iproute2 python3 procps groff-base systemd e2fsprogs ndctl
 	clang clang-format

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "loop.h"
 #include "netns.h"
+#include "proc_ident.h"
 #include "registry.h"
 #include "session.h"
 #include "tenant.h"
@@ -582,8 +583,18 @@ take_addrspace(struct req_ctx *rc)
 		session_close_later(s);
 		return -1;
 	}
-	int ret = addrspace_new(rc->fds[0], rc->fds[1], &s->client.as, err,
+	/* the caller's own, alive, not a thread's (proc_ident.h) */
+	int ret = proc_ident_check(rc->fds[0], rc->fds[1], s->client.pid, err,
 			sizeof(err));
+	if (ret) {
+		(void) close(rc->fds[0]);
+		(void) close(rc->fds[1]);
+		tenant_log(&s->client, LOG_WARNING, "session %s: refused its "
+				"memory: %s", s->client.name, err);
+	} else {
+		ret = addrspace_new(rc->fds[0], rc->fds[1], &s->client.as,
+				err, sizeof(err));
+	}
 	rc->fds[0] = rc->fds[1] = -1;	/* taken, or closed on failure */
 	if (ret) {
 		req_fail(rc, RPMA_E_PROVIDER, -ret, "%s", err);

@@ -18,6 +18,8 @@
  * - a symbolic link is walked through, its target checked the same way
  *   (a link cannot be changed in place, only replaced, which the rule for
  *   its directory covers).
+ * The same walk checks the binary an upgrade runs (upgrade.c), with root
+ * alone trusted, down to the file itself: root's, written by nobody else.
  */
 
 #include <errno.h>
@@ -36,6 +38,7 @@
 
 struct walk {
 	uid_t self;
+	bool file_last;		/* the last component may be a regular file */
 	char cur[PATH_MAX];	/* the directory reached, without links */
 	struct stat cst;	/* its status */
 	char todo[PATH_MAX];	/* what is left of the path */
@@ -143,72 +146,133 @@ follow_link(struct walk *w, const char *path)
 	return target[0] == '/' ? restart_at_root(w) : 0;
 }
 
+/* Whether nothing but slashes is left of the path. */
+static bool
+nothing_left(const struct walk *w)
+{
+	return w->todo[strspn(w->todo, "/")] == '\0';
+}
+
+/*
+ * The walk of w->todo (set by the caller) from "/". 0 with the last
+ * component reached in w->cur and w->cst, or a negative errno.
+ */
+static int
+walk(struct walk *w, const char *what)
+{
+	int ret;
+	if ((ret = restart_at_root(w)) != 0)
+		return ret;
+
+	unsigned links = 0;
+	char name[NAME_MAX + 1];
+	while (next_component(w, name, sizeof(name))) {
+		if (strcmp(name, ".") == 0)
+			continue;
+		if (strcmp(name, "..") == 0) {
+			/* cur holds no links: its parent is the real one */
+			char *slash = strrchr(w->cur, '/');
+			if (slash != w->cur)
+				*slash = '\0';
+			else
+				w->cur[1] = '\0';
+			if (lstat(w->cur, &w->cst))
+				return refuse(w, -errno, "%s: %s", w->cur,
+						strerror(errno));
+			continue;
+		}
+		char path[PATH_MAX];
+		if (join(w->cur, name, path, sizeof(path)))
+			return refuse(w, -ENAMETOOLONG, "%s/%s: the path is "
+					"too long", w->cur, name);
+		struct stat est;
+		if (lstat(path, &est))
+			return refuse(w, -errno, "%s: %s", path,
+					strerror(errno));
+		if ((ret = check_entry(w, path, &est)) != 0)
+			return ret;
+		if (S_ISLNK(est.st_mode)) {
+			if (++links > MAX_LINKS)
+				return refuse(w, -ELOOP, "%s: too many "
+						"symbolic links", what);
+			if ((ret = follow_link(w, path)) != 0)
+				return ret;
+			continue;
+		}
+		bool file = w->file_last && S_ISREG(est.st_mode) &&
+			nothing_left(w);
+		if (!S_ISDIR(est.st_mode) && !file)
+			return refuse(w, -ENOTDIR, "%s is not a directory",
+					path);
+		if (!trusted(w, est.st_uid) && w->self)
+			return refuse(w, -EPERM, "%s belongs to uid %u: every "
+					"%s on the way must belong to root or "
+					"rpmad's user (uid %u)", path,
+					(unsigned)est.st_uid, file ? "file" :
+					"directory", (unsigned)w->self);
+		if (!trusted(w, est.st_uid))
+			return refuse(w, -EPERM, "%s belongs to uid %u: every "
+					"%s on the way must belong to root",
+					path, (unsigned)est.st_uid, file ?
+					"file" : "directory");
+		if (file && (est.st_mode & (S_IWGRP | S_IWOTH)))
+			return refuse(w, -EPERM, "%s may be written by %s "
+					"(mode %04o)", path,
+					est.st_mode & S_IWOTH ? "others" :
+					"its group",
+					(unsigned)(est.st_mode & 07777));
+		memcpy(w->cur, path, sizeof(w->cur));
+		w->cst = est;
+	}
+	return 0;
+}
+
+/* The path to walk into w->todo: absolute, or from the working directory */
+static int
+set_todo(struct walk *w, const char *path)
+{
+	if (path[0] == '/') {
+		(void) snprintf(w->todo, sizeof(w->todo), "%s", path);
+		return 0;
+	}
+	char cwd[PATH_MAX];
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return refuse(w, -errno, "the working directory: %s",
+				strerror(errno));
+	if (join(cwd, path, w->todo, sizeof(w->todo)))
+		return refuse(w, -ENAMETOOLONG, "%s: the path is too long",
+				path);
+	return 0;
+}
+
 int
 sock_path_check(const char *dir, uid_t self, struct stat *st, char *err,
 		size_t errlen)
 {
 	struct walk w = { .self = self, .err = err, .errlen = errlen };
-	int ret;
-	if (dir[0] == '/') {
-		(void) snprintf(w.todo, sizeof(w.todo), "%s", dir);
-	} else {
-		char cwd[PATH_MAX];
-		if (getcwd(cwd, sizeof(cwd)) == NULL)
-			return refuse(&w, -errno, "the working directory: %s",
-					strerror(errno));
-		if (join(cwd, dir, w.todo, sizeof(w.todo)))
-			return refuse(&w, -ENAMETOOLONG, "%s: the path is too "
-					"long", dir);
-	}
-	if ((ret = restart_at_root(&w)) != 0)
-		return ret;
+	int ret = set_todo(&w, dir);
+	if (ret == 0)
+		ret = walk(&w, dir);
+	if (ret == 0)
+		*st = w.cst;
+	return ret;
+}
 
-	unsigned links = 0;
-	char name[NAME_MAX + 1];
-	while (next_component(&w, name, sizeof(name))) {
-		if (strcmp(name, ".") == 0)
-			continue;
-		if (strcmp(name, "..") == 0) {
-			/* cur holds no links: its parent is the real one */
-			char *slash = strrchr(w.cur, '/');
-			if (slash != w.cur)
-				*slash = '\0';
-			else
-				w.cur[1] = '\0';
-			if (lstat(w.cur, &w.cst))
-				return refuse(&w, -errno, "%s: %s", w.cur,
-						strerror(errno));
-			continue;
-		}
-		char path[PATH_MAX];
-		if (join(w.cur, name, path, sizeof(path)))
-			return refuse(&w, -ENAMETOOLONG, "%s/%s: the path is "
-					"too long", w.cur, name);
-		struct stat est;
-		if (lstat(path, &est))
-			return refuse(&w, -errno, "%s: %s", path,
-					strerror(errno));
-		if ((ret = check_entry(&w, path, &est)) != 0)
-			return ret;
-		if (S_ISLNK(est.st_mode)) {
-			if (++links > MAX_LINKS)
-				return refuse(&w, -ELOOP, "%s: too many "
-						"symbolic links", dir);
-			if ((ret = follow_link(&w, path)) != 0)
-				return ret;
-			continue;
-		}
-		if (!S_ISDIR(est.st_mode))
-			return refuse(&w, -ENOTDIR, "%s is not a directory",
-					path);
-		if (!trusted(&w, est.st_uid))
-			return refuse(&w, -EPERM, "%s belongs to uid %u: every "
-					"directory on the way must belong to "
-					"root or rpmad's user (uid %u)", path,
-					(unsigned)est.st_uid, (unsigned)self);
-		memcpy(w.cur, path, sizeof(w.cur));
-		w.cst = est;
-	}
+int
+sock_path_check_file(const char *path, uid_t self, struct stat *st,
+		char *real, size_t reallen, char *err, size_t errlen)
+{
+	struct walk w = {
+		.self = self, .file_last = true, .err = err, .errlen = errlen
+	};
+	int ret = set_todo(&w, path);
+	if (ret == 0)
+		ret = walk(&w, path);
+	if (ret)
+		return ret;
+	if (!S_ISREG(w.cst.st_mode))
+		return refuse(&w, -EISDIR, "%s is not a file", w.cur);
 	*st = w.cst;
+	(void) snprintf(real, reallen, "%s", w.cur);
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * sock_path.h -- whether the way to the control socket is safe from other
- * users (see sock_path.c)
+ * sock_path.h -- whether the way to the control socket, or to the binary
+ * an upgrade runs, is safe from other users (see sock_path.c)
  */
 
 #ifndef RPMAD_SOCK_PATH_H
@@ -21,5 +21,14 @@
  */
 int sock_path_check(const char *dir, uid_t self, struct stat *st, char *err,
 		size_t errlen);
+
+/*
+ * sock_path_check_file -- the same walk down to a regular file `path`,
+ * which must belong to root or `self` too and be written by nobody else
+ * (self 0: root alone is trusted). 0 with its status in *st and its path
+ * without symbolic links in `real`, or a negative errno with the reason.
+ */
+int sock_path_check_file(const char *path, uid_t self, struct stat *st,
+		char *real, size_t reallen, char *err, size_t errlen);
 
 #endif /* RPMAD_SOCK_PATH_H */

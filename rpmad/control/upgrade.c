@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "daemon.h"
 #include "fsident.h"
 #include "log.h"
+#include "sock_path.h"
 #include "upgrade.h"
 
 #define ENV_FD "RPMAD_UPGRADE_FD"
@@ -420,17 +422,59 @@ watchdog_entry(char *buf, pid_t pid)
  * at the fork).
  */
 static void
-exec_new(int lfd, int ready_w, struct new_env *e)
+exec_new(int exe_fd, int lfd, int ready_w, struct new_env *e)
 {
 	/* the two descriptors cross the exec; everything else is CLOEXEC */
 	if (fcntl(lfd, F_SETFD, 0) || fcntl(ready_w, F_SETFD, 0))
 		_exit(126);
 	if (e->watchdog)
 		watchdog_entry(e->watchdog, getpid());
-	execve(exe_path, exe_argv, e->envp);
+	/* the file checked, whatever its path holds by now (execveat) */
+	fexecve(exe_fd, exe_argv, e->envp);
 	static const char msg[] = "rpmad: upgrade: cannot run the binary\n";
 	(void) !write(STDERR_FILENO, msg, sizeof(msg) - 1);
 	_exit(127);
+}
+
+/*
+ * The binary to run, opened once: it and every directory above it must be
+ * root's and written by nobody else (the walk of the socket's path, with
+ * root alone trusted: sock_path.c), so that nobody but root can have put
+ * or swapped anything there; the file opened is the one walked to (device
+ * and inode), and the exec runs that descriptor, not the path. A
+ * descriptor (O_CLOEXEC), or a negative errno with the reason.
+ */
+static int
+open_binary(char *why, size_t len)
+{
+	struct stat walked, opened;
+	char real[PATH_MAX], err[PATH_MAX + 128];
+	int ret = sock_path_check_file(exe_path, 0, &walked, real,
+			sizeof(real), err, sizeof(err));
+	if (ret) {
+		(void) snprintf(why, len, "%s is not a binary only root could "
+				"have installed: %s", exe_path, err);
+		return ret;
+	}
+	int fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		(void) snprintf(why, len, "%s: %s", real, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &opened) || opened.st_dev != walked.st_dev ||
+			opened.st_ino != walked.st_ino) {
+		(void) close(fd);
+		(void) snprintf(why, len, "%s changed while it was checked",
+				real);
+		return -EAGAIN;
+	}
+	if (!(opened.st_mode & S_IXUSR)) {
+		(void) close(fd);
+		(void) snprintf(why, len, "%s is not executable", real);
+		return -EACCES;
+	}
+	return fd;
 }
 
 int
@@ -455,39 +499,45 @@ upgrade_start(const char *by, pid_t *pid, char *why, size_t len)
 	char *deleted = strstr(exe_path, " (deleted)");
 	if (deleted && deleted[sizeof(" (deleted)") - 1] == '\0')
 		*deleted = '\0';
-	if (access(exe_path, X_OK)) {
-		int e = errno;
-		(void) snprintf(why, len, "%s: %s", exe_path, strerror(e));
-		return -e;
+	/* root's file-system identity: the walk, the open and the exec */
+	fsident_root();
+	int exe_fd = open_binary(why, len);
+	if (exe_fd < 0) {
+		fsident_restore();
+		return exe_fd;
 	}
 	int p[2];
 	if (pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
 		int e = errno;
+		fsident_restore();
+		(void) close(exe_fd);
 		(void) snprintf(why, len, "pipe: %s", strerror(e));
 		return -e;
 	}
 	struct new_env env;
 	if (env_make(&env, own_lfd, p[1])) {
+		fsident_restore();
+		(void) close(exe_fd);
 		(void) close(p[0]);
 		(void) close(p[1]);
 		(void) snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
-	/* the exec is judged with root's file-system identity, not file_user's */
-	fsident_root();
 	pid_t c = fork();
 	fsident_restore();
 	if (c < 0) {
 		int e = errno;
 		env_free(&env);
+		(void) close(exe_fd);
 		(void) close(p[0]);
 		(void) close(p[1]);
 		(void) snprintf(why, len, "fork: %s", strerror(e));
 		return -e;
 	}
 	if (c == 0)
-		exec_new(own_lfd, p[1], &env);
+		exec_new(exe_fd, own_lfd, p[1], &env);
 	env_free(&env);
+	(void) close(exe_fd);
 	(void) close(p[1]);
 	child = c;
 	child_ready.fd = p[0];
@@ -500,7 +550,8 @@ upgrade_start(const char *by, pid_t *pid, char *why, size_t len)
 	}
 	child_timer.fn = child_overdue;
 	loop_timer_arm(rpmad.loop, &child_timer, READY_TIMEOUT_NS);
-	log_notice("upgrade (%s): started %s as pid %d; it serves new clients "
+	log_notice("upgrade (%s): started %s (root's, checked, run by "
+			"descriptor) as pid %d; it serves new clients "
 			"once ready, this rpmad then serves its own sessions "
 			"until they end", by, exe_path, (int)c);
 	*pid = c;

@@ -39,6 +39,13 @@ ram_share(unsigned percent)
 	return ram / 100 * percent + ram % 100 * percent / 100;
 }
 
+const char *
+config_tls_name(enum config_tls tls)
+{
+	return tls == CONFIG_TLS_REQUIRED ? "required" :
+		tls == CONFIG_TLS_ON ? "on" : "off";
+}
+
 void
 config_defaults(struct config *cfg)
 {
@@ -429,6 +436,20 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 		if (parse_u32(value, &c->drain_timeout_s) ||
 				c->drain_timeout_s < 1)
 			goto bad;
+	} else if (strcmp(key, "tls") == 0) {
+		if (strcmp(value, "off") == 0)
+			c->tls = CONFIG_TLS_OFF;
+		else if (strcmp(value, "on") == 0)
+			c->tls = CONFIG_TLS_ON;
+		else if (strcmp(value, "required") == 0)
+			c->tls = CONFIG_TLS_REQUIRED;
+		else
+			goto bad;
+	} else if (strcmp(key, "tls_psk_file") == 0) {
+		if (value[0] != '/' || strlen(value) >= sizeof(c->tls_psk_file))
+			goto bad;
+		(void) snprintf(c->tls_psk_file, sizeof(c->tls_psk_file), "%s",
+				value);
 	} else if (strcmp(key, "accept_timeout_ms") == 0) {
 		if (parse_u32(value, &c->accept_timeout_ms) ||
 				c->accept_timeout_ms < 100)
@@ -522,6 +543,11 @@ config_load(struct config *cfg, const char *path, bool missing_ok,
 	}
 	(void) fclose(f);
 
+	if (next.tls != CONFIG_TLS_OFF && next.tls_psk_file[0] == '\0') {
+		log_err("%s: tls = %s needs tls_psk_file", path,
+				config_tls_name(next.tls));
+		errors++;
+	}
 	if (errors) {
 		log_err("%s: %d error%s", path, errors, errors > 1 ? "s" : "");
 		return -EINVAL;
@@ -671,6 +697,11 @@ config_describe_changes(const struct config *o, const struct config *n,
 	if (o->drain_timeout_s != n->drain_timeout_s)
 		note(buf, len, "drain_timeout_s %u -> %u",
 				o->drain_timeout_s, n->drain_timeout_s);
+	if (o->tls != n->tls)
+		note(buf, len, "tls %s -> %s", config_tls_name(o->tls),
+				config_tls_name(n->tls));
+	if (strcmp(o->tls_psk_file, n->tls_psk_file))
+		note(buf, len, "tls_psk_file");
 	describe_limits(&o->limits, &n->limits, buf, len);
 	if (!net_rules_equal(&o->allow_connect, &n->allow_connect))
 		note(buf, len, "allow_connect");

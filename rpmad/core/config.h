@@ -19,6 +19,13 @@
 #define CONFIG_MAX_IDS 32
 #define CONFIG_MAX_SECTIONS 32
 
+/* tls = off | on | required: the software transport's TLS (tcp_tls.h) */
+enum config_tls {
+	CONFIG_TLS_OFF,
+	CONFIG_TLS_ON,		/* TLS where the peer speaks it, plain else */
+	CONFIG_TLS_REQUIRED,	/* authenticated TLS, nothing else */
+};
+
 /* max_registered_bytes = memlock: the client's own RLIMIT_MEMLOCK */
 #define LIMIT_MEMLOCK UINT64_MAX
 
@@ -81,6 +88,9 @@ struct config {
 	uint32_t accept_timeout_ms;
 	/* after an upgrade, the old rpmad serves its sessions this long */
 	uint32_t drain_timeout_s;
+	/* the software transport's TLS and its pre-shared keys' file */
+	enum config_tls tls;
+	char tls_psk_file[256];
 
 	/* per-user limits (see struct limits) and networks */
 	struct limits limits;
@@ -98,6 +108,9 @@ struct config {
 	gid_t admin_groups[CONFIG_MAX_IDS];
 	unsigned n_admin_groups;
 };
+
+/* config_tls_name -- "off", "on", "required" */
+const char *config_tls_name(enum config_tls tls);
 
 /* config_defaults -- the settings without any file or option */
 void config_defaults(struct config *cfg);

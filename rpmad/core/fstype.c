@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "blockdev.h"
 #include "fstype.h"
 
 /* ------------------------------------------------------------ judging */
@@ -102,6 +104,7 @@ fstype_parse_mountinfo(const char *line, struct fstype_mount *m)
 	unescape(fields[2], lens[2], num, sizeof(num));
 	if (sscanf(num, "%u:%u", &m->major, &m->minor) != 2)
 		return -EINVAL;
+	unescape(fields[3], lens[3], m->root, sizeof(m->root));
 	unescape(fields[4], lens[4], m->mount_point, sizeof(m->mount_point));
 	/* the optional fields end with a lone "-" */
 	do {
@@ -268,6 +271,20 @@ table_find(const struct table *t, const struct key *k)
 	return NULL;
 }
 
+/* The mount table of process pid's mount namespace; 0 or -errno. */
+static int
+table_read_pid(pid_t pid, struct table *t)
+{
+	char path[64];
+	(void) snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = table_read_fd(fd, t);
+	(void) close(fd);
+	return ret;
+}
+
 /*
  * The mount of the key: rpmad's table (read again once when it misses),
  * then the client's mount namespace. 1 (found, in *out), 0, or -errno.
@@ -285,18 +302,19 @@ find_mount(const struct key *k, pid_t client, struct fstype_mount *out)
 	}
 	if (client <= 0)
 		return 0;
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)client);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	struct table theirs = { 0 };
-	ret = table_read_fd(fd, &theirs);
-	(void) close(fd);
+	ret = table_read_pid(client, &theirs);
 	if (ret == 0 && (m = table_find(&theirs, k)) != NULL)
 		*out = *m;
 	table_free(&theirs);
 	return ret ? ret : m != NULL;
+}
+
+int
+fstype_mount_by_id(unsigned long id, pid_t client, struct fstype_mount *out)
+{
+	struct key k = { .by_dev = false, .id = id };
+	return find_mount(&k, client, out);
 }
 
 /* --------------------------------------------------- reserved blocks */
@@ -352,6 +370,168 @@ fill(struct fstype *out, const struct fstype_mount *m)
 			m->mount_point);
 	(void) snprintf(out->super_opts, sizeof(out->super_opts), "%s",
 			m->super_opts);
+}
+
+/* ------------------------------------------------------ block devices */
+
+/* how many loop devices deep a file may hold a file system holding a file */
+#define BLOCK_DEPTH 4
+static int block_depth;
+
+/* The mount of rpmad's table whose mount point holds path most closely. */
+static const struct fstype_mount *
+table_holding(const struct table *t, const char *path)
+{
+	const struct fstype_mount *best = NULL;
+	size_t best_len = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const char *mp = t->m[i].mount_point;
+		size_t len = strlen(mp);
+		bool holds = strcmp(mp, "/") == 0 ? path[0] == '/' :
+			strncmp(path, mp, len) == 0 &&
+			(path[len] == '/' || path[len] == '\0');
+		/* the later of two mounts at one point is the one on top */
+		if (holds && (best == NULL || len >= best_len)) {
+			best = &t->m[i];
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+/* Worse of two verdicts: one that may block, then one not known. */
+static void
+worsen(struct fstype *out, enum fstype_verdict v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+worsen(struct fstype *out, enum fstype_verdict v, const char *fmt, ...)
+{
+	if (v == FSTYPE_LOCAL || out->verdict == FSTYPE_MAY_BLOCK ||
+			(out->verdict == FSTYPE_UNKNOWN && v == FSTYPE_UNKNOWN))
+		return;
+	out->verdict = v;
+	char type[FSTYPE_NAME_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(type, sizeof(type), fmt, ap);
+	va_end(ap);
+	memcpy(out->type, type, sizeof(out->type));
+}
+
+static void judge_block(unsigned major, unsigned minor, pid_t client,
+		struct fstype *out);
+
+/*
+ * The file system holding `path` in one mount table, judged with what is
+ * under it in turn, into *file. false when no mount of the table holds it.
+ */
+static bool
+judge_path_in(const struct table *t, const char *path, pid_t client,
+		struct fstype *file)
+{
+	const struct fstype_mount *found = table_holding(t, path);
+	if (found == NULL)
+		return false;
+	/* a copy: judging what is under it may read rpmad's table again */
+	struct fstype_mount m = *found;
+	memset(file, 0, sizeof(*file));
+	fill(file, &m);
+	if (strcmp(m.type, "overlay") == 0 || block_depth >= BLOCK_DEPTH) {
+		file->verdict = FSTYPE_UNKNOWN;
+	} else {
+		block_depth++;
+		judge_block(m.major, m.minor, client, file);
+		block_depth--;
+	}
+	return true;
+}
+
+/*
+ * A loop device's file system: where its file is, by the path the kernel
+ * names the file by (sysfs, from rpmad's root), in the mount tables that
+ * could hold that path -- rpmad's, the host's (pid 1's: rpmad's own may
+ * hide mounts, as PrivateTmp= does /tmp's) and the client's -- the worst
+ * verdict of them; then what is under that file system in turn. Not by
+ * the device number of the file: the only way to it (LOOP_GET_STATUS64)
+ * asks the file's file system, which could be the FUSE server that
+ * stalls. An overlay's file is on one of its layers, which no path tells:
+ * not known.
+ */
+static void
+judge_loop(const struct blockdev_lower *l, const char *type, pid_t client,
+		struct fstype *out)
+{
+	char path[BLOCKDEV_PATH_MAX];
+	(void) snprintf(path, sizeof(path), "%s", l->backing_path);
+	/* a file removed after the device was set up is there all the same */
+	size_t len = strlen(path), dlen = strlen(" (deleted)");
+	if (len > dlen && strcmp(path + len - dlen, " (deleted)") == 0)
+		path[len - dlen] = '\0';
+	struct fstype file, worst = { .verdict = FSTYPE_LOCAL };
+	bool placed = false;
+	if (path[0] == '/' && own_table(false) == 0 &&
+			judge_path_in(&own, path, client, &file)) {
+		placed = true;
+		worst = file;
+	}
+	pid_t others[2] = { 1, client };
+	for (int i = 0; i < 2 && path[0] == '/'; i++) {
+		struct table t = { 0 };
+		if (others[i] <= 0 || (i == 1 && client == 1) ||
+				table_read_pid(others[i], &t)) {
+			table_free(&t);
+			continue;
+		}
+		if (judge_path_in(&t, path, client, &file)) {
+			placed = true;
+			if (file.verdict == FSTYPE_MAY_BLOCK ||
+					(file.verdict == FSTYPE_UNKNOWN &&
+					worst.verdict == FSTYPE_LOCAL))
+				worst = file;
+		}
+		table_free(&t);
+	}
+	if (!placed)
+		worsen(out, FSTYPE_UNKNOWN, "%s on %s, whose file rpmad cannot "
+				"place", type, l->name);
+	else
+		worsen(out, worst.verdict, "%s on %s, a file on %s", type,
+				l->name, worst.type);
+}
+
+/*
+ * A file system on a block device waits on what is under the device: a
+ * loop device's file (ext4 in an image on FUSE is FUSE), a device that a
+ * process serves (nbd, ublk). Devices sysfs does not know stay as judged.
+ */
+static void
+judge_block(unsigned major, unsigned minor, pid_t client,
+		struct fstype *out)
+{
+	if (major == 0 || out->verdict != FSTYPE_LOCAL)
+		return;
+	struct blockdev_lower low[BLOCKDEV_MAX_LOWERS];
+	int n = blockdev_lowers(major, minor, low, BLOCKDEV_MAX_LOWERS);
+	char type[FSTYPE_NAME_MAX];
+	memcpy(type, out->type, sizeof(type));
+	for (int i = 0; i < n; i++) {
+		switch (low[i].kind) {
+		case BLOCKDEV_DISK:
+			break;
+		case BLOCKDEV_LOOP:
+			judge_loop(&low[i], type, client, out);
+			break;
+		case BLOCKDEV_SERVED:
+			worsen(out, FSTYPE_MAY_BLOCK, "%s on %s (served by a "
+					"process)", type, low[i].name);
+			break;
+		case BLOCKDEV_UNKNOWN:
+			worsen(out, FSTYPE_UNKNOWN, "%s on %s", type,
+					low[i].name);
+			break;
+		}
+	}
 }
 
 /* the file system of /sys/fs/fuse/connections (fusectl) */
@@ -411,6 +591,8 @@ fstype_of_dev(unsigned major, unsigned minor, pid_t client,
 		fill(out, &m);
 	else if (ret == 0)
 		judge_unlisted(major, minor, out);
+	if (ret >= 0)
+		judge_block(major, minor, client, out);
 	return ret < 0 ? ret : 0;
 }
 
@@ -545,5 +727,6 @@ fstype_of_fd(int fd, pid_t client, struct fstype *out)
 	fill(out, &m);
 	if (strcmp(m.type, "overlay") == 0)
 		return judge_by_mapping(fd, client, out, "overlay over ");
+	judge_block(m.major, m.minor, client, out);
 	return 0;
 }

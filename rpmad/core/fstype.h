@@ -65,6 +65,15 @@ int fstype_of_dev(unsigned major, unsigned minor, pid_t client,
 		struct fstype *out);
 
 /*
+ * fstype_mount_by_id -- the mount with this id (a descriptor's mnt_id in
+ * /proc/self/fdinfo), looked for as fstype_of_fd does: 1 (in *out), 0 (no
+ * such mount), or a negative errno
+ */
+struct fstype_mount;
+int fstype_mount_by_id(unsigned long id, pid_t client,
+		struct fstype_mount *out);
+
+/*
  * fstype_reserves_for -- whether a file system's options (super_opts of
  * struct fstype) reserve its blocks for this uid or gid (ext2/3/4's
  * resuid=, resgid=; by default they are root's, and not shown)
@@ -88,6 +97,7 @@ enum fstype_verdict fstype_judge(const char *type);
 struct fstype_mount {
 	unsigned long id;
 	unsigned major, minor;
+	char root[FSTYPE_PATH_MAX];	/* of the mount in its file system */
 	char mount_point[FSTYPE_PATH_MAX];
 	char type[FSTYPE_NAME_MAX];
 	char super_opts[FSTYPE_OPTS_MAX];

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,12 @@ struct conn {
 
 	struct sockaddr_storage remote;
 	socklen_t remote_len;
+	/*
+	 * who causes what happens to it, when it came in: the remote host
+	 * (or the local user) that sent the request; its log lines are that
+	 * origin's share (conn_log)
+	 */
+	struct origin origin;
 	char local_name[CONN_NAME_MAX], remote_name[CONN_NAME_MAX];
 	uint8_t pdata_in[CONN_PDATA_MAX];	/* passive: what the client sent */
 	uint8_t pdata_in_len;
@@ -139,6 +146,29 @@ static struct client *
 owner_of(const struct conn *conn)
 {
 	return obj_client(&conn->obj);
+}
+
+void
+conn_log(const struct conn *conn, int level, const char *fmt, ...)
+{
+	if (level > log_max_level)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!conn->passive) {
+		/*
+		 * its own client's doing, as many as its connections: not
+		 * limited, so that its user's share stays for its refusals
+		 */
+		log_msg(level, "%s", text);
+		return;
+	}
+	char who[ORIGIN_NAME_MAX];
+	origin_name(&conn->origin, who, sizeof(who));
+	tenant_log_origin(&conn->origin, level, "%s (from %s)", text, who);
 }
 
 /* ------------------------------------------------------------- its facts */
@@ -948,8 +978,8 @@ conn_established(struct conn *conn, const void *pdata, uint8_t len,
 	qp_set_state(&conn->qp, QP_STATE_READY);
 	push_event(conn, RPMA_CONN_ESTABLISHED, pdata, len, has_pdata);
 	log_subject_of(conn);
-	log_info("connection qp %u: established (%s <-> %s)", conn->qp_num,
-			conn->local_name, conn->remote_name);
+	conn_log(conn, LOG_INFO, "connection qp %u: established (%s <-> %s)",
+			conn->qp_num, conn->local_name, conn->remote_name);
 	log_subject_pop();
 	loop_kick(rpmad.loop);
 }
@@ -961,7 +991,7 @@ conn_ended(struct conn *conn, enum rpma_conn_event event)
 		return;
 	conn_activate(conn);
 	log_subject_of(conn);
-	log_info("connection qp %u: %s", conn->qp_num,
+	conn_log(conn, LOG_INFO, "connection qp %u: %s", conn->qp_num,
 			event_name(event));
 	log_subject_pop();
 	set_state(conn, CONN_ENDED);
@@ -1334,6 +1364,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
 	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
 	registry_add(&conn->obj, &conn_type, &rc->client->owner);
+	origin_of_user(rc->client->uid, &conn->origin);
 	client_add_reqs(rc->client, 1);	/* CONN_REQ_OUT, as calloc left it */
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
 	conn_activate(conn);
@@ -1374,6 +1405,7 @@ conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
 	if (conn == NULL)
 		return NULL;
 	conn->passive = true;
+	conn->origin = inc->origin;
 	set_state(conn, CONN_REQ_IN);
 	conn->remote = inc->remote;
 	conn->remote_len = inc->remote_len;

@@ -263,6 +263,16 @@ const struct sockaddr_storage *conn_remote(const struct conn *conn,
 /* conn_remote_name -- the remote address as the log and rpmactl show it */
 const char *conn_remote_name(const struct conn *conn);
 
+/*
+ * conn_log -- a log line about the connection: for one that came in,
+ * charged to whoever sent the request, at every level (a remote host's
+ * share, remote_log.h, or a local user's, tenant.h; "(from ORIGIN)" is
+ * added); for one its client made, a line as any other (bounded by the
+ * client's connections)
+ */
+void conn_log(const struct conn *conn, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* conn_timeout_ms -- the client's connection timeout (0: the default) */
 uint32_t conn_timeout_ms(const struct conn *conn);
 

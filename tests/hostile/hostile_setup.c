@@ -15,7 +15,10 @@
  *    are the forger's share of the log, never the server's;
  *  - malformed frames and HELLOs of another wire version from one host
  *    make at most RATELIMIT_BURST lines a window, and every line held
- *    back is counted in a "suppressed N messages caused by" line.
+ *    back is counted in a "suppressed N messages caused by" line;
+ *  - forged connections a server accepts, each established and lost at
+ *    once, from one host, at log_level info and debug (issue 33: 30,123
+ *    lines in 10 s at info): the same bound, every line the forger's.
  * The same deadlines on the verbs transport are tested on the fakes
  * (tests/verbs/test_verbs.c, test_setup_deadlines).
  */
@@ -476,6 +479,126 @@ START_TEST(test_log_flood)
 }
 END_TEST
 
+/* ------------------------------------------- accepted forged connections */
+
+#define STOP "stop"
+#define FLOOD_MS 3000
+
+/*
+ * A server that accepts every request and waits for its end, as a
+ * trusting application does, until one says STOP; tells the parent how
+ * many it served.
+ */
+static int
+accepting_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_ep *ep = NULL;
+	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
+	IT_EQ(it_tell(IT_PARENT, TAG_LISTENING, NULL, 0), 0);
+	int served = 0;
+	for (bool stop = false; !stop; served++) {
+		struct rpma_conn_req *req = it_next_req(ep, NULL);
+		struct rpma_conn_private_data pd;
+		IT_OK(rpma_conn_req_get_private_data(req, &pd));
+		stop = pd.len >= sizeof(STOP) && memcmp(pd.ptr, STOP,
+				sizeof(STOP)) == 0;
+		struct rpma_conn *conn = NULL;
+		IT_OK(rpma_conn_req_connect(&req, NULL, &conn));
+		enum rpma_conn_event ev;
+		do {
+			ev = it_next_event(conn, 10 * SETUP_MS);
+		} while (ev == RPMA_CONN_ESTABLISHED);
+		IT_OK(rpma_conn_delete(&conn));
+	}
+	IT_EQ(it_tell(IT_PARENT, TAG_SERVED, &served, sizeof(served)), 0);
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	return 0;
+}
+
+/* A forged connection the server accepts: READY after its ACCEPT, gone. */
+static void
+forge_accepted(const char *port, const char *pdata)
+{
+	uint8_t token[TCP_TOKEN_SIZE];
+	wire_token(token);
+	int p = wire_connect_from(FORGER, port);
+	int sec = wire_connect_from(FORGER, port);
+	ck_assert(p >= 0 && sec >= 0);
+	wire_hello(p, HELLO_PRIMARY, token, pdata, (uint8_t)strlen(pdata) + 1);
+	wire_hello(sec, HELLO_SECONDARY, token, NULL, 0);
+	struct tcp_frame fr;
+	uint8_t buf[TCP_PDATA_MAX + 16];
+	ck_assert_int_eq(wire_recv_frame(p, &fr, buf, sizeof(buf),
+			10 * SETUP_MS), 1);
+	ck_assert_int_eq(fr.type, TF_ACCEPT);
+	struct tcp_frame ready = { .type = TF_READY };
+	wire_send_frame(p, &ready, NULL, 0);
+	(void) close(p);
+	(void) close(sec);
+}
+
+/* _i: 0 log_level = info, 1 debug */
+START_TEST(test_accepted_flood)
+{
+	ck_assert_int_eq(setenv("RPMAD_TEST_LOG_LEVEL", _i ? "debug" : "info",
+			1), 0);
+	struct it_env env;
+	int started = it_env_start(&env, 1);
+	(void) unsetenv("RPMAD_TEST_LOG_LEVEL");
+	ck_assert_int_eq(started, 0);
+	pid_t pid = env.srv->pid;
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_SERVER, &env, env.srv,
+			accepting_server, NULL), 0);
+	ck_assert_msg(it_group_hear(&g, TAG_LISTENING, 1) == 0, "%s",
+			it_report());
+
+	int forged = 0;
+	uint64_t start = it_now_ms();
+	while (it_now_ms() - start < FLOOD_MS) {
+		forge_accepted(env.port, FORGED);
+		forged++;
+	}
+	forge_accepted(env.port, STOP);
+	forged++;
+	int served = 0;
+	ck_assert_msg(it_hear(TAG_SERVED, &served, sizeof(served),
+			IT_ROLE_MS) == sizeof(served), "%s", it_report());
+	ck_assert_int_eq(served, forged);
+	uint64_t took = it_now_ms() - start;
+
+	/*
+	 * each one lost (and established, unless its secondary socket's end
+	 * is read before the READY): a line or more, in the log or counted
+	 */
+	struct log_tally t;
+	for (int waited = 0; waited <= 2 * WINDOW_MS; waited += 100) {
+		tally_log(env.srv, "connection qp", &t);
+		if (t.reports >= 1 && t.lines + t.suppressed >= (size_t)forged)
+			break;
+		it_sleep_ms(100);
+	}
+	ck_assert_msg(t.lines + t.suppressed >= (size_t)forged,
+			"%zu lines and %llu suppressed of %d connections",
+			t.lines, t.suppressed, forged);
+	size_t windows = (size_t)(took / WINDOW_MS) + 2;
+	ck_assert_msg(t.forger <= BURST * windows, "%zu lines of %s in %llu "
+			"ms (%d connections) at %s", t.forger, FORGER,
+			(unsigned long long)took, forged,
+			_i ? "debug" : "info");
+	ck_assert_msg(t.from_others == 0, "%zu lines about the forger's "
+			"connections were not its share", t.from_others);
+	ck_assert_uint_ge(t.reports, 1);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -486,6 +609,7 @@ main(void)
 	tcase_add_test(tc, test_unfinished_requests);
 	tcase_add_test(tc, test_forged_flood);
 	tcase_add_test(tc, test_log_flood);
+	tcase_add_loop_test(tc, test_accepted_flood, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_run_forked(s, CK_NORMAL);
 }

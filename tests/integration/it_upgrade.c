@@ -16,17 +16,29 @@
  *  - a second upgrade while the first old rpmad still drains: three
  *    processes, the newest names both older ones.
  *
+ *  - the swapped binary (issue 33): rpmad installed in a directory its
+ *    owner (not root) can write, the binary swapped for a symbolic link
+ *    to that owner's script, and `rpmactl upgrade` asked by a member of
+ *    admin_groups: refused, naming the directory; the script never runs
+ *    and the rpmad serves on. Once root owns the directory again the
+ *    same request upgrades.
+ *
  * The test process is a child subreaper: a new rpmad is the old one's
  * child, and comes to the test when the old one exits, so that
  * it_env_stop can stop and wait for it.
  */
 
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -379,6 +391,167 @@ START_TEST(test_drain_deadline_and_second_upgrade)
 }
 END_TEST
 
+/* ------------------------------------------------- the swapped binary */
+
+#define OWNER 4242		/* owns the directory rpmad is installed in */
+#define ADMIN 4251		/* a member of admin_groups */
+#define ADMIN_GID 4250
+
+static void
+copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(out, 0);
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	ck_assert_int_eq(n, 0);
+	(void) close(in);
+	ck_assert_int_eq(close(out), 0);
+	ck_assert_int_eq(chmod(to, 0755), 0);
+}
+
+/* `rpmactl --socket S upgrade` as ADMIN; its exit status, output in out */
+static int
+admin_upgrade(const struct test_daemon *d, char *out, size_t len)
+{
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		gid_t g = ADMIN_GID;
+		if (dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0 ||
+				setgroups(1, &g) || setgid(ADMIN_GID) ||
+				setuid(ADMIN))
+			_exit(120);
+		const char *bin = getenv("RPMACTL_BIN");
+		execl(bin, "rpmactl", "--socket", d->socket, "upgrade",
+				(char *)NULL);
+		_exit(121);
+	}
+	(void) close(p[1]);
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < len && (n = read(p[0], out + got,
+			len - 1 - got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	(void) close(p[0]);
+	int st;
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* As OWNER: the binary becomes a link to a script of theirs, or back. */
+static void
+owner_swaps(const char *dir, bool evil)
+{
+	pid_t c = fork();
+	ck_assert_int_ge(c, 0);
+	if (c == 0) {
+		if (setgroups(0, NULL) || setgid(OWNER) || setuid(OWNER))
+			_exit(1);
+		char bin[128], orig[128], script[128], text[256];
+		(void) snprintf(bin, sizeof(bin), "%s/rpmad", dir);
+		(void) snprintf(orig, sizeof(orig), "%s/rpmad.orig", dir);
+		(void) snprintf(script, sizeof(script), "%s/evil.sh", dir);
+		if (!evil)
+			_exit(unlink(bin) || rename(orig, bin) ? 2 : 0);
+		(void) snprintf(text, sizeof(text), "#!/bin/sh\n"
+				"id > %s/ran\n", dir);
+		int fd = open(script, O_WRONLY | O_CREAT | O_EXCL, 0755);
+		if (fd < 0 || write(fd, text, strlen(text)) < 0 || close(fd))
+			_exit(3);
+		_exit(rename(bin, orig) || symlink("evil.sh", bin) ? 4 : 0);
+	}
+	int st;
+	ck_assert_int_eq(waitpid(c, &st, 0), c);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+}
+
+/* the pid serving d, by a new admin session */
+static pid_t
+serving_pid(const struct test_daemon *d)
+{
+	struct it_admin a;
+	pid_t pid = 0, draining[8];
+	size_t n = 0;
+	ck_assert_int_eq(it_admin_open(&a, d), 0);
+	ck_assert_int_eq(it_admin_pids(&a, &pid, draining, 8, &n), 0);
+	it_admin_close(&a);
+	return pid;
+}
+
+START_TEST(test_swapped_binary)
+{
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	char dir[] = "/tmp/rpmad-upgrade.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	char bin[128], ran[128];
+	(void) snprintf(bin, sizeof(bin), "%s/rpmad", dir);
+	(void) snprintf(ran, sizeof(ran), "%s/ran", dir);
+	copy_file(getenv("RPMAD_BIN"), bin);
+	/* rpmad as installed in a directory its owner may write */
+	ck_assert_int_eq(chown(dir, OWNER, OWNER), 0);
+	char *saved = strdup(getenv("RPMAD_BIN"));
+	ck_assert_int_eq(setenv("RPMAD_BIN", bin, 1), 0);
+	struct it_env env;
+	char config[96];
+	(void) snprintf(config, sizeof(config), "socket_mode = 0666\n"
+			"admin_groups = %d\n", ADMIN_GID);
+	int started = it_env_start_cfg(&env, 1, config);
+	ck_assert_int_eq(setenv("RPMAD_BIN", saved, 1), 0);
+	free(saved);
+	ck_assert_int_eq(started, 0);
+	ck_assert_int_eq(chmod(env.d[0].dir, 0755), 0);
+	struct test_daemon *d = &env.d[0];
+	pid_t pid = d->pid;
+
+	owner_swaps(dir, true);
+	char out[1024];
+	int st = admin_upgrade(d, out, sizeof(out));
+	ck_assert_msg(st != 0 && strstr(out, "only root could have installed")
+			&& strstr(out, dir), "status %d: %s", st, out);
+	/* the refusal is the answer: nothing was started */
+	ck_assert_int_eq(serving_pid(d), pid);
+	ck_assert_msg(access(ran, F_OK) != 0, "the owner's script ran");
+
+	/* their directory still: the real binary back in it is no better */
+	owner_swaps(dir, false);
+	st = admin_upgrade(d, out, sizeof(out));
+	ck_assert_msg(st != 0 && strstr(out, "belongs to uid 4242"),
+			"status %d: %s", st, out);
+	ck_assert_int_eq(serving_pid(d), pid);
+
+	/* root's directory again: an admin's upgrade runs root's binary */
+	ck_assert_int_eq(chown(dir, 0, 0), 0);
+	st = admin_upgrade(d, out, sizeof(out));
+	ck_assert_msg(st == 0, "status %d: %s", st, out);
+	uint64_t end = it_now_ms() + 2 * IT_WAIT_MS;
+	while (serving_pid(d) == pid) {
+		ck_assert_msg(it_now_ms() < end, "no new rpmad serves");
+		it_sleep_ms(50);
+	}
+	d->pid = serving_pid(d);
+	exits(pid, EXIT_MS);
+	ck_assert_msg(access(ran, F_OK) != 0, "the owner's script ran");
+	ck_assert_int_eq(it_env_stop(&env), 0);
+	(void) unlink(bin);
+	(void) unlink(ran);
+	char script[128], orig[128];
+	(void) snprintf(script, sizeof(script), "%s/evil.sh", dir);
+	(void) snprintf(orig, sizeof(orig), "%s/rpmad.orig", dir);
+	(void) unlink(script);
+	(void) unlink(orig);
+	(void) rmdir(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -387,6 +560,7 @@ main(void)
 	tcase_add_test(tc, test_stream_two_rpmads);
 	tcase_add_test(tc, test_stream_one_rpmad);
 	tcase_add_test(tc, test_drain_deadline_and_second_upgrade);
+	tcase_add_test(tc, test_swapped_binary);
 	suite_add_tcase(s, tc);
 	return check_run_forked(s, CK_NORMAL);
 }

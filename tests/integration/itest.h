@@ -92,6 +92,10 @@ int it_env_start(struct it_env *env, int ndaemons);
 /* it_env_start with a configuration file of this text for the daemons */
 int it_env_start_cfg(struct it_env *env, int ndaemons, const char *config);
 
+/* the same with a configuration of its own for each (NULL: none) */
+int it_env_start_cfgs(struct it_env *env, int ndaemons, const char *config0,
+		const char *config1);
+
 /* The other user some tests run a role as (nobody). */
 #define IT_NOBODY 65534
 

@@ -260,10 +260,10 @@ it_become_nobody(bool dumpable)
 
 /* Writes the daemons' configuration file; its path goes to `path`. */
 static int
-write_config(const struct it_env *env, const char *text, char *path,
+write_config(const struct it_env *env, const char *text, int i, char *path,
 		size_t len)
 {
-	(void) snprintf(path, len, "%s/rpmad.conf", env->dir);
+	(void) snprintf(path, len, "%s/rpmad%s.conf", env->dir, i ? "-1" : "");
 	FILE *f = fopen(path, "w");
 	if (f == NULL)
 		return -1;
@@ -273,6 +273,13 @@ write_config(const struct it_env *env, const char *text, char *path,
 
 int
 it_env_start_cfg(struct it_env *env, int ndaemons, const char *config)
+{
+	return it_env_start_cfgs(env, ndaemons, config, config);
+}
+
+int
+it_env_start_cfgs(struct it_env *env, int ndaemons, const char *config0,
+		const char *config1)
 {
 	it_init();
 	memset(env, 0, sizeof(*env));
@@ -288,11 +295,12 @@ it_env_start_cfg(struct it_env *env, int ndaemons, const char *config)
 	leftovers_note(env->dir);
 	if (it_free_port(env->port, sizeof(env->port)))
 		return -1;
-	char path[300];
-	const char *args[] = { "--config", path, NULL };
-	if (config && write_config(env, config, path, sizeof(path)))
-		return -1;
 	for (int i = 0; i < ndaemons; i++) {
+		const char *config = i ? config1 : config0;
+		char path[300];
+		const char *args[] = { "--config", path, NULL };
+		if (config && write_config(env, config, i, path, sizeof(path)))
+			return -1;
 		if (test_daemon_start(&env->d[i], config ? args : NULL))
 			return -1;
 		leftovers_note(env->d[i].dir);

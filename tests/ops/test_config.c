@@ -28,7 +28,7 @@ static const char *const keys[] = {
 	"max_endpoints", "max_registered_bytes", "max_pending_requests",
 	"max_descriptors", "allow_connect", "allow_listen", "allow_users",
 	"allow_groups", "admin_groups", "weight", "max_bandwidth",
-	"drain_timeout_s",
+	"drain_timeout_s", "tls", "tls_psk_file",
 };
 
 static const char *

@@ -11,6 +11,12 @@
  * White-box too: rpmad's core/fstype.c judges a descriptor and a device
  * number of the mount as FUSE, again without a request.
  *
+ * And a file system on a loop device whose image lives on the FUSE file
+ * system (issue 33): ext4 used to be judged local whatever held its
+ * device's data, and rpmad's faults then waited on the FUSE server; a
+ * loop device is judged by its file now, white-box and by a tenant's
+ * registration of a file there.
+ *
  * Needs root (mounting FUSE with allow_other, other users played by
  * forked children); skips without it or without /dev/fuse.
  */
@@ -160,7 +166,7 @@ new_peer(void)
 
 /* how the attacker maps the file */
 struct fuse_attack {
-	const struct fuse_mount *f;
+	const char *path;	/* the file */
 	int map_flags;	/* MAP_SHARED: passed by descriptor; MAP_PRIVATE:
 			 * reached through the client's address space */
 };
@@ -175,7 +181,6 @@ register_fuse_file(struct child *c, void *p)
 {
 	(void) c;
 	const struct fuse_attack *a = p;
-	const struct fuse_mount *f = a->f;
 	/*
 	 * dumpable again after the change of user, so that the library hands
 	 * rpmad its address space (else private pages move into its memfd,
@@ -184,9 +189,7 @@ register_fuse_file(struct child *c, void *p)
 	if (prctl(PR_SET_DUMPABLE, 1))
 		return 96;
 	(void) ops_log_capture();
-	char path[200];
-	(void) snprintf(path, sizeof(path), "%s/data", f->mnt);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int fd = open(a->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 98;
 	void *ptr = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
@@ -239,7 +242,9 @@ START_TEST(test_fuse_file_refused)
 
 	struct child c;
 	char log[8192];
-	struct fuse_attack a = { &f, map_flags[_i] };
+	char path[200];
+	(void) snprintf(path, sizeof(path), "%s/data", f.mnt);
+	struct fuse_attack a = { path, map_flags[_i] };
 	child_start_as(&c, ATTACKER, NULL, register_fuse_file, &a);
 	int status = exit_code(child_end(&c, log, sizeof(log)));
 	ck_assert_msg(status == 0, "status %d: %s", status, log);
@@ -509,6 +514,164 @@ START_TEST(test_fuse_over_registration)
 }
 END_TEST
 
+/* runs a command as root; fails the test unless it exits 0; its output */
+static char *
+sh(char *const argv[])
+{
+	struct run r;
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
+			OPS_WAIT_MS), 0);
+	ck_assert_msg(r.status == 0, "%s: %s", argv[0], r.err);
+	char *out = strdup(r.out);
+	run_free(&r);
+	return out;
+}
+
+/* ext4 on a loop device whose image is the FUSE file system's file */
+struct loop_fs {
+	char dev[64];		/* /dev/loopN */
+	char mnt[160];
+	char file[200];		/* a tenant's file there */
+};
+
+static void
+loop_fs_start(struct loop_fs *l, const struct fuse_mount *f)
+{
+	char image[200];
+	(void) snprintf(image, sizeof(image), "%s/data", f->mnt);
+	char *losetup[] = { "losetup", "--find", "--show", image, NULL };
+	char *out = sh(losetup);
+	out[strcspn(out, "\n")] = '\0';
+	(void) snprintf(l->dev, sizeof(l->dev), "%s", out);
+	free(out);
+	char *mkfs[] = { "mkfs.ext4", "-q", "-F", l->dev, NULL };
+	free(sh(mkfs));
+	(void) snprintf(l->mnt, sizeof(l->mnt), "%s/ext4", f->dir);
+	ck_assert_int_eq(mkdir(l->mnt, 0755), 0);
+	ck_assert_int_eq(mount(l->dev, l->mnt, "ext4", 0, NULL), 0);
+	(void) snprintf(l->file, sizeof(l->file), "%s/file", l->mnt);
+	int fd = open(l->file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, FILE_SIZE), 0);
+	ck_assert_int_eq(fchown(fd, ATTACKER, ATTACKER), 0);
+	(void) close(fd);
+}
+
+static void
+loop_fs_stop(struct loop_fs *l)
+{
+	ck_assert_int_eq(umount(l->mnt), 0);
+	(void) rmdir(l->mnt);
+	char *detach[] = { "losetup", "-d", l->dev, NULL };
+	free(sh(detach));
+}
+
+/* rpmad's judge of a file system on a loop device over FUSE */
+START_TEST(test_fstype_of_loop_on_fuse)
+{
+	if (!root())
+		return;
+	struct fuse_mount f;
+	fuse_start(&f);
+	struct loop_fs l;
+	loop_fs_start(&l, &f);
+	int fd = open(l.file, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+
+	struct fstype fs;
+	ck_assert_int_eq(fstype_of_fd(fd, 0, &fs), 0);
+	ck_assert_msg(fs.verdict == FSTYPE_MAY_BLOCK, "%d %s", fs.verdict,
+			fs.type);
+	ck_assert_msg(strstr(fs.type, "ext4 on loop") &&
+			strstr(fs.type, "fuse.stallfs"), "%s", fs.type);
+	/* the device number, as /proc/PID/maps shows a mapping of the file */
+	ck_assert_int_eq(fstype_of_dev(major(st.st_dev), minor(st.st_dev), 0,
+			&fs), 0);
+	ck_assert_msg(fs.verdict == FSTYPE_MAY_BLOCK, "%d %s", fs.verdict,
+			fs.type);
+	ck_assert_msg(strstr(fs.type, "fuse.stallfs"), "%s", fs.type);
+	(void) close(fd);
+
+	loop_fs_stop(&l);
+	fuse_stop(&f);
+}
+END_TEST
+
+/* a tenant registers its file on that ext4: refused, rpmad serves on */
+START_TEST(test_loop_on_fuse_refused)
+{
+	if (!root())
+		return;
+	struct fuse_mount f;
+	fuse_start(&f);
+	struct loop_fs l;
+	loop_fs_start(&l, &f);
+	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n", NULL,
+			NULL), 0);
+
+	struct child c;
+	char log[8192];
+	struct fuse_attack a = { l.file, map_flags[_i] };
+	child_start_as(&c, ATTACKER, NULL, register_fuse_file, &a);
+	int status = exit_code(child_end(&c, log, sizeof(log)));
+	ck_assert_msg(status == 0, "status %d: %s", status, log);
+	ck_assert_msg(strstr(log, "a file system that can make rpmad wait"),
+			"%s", log);
+
+	child_start_as(&c, VICTIM, NULL, register_memory, NULL);
+	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
+	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	loop_fs_stop(&l);
+	fuse_stop(&f);
+}
+END_TEST
+
+/*
+ * a loop device whose file is on a local file system stays local: a
+ * tmpfs of the test's own (/tmp itself may be an overlay, or 9p in the
+ * VM, where the image's file system cannot be told or may block)
+ */
+START_TEST(test_fstype_of_loop_local)
+{
+	if (!root())
+		return;
+	char dir[] = "/tmp/rpmad-loop.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=4m"), 0);
+	char image[64], mnt[64];
+	(void) snprintf(image, sizeof(image), "%s/image", dir);
+	(void) snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	int fd = open(image, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 1024 * 1024), 0);
+	(void) close(fd);
+	char *losetup[] = { "losetup", "--find", "--show", image, NULL };
+	char *dev = sh(losetup);
+	dev[strcspn(dev, "\n")] = '\0';
+	char *mkfs[] = { "mkfs.ext4", "-q", "-F", dev, NULL };
+	free(sh(mkfs));
+	ck_assert_int_eq(mkdir(mnt, 0755), 0);
+	ck_assert_int_eq(mount(dev, mnt, "ext4", 0, NULL), 0);
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	struct fstype fs;
+	ck_assert_int_eq(fstype_of_fd(fd, 0, &fs), 0);
+	(void) close(fd);
+	ck_assert_msg(fs.verdict == FSTYPE_LOCAL, "%d %s", fs.verdict,
+			fs.type);
+	ck_assert_int_eq(umount(mnt), 0);
+	char *detach[] = { "losetup", "-d", dev, NULL };
+	free(sh(detach));
+	free(dev);
+	(void) rmdir(mnt);
+	(void) unlink(image);
+	ck_assert_int_eq(umount(dir), 0);
+	(void) rmdir(dir);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -518,6 +681,9 @@ suite(void)
 	tcase_add_loop_test(tc, test_fuse_file_refused, 0, 2);
 	tcase_add_test(tc, test_fstype_of_fuse);
 	tcase_add_test(tc, test_fuse_over_registration);
+	tcase_add_test(tc, test_fstype_of_loop_on_fuse);
+	tcase_add_loop_test(tc, test_loop_on_fuse_refused, 0, 2);
+	tcase_add_test(tc, test_fstype_of_loop_local);
 	suite_add_tcase(s, tc);
 	return s;
 }

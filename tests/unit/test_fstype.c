@@ -31,6 +31,7 @@ START_TEST(test_mountinfo_lines)
 	ck_assert_uint_eq(m.id, 36);
 	ck_assert_uint_eq(m.major, 98);
 	ck_assert_uint_eq(m.minor, 0);
+	ck_assert_str_eq(m.root, "/mnt1");
 	ck_assert_str_eq(m.mount_point, "/mnt2");
 	ck_assert_str_eq(m.type, "ext3");
 	ck_assert_str_eq(m.super_opts, "rw,errors=continue");
@@ -39,6 +40,7 @@ START_TEST(test_mountinfo_lines)
 	ck_assert_int_eq(fstype_parse_mountinfo("812 29 0:61 / /tmp/a\\040b "
 			"rw,nosuid,nodev,relatime - fuse.sshfs host:/x "
 			"rw,user_id=1000,group_id=1000,allow_other", &m), 0);
+	ck_assert_str_eq(m.root, "/");
 	ck_assert_str_eq(m.mount_point, "/tmp/a b");
 	ck_assert_str_eq(m.type, "fuse.sshfs");
 	ck_assert_uint_eq(m.minor, 61);

@@ -230,6 +230,70 @@ START_TEST(test_rpmad_user)
 }
 END_TEST
 
+static void
+file_as(const char *rel, mode_t mode, uid_t owner)
+{
+	FILE *f = fopen(at(rel), "w");
+	ck_assert_ptr_nonnull(f);
+	(void) fclose(f);
+	ck_assert_int_eq(chmod(at(rel), mode), 0);
+	if (owner != (uid_t)-1)
+		ck_assert_int_eq(chown(at(rel), owner, (gid_t)-1), 0);
+}
+
+/* the binary an upgrade runs: root alone is trusted, down to the file */
+static int
+check_file(const char *rel, char *real, size_t len)
+{
+	struct stat st;
+	err[0] = '\0';
+	return sock_path_check_file(at(rel), 0, &st, real, len, err,
+			sizeof(err));
+}
+
+START_TEST(test_binary)
+{
+	if (!root())
+		return;
+	char real[PATH_MAX];
+	mkdir_as("sbin", 0755, (uid_t)-1);
+	file_as("sbin/rpmad", 0755, (uid_t)-1);
+	ck_assert_msg(check_file("sbin/rpmad", real, sizeof(real)) == 0, "%s",
+			err);
+	ck_assert_str_eq(real, at("sbin/rpmad"));
+	/* a root-owned link to it, in a root-owned directory: the file */
+	link_as("rpmad", "sbin/link", (uid_t)-1);
+	ck_assert_int_eq(check_file("sbin/link", real, sizeof(real)), 0);
+	ck_assert_str_eq(real, at("sbin/rpmad"));
+	/* a directory is no binary */
+	ck_assert_int_eq(check_file("sbin", real, sizeof(real)), -EISDIR);
+
+	/* someone else's file, or one others may write */
+	file_as("sbin/theirs", 0755, OTHER);
+	ck_assert_int_eq(check_file("sbin/theirs", real, sizeof(real)),
+			-EPERM);
+	ck_assert_ptr_nonnull(strstr(err, "belongs to uid 65534"));
+	file_as("sbin/open", 0757, (uid_t)-1);
+	ck_assert_int_eq(check_file("sbin/open", real, sizeof(real)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(err, "may be written by others"));
+
+	/* the swapped-symlink attack: a directory of theirs above it */
+	mkdir_as("home", 0755, OTHER);
+	file_as("home/rpmad", 0755, (uid_t)-1);
+	ck_assert_int_eq(check_file("home/rpmad", real, sizeof(real)), -EPERM);
+	ck_assert_msg(strstr(err, at("home")) &&
+			strstr(err, "belongs to uid 65534"), "%s", err);
+	/* root's link into their directory: refused as well */
+	link_as(at("home/rpmad"), "sbin/via", (uid_t)-1);
+	ck_assert_int_eq(check_file("sbin/via", real, sizeof(real)), -EPERM);
+
+	/* rpmad's own user is not trusted here: root alone */
+	mkdir_as("mine", 0755, 4242);
+	file_as("mine/rpmad", 0755, (uid_t)-1);
+	ck_assert_int_eq(check_file("mine/rpmad", real, sizeof(real)), -EPERM);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -244,6 +308,7 @@ suite(void)
 	tcase_add_test(tc, test_attacker_owned_parent);
 	tcase_add_test(tc, test_attacker_symlink);
 	tcase_add_test(tc, test_rpmad_user);
+	tcase_add_test(tc, test_binary);
 	suite_add_tcase(s, tc);
 	return s;
 }

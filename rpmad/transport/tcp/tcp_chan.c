@@ -22,6 +22,8 @@
 #include "mr.h"
 #include "mr_io.h"
 #include "tcp_chan.h"
+#include "tcp_conn.h"
+#include "tcp_tls.h"
 
 #define IOV_BATCH 64
 /* payload bytes read out of a client's memory per writev */
@@ -67,6 +69,7 @@ tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 	ch->watch.arg = ch;
 	ch->events = 0;
 	ch->heard = NULL;
+	ch->tls = NULL;
 	ch->rx_queued = false;
 	fairq_flow_init(&ch->tx_flow, tx_turn, ch, NULL);
 	fairq_flow_init(&ch->rx_flow, rx_turn, ch, NULL);
@@ -84,7 +87,10 @@ tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc, struct tcp_chan *src)
 	dst->rbuf = src->rbuf;
 	dst->rpos = src->rpos;
 	dst->rlen = src->rlen;
+	dst->tls = src->tls;
+	tcp_tls_move(dst);
 	src->rbuf = NULL;
+	src->tls = NULL;
 	src->fd = -1;
 }
 
@@ -114,6 +120,28 @@ wanted_events(const struct tcp_chan *ch)
 	if (ch->tx_head && !ch->tx_flow.queued)
 		ev |= EPOLLOUT;
 	return ev;
+}
+
+void
+tcp_chan_set_events(struct tcp_chan *ch, uint32_t events)
+{
+	set_events(ch, events);
+}
+
+int
+tcp_chan_local_addr(const struct tcp_chan *ch, struct sockaddr_storage *ss,
+		socklen_t *len)
+{
+	return getsockname(tcp_tls_net_fd(ch), (struct sockaddr *)ss, len) ?
+		-errno : 0;
+}
+
+int
+tcp_chan_peer_addr(const struct tcp_chan *ch, struct sockaddr_storage *ss,
+		socklen_t *len)
+{
+	return getpeername(tcp_tls_net_fd(ch), (struct sockaddr *)ss, len) ?
+		-errno : 0;
 }
 
 void
@@ -477,7 +505,8 @@ tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
 				continue;
 			}
 			/* the connection's end says it (remote: rate-limited) */
-			log_debug("tcp: send: %s", strerror(e));
+			tcp_conn_log(ch->tc, LOG_DEBUG, "tcp: send: %s",
+					strerror(e));
 			set_events(ch, wanted_events(ch));
 			return -e;
 		}
@@ -546,6 +575,7 @@ tcp_chan_fill(struct tcp_chan *ch)
 void
 tcp_chan_close(struct tcp_chan *ch, bool abort)
 {
+	tcp_tls_chan_close(ch, abort);
 	if (ch->fd >= 0) {
 		loop_del(rpmad.loop, &ch->watch);
 		if (abort) {

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "fairq.h"
 #include "loop.h"
@@ -21,6 +22,7 @@ struct tcp_batch_role;
 struct tcp_chan;
 struct tcp_conn;
 struct tx_item;
+struct tcp_tls;
 
 #define TCP_RBUF_SIZE (64 * 1024)
 #define TCP_INLINE_MAX (TCP_FRAME_SIZE + TCP_HELLO_SIZE + TCP_PDATA_MAX)
@@ -82,6 +84,12 @@ struct tcp_chan {
 	struct loop_watch watch;
 	uint32_t events;
 	struct tcp_conn *tc;	/* whose socket it is (opaque here) */
+	/*
+	 * its TLS (tcp_tls.h): a handshake under way, or the relay whose
+	 * socketpair fd is one end of when the kernel has no TLS; NULL for
+	 * plain sockets and those the kernel encrypts
+	 */
+	struct tcp_tls *tls;
 
 	/* receiving: a staging buffer, then the frame being received */
 	uint8_t *rbuf;
@@ -186,6 +194,16 @@ int tcp_chan_send_some(struct tcp_chan *ch, size_t budget, size_t *sent,
 		unsigned *frames);
 bool tcp_chan_pending(const struct tcp_chan *ch);
 void tcp_chan_pause(struct tcp_chan *ch, bool paused);
+/* watch the socket for exactly these events (a TLS handshake's) */
+void tcp_chan_set_events(struct tcp_chan *ch, uint32_t events);
+/*
+ * the TCP socket's own addresses (also when rpmad relays its TLS): 0 or
+ * -errno, as getsockname/getpeername
+ */
+int tcp_chan_local_addr(const struct tcp_chan *ch,
+		struct sockaddr_storage *ss, socklen_t *len);
+int tcp_chan_peer_addr(const struct tcp_chan *ch,
+		struct sockaddr_storage *ss, socklen_t *len);
 /* read more into the staging buffer: >0 bytes, 0 EOF, -EAGAIN, -errno */
 long tcp_chan_fill(struct tcp_chan *ch);
 

@@ -278,9 +278,19 @@ tcp_conn_watch_remote(struct tcp_conn *tc)
 		return 0;
 	struct sockaddr_storage addr;
 	socklen_t len = sizeof(addr);
-	if (getpeername(tc->chan[0].fd, (struct sockaddr *)&addr, &len))
-		return -errno;
-	uint64_t *stamp = tcp_remote_join(&tc->member, &addr, tc->peer_id,
+	int ret = tcp_chan_peer_addr(&tc->chan[0], &addr, &len);
+	if (ret)
+		return ret;
+	/*
+	 * A remote is its address, the id it gave and, with TLS, the key it
+	 * proved: a plain socket from that address claiming that id does not
+	 * keep an authenticated rpmad's connections looking alive.
+	 */
+	uint64_t id = tc->peer_id;
+	if (tc->tls)
+		for (const char *c = tc->tls_identity; *c; c++)
+			id = (id ^ (uint8_t)*c) * 0x100000001b3ull;
+	uint64_t *stamp = tcp_remote_join(&tc->member, &addr, id,
 			tc->wire_version == 1, &liveness_ops);
 	if (stamp == NULL)
 		return -ENOMEM;

@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "tcp_chan.h"
 #include "tcp_liveness.h"
+#include "tcp_psk.h"
 #include "tcp_wire.h"
 
 struct ep;
@@ -56,6 +57,17 @@ struct tcp_conn {
 	 */
 	uint16_t wire_version;
 	bool offered_older;		/* active: connecting again with it */
+	/*
+	 * TLS (tcp_tls.h): whether its sockets speak it, and the identity
+	 * of the pre-shared key that authenticated the other end (the
+	 * active side's own); sockets pair only with the same identity.
+	 * Active: whether this attempt offers TLS, and whether it fell back
+	 * to plain TCP (tls = on, the other end did not take TLS).
+	 */
+	bool tls;
+	char tls_identity[TCP_PSK_IDENTITY_MAX + 1];
+	bool tls_attempt;
+	bool tls_fell_back;
 	struct sockaddr_storage remote;	/* the other end (its log lines) */
 	struct tcp_member member;	/* its remote's, while established */
 

@@ -23,6 +23,8 @@
 #include "tcp_chan.h"
 #include "tcp_conn.h"
 #include "tcp_handshake.h"
+#include "tcp_open.h"
+#include "tcp_tls.h"
 
 /* ------------------------------------------------------------ passive */
 
@@ -57,10 +59,9 @@ publish(struct tcp_conn *tc)
 	memcpy(inc->pdata, tc->pdata, tc->pdata_len);
 	inc->pdata_len = tc->pdata_len;
 	socklen_t len = sizeof(inc->local);
-	(void) getsockname(tc->chan[0].fd, (struct sockaddr *)&inc->local,
-			&len);
+	(void) tcp_chan_local_addr(&tc->chan[0], &inc->local, &len);
 	inc->remote_len = sizeof(inc->remote);
-	(void) getpeername(tc->chan[0].fd, (struct sockaddr *)&inc->remote,
+	(void) tcp_chan_peer_addr(&tc->chan[0], &inc->remote,
 			&inc->remote_len);
 	/* from a client of this rpmad: that user's doing */
 	if (tc->local_peer && tc->local_peer->conn) {
@@ -81,8 +82,11 @@ static struct tcp_conn *
 find_partner(struct tcp_ep *tep, const struct tcp_conn *tc, uint8_t role)
 {
 	for (struct tcp_conn *o = tep->unpaired; o; o = o->pair_next) {
+		/* a token pairs sockets of one authenticated peer only */
 		if (o != tc && o->role == role &&
 				o->wire_version == tc->wire_version &&
+				o->tls == tc->tls && strcmp(o->tls_identity,
+					tc->tls_identity) == 0 &&
 				memcmp(o->token, tc->token, TCP_TOKEN_SIZE) == 0)
 			return o;
 	}
@@ -287,17 +291,15 @@ send_hello(struct tcp_conn *tc, int i)
 	return 0;
 }
 
-void
-tcp_connect_done(struct tcp_conn *tc, int i)
+/* Socket i of an active connection is connected (and secured): HELLO. */
+static void
+channel_up(struct tcp_conn *tc, int i, int err)
 {
-	int err = 0;
-	socklen_t len = sizeof(err);
-	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
-		err = errno;
 	if (err == 0 && send_hello(tc, i))
 		err = ENOMEM;
 	if (err) {
-		log_info("tcp: connection qp %u: cannot connect to %s: %s",
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: cannot "
+				"connect to %s: %s",
 				conn_qp_num(tc->conn),
 				conn_remote_name(tc->conn), strerror(err));
 		tcp_chan_close(&tc->chan[0], true);
@@ -316,13 +318,63 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 				(uint64_t)rpmad.cfg.accept_timeout_ms * 1000000);
 		struct sockaddr_storage local;
 		socklen_t llen = sizeof(local);
-		if (getsockname(tc->chan[0].fd, (struct sockaddr *)&local,
-				&llen) == 0)
+		if (tcp_chan_local_addr(&tc->chan[0], &local, &llen) == 0)
 			conn_set_names(tc->conn, &local, NULL);
 	}
 }
 
+void
+tcp_connect_done(struct tcp_conn *tc, int i)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err == 0 && tc->tls_attempt) {
+		/* TLS first; its end goes on in tcp_connect_secured() */
+		tcp_tls_connect(tc, i);
+		return;
+	}
+	channel_up(tc, i, err);
+}
+
+void
+tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
+{
+	if (ok) {
+		channel_up(tc, i, 0);
+		return;
+	}
+	/* tls = on: an rpmad without TLS (or without our key) gets plain */
+	if (tcp_connect_plain(tc, why))
+		return;
+	conn_log(tc->conn, LOG_NOTICE, "tcp: connection qp %u: %s refused "
+			"TLS with this rpmad's key: %s%s",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
+			tcp_tls_mode() == CONFIG_TLS_REQUIRED ?
+			" (tls = required)" : "");
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, RPMA_CONN_REJECTED);
+}
+
 /* --------------------------------------------------------- set-up frames */
+
+/* How the connection is secured, for the operator (with its other lines). */
+static void
+log_tls(const struct tcp_conn *tc)
+{
+	if (tc->tls)
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: TLS 1.3 "
+				"with the key of '%s' (%s)",
+				conn_qp_num(tc->conn), tc->tls_identity,
+				tcp_tls_kernel() ? "the kernel encrypts" :
+				"rpmad encrypts");
+	else if (tcp_tls_mode() != CONFIG_TLS_OFF)
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: without "
+				"TLS (the other end does not speak it)",
+				conn_qp_num(tc->conn));
+}
 
 bool
 tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
@@ -346,6 +398,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 		tcp_chan_mark_dirty(&tc->chan[0]);
 		tc->state = TC_ESTABLISHED;
 		tc->peer_id = id_size ? le_get64(payload) : 0;
+		log_tls(tc);
 		if (tcp_conn_watch_remote(tc)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
 			return true;
@@ -364,6 +417,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 			break;
 		loop_timer_cancel(rpmad.loop, &tc->timer);
 		tc->state = TC_ESTABLISHED;
+		log_tls(tc);
 		if (tcp_conn_watch_remote(tc)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
 			return true;

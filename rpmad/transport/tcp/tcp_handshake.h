@@ -31,6 +31,13 @@ void tcp_incoming_drop(struct incoming *inc, bool reject);
 /* the active side's socket i finished connecting (or failed) */
 void tcp_connect_done(struct tcp_conn *tc, int i);
 /*
+ * the TLS handshake of the active side's socket i ended (tcp_tls.h): the
+ * socket goes on with HELLO, or the connection falls back to plain TCP
+ * (tls = on) or ends rejected; why: the handshake's failure
+ */
+void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok,
+		const char *why);
+/*
  * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
  * when connecting again with an older wire version, as the first attempt
  * ended: rejected

@@ -557,7 +557,8 @@ tcp_local_rnr_expired(struct tcp_conn *tc)
 	struct work *w = tc->local_peer ? waiting(tc) : NULL;
 	if (w == NULL)
 		return false;
-	log_info("tcp: connection qp %u: no receive was posted within %u ms",
+	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: no receive was "
+			"posted within %u ms",
 			conn_qp_num(tc->conn), rpmad.cfg.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
 	return true;

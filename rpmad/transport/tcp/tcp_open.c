@@ -30,6 +30,7 @@
 #include "tcp_handshake.h"
 #include "tcp_open.h"
 #include "tcp_rx.h"
+#include "tcp_tls.h"
 
 /*
  * Sockets that may be pairing at one endpoint (each gets setup_timeout_ms
@@ -142,6 +143,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tc->remote = remote;
 		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready,
 				tcp_rx_tx_turn, tcp_rx_rx_turn);
+		/* TLS or not: its first byte says (tls = on, required) */
+		tcp_tls_incoming(tc);
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
@@ -226,7 +229,8 @@ connect_timeout(struct loop_timer *t)
 	struct tcp_conn *tc = t->arg;
 	if (tc->state != TC_CONNECTING)
 		return;
-	log_info("tcp: connection qp %u: %s did not answer within %u ms",
+	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s did not "
+			"answer within %u ms",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
 			conn_timeout_ms(tc->conn));
 	tcp_chan_close(&tc->chan[0], true);
@@ -245,6 +249,8 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	struct conn *conn = tc->conn;
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
+	tc->tls_attempt = tcp_tls_mode() != CONFIG_TLS_OFF &&
+		!tc->tls_fell_back;
 	for (int i = 0; i < 2; i++) {
 		/* in the client's network namespace (netns.h) */
 		int fd = netns_socket(conn_netns(conn), remote->ss_family,
@@ -262,7 +268,8 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
 			int e = errno;
-			log_info("tcp: connection qp %u: cannot connect to "
+			conn_log(conn, LOG_INFO, "tcp: connection qp %u: "
+					"cannot connect to "
 					"%s: %s", conn_qp_num(conn),
 					conn_remote_name(conn), strerror(e));
 			tcp_chan_close(&tc->chan[0], true);
@@ -310,6 +317,34 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 }
 
 bool
+tcp_connect_plain(struct tcp_conn *tc, const char *why)
+{
+	if (tc->passive || tc->tls_fell_back ||
+			tcp_tls_mode() != CONFIG_TLS_ON)
+		return false;
+	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s did not take "
+			"TLS (%s): connecting again without it (tls = on)",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why);
+	loop_timer_cancel(rpmad.loop, &tc->timer);
+	for (int i = 0; i < 2; i++) {
+		tcp_chan_forget_dirty(&tc->chan[i]);
+		tcp_chan_close(&tc->chan[i], true);
+		tc->connected[i] = false;
+	}
+	tc->tls_fell_back = true;
+	tc->state = TC_CONNECTING;
+	char err[128];
+	if (start_connects(tc, err, sizeof(err))) {
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s",
+				conn_qp_num(tc->conn), err);
+		tcp_chan_close(&tc->chan[0], true);
+		tcp_chan_close(&tc->chan[1], true);
+		tcp_conn_over(tc, RPMA_CONN_REJECTED);
+	}
+	return true;
+}
+
+bool
 tcp_connect_older(struct tcp_conn *tc)
 {
 	if (tc->passive || tc->offered_older ||
@@ -332,7 +367,8 @@ tcp_connect_older(struct tcp_conn *tc)
 	tc->state = TC_CONNECTING;
 	char err[128];
 	if (start_connects(tc, err, sizeof(err))) {
-		log_info("tcp: connection qp %u: %s", conn_qp_num(tc->conn),
+		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s",
+				conn_qp_num(tc->conn),
 				err);
 		tcp_chan_close(&tc->chan[0], true);
 		tcp_chan_close(&tc->chan[1], true);

@@ -31,4 +31,11 @@ int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 struct tcp_conn;
 bool tcp_connect_older(struct tcp_conn *tc);
 
+/*
+ * tcp_connect_plain -- the other end did not take TLS (why: how it
+ * failed): with tls = on, connect again without it (once). false when
+ * that does not apply (tls = required, or plain already).
+ */
+bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
+
 #endif /* RPMAD_TCP_OPEN_H */

@@ -25,6 +25,7 @@
 #include "tcp_open.h"
 #include "tcp_ops.h"
 #include "tcp_rx.h"
+#include "tcp_tls.h"
 #include "transport_tcp.h"
 
 /* How long a goodbye waits for the peer's. */
@@ -146,6 +147,7 @@ void
 transport_tcp_fini(void)
 {
 	/* connections were released with their sessions, what they sent */
+	tcp_tls_fini();
 }
 
 bool
@@ -153,7 +155,7 @@ transport_tcp_pending(void)
 {
 	/* the sockets' turns run while the loop runs once at shutdown */
 	(void) fairq_round();
-	return tcp_conn_any_pending();
+	return tcp_conn_any_pending() || tcp_tls_pending();
 }
 
 static struct device *

@@ -84,7 +84,8 @@ setup_overdue(struct loop_timer *t)
 				rpmad.cfg.setup_timeout_ms);
 		vc_over(vc, RPMA_CONN_LOST);
 	} else {
-		log_info("verbs: connection qp %u: %s did not accept or "
+		conn_log(conn, LOG_INFO, "verbs: connection qp %u: %s did "
+				"not accept or "
 				"reject the request within %u ms",
 				conn_qp_num(conn), conn_remote_name(conn),
 				rpmad.cfg.accept_timeout_ms);
@@ -160,7 +161,8 @@ verbs_reject(struct conn *conn)
 	if (vc == NULL)
 		return;
 	if (!vc->remote_gone && vc->id && rdma_reject(vc->id, NULL, 0))
-		log_info("verbs: connection qp %u: rdma_reject: %s",
+		conn_log(conn, LOG_INFO, "verbs: connection qp %u: "
+				"rdma_reject: %s",
 				conn_qp_num(conn), strerror(errno));
 	vc->state = VC_OVER;
 }
@@ -221,7 +223,8 @@ addr_resolved(struct verbs_conn *vc)
 		return;
 	struct verbs_dev *vd = verbs_dev_of_peer(conn_peer(conn));
 	if (vd == NULL || vc->id->verbs != vd->ctx) {
-		log_info("verbs: connection qp %u: %s is reached through RDMA "
+		conn_log(conn, LOG_INFO, "verbs: connection qp %u: %s is "
+				"reached through RDMA "
 				"device %s, the peer's device is %s",
 				conn_qp_num(conn), conn_remote_name(conn),
 				verbs_dev_ctx_name(vc->id->verbs),
@@ -230,7 +233,8 @@ addr_resolved(struct verbs_conn *vc)
 		return;
 	}
 	if (rdma_resolve_route(vc->id, (int)timeout_ms(conn))) {
-		log_info("verbs: connection qp %u: rdma_resolve_route: %s",
+		conn_log(conn, LOG_INFO, "verbs: connection qp %u: "
+				"rdma_resolve_route: %s",
 				conn_qp_num(conn), strerror(errno));
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
@@ -261,7 +265,8 @@ route_resolved(struct verbs_conn *vc)
 		.rnr_retry_count = 7,	/* infinite, as librpma */
 	};
 	if (rdma_connect(vc->id, &param)) {
-		log_info("verbs: connection qp %u: rdma_connect: %s",
+		conn_log(conn, LOG_INFO, "verbs: connection qp %u: "
+				"rdma_connect: %s",
 				conn_qp_num(conn), strerror(errno));
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
@@ -283,7 +288,8 @@ verbs_disconnect(struct conn *conn)
 	case VC_ESTABLISHED:
 		/* the device flushes what is left; both sides see CLOSED */
 		if (rdma_disconnect(vc->id)) {
-			log_info("verbs: connection qp %u: rdma_disconnect: %s",
+			conn_log(conn, LOG_INFO, "verbs: connection qp %u: "
+					"rdma_disconnect: %s",
 					conn_qp_num(conn), strerror(errno));
 			vc_over(vc, RPMA_CONN_CLOSED);
 			return;
@@ -358,7 +364,8 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 {
 	const char *what = rdma_event_str(ev->event);
 	if (vc->conn)
-		log_debug("verbs: connection qp %u: %s (status %d)",
+		conn_log(vc->conn, LOG_DEBUG, "verbs: connection qp %u: %s "
+				"(status %d)",
 				conn_qp_num(vc->conn), what, ev->status);
 	switch (ev->event) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
@@ -373,7 +380,8 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_REJECTED:
 		/* the reason says who refused: the peer, or its kernel's CM */
 		if (vc->conn)
-			log_info("verbs: connection qp %u: rejected: %s "
+			conn_log(vc->conn, LOG_INFO, "verbs: connection qp "
+					"%u: rejected: %s "
 					"(IB CM reason %d)",
 					conn_qp_num(vc->conn),
 					reject_reason(ev->status), ev->status);
@@ -385,7 +393,8 @@ verbs_cm_event(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
 		if (vc->conn)
-			log_info("verbs: connection qp %u: %s (status %d)",
+			conn_log(vc->conn, LOG_INFO, "verbs: connection qp "
+					"%u: %s (status %d)",
 					conn_qp_num(vc->conn), what,
 					ev->status);
 		vc_over(vc, was_reached(vc) ||

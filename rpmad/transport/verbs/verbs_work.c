@@ -150,7 +150,8 @@ recv_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 	recv_complete(vc, rs, wc->status, wc);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			log_info("verbs: connection qp %u: a receive failed: "
+			conn_log(vc->conn, LOG_INFO, "verbs: connection qp %u: "
+					"a receive failed: "
 					"%s", conn_qp_num(vc->conn),
 					ibv_wc_status_str(wc->status));
 		verbs_work_failed(vc);
@@ -223,7 +224,8 @@ send_wc(struct verbs_conn *vc, const struct ibv_wc *wc)
 		conn_work_done(conn, w, wc->status);
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status != IBV_WC_WR_FLUSH_ERR)
-			log_info("verbs: connection qp %u: work failed: %s "
+			conn_log(vc->conn, LOG_INFO, "verbs: connection qp "
+					"%u: work failed: %s "
 					"(vendor error 0x%x)",
 					conn_qp_num(vc->conn),
 					ibv_wc_status_str(wc->status),
