@@ -109,6 +109,8 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 		unsigned long v;
 		if (sscanf(line, "ProtectionKey: %lu", &v) == 1)
 			a->pkey = (int)v;
+		else if (sscanf(line, "KernelPageSize: %lu", &v) == 1)
+			a->page_kb = v;
 		else if (sscanf(line, "AnonHugePages: %lu", &v) == 1 ||
 				sscanf(line, "ShmemPmdMapped: %lu", &v) == 1 ||
 				sscanf(line, "FilePmdMapped: %lu", &v) == 1)

@@ -30,6 +30,7 @@ struct mapattr {
 	bool hugepage, nohugepage, mergeable;
 	bool huge_now;			/* backed by huge pages now */
 	bool userfault;			/* registered with a userfaultfd */
+	unsigned long page_kb;		/* KernelPageSize: hugetlb's own */
 	int policy;			/* MPOL_*; MPOL_DEFAULT when none */
 	unsigned long nodes[MAPATTR_NODE_WORDS];
 };

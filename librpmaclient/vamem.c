@@ -633,6 +633,23 @@ vamem_share(uintptr_t start, uintptr_t end)
 			ret = RPMA_E_PROVIDER;
 			break;
 		}
+		if (r[i].attr.page_kb > (unsigned long)sysconf(_SC_PAGESIZE)
+				/ 1024) {
+			/*
+			 * a memfd of small pages in their place would take
+			 * the huge pages away for good
+			 */
+			RLOG_ERROR("the memory at 0x%jx is private MAP_HUGETLB "
+					"memory (pages of %lu kB), which cannot "
+					"be moved into shared memory for an "
+					"RDMA device and stay huge: map it "
+					"MAP_SHARED (a file of hugetlbfs, or a "
+					"memfd made with MFD_HUGETLB) to "
+					"register it", (uintmax_t)r[i].start,
+					r[i].attr.page_kb);
+			ret = RPMA_E_PROVIDER;
+			break;
+		}
 		/* one extent for the pages kept aside, one for the rest */
 		struct extent *x[2] = { calloc(1, sizeof(*x[0])),
 			calloc(1, sizeof(*x[1])) };

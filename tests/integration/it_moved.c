@@ -731,6 +731,78 @@ START_TEST(test_pool_merges_again)
 }
 END_TEST
 
+/* ------------------------------------------------ huge pages (hugetlb) */
+
+/*
+ * Private MAP_HUGETLB memory cannot move into the memfd and stay huge:
+ * where pages move, rpma_mr_reg refuses it (before, aligned ranges became
+ * small pages for good and unaligned ones failed with EINVAL), and the
+ * pages stay huge and the application's. Shared huge pages (a memfd made
+ * with MFD_HUGETLB) register and stay huge. Where the machine has no
+ * free huge page, not checked.
+ */
+static bool
+huge_backed(const void *p)
+{
+	char v[64];
+	return smaps_field(p, "KernelPageSize:", v, sizeof(v)) == 0 &&
+		strtol(v, NULL, 10) > 4;
+}
+
+static int
+hugetlb_server(const struct it_env *env, void *arg)
+{
+	struct it_remote r;
+	const struct moved_case *mc = start(env, arg, &r);
+	if (mc == NULL)
+		goto out;
+	const size_t len = 4u << 20;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	if (p == MAP_FAILED) {
+		(void) fprintf(stderr, "it_moved: no free huge pages here, "
+				"not checked\n");
+		goto out;
+	}
+	memset(p, 0x81, len);
+	struct rpma_mr_local *mr = NULL;
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p, len, RW, &mr));
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p + 100, 4096, RW, &mr));
+	IT_ASSERT(huge_backed(p) && !moved_here(p));
+	IT_EQ(p[len - 1], 0x81);
+	IT_EQ(munmap(p, len), 0);
+
+	int fd = memfd_create("huge", MFD_HUGETLB | MFD_CLOEXEC);
+	IT_ASSERT(fd >= 0);
+	IT_EQ(ftruncate(fd, (off_t)len), 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		(void) fprintf(stderr, "it_moved: no free huge pages here, "
+				"not checked\n");
+		(void) close(fd);
+		goto out;
+	}
+	memset(p, 0x82, len);
+	IT_OK(rpma_mr_reg(r.peer, p + 100, len - 200, RW, &mr));
+	IT_ASSERT(huge_backed(p));
+	it_remote_write(mr, 0, len - 200, 10);
+	IT_EQ(it_check(p + 100, len - 200, 10), -1);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_ASSERT(huge_backed(p));
+	IT_EQ(munmap(p, len), 0);
+	(void) close(fd);
+out:
+	it_remote_close(&r);
+	return 0;
+}
+
+/* where pages move: not dumpable (and over verbs, root) */
+START_TEST(test_private_hugetlb)
+{
+	run(hugetlb_server, _i ? WHO_SEALED : WHO_ROOT);
+}
+END_TEST
+
 /* ------------------------------------------------ 9. MADV_DONTNEED */
 
 /*
@@ -1020,6 +1092,8 @@ moved_suite(void)
 	tcase_add_loop_test(tc, test_fork_advice, 0, 2);
 	tcase_add_loop_test(tc, test_fork_under_debugger, 0, 2);
 	tcase_add_loop_test(tc, test_pool_merges_again, 0, 2);
+	tcase_add_loop_test(tc, test_private_hugetlb,
+			it_transport_is("verbs") ? 0 : 1, 2);
 	tcase_add_loop_test(tc, test_dontneed_documented, 0, 2);
 	tcase_add_loop_test(tc, test_errno_and_memfd, 0, 2);
 	tcase_add_loop_test(tc, test_which_path, 0, 2);
