@@ -832,6 +832,7 @@ struct fork_copy {
 static struct fork_copy *fork_list;	/* MAP_PRIVATE, or NULL */
 static size_t fork_count, fork_list_len;
 static bool fork_had_pages;
+static bool fork_all_copied;	/* the list holds every inherited piece */
 
 /*
  * Calls fn for each piece of the memfd a child inherits (mapped at its
@@ -907,6 +908,7 @@ vamem_atfork_prepare(void)
 	int n = mapattr_read(RB_MIN(extents, &extents)->start,
 			RB_MAX(extents, &extents)->end, &r);
 	size_t count = n > 0 ? inherited(r, n, NULL) : 0;
+	fork_all_copied = n > 0;
 	if (count) {
 		fork_list_len = count * sizeof(*fork_list);
 		void *m = mmap(NULL, fork_list_len, PROT_READ | PROT_WRITE,
@@ -915,11 +917,14 @@ vamem_atfork_prepare(void)
 			fork_list = m;
 			fork_count = inherited(r, n, list_piece);
 		}
+		fork_all_copied &= fork_list != NULL;
 	}
 	free(r);
 	/* from here on, system calls only */
-	for (size_t i = 0; i < fork_count; i++)
+	for (size_t i = 0; i < fork_count; i++) {
 		fork_list[i].copy = copy_piece(&fork_list[i]);
+		fork_all_copied &= fork_list[i].copy != 0;
+	}
 out:
 	errno = saved;
 }
@@ -978,11 +983,15 @@ child_place(int mfd)
 			e.start <= f->at && e.end >= f->at + f->len;
 		if (!there || mremap((void *)f->copy, f->len, f->len,
 				MREMAP_MAYMOVE | MREMAP_FIXED,
-				(void *)f->at) == MAP_FAILED)
+				(void *)f->at) == MAP_FAILED) {
 			if (f->copy)
 				(void) munmap((void *)f->copy, f->len);
+			fork_all_copied &= !there;
+		}
 	}
-	/* whatever the parent could not copy: here */
+	if (fork_all_copied)
+		return;
+	/* whatever the parent could not copy: here (a walk of all maps) */
 	struct maps_entry e;
 	for (uintptr_t at = 0; mfd >= 0 && maps_find(mfd, at, &e) == 1;
 			at = e.end)
