@@ -810,7 +810,8 @@ END_TEST
  * whose pages rpmad and the application cannot see differently, so
  * MADV_DONTNEED on them keeps their contents (natively the application
  * reads zeros while the NIC keeps the old pages); MADV_FREE fails with
- * EINVAL. After deregistration both mean what they meant.
+ * EINVAL, and MADV_REMOVE punches a hole rpmad sees too (natively
+ * EINVAL). After deregistration they mean what they meant.
  */
 static int
 dontneed_server(const struct it_env *env, void *arg)
@@ -828,6 +829,12 @@ dontneed_server(const struct it_env *env, void *arg)
 	int freed = madvise(p, len, MADV_FREE);
 	IT_ASSERT(pages_move(mc->who) ? freed == -1 && errno == EINVAL :
 			freed == 0);
+	/* a hole in shared memory, for rpmad too; natively EINVAL */
+	memset(p, 0x53, page());
+	int removed = madvise(p, page(), MADV_REMOVE);
+	IT_ASSERT(pages_move(mc->who) ? removed == 0 :
+			removed == -1 && errno == EINVAL);
+	IT_EQ(p[0], pages_move(mc->who) ? 0 : 0x53);
 	IT_OK(rpma_mr_dereg(&mr));
 	memset(p, 0x52, len);
 	IT_EQ(madvise(p, len, MADV_DONTNEED), 0);
