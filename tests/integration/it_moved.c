@@ -466,6 +466,8 @@ attrs_later_server(const struct it_env *env, void *arg)
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RW, &mr));
 	IT_EQ(mlock(mid, mlen), 0);
+	/* AddressSanitizer's mlock does nothing */
+	bool locks = has_vmflag(mid, "lo");
 	IT_EQ(madvise(mid, mlen, MADV_DONTDUMP), 0);
 	IT_EQ(mprotect(mid, mlen, PROT_READ), 0);
 	/* a remote write still lands: the NIC's pages stay writable */
@@ -476,11 +478,11 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
 	IT_ASSERT_MSG(has_vmflag(mid, "rd") && !has_vmflag(mid, "wr"),
 			"mprotect(PROT_READ) undone: VmFlags %s", flags);
-	IT_ASSERT_MSG(has_vmflag(mid, "lo"), "mlock undone: VmFlags %s",
-			flags);
+	IT_ASSERT_MSG(has_vmflag(mid, "lo") || !locks, "mlock undone: "
+			"VmFlags %s", flags);
 	IT_ASSERT_MSG(has_vmflag(mid, "dd"), "MADV_DONTDUMP undone: VmFlags "
 			"%s", flags);
-	IT_EQ(status_kb("VmLck"), lck + (long)(mlen >> 10));
+	IT_EQ(status_kb("VmLck"), lck + (locks ? (long)(mlen >> 10) : 0));
 	IT_EQ(it_check(mid, 4096, 5), -1);
 	IT_EQ(mid[mlen - 1], 0x21);
 
@@ -1080,6 +1082,12 @@ no_proc_server(const struct it_env *env, void *arg)
 
 START_TEST(test_which_path)
 {
+	if (_i && IT_ASAN) {
+		/* its runtime needs /proc to end the process */
+		(void) fprintf(stderr, "it_moved: without /proc under "
+				"AddressSanitizer: skipped\n");
+		return;
+	}
 	struct it_env env;
 	ck_assert_int_eq(it_env_start(&env, 1), 0);
 	ck_assert_msg(it_run_pair(&env, _i ? no_proc_server : paths_server,
