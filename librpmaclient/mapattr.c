@@ -75,7 +75,14 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 	struct maps_entry e;
 	int ret = 0;
 	while (getline(&line, &linecap, f) > 0) {
-		if (maps_parse_line(line, &e) == 0) {
+		/*
+		 * a mapping's line starts with its address in lower-case hex,
+		 * its fields' with a capital: only those are parsed (a read
+		 * is some 25 lines per mapping of the whole process)
+		 */
+		bool head = (line[0] >= '0' && line[0] <= '9') ||
+			(line[0] >= 'a' && line[0] <= 'f');
+		if (head && maps_parse_line(line, &e) == 0) {
 			if (e.start >= end)
 				break;
 			in = e.end > start;
@@ -103,7 +110,7 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 			read_policy(m->start, &m->attr);
 			continue;
 		}
-		if (!in)
+		if (!in || !strchr("PKASFV", line[0]))
 			continue;
 		struct mapattr *a = &r[count - 1].attr;
 		unsigned long v;
