@@ -218,8 +218,8 @@ uffd_new(bool *kernel_too)
 	*kernel_too = false;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		enum uffd_way w = order[i];
-		if (uffd_way != UFFD_UNKNOWN && uffd_way != w)
-			continue;
+		if (uffd_way != UFFD_UNKNOWN && w < uffd_way)
+			continue;	/* refused before */
 		int fd = w == UFFD_DEVICE ? uffd_device() :
 			(int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
 				(w == UFFD_USER_ONLY ? UFFD_USER_MODE_ONLY : 0));
@@ -228,7 +228,8 @@ uffd_new(bool *kernel_too)
 			*kernel_too = w != UFFD_USER_ONLY;
 			return fd;
 		}
-		if (uffd_way == w || !refused(errno))
+		/* refused (the process may have dropped privileges): next */
+		if (!refused(errno))
 			return -1;	/* for now: a shortage */
 	}
 	uffd_way = UFFD_NONE;
