@@ -229,6 +229,7 @@ connect_locked(void)
 	 * rpmad reaches this process's private memory through these
 	 * (memshare.h); rpmad keeps its own copies, the library none
 	 */
+	int saved_errno = errno;	/* a refusal is no error of the call */
 	int as_fds[2] = {
 		open("/proc/self/mem", O_RDWR | O_CLOEXEC),
 		open("/proc/self/maps", O_RDONLY | O_CLOEXEC),
@@ -238,6 +239,7 @@ connect_locked(void)
 		RLOG_INFO("without /proc/self/mem and /proc/self/maps (%s), "
 				"registered private memory is moved into "
 				"shared memory", strerror(errno));
+	errno = saved_errno;
 	hello.fd_count = addrspace ? 2 : 0;
 
 	struct broker_reply reply = { .resp = NULL };

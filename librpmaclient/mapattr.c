@@ -75,7 +75,14 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 	struct maps_entry e;
 	int ret = 0;
 	while (getline(&line, &linecap, f) > 0) {
-		if (maps_parse_line(line, &e) == 0) {
+		/*
+		 * a mapping's line starts with its address in lower-case hex,
+		 * its fields' with a capital: only those are parsed (a read
+		 * is some 25 lines per mapping of the whole process)
+		 */
+		bool head = (line[0] >= '0' && line[0] <= '9') ||
+			(line[0] >= 'a' && line[0] <= 'f');
+		if (head && maps_parse_line(line, &e) == 0) {
 			if (e.start >= end)
 				break;
 			in = e.end > start;
@@ -96,18 +103,21 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 			memset(m, 0, sizeof(*m));
 			m->start = e.start > start ? e.start : start;
 			m->end = e.end < end ? e.end : end;
+			m->map = e;
 			m->attr.prot = (e.read ? PROT_READ : 0) |
 				(e.write ? PROT_WRITE : 0) |
 				(e.exec ? PROT_EXEC : 0);
 			read_policy(m->start, &m->attr);
 			continue;
 		}
-		if (!in)
+		if (!in || !strchr("PKASFV", line[0]))
 			continue;
 		struct mapattr *a = &r[count - 1].attr;
 		unsigned long v;
 		if (sscanf(line, "ProtectionKey: %lu", &v) == 1)
 			a->pkey = (int)v;
+		else if (sscanf(line, "KernelPageSize: %lu", &v) == 1)
+			a->page_kb = v;
 		else if (sscanf(line, "AnonHugePages: %lu", &v) == 1 ||
 				sscanf(line, "ShmemPmdMapped: %lu", &v) == 1 ||
 				sscanf(line, "FilePmdMapped: %lu", &v) == 1)
@@ -127,15 +137,17 @@ mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out)
 	return count;
 }
 
-int
-mapattr_policy_apply(uintptr_t start, uintptr_t end, const struct mapattr *a)
+struct mapattr
+mapattr_fresh(int prot)
 {
-	if (a->policy == MPOL_DEFAULT)
-		return 0;
-	if (syscall(SYS_mbind, (void *)start, end - start, a->policy, a->nodes,
-			NODE_BITS, 0))
-		return -errno;
-	return 0;
+	return (struct mapattr){ .prot = prot, .policy = MPOL_DEFAULT };
+}
+
+static bool
+same_policy(const struct mapattr *a, const struct mapattr *b)
+{
+	return a->policy == b->policy &&
+		memcmp(a->nodes, b->nodes, sizeof(a->nodes)) == 0;
 }
 
 /* Keeps the first error. */
@@ -147,33 +159,80 @@ note(int *ret, int failed)
 }
 
 int
-mapattr_apply(uintptr_t start, uintptr_t end, const struct mapattr *a,
-		bool shared)
+mapattr_shape(uintptr_t start, uintptr_t end, const struct mapattr *from,
+		const struct mapattr *to, bool shared, bool *asked_huge)
 {
 	void *p = (void *)start;
 	size_t len = end - start;
 	int ret = 0;
-	if (a->pkey)
-		note(&ret, pkey_mprotect(p, len, a->prot, a->pkey));
-	else
-		note(&ret, mprotect(p, len, a->prot));
-	if (a->locked)
-		note(&ret, mlock2(p, len, a->lock_on_fault ? MLOCK_ONFAULT : 0));
-	if (a->dontdump)
-		note(&ret, madvise(p, len, MADV_DONTDUMP));
-	if (a->dontfork)
-		note(&ret, madvise(p, len, MADV_DONTFORK));
-	if (a->nohugepage)
-		note(&ret, madvise(p, len, MADV_NOHUGEPAGE));
+	if (!same_policy(from, to)) {
+		bool none = to->policy == MPOL_DEFAULT;
+		int failed = (int)syscall(SYS_mbind, p, len, to->policy,
+				none ? NULL : to->nodes, none ? 0 : NODE_BITS,
+				0);
+		/* none to set: a kernel without NUMA has none to clear */
+		if (!none)
+			note(&ret, failed);
+	}
 	/*
-	 * asked for, or (shared memory in place of memory that had them) to
-	 * keep them; shmem gets them only where shmem_enabled allows
+	 * shared memory in place of private memory that had huge pages
+	 * without asking: asked for, to keep them where the kernel gives
+	 * shmem huge pages when asked (shmem_enabled "advise")
 	 */
-	if (a->hugepage || (shared && a->huge_now && !a->nohugepage))
+	bool asked = shared && to->huge_now && !to->hugepage &&
+		!to->nohugepage && !from->hugepage;
+	if (asked_huge)
+		*asked_huge = asked;
+	if (asked)
 		(void) madvise(p, len, MADV_HUGEPAGE);
-	if (!shared && a->wipeonfork)
-		note(&ret, madvise(p, len, MADV_WIPEONFORK));
-	if (!shared && a->mergeable)
-		(void) madvise(p, len, MADV_MERGEABLE);	/* KSM may be off */
+	else if (to->hugepage && !from->hugepage)
+		note(&ret, madvise(p, len, MADV_HUGEPAGE));
+	if (to->nohugepage && !from->nohugepage)
+		note(&ret, madvise(p, len, MADV_NOHUGEPAGE));
+	/* neither: no madvise takes a wish back; `from` has none by then */
+	return ret;
+}
+
+static int
+set_prot(void *p, size_t len, const struct mapattr *from,
+		const struct mapattr *to)
+{
+	if (to->pkey || from->pkey) {
+		if (pkey_mprotect(p, len, to->prot, to->pkey) == 0)
+			return 0;
+		if (errno != ENOSYS || to->pkey)
+			return -1;
+	} else if (to->prot == from->prot) {
+		return 0;
+	}
+	return mprotect(p, len, to->prot);
+}
+
+int
+mapattr_finish(uintptr_t start, uintptr_t end, const struct mapattr *from,
+		const struct mapattr *to, bool shared)
+{
+	void *p = (void *)start;
+	size_t len = end - start;
+	int ret = 0;
+	note(&ret, set_prot(p, len, from, to));
+	if (to->locked != from->locked ||
+			to->lock_on_fault != from->lock_on_fault)
+		note(&ret, to->locked ? mlock2(p, len, to->lock_on_fault ?
+				MLOCK_ONFAULT : 0) : munlock(p, len));
+	if (to->dontdump != from->dontdump)
+		note(&ret, madvise(p, len, to->dontdump ? MADV_DONTDUMP :
+				MADV_DODUMP));
+	if (to->dontfork != from->dontfork)
+		note(&ret, madvise(p, len, to->dontfork ? MADV_DONTFORK :
+				MADV_DOFORK));
+	if (shared)	/* wipe-on-fork and KSM are for private memory only */
+		return ret;
+	if (to->wipeonfork != from->wipeonfork)
+		note(&ret, madvise(p, len, to->wipeonfork ? MADV_WIPEONFORK :
+				MADV_KEEPONFORK));
+	if (to->mergeable != from->mergeable)	/* KSM may be off */
+		(void) madvise(p, len, to->mergeable ? MADV_MERGEABLE :
+				MADV_UNMERGEABLE);
 	return ret;
 }

@@ -7,7 +7,8 @@
  * the application gave the old one: protection and protection key,
  * locking, the madvise flags, the NUMA policy and the wish for huge pages.
  * They are read from /proc/self/smaps (VmFlags, ProtectionKey) and
- * get_mempolicy(2).
+ * get_mempolicy(2), always as they are now: what the application changed
+ * while its pages were moved is what they get back.
  */
 
 #ifndef RPMACLIENT_MAPATTR_H
@@ -15,6 +16,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "proc_maps.h"
 
 /* nodes a NUMA policy may name: enough for any machine Linux runs on */
 #define MAPATTR_NODE_WORDS 16
@@ -27,6 +30,7 @@ struct mapattr {
 	bool hugepage, nohugepage, mergeable;
 	bool huge_now;			/* backed by huge pages now */
 	bool userfault;			/* registered with a userfaultfd */
+	unsigned long page_kb;		/* KernelPageSize: hugetlb's own */
 	int policy;			/* MPOL_*; MPOL_DEFAULT when none */
 	unsigned long nodes[MAPATTR_NODE_WORDS];
 };
@@ -34,6 +38,7 @@ struct mapattr {
 struct mapattr_range {
 	uintptr_t start, end;
 	struct mapattr attr;
+	struct maps_entry map;		/* the whole mapping, as maps shows it */
 };
 
 /*
@@ -43,20 +48,27 @@ struct mapattr_range {
  */
 int mapattr_read(uintptr_t start, uintptr_t end, struct mapattr_range **out);
 
-/*
- * mapattr_apply -- give [start, end) the attributes `a`, as far as a
- * mapping of its kind can carry them (`shared`: wipe-on-fork and KSM exist
- * only for private memory; huge pages for shared memory only where the
- * kernel offers them). 0, or -errno of the first that failed.
- */
-int mapattr_apply(uintptr_t start, uintptr_t end, const struct mapattr *a,
-		bool shared);
+/* mapattr_fresh -- what a new mapping of protection `prot` has */
+struct mapattr mapattr_fresh(int prot);
 
 /*
- * mapattr_policy_apply -- the NUMA policy of `a` on [start, end), before
- * pages are allocated there. 0 or -errno.
+ * mapattr_shape -- from `from` to `to`, what decides where and how big
+ * the pages of [start, end) are made: the NUMA policy and the wish for
+ * huge pages. Before the pages are filled. `shared`: the range is shared
+ * memory, which gets huge pages only where the kernel gives shmem any;
+ * *asked_huge (may be NULL) tells whether MADV_HUGEPAGE was given for
+ * that reason alone, to keep the huge pages `to` has now. 0 or -errno.
  */
-int mapattr_policy_apply(uintptr_t start, uintptr_t end,
-		const struct mapattr *a);
+int mapattr_shape(uintptr_t start, uintptr_t end, const struct mapattr *from,
+		const struct mapattr *to, bool shared, bool *asked_huge);
+
+/*
+ * mapattr_finish -- from `from` to `to`, the rest: protection and key,
+ * locking, MADV_DONTDUMP, MADV_DONTFORK, and for private memory
+ * MADV_WIPEONFORK and KSM. Each is set or cleared as `to` says. 0, or
+ * -errno of the first that failed.
+ */
+int mapattr_finish(uintptr_t start, uintptr_t end, const struct mapattr *from,
+		const struct mapattr *to, bool shared);
 
 #endif /* RPMACLIENT_MAPATTR_H */

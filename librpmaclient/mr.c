@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "errno_keep.h"
 #include "fork.h"
 #include "le_bytes.h"
 #include "log_internal.h"
@@ -35,6 +36,7 @@ int
 rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 		struct rpma_mr_local **mr_ptr)
 {
+	ERRNO_KEEP();
 	if (peer == NULL || ptr == NULL || mr_ptr == NULL || size == 0)
 		return RPMA_E_INVAL;
 	if (usage == 0 || (usage & ~MR_USAGE_ALL)) {
@@ -120,6 +122,7 @@ err_free:
 int
 rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 {
+	ERRNO_KEEP();
 	if (mr_ptr == NULL)
 		return RPMA_E_INVAL;
 

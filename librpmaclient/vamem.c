@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -35,13 +36,27 @@
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
 #endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW _IO(0xAA, 0x00)
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
 
 /* A run of moved pages held by the same registrations. */
 struct extent {
 	RB_ENTRY(extent) link;
 	uintptr_t start, end;
 	unsigned refs;
-	struct mapattr attr;	/* of the private mapping they came from */
+	/*
+	 * Where the piece of the original private mapping waits, empty,
+	 * for the pages to come back (its anon_vma and page offset, which
+	 * let it merge with its neighbours again): the address of `start`
+	 * there, 0 when it could not be kept.
+	 */
+	uintptr_t aside;
+	struct mapattr orig;	/* of the private mapping they came from */
+	bool asked_huge;	/* our MADV_HUGEPAGE on the shared mapping */
 };
 
 static int
@@ -108,6 +123,16 @@ vamem_fd(void)
 	return vfd;
 }
 
+/* Nothing holds moved pages any more: the memfd goes. */
+static void
+close_if_unused(void)
+{
+	if (RB_EMPTY(&extents) && vfd >= 0) {
+		(void) close(vfd);
+		vfd = -1;
+	}
+}
+
 bool
 vamem_holds(const struct maps_entry *e)
 {
@@ -116,15 +141,101 @@ vamem_holds(const struct maps_entry *e)
 		e->offset == (uint64_t)e->start;
 }
 
+/* ------------------------------------------------------------ signals */
+
+/*
+ * While pages move, the moving thread's signals wait: a handler storing
+ * into them would wait for a move that only this thread can finish. A
+ * handler then runs when the pages are in place, as after a system call
+ * (ibv_reg_mr pins pages in one). Faults are never held back.
+ */
+static void
+signals_hold(sigset_t *old)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+		SIGTRAP, SIGSYS };
+	sigset_t all;
+	(void) sigfillset(&all);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		(void) sigdelset(&all, faults[i]);
+	(void) pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void
+signals_release(const sigset_t *old)
+{
+	(void) pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 /* ------------------------------------------------- write protection */
 
 /*
  * Stores other threads make into pages while they are copied must not be
  * lost: the pages are write-protected through a userfaultfd, so that such
  * a store waits until the pages are in their new place (and lands there).
- * Where the process may not make one (a seccomp filter, an old kernel),
- * the copy goes on unprotected (librpmaclient(7) says what that means).
+ *
+ * How this process may make one is learned once (an attempt refused may
+ * be audited): one that holds the kernel's own accesses too (a read()
+ * into the pages waits as a store does) through /dev/userfaultfd where
+ * the process may open it, or through the system call where it may
+ * (CAP_SYS_PTRACE, or vm.unprivileged_userfaultfd 1); else one for faults
+ * in user mode only, where such a system call fails with EFAULT; else
+ * none (a seccomp filter, an old kernel), where the copy goes on
+ * unprotected. librpmaclient(7) says what each means.
  */
+enum uffd_way { UFFD_UNKNOWN, UFFD_DEVICE, UFFD_SYSCALL, UFFD_USER_ONLY,
+	UFFD_NONE };
+static enum uffd_way uffd_way;
+
+/* Whether a failure to make a userfaultfd one way says it never will. */
+static bool
+refused(int err)
+{
+	return err == EPERM || err == EACCES || err == ENOENT ||
+		err == ENODEV || err == ENXIO || err == ENOSYS ||
+		err == EINVAL || err == EROFS;
+}
+
+static int
+uffd_device(void)
+{
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	int fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	int err = errno;
+	(void) close(dev);
+	errno = err;
+	return fd;
+}
+
+/* A userfaultfd (*kernel_too: for the kernel's accesses too), or -1. */
+static int
+uffd_new(bool *kernel_too)
+{
+	static const enum uffd_way order[] = { UFFD_DEVICE, UFFD_SYSCALL,
+		UFFD_USER_ONLY };
+	*kernel_too = false;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		enum uffd_way w = order[i];
+		if (uffd_way != UFFD_UNKNOWN && w < uffd_way)
+			continue;	/* refused before */
+		int fd = w == UFFD_DEVICE ? uffd_device() :
+			(int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
+				(w == UFFD_USER_ONLY ? UFFD_USER_MODE_ONLY : 0));
+		if (fd >= 0) {
+			uffd_way = w;
+			*kernel_too = w != UFFD_USER_ONLY;
+			return fd;
+		}
+		/* refused (the process may have dropped privileges): next */
+		if (!refused(errno))
+			return -1;	/* for now: a shortage */
+	}
+	uffd_way = UFFD_NONE;
+	return -1;
+}
+
 struct wprotect {
 	int fd;		/* -1: not protected */
 	uintptr_t start, end;
@@ -136,10 +247,8 @@ wp_begin(struct wprotect *wp, uintptr_t start, uintptr_t end, bool shmem)
 	wp->fd = -1;
 	wp->start = start;
 	wp->end = end;
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
-			UFFD_USER_MODE_ONLY);
-	if (fd < 0 && errno == EINVAL)	/* a kernel before 5.11 */
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	bool kernel_too;
+	int fd = uffd_new(&kernel_too);
 	if (fd < 0)
 		return;
 	struct uffdio_api api = {
@@ -164,6 +273,20 @@ wp_begin(struct wprotect *wp, uintptr_t start, uintptr_t end, bool shmem)
 		return;
 	}
 	wp->fd = fd;
+}
+
+/*
+ * The pages of [start, start + len) are about to leave their place for a
+ * moment: accesses to pages not there wait as well (reads too). 0 or -1.
+ */
+static int
+wp_hold_missing(struct wprotect *wp, uintptr_t start, size_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+	};
+	return wp->fd >= 0 ? ioctl(wp->fd, UFFDIO_REGISTER, &reg) : -1;
 }
 
 /* The pages of [start, start + len) are in their new place: go on. */
@@ -226,18 +349,136 @@ punch(uintptr_t start, size_t len)
 }
 
 /*
+ * The original mapping's piece kept aside while its pages are shared:
+ * empty, inaccessible, unlocked, not inherited by a child; otherwise as
+ * it was (`orig`).
+ */
+static struct mapattr
+aside_state(const struct mapattr *orig)
+{
+	struct mapattr a = *orig;
+	a.prot = PROT_NONE;
+	a.locked = a.lock_on_fault = false;
+	a.dontfork = true;
+	return a;
+}
+
+/* Empties a piece of the original mapping just moved aside. */
+static void
+set_aside(uintptr_t at, size_t len, const struct mapattr *orig)
+{
+	struct mapattr to = aside_state(orig);
+	(void) mapattr_finish(at, at + len, orig, &to, false);
+	(void) madvise((void *)at, len, MADV_DONTNEED);
+}
+
+/*
+ * Moves [start, end) of the memfd, mapped at those addresses, back into
+ * private memory with the attributes `to`: into the original mapping's
+ * piece kept at `aside` (attributes `orig` at the move), or into a new
+ * mapping where there is none. 0, or an errno with what was not moved
+ * still shared (logged).
+ */
+static int
+move_out(uintptr_t start, uintptr_t end, uintptr_t aside,
+		const struct mapattr *orig, const struct mapattr *to)
+{
+	sigset_t sigs;
+	signals_hold(&sigs);
+	struct wprotect wp;
+	wp_begin(&wp, start, end, true);
+	struct mapattr from = aside ? aside_state(orig) :
+		mapattr_fresh(PROT_READ | PROT_WRITE);
+	from.prot = PROT_READ | PROT_WRITE;
+	int err = 0;
+	uintptr_t c = start;
+	while (c < end) {
+		size_t n = end - c < MOVE_CHUNK ? end - c : MOVE_CHUNK;
+		uintptr_t dst = aside ? aside + (c - start) : 0;
+		if (dst && mprotect((void *)dst, n, PROT_READ | PROT_WRITE)) {
+			err = errno;
+			break;
+		}
+		if (dst == 0) {
+			void *m = mmap(NULL, n, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED) {
+				err = errno;
+				break;
+			}
+			dst = (uintptr_t)m;
+		}
+		/* pages are made where the policy says: set it first */
+		int r = mapattr_shape(dst, dst + n, &from, to, false, NULL);
+		if (r == 0)
+			r = copy_file(false, dst, c, n);
+		if (r == 0)
+			r = mapattr_finish(dst, dst + n, &from, to, false);
+		if (r == 0 && mremap((void *)dst, n, n, MREMAP_MAYMOVE |
+				MREMAP_FIXED, (void *)c) == MAP_FAILED)
+			r = -errno;
+		if (r) {
+			err = -r;
+			if (!aside)
+				(void) munmap((void *)dst, n);
+			break;
+		}
+		wp_wake(&wp, c, n);
+		punch(c, n);
+		c += n;
+	}
+	wp_end(&wp, c);
+	signals_release(&sigs);
+	if (aside && c < end)
+		(void) munmap((void *)(aside + (c - start)), end - c);
+	if (err == 0)
+		return 0;
+	RLOG_ERROR("cannot give the registered pages at 0x%jx (%zu bytes) "
+			"back as private memory: %s; they stay shared",
+			(uintmax_t)c, (size_t)(end - c), strerror(err));
+	return err;
+}
+
+/* Where a move put the original mapping's piece. */
+struct moved {
+	uintptr_t aside;	/* of the range's start; 0: none */
+	uintptr_t aside_end;	/* the range's pages below are aside */
+	bool asked_huge;
+};
+
+/*
  * Moves the private pages [start, end) of one mapping with attributes `a`
  * into the memfd. 0, or an RPMA_E_* code (logged) with the pages as they
  * were.
  */
-static int move_out(uintptr_t start, uintptr_t end, const struct mapattr *a,
-		bool child);
-
 static int
-move_in(uintptr_t start, uintptr_t end, const struct mapattr *a)
+move_in(uintptr_t start, uintptr_t end, const struct mapattr *a,
+		struct moved *m)
 {
+	memset(m, 0, sizeof(*m));
+	sigset_t sigs;
+	signals_hold(&sigs);
 	struct wprotect wp;
 	wp_begin(&wp, start, end, false);
+	/*
+	 * Where the pages wait, the original mapping's piece is kept aside
+	 * (mremap keeps its anon_vma and page offset), to take them back
+	 * when they return: so they merge with their neighbours again, and
+	 * the application may mremap its pool as a whole. Not without the
+	 * protection: in the moment the pages are aside, accesses to them
+	 * must wait.
+	 */
+	uintptr_t aside = 0;
+	if (wp.fd >= 0) {
+		void *r = mmap(NULL, end - start, PROT_NONE, MAP_PRIVATE |
+				MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r != MAP_FAILED)
+			aside = (uintptr_t)r;
+	}
+	uintptr_t kept = start;
+	/* the memfd remembers a policy per offset: always set it */
+	struct mapattr fresh = mapattr_fresh(a->prot);
+	fresh.policy = -1;
 	int err = 0;
 	const char *what = NULL;
 	uintptr_t c = start;
@@ -251,12 +492,32 @@ move_in(uintptr_t start, uintptr_t end, const struct mapattr *a)
 		}
 		uintptr_t s = (uintptr_t)stage;
 		/* pages are made where the policy says: set it first */
-		int r = mapattr_policy_apply(s, s + n, a);
+		int r = mapattr_shape(s, s + n, &fresh, a, true,
+				&m->asked_huge);
 		if (r == 0)
 			r = copy_file(true, c, c, n);
-		if (r == 0 && mremap(stage, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
-				(void *)c) == MAP_FAILED)
+		if (r == 0)
+			r = mapattr_finish(s, s + n, &fresh, a, true);
+		uintptr_t to = aside + (c - start);
+		bool set = false, unlocked = false;
+		if (r == 0 && aside && kept == c &&
+				wp_hold_missing(&wp, c, n) == 0) {
+			/* locked pages moved aside would stay in VmLck */
+			unlocked = a->locked && munlock((void *)c, n) == 0;
+			set = (!a->locked || unlocked) &&
+				mremap((void *)c, n, n, MREMAP_MAYMOVE |
+					MREMAP_FIXED | MREMAP_DONTUNMAP,
+					(void *)to) != MAP_FAILED;
+		}
+		if (r == 0 && mremap(stage, n, n, MREMAP_MAYMOVE |
+				MREMAP_FIXED, (void *)c) == MAP_FAILED)
 			r = -errno;
+		if (r && set)	/* the pages go back where they were */
+			(void) mremap((void *)to, n, n, MREMAP_MAYMOVE |
+					MREMAP_FIXED, (void *)c);
+		if (r && unlocked)
+			(void) mlock2((void *)c, n, a->lock_on_fault ?
+					MLOCK_ONFAULT : 0);
 		if (r) {
 			err = -r;
 			what = "moving them";
@@ -265,13 +526,19 @@ move_in(uintptr_t start, uintptr_t end, const struct mapattr *a)
 			break;
 		}
 		wp_wake(&wp, c, n);
+		if (set) {
+			set_aside(to, n, a);
+			kept = c + n;
+		}
 		c += n;
 	}
 	wp_end(&wp, c);
-	int r = 0;
-	if (c > start && (r = mapattr_apply(start, c, a, true)) && err == 0) {
-		err = -r;
-		what = "giving them the mapping's attributes";
+	signals_release(&sigs);
+	if (aside && kept < end)
+		(void) munmap((void *)(aside + (kept - start)), end - kept);
+	if (kept > start) {
+		m->aside = aside;
+		m->aside_end = kept;
 	}
 	if (err == 0)
 		return 0;
@@ -279,61 +546,13 @@ move_in(uintptr_t start, uintptr_t end, const struct mapattr *a)
 			"shared memory for an RDMA device (%s): %s",
 			(uintmax_t)start, (size_t)(end - start), what,
 			strerror(err));
-	if (c > start)
-		(void) move_out(start, c, a, false);
-	return rpma_err(err);
-}
-
-/*
- * Moves [start, end) of the memfd (mapped at those addresses) back into
- * private memory with attributes `a`, and lets the memfd forget them --
- * unless in a child of fork(), where they are the parent's: there the
- * child gets private copies, or, as the kernel does for it, nothing (the
- * application asked MADV_DONTFORK) or zeros (MADV_WIPEONFORK).
- */
-static int
-move_out(uintptr_t start, uintptr_t end, const struct mapattr *a, bool child)
-{
-	struct wprotect wp;
-	if (child)
-		wp.fd = -1;
-	else
-		wp_begin(&wp, start, end, true);
-	int err = 0;
-	uintptr_t c = start;
-	while (c < end) {
-		size_t n = end - c < MOVE_CHUNK ? end - c : MOVE_CHUNK;
-		void *stage = mmap(NULL, n, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (stage == MAP_FAILED) {
-			err = errno;
-			break;
-		}
-		uintptr_t s = (uintptr_t)stage;
-		int r = mapattr_policy_apply(s, s + n, a);
-		if (r == 0 && !(child && a->wipeonfork))
-			r = copy_file(false, s, c, n);
-		if (r == 0 && mremap(stage, n, n, MREMAP_MAYMOVE | MREMAP_FIXED,
-				(void *)c) == MAP_FAILED)
-			r = -errno;
-		if (r) {
-			err = -r;
-			(void) munmap(stage, n);
-			break;
-		}
-		wp_wake(&wp, c, n);
-		if (!child)
-			punch(c, n);
-		c += n;
+	if (c > start) {
+		uintptr_t at = kept > start ? kept : start;
+		if (kept > start)
+			(void) move_out(start, kept, aside, a, a);
+		if (c > at)
+			(void) move_out(at, c, 0, a, a);
 	}
-	wp_end(&wp, c);
-	if (c > start)
-		(void) mapattr_apply(start, c, a, false);
-	if (err == 0)
-		return 0;
-	RLOG_ERROR("cannot give the registered pages at 0x%jx (%zu bytes) "
-			"back as private memory: %s; they stay shared",
-			(uintmax_t)c, (size_t)(end - c), strerror(err));
 	return rpma_err(err);
 }
 
@@ -354,23 +573,38 @@ split_at(uintptr_t addr)
 		return RPMA_E_NOMEM;
 	*tail = *e;
 	tail->start = addr;
+	if (e->aside)
+		tail->aside = e->aside + (addr - e->start);
 	e->end = addr;
 	RB_INSERT(extents, &extents, tail);
 	return 0;
 }
 
-static int
-extent_add(uintptr_t start, uintptr_t end, const struct mapattr *a)
+/* Where the original mapping's piece of addr (in x) waits, or 0. */
+static uintptr_t
+aside_of(const struct extent *x, uintptr_t addr)
 {
-	struct extent *x = calloc(1, sizeof(*x));
-	if (x == NULL)
-		return RPMA_E_NOMEM;
-	x->start = start;
-	x->end = end;
-	x->refs = 1;
-	x->attr = *a;
-	RB_INSERT(extents, &extents, x);
-	return 0;
+	return x->aside ? x->aside + (addr - x->start) : 0;
+}
+
+/*
+ * What private memory in place of the shared mapping with attributes
+ * `now` gets: what the application set on it while it was shared, and
+ * what shared memory cannot carry (wipe-on-fork, KSM) as it was.
+ */
+static struct mapattr
+private_attr(const struct mapattr *now, const struct extent *x)
+{
+	struct mapattr a = *now;
+	a.wipeonfork = x->orig.wipeonfork;
+	a.mergeable = x->orig.mergeable;
+	if (x->asked_huge && now->hugepage) {
+		a.hugepage = x->orig.hugepage;
+		a.nohugepage = x->orig.nohugepage;
+	}
+	a.huge_now = false;
+	a.userfault = false;
+	return a;
 }
 
 int
@@ -385,6 +619,8 @@ vamem_share(uintptr_t start, uintptr_t end)
 		RLOG_ERROR("cannot read the attributes of the memory at 0x%jx: "
 				"%s", (uintmax_t)start,
 				n < 0 ? strerror(errno) : "not mapped");
+		free(r);
+		close_if_unused();
 		return n < 0 ? rpma_err(errno) : RPMA_E_PROVIDER;
 	}
 	int ret = 0, moved = 0;
@@ -398,18 +634,60 @@ vamem_share(uintptr_t start, uintptr_t end)
 			ret = RPMA_E_PROVIDER;
 			break;
 		}
-		ret = move_in(r[i].start, r[i].end, &r[i].attr);
-		if (ret == 0 && (ret = extent_add(r[i].start, r[i].end,
-				&r[i].attr)) != 0)
-			(void) move_out(r[i].start, r[i].end, &r[i].attr,
-					false);
-		if (ret == 0)
-			moved++;
+		if (r[i].attr.page_kb > (unsigned long)sysconf(_SC_PAGESIZE)
+				/ 1024) {
+			/*
+			 * a memfd of small pages in their place would take
+			 * the huge pages away for good
+			 */
+			RLOG_ERROR("the memory at 0x%jx is private MAP_HUGETLB "
+					"memory (pages of %lu kB), which cannot "
+					"be moved into shared memory for an "
+					"RDMA device and stay huge: map it "
+					"MAP_SHARED (a file of hugetlbfs, or a "
+					"memfd made with MFD_HUGETLB) to "
+					"register it", (uintmax_t)r[i].start,
+					r[i].attr.page_kb);
+			ret = RPMA_E_PROVIDER;
+			break;
+		}
+		/* one extent for the pages kept aside, one for the rest */
+		struct extent *x[2] = { calloc(1, sizeof(*x[0])),
+			calloc(1, sizeof(*x[1])) };
+		struct moved m;
+		if (x[0] == NULL || x[1] == NULL)
+			ret = RPMA_E_NOMEM;
+		else
+			ret = move_in(r[i].start, r[i].end, &r[i].attr, &m);
+		if (ret) {
+			free(x[0]);
+			free(x[1]);
+			break;
+		}
+		uintptr_t bounds[3] = { r[i].start, m.aside ? m.aside_end :
+			r[i].start, r[i].end };
+		for (int k = 0; k < 2; k++) {
+			if (bounds[k] == bounds[k + 1]) {
+				free(x[k]);
+				continue;
+			}
+			*x[k] = (struct extent){
+				.start = bounds[k],
+				.end = bounds[k + 1],
+				.refs = 1,
+				.aside = k == 0 ? m.aside : 0,
+				.orig = r[i].attr,
+				.asked_huge = m.asked_huge,
+			};
+			RB_INSERT(extents, &extents, x[k]);
+		}
+		moved++;
 	}
 	if (ret)	/* all or nothing */
 		for (int i = 0; i < moved; i++)
 			vamem_unref(r[i].start, r[i].end);
 	free(r);
+	close_if_unused();
 	return ret;
 }
 
@@ -469,42 +747,49 @@ offsets_mapped(uintptr_t start, uintptr_t end)
 	return found;
 }
 
+/* [start, end) of x is no longer in place: let its pages go. */
+static void
+let_go(const struct extent *x, uintptr_t start, uintptr_t end)
+{
+	if (start >= end)
+		return;
+	if (!offsets_mapped(start, end))
+		punch(start, end - start);
+	if (x->aside)
+		(void) munmap((void *)aside_of(x, start), end - start);
+}
+
 /*
  * Gives the pages of an extent no registration holds back to the
- * application: those still in place become private again; offsets whose
- * pages the application unmapped or moved are let go when nothing maps
- * them any more.
+ * application: those still in place become private again, with the
+ * attributes their mapping has now; offsets whose pages the application
+ * unmapped or moved are let go when nothing maps them any more.
  */
 static void
 give_back(const struct extent *x)
 {
-	int fd = maps_open_self();
-	struct maps_entry *e = NULL;
-	int n = fd < 0 ? -1 : maps_query(fd, x->start, x->end, &e);
-	if (fd >= 0)
-		(void) close(fd);
+	struct mapattr_range *r = NULL;
+	int n = mapattr_read(x->start, x->end, &r);
 	if (n < 0) {
-		RLOG_ERROR("cannot read /proc/self/maps: %s; the registered "
+		RLOG_ERROR("cannot read /proc/self/smaps: %s; the registered "
 				"pages at 0x%jx stay shared", strerror(errno),
 				(uintmax_t)x->start);
 		return;
 	}
 	uintptr_t cursor = x->start;
-	for (int i = 0; i <= n; i++) {
-		uintptr_t s = i < n ? e[i].start : x->end;
-		if (s > cursor && !offsets_mapped(cursor, s))
-			punch(cursor, s - cursor);	/* no longer in place */
-		if (i == n)
-			break;
-		uintptr_t from = e[i].start > x->start ? e[i].start : x->start;
-		uintptr_t to = e[i].end < x->end ? e[i].end : x->end;
-		if (vamem_holds(&e[i]))
-			(void) move_out(from, to, &x->attr, false);
-		else if (!offsets_mapped(from, to))
-			punch(from, to - from);
-		cursor = to;
+	for (int i = 0; i < n; i++) {
+		let_go(x, cursor, r[i].start);
+		if (vamem_holds(&r[i].map)) {
+			struct mapattr to = private_attr(&r[i].attr, x);
+			(void) move_out(r[i].start, r[i].end,
+					aside_of(x, r[i].start), &x->orig, &to);
+		} else {
+			let_go(x, r[i].start, r[i].end);
+		}
+		cursor = r[i].end;
 	}
-	free(e);
+	let_go(x, cursor, x->end);
+	free(r);
 }
 
 void
@@ -523,95 +808,222 @@ vamem_unref(uintptr_t start, uintptr_t end)
 		give_back(e);
 		free(e);
 	}
+	close_if_unused();
 }
 
 /* ------------------------------------------------------------- fork */
 
 /*
- * The child copies the registered pages out of the memfd, which the
- * parent keeps writing: so that the copy holds the pages as they were at
- * the fork (malloc's metadata among them, consistent), the thread that
- * forked waits in the parent until the child has copied (as a kernel
- * copies pinned pages inside fork()). Other threads of the parent are not
- * held back (librpmaclient(7)).
+ * A child gets private copies of the moved pages, as a kernel copies the
+ * pinned pages of a registration in fork(). The parent makes them before
+ * the fork, in its prepare handler, and never waits for the child (which
+ * a debugger may hold stopped): the child only mremap()s them in place,
+ * before anything in it may allocate (malloc's metadata may lie in those
+ * pages, and would otherwise be the parent's). The list of copies is in
+ * a private mapping of its own, not on the heap, for the same reason, and
+ * nothing allocates between the copies and the fork: the heap the child
+ * sees is then all of one moment.
  */
-static int fork_pipe[2] = { -1, -1 };
+struct fork_copy {
+	uintptr_t at, len;	/* a piece of the shared mapping */
+	uintptr_t copy;		/* its private copy; 0: none was made */
+	struct mapattr attr;	/* the copy's */
+};
+
+static struct fork_copy *fork_list;	/* MAP_PRIVATE, or NULL */
+static size_t fork_count, fork_list_len;
+static bool fork_had_pages;
+static bool fork_all_copied;	/* the list holds every inherited piece */
+
+/*
+ * Calls fn for each piece of the memfd a child inherits (mapped at its
+ * own addresses, not MADV_DONTFORK), with the attributes its copy takes;
+ * both lists are in address order. Returns how many.
+ */
+static size_t
+inherited(const struct mapattr_range *r, int n,
+		void (*fn)(size_t i, uintptr_t at, uintptr_t end,
+			const struct mapattr *a))
+{
+	size_t count = 0;
+	int j = 0;
+	struct extent *x;
+	RB_FOREACH(x, extents, &extents) {
+		while (j < n && r[j].end <= x->start)
+			j++;
+		for (int k = j; k < n && r[k].start < x->end; k++) {
+			if (!vamem_holds(&r[k].map) || r[k].attr.dontfork)
+				continue;
+			if (fn) {
+				struct mapattr a = private_attr(&r[k].attr, x);
+				/* a child inherits no locks */
+				a.locked = a.lock_on_fault = false;
+				fn(count, r[k].start > x->start ? r[k].start :
+						x->start, r[k].end < x->end ?
+						r[k].end : x->end, &a);
+			}
+			count++;
+		}
+	}
+	return count;
+}
+
+static void
+list_piece(size_t i, uintptr_t at, uintptr_t end, const struct mapattr *a)
+{
+	fork_list[i] = (struct fork_copy){ .at = at, .len = end - at,
+		.attr = *a };
+}
+
+/* Makes the private copy of a piece (0 when it cannot). */
+static uintptr_t
+copy_piece(const struct fork_copy *f)
+{
+	void *m = mmap(NULL, f->len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	uintptr_t c = (uintptr_t)m;
+	struct mapattr fresh = mapattr_fresh(PROT_READ | PROT_WRITE);
+	/* wipe-on-fork: the kernel gives the child's copy zeros itself */
+	if (mapattr_shape(c, c + f->len, &fresh, &f->attr, false, NULL) ||
+			(!f->attr.wipeonfork &&
+			copy_file(false, c, f->at, f->len)) ||
+			mapattr_finish(c, c + f->len, &fresh, &f->attr, false)) {
+		(void) munmap(m, f->len);
+		return 0;
+	}
+	return c;
+}
 
 void
 vamem_atfork_prepare(void)
 {
+	int saved = errno;
 	/* no move is half done in the child */
 	vamem_lock();
-	if (!RB_EMPTY(&extents) && pipe2(fork_pipe, O_CLOEXEC))
-		fork_pipe[0] = fork_pipe[1] = -1;
+	fork_had_pages = !RB_EMPTY(&extents);
+	if (!fork_had_pages)
+		goto out;
+	struct mapattr_range *r = NULL;
+	int n = mapattr_read(RB_MIN(extents, &extents)->start,
+			RB_MAX(extents, &extents)->end, &r);
+	size_t count = n > 0 ? inherited(r, n, NULL) : 0;
+	fork_all_copied = n > 0;
+	if (count) {
+		fork_list_len = count * sizeof(*fork_list);
+		void *m = mmap(NULL, fork_list_len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED) {
+			fork_list = m;
+			fork_count = inherited(r, n, list_piece);
+		}
+		fork_all_copied &= fork_list != NULL;
+	}
+	free(r);
+	/* from here on, system calls only */
+	for (size_t i = 0; i < fork_count; i++) {
+		fork_list[i].copy = copy_piece(&fork_list[i]);
+		fork_all_copied &= fork_list[i].copy != 0;
+	}
+out:
+	errno = saved;
+}
+
+static void
+forget_list(void)
+{
+	if (fork_list)
+		(void) munmap(fork_list, fork_list_len);
+	fork_list = NULL;
+	fork_count = 0;
 }
 
 void
 vamem_atfork_parent(void)
 {
-	if (fork_pipe[0] >= 0) {
-		(void) close(fork_pipe[1]);
-		char byte;
-		/* a byte when the child has copied, the end if it died */
-		while (read(fork_pipe[0], &byte, 1) < 0 && errno == EINTR)
-			;
-		(void) close(fork_pipe[0]);
-		fork_pipe[0] = fork_pipe[1] = -1;
-	}
+	int saved = errno;
+	for (size_t i = 0; i < fork_count; i++)
+		if (fork_list[i].copy)
+			(void) munmap((void *)fork_list[i].copy,
+					fork_list[i].len);
+	forget_list();
 	vamem_unlock();
+	errno = saved;
 }
 
 /*
- * The child's copy of one extent: private pages where the memfd is still
- * mapped at its own addresses, found without allocating (maps_find):
- * malloc's metadata may lie in these very pages, and a malloc before
- * they are the child's own would write into the parent's.
+ * In the child, a private copy of [start, end) of the memfd made here
+ * and now: for what the parent could not copy (the parent's stores after
+ * the fork may show in it).
  */
 static void
-child_copy(const struct extent *x, int mfd)
+child_copy(uintptr_t start, uintptr_t end, int prot)
 {
-	uintptr_t cursor = x->start;
-	while (cursor < x->end) {
+	size_t len = end - start;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	if (copy_file(false, (uintptr_t)m, start, len) ||
+			mprotect(m, len, prot) ||
+			mremap(m, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+				(void *)start) == MAP_FAILED)
+		(void) munmap(m, len);
+}
+
+/* The child's copies in place, found without allocating (maps_find). */
+static void
+child_place(int mfd)
+{
+	for (size_t i = 0; i < fork_count; i++) {
+		const struct fork_copy *f = &fork_list[i];
 		struct maps_entry e;
-		if (maps_find(mfd, cursor, &e) != 1 || e.start >= x->end)
-			return;
-		uintptr_t from = e.start > cursor ? e.start : cursor;
-		uintptr_t to = e.end < x->end ? e.end : x->end;
-		if (vamem_holds(&e) && !x->attr.dontfork)
-			(void) move_out(from, to, &x->attr, true);
-		cursor = to;
+		bool there = f->copy && mfd >= 0 &&
+			maps_find(mfd, f->at, &e) == 1 && vamem_holds(&e) &&
+			e.start <= f->at && e.end >= f->at + f->len;
+		if (!there || mremap((void *)f->copy, f->len, f->len,
+				MREMAP_MAYMOVE | MREMAP_FIXED,
+				(void *)f->at) == MAP_FAILED) {
+			if (f->copy)
+				(void) munmap((void *)f->copy, f->len);
+			fork_all_copied &= !there;
+		}
 	}
+	if (fork_all_copied)
+		return;
+	/* whatever the parent could not copy: here (a walk of all maps) */
+	struct maps_entry e;
+	for (uintptr_t at = 0; mfd >= 0 && maps_find(mfd, at, &e) == 1;
+			at = e.end)
+		if (vamem_holds(&e))
+			child_copy(e.start, e.end, (e.read ? PROT_READ : 0) |
+					(e.write ? PROT_WRITE : 0) |
+					(e.exec ? PROT_EXEC : 0));
 }
 
 void
 vamem_atfork_child(void)
 {
-	if (!RB_EMPTY(&extents)) {
+	int saved = errno;
+	if (fork_had_pages) {
 		int mfd = maps_open_self();
-		struct extent *e;
-		RB_FOREACH(e, extents, &extents)
-			if (mfd >= 0)
-				child_copy(e, mfd);
+		child_place(mfd);
 		if (mfd >= 0)
 			(void) close(mfd);
+		forget_list();
 		/* only now may the child free what the parent allocated */
-		struct extent *next;
+		struct extent *e, *next;
 		for (e = RB_MIN(extents, &extents); e != NULL; e = next) {
 			next = RB_NEXT(extents, &extents, e);
 			RB_REMOVE(extents, &extents, e);
 			free(e);
 		}
 	}
-	if (fork_pipe[0] >= 0) {
-		(void) close(fork_pipe[0]);
-		while (write(fork_pipe[1], "", 1) < 0 && errno == EINTR)
-			;
-		(void) close(fork_pipe[1]);
-		fork_pipe[0] = fork_pipe[1] = -1;
-	}
 	/* the parent's: in the child the descriptor is surely still ours */
 	if (vfd >= 0)
 		(void) close(vfd);
 	vfd = -1;
 	vamem_unlock();
+	errno = saved;
 }

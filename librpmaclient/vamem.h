@@ -9,13 +9,16 @@
  * moved, each to the offset equal to its address in one sparse memfd: the
  * kernel merges neighbouring moved pages into one mapping by itself, and
  * no page ever serves two addresses. A move copies the pages into the
- * memfd (while another thread's stores into them wait, write-protected
- * through a userfaultfd where the kernel lets the process make one) and
- * replaces them with a mapping of it, with every attribute the original
- * mapping had (mapattr.h). Moved pages are counted per registration; when
- * the last one holding them goes, they are moved back into private memory
- * and the memfd lets go of them. In a child of fork() they become private
- * copies (fork.h).
+ * memfd and replaces them with a mapping of it, with every attribute the
+ * original mapping had (mapattr.h); meanwhile other threads' stores into
+ * them wait, write-protected through a userfaultfd where the kernel lets
+ * the process make one, and the moving thread's signals wait. The piece
+ * of the original mapping is kept aside, empty, to take the pages back.
+ * Moved pages are counted per registration; when the last one holding
+ * them goes, they are moved back into private memory with the attributes
+ * their mapping has then, and the memfd lets go of them (and is closed
+ * when it holds nothing). A child of fork() gets private copies, made
+ * before the fork (fork.h).
  *
  * Every function but the fork handlers expects vamem_lock() held.
  */

@@ -326,11 +326,22 @@ check_fd(int fd, const struct mr_segment *seg, bool needs_write,
 	return 0;
 }
 
+/* The huge page size of a hugetlbfs file, or 0 for any other. */
+static uint64_t
+huge_page_of(int fd)
+{
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 && fs.f_type == HUGETLBFS_MAGIC ?
+		(uint64_t)fs.f_bsize : 0;
+}
+
 /*
  * How a file segment must be mapped: a DAX device maps whole units of its
- * alignment (2 MiB or 1 GiB, in address and in offset), any other file
- * whole pages. libpmem2 reads the device's alignment and size; `*src` is
- * the caller's to delete. 0, or a negative errno with the reason in err.
+ * alignment (2 MiB or 1 GiB, in address and in offset), a hugetlbfs file
+ * (huge pages a client shares, an MFD_HUGETLB memfd) whole huge pages, any
+ * other file whole pages. libpmem2 reads the device's alignment and size;
+ * `*src` is the caller's to delete. 0, or a negative errno with the reason
+ * in err.
  */
 static int
 file_alignment(const struct mr_segment *seg, struct pmem2_source **src,
@@ -355,7 +366,8 @@ file_alignment(const struct mr_segment *seg, struct pmem2_source **src,
 				(unsigned long long)seg->length);
 		return -EINVAL;
 	}
-	*align = a;
+	uint64_t huge = huge_page_of(seg->fd);
+	*align = huge > a ? huge : a;
 	return 0;
 }
 
@@ -403,8 +415,10 @@ map_file_segment(struct mr_segment *seg, struct pmem2_source *src,
 {
 	struct stat st;
 	bool dax_device = fstat(seg->fd, &st) == 0 && S_ISCHR(st.st_mode);
+	/* mapped in whole units around the segment, as the client's is */
+	bool units = dax_device || huge_page_of(seg->fd) > 0;
 	void *p = MAP_FAILED;
-	if (dax_device) {
+	if (units) {
 		uint64_t lead = lead_of(seg, align);
 		p = mmap(at - lead, lead + seg->length + trail_of(seg, align),
 				prot, MAP_SHARED | MAP_FIXED, seg->fd,
@@ -413,8 +427,8 @@ map_file_segment(struct mr_segment *seg, struct pmem2_source *src,
 		p = mmap(at, seg->length, prot, MAP_SHARED_VALIDATE | MAP_SYNC |
 				MAP_FIXED, seg->fd, (off_t)seg->offset);
 	}
-	bool dax = p != MAP_FAILED;
-	if (p == MAP_FAILED && !dax_device)
+	bool dax = p != MAP_FAILED && (dax_device || !units);
+	if (p == MAP_FAILED && !units)
 		p = mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
 				seg->fd, (off_t)seg->offset);
 	if (p == MAP_FAILED) {
@@ -469,9 +483,10 @@ span_alignment(const struct mr *mr, const uint64_t *aligns, uint64_t *align,
 				(trail_of(seg, a) && i + 1 < mr->nsegs) ||
 				*residue % a != (seg->offset -
 					seg->span_offset) % a) {
-			(void) snprintf(err, errlen, "segment %u is a DAX "
-					"device of %llu-byte alignment not "
-					"mapped at an address so aligned", i,
+			(void) snprintf(err, errlen, "segment %u (a DAX "
+					"device or huge pages) maps in units "
+					"of %llu bytes but is not mapped at an "
+					"address so aligned", i,
 					(unsigned long long)a);
 			return -EINVAL;
 		}
