@@ -9,6 +9,7 @@
 
 #include "broker.h"
 #include "fork.h"
+#include "landing_thread.h"
 #include "log_internal.h"
 #include "vamem.h"
 
@@ -33,6 +34,7 @@ child(void)
 	/* the registered pages first: nothing may allocate before */
 	vamem_atfork_child();
 	broker_atfork_child();
+	landing_atfork_child();
 	atomic_fetch_add(&epoch, 1);
 	atomic_store(&told, false);
 }

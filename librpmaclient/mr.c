@@ -11,6 +11,7 @@
 #include "broker.h"
 #include "errno_keep.h"
 #include "fork.h"
+#include "landing_thread.h"
 #include "le_bytes.h"
 #include "log_internal.h"
 #include "memshare.h"
@@ -108,7 +109,13 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 	mr->size = size;
 	mr->private_only = plan.private_only;
 	mr->usage = granted_usage(usage, reply.resp->mr);
+	/* remote peers reach it (or send into it) through rpmad's copies */
+	mr->landed = reply.resp->mr->landing &&
+		(usage & (RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+			RPMA_MR_USAGE_RECV));
 	broker_reply_fini(&reply);
+	if (mr->landed)
+		landing_add(mr->generation, ptr, size);
 
 	*mr_ptr = mr;
 	return 0;
@@ -146,6 +153,8 @@ rpma_mr_dereg(struct rpma_mr_local **mr_ptr)
 	/* rpmad let go of the pages: they may become private again */
 	if (ours)
 		memshare_release(mr->held, mr->nheld);
+	if (ours && mr->landed)
+		landing_remove(mr->generation, mr->ptr, mr->size);
 
 	free(mr->held);
 	free(mr);

@@ -30,6 +30,7 @@ struct rpma_mr_local {
 	size_t size;
 	int usage;
 	bool private_only;	/* memshare_plan.private_only */
+	bool landed;		/* its remote accesses go by landing.h */
 };
 
 struct rpma_mr_remote {

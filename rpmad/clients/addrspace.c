@@ -19,6 +19,7 @@
 
 #include "addrspace.h"
 #include "as_worker.h"
+#include "landing.h"
 #include "fstype.h"
 #include "proc_maps.h"
 
@@ -27,6 +28,7 @@ struct addrspace {
 	int maps_fd;
 	unsigned refs;
 	struct as_worker *worker;	/* its thread (as_worker.h), or NULL */
+	struct landing *landing;	/* its landing area (landing.h), or NULL */
 };
 
 static uint64_t
@@ -110,6 +112,7 @@ addrspace_put(struct addrspace *as)
 	if (as == NULL || --as->refs > 0)
 		return;
 	as_worker_stop(as->worker);
+	landing_free(as->landing);
 	(void) close(as->mem_fd);
 	(void) close(as->maps_fd);
 	free(as);
@@ -323,4 +326,16 @@ addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf, size_t len)
 		lost += gap;
 	}
 	return lost;
+}
+
+struct landing *
+addrspace_landing(const struct addrspace *as)
+{
+	return as->landing;
+}
+
+void
+addrspace_set_landing(struct addrspace *as, struct landing *l)
+{
+	as->landing = l;
 }

@@ -78,4 +78,9 @@ struct as_worker;
 struct as_worker *addrspace_worker(const struct addrspace *as);
 void addrspace_set_worker(struct addrspace *as, struct as_worker *w);
 
+/* addrspace_landing, addrspace_set_landing -- its landing area (landing.h) */
+struct landing;
+struct landing *addrspace_landing(const struct addrspace *as);
+void addrspace_set_landing(struct addrspace *as, struct landing *l);
+
 #endif /* RPMAD_ADDRSPACE_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * as_worker.c -- a thread per client for the reads and writes of its own
- * memory, their batches back to the loop through one eventfd, and the
- * deadline after which the loop stops waiting for them (as_worker.h)
+ * as_worker.c -- rpmad's thread per client for the reads and writes of its
+ * own memory (the batches its landing area does not take: as_batch.c),
+ * and their way back to the loop through one eventfd
  */
 
 #include <errno.h>
@@ -20,13 +20,11 @@
 #include <unistd.h>
 
 #include "addrspace.h"
-#include "as_worker.h"
+#include "as_batch_impl.h"
 #include "daemon.h"
 #include "log.h"
 #include "loop.h"
 
-/* a batch's bytes come in chunks of at least this: pointers stay put */
-#define CHUNK_MIN (64u << 10)
 /* how long a thread without work waits for more before it ends */
 #define IDLE_NS (2000u * 1000000u)
 /*
@@ -35,45 +33,8 @@
  * wake-up cost more than that on a loaded host
  */
 #define SPIN_NS (50u * 1000u)
-/* how often the loop looks for batches past their deadline */
-#define CHECK_NS (100u * 1000000u)
 /* the thread's stack: it copies through pread and pwrite only */
 #define STACK_SIZE (64u << 10)
-
-enum job_kind { JOB_WRITE, JOB_READ };
-
-struct job {
-	enum job_kind kind;
-	bool lost;		/* some of its bytes could not be reached */
-	uint64_t addr;
-	size_t len;
-	uint8_t *data;
-	uint64_t tag;		/* the caller's name of what it is part of */
-};
-
-struct chunk {
-	struct chunk *next;
-	size_t used, size;
-	uint8_t bytes[];
-};
-
-struct as_batch {
-	struct addrspace *as;
-	struct job *jobs;
-	unsigned njobs, cap;
-	struct chunk *chunks;	/* the newest first */
-	size_t size;
-	uint64_t lost;
-	enum as_status status;	/* set when it never reached a thread */
-	as_done_fn *done;
-	void *arg;
-	uint64_t submitted_ns;
-	/* under the worker's lock */
-	bool abandoned;		/* the loop gave up on it (AS_STALLED) */
-	bool loop_freed;	/* ... and freed it: the thread frees it */
-	struct as_batch *next;		/* in the thread's queue */
-	struct as_batch *pending_prev, *pending_next;	/* the loop's */
-};
 
 /*
  * A thread's stack is rpmad's own mapping, unmapped by the loop once the
@@ -105,137 +66,13 @@ static struct {
 	struct loop *loop;
 	int efd;
 	struct loop_watch watch;
-	struct loop_timer deadline;
 	pthread_mutex_t lock;		/* the done list, the ended threads */
 	struct as_batch *done_head, *done_tail;
 	struct as_thread *ended;
-	struct as_batch *pending;	/* submitted, not done: the loop's */
 } aw = {
 	.efd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-/* ------------------------------------------------------------- batches */
-
-struct as_batch *
-as_batch_new(struct addrspace *as)
-{
-	struct as_batch *b = calloc(1, sizeof(*b));
-	if (b == NULL)
-		return NULL;
-	b->as = addrspace_get(as);
-	return b;
-}
-
-/* n bytes of the batch's own that stay where they are */
-static uint8_t *
-take_bytes(struct as_batch *b, size_t n)
-{
-	struct chunk *c = b->chunks;
-	if (c == NULL || c->size - c->used < n) {
-		size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
-		c = malloc(sizeof(*c) + size);
-		if (c == NULL)
-			return NULL;
-		c->used = 0;
-		c->size = size;
-		c->next = b->chunks;
-		b->chunks = c;
-	}
-	uint8_t *p = c->bytes + c->used;
-	c->used += n;
-	return p;
-}
-
-static struct job *
-add_job(struct as_batch *b, enum job_kind kind, uint64_t addr, size_t len,
-		uint64_t tag)
-{
-	if (b->njobs == b->cap) {
-		unsigned cap = b->cap ? b->cap * 2 : 16;
-		struct job *j = realloc(b->jobs, cap * sizeof(*j));
-		if (j == NULL)
-			return NULL;
-		b->jobs = j;
-		b->cap = cap;
-	}
-	uint8_t *data = take_bytes(b, len);
-	if (data == NULL)
-		return NULL;
-	struct job *j = &b->jobs[b->njobs++];
-	*j = (struct job){ .kind = kind, .addr = addr, .len = len,
-			.data = data, .tag = tag };
-	b->size += len;
-	return j;
-}
-
-void *
-as_batch_write_space(struct as_batch *b, uint64_t addr, size_t len,
-		uint64_t tag)
-{
-	struct job *j = add_job(b, JOB_WRITE, addr, len, tag);
-	return j ? j->data : NULL;
-}
-
-int
-as_batch_write(struct as_batch *b, uint64_t addr, const void *src,
-		size_t len, uint64_t tag)
-{
-	void *p = as_batch_write_space(b, addr, len, tag);
-	if (p == NULL)
-		return -ENOMEM;
-	memcpy(p, src, len);
-	return 0;
-}
-
-void *
-as_batch_read(struct as_batch *b, uint64_t addr, size_t len, uint64_t tag)
-{
-	struct job *j = add_job(b, JOB_READ, addr, len, tag);
-	return j ? j->data : NULL;
-}
-
-uint64_t
-as_batch_first_tag(const struct as_batch *b)
-{
-	return b->njobs ? b->jobs[0].tag : 0;
-}
-
-bool
-as_batch_first_lost(const struct as_batch *b, uint64_t *tag)
-{
-	for (unsigned i = 0; i < b->njobs; i++) {
-		if (b->jobs[i].lost) {
-			*tag = b->jobs[i].tag;
-			return true;
-		}
-	}
-	return false;
-}
-
-size_t
-as_batch_size(const struct as_batch *b)
-{
-	return b->size;
-}
-
-uint64_t
-as_batch_lost(const struct as_batch *b)
-{
-	return b->lost;
-}
-
-static void
-batch_destroy(struct as_batch *b)
-{
-	while (b->chunks) {
-		struct chunk *c = b->chunks;
-		b->chunks = c->next;
-		free(c);
-	}
-	free(b->jobs);
-	free(b);
-}
 
 /* --------------------------------------------------------- the thread */
 
@@ -249,8 +86,8 @@ run_batch(struct as_worker *w, struct as_batch *b)
 {
 	uint64_t lost = 0;
 	for (unsigned i = 0; i < b->njobs; ) {
-		struct job *j = &b->jobs[i++];
-		if (j->kind == JOB_READ) {
+		struct as_job *j = &b->jobs[i++];
+		if (j->kind == AS_JOB_READ) {
 			size_t n = addrspace_pread(w->mem_fd, j->addr, j->data,
 					j->len);
 			j->lost = n > 0;
@@ -259,14 +96,14 @@ run_batch(struct as_worker *w, struct as_batch *b)
 		}
 		unsigned first = i - 1;
 		size_t len = j->len;
-		while (i < b->njobs && b->jobs[i].kind == JOB_WRITE &&
+		while (i < b->njobs && b->jobs[i].kind == AS_JOB_WRITE &&
 				b->jobs[i].addr == j->addr + len &&
 				b->jobs[i].data == j->data + len)
 			len += b->jobs[i++].len;
 		if (addrspace_pwrite(w->mem_fd, j->addr, j->data, len) == 0)
 			continue;
 		for (unsigned k = first; k < i; k++) {
-			struct job *x = &b->jobs[k];
+			struct as_job *x = &b->jobs[k];
 			size_t n = addrspace_pwrite(w->mem_fd, x->addr,
 					x->data, x->len);
 			x->lost = n > 0;
@@ -447,38 +284,6 @@ join_ended(void)
 
 /* ------------------------------------------------------------ the loop */
 
-static void
-pending_add(struct as_batch *b)
-{
-	b->pending_prev = NULL;
-	b->pending_next = aw.pending;
-	if (aw.pending)
-		aw.pending->pending_prev = b;
-	aw.pending = b;
-	if (!aw.deadline.armed)
-		loop_timer_arm(aw.loop, &aw.deadline, CHECK_NS);
-}
-
-static void
-pending_del(struct as_batch *b)
-{
-	if (b->pending_prev)
-		b->pending_prev->pending_next = b->pending_next;
-	else
-		aw.pending = b->pending_next;
-	if (b->pending_next)
-		b->pending_next->pending_prev = b->pending_prev;
-	b->pending_prev = b->pending_next = NULL;
-}
-
-/* Ends a batch on the loop: its done() gets `status`. */
-static void
-finish(struct as_batch *b, enum as_status status)
-{
-	pending_del(b);
-	b->done(b, status, b->arg);
-}
-
 static struct as_worker *
 worker_of(struct addrspace *as)
 {
@@ -507,12 +312,8 @@ worker_of(struct addrspace *as)
 }
 
 void
-as_batch_submit(struct as_batch *b, as_done_fn *done, void *arg)
+worker_submit(struct as_batch *b)
 {
-	b->done = done;
-	b->arg = arg;
-	b->submitted_ns = loop_now_ns();
-	pending_add(b);
 	struct as_worker *w = worker_of(b->as);
 	if (w == NULL) {
 		b->status = AS_NOMEM;
@@ -544,47 +345,51 @@ as_batch_submit(struct as_batch *b, as_done_fn *done, void *arg)
 	hand_back(b);
 }
 
-/* what a cancelled batch's end does */
-static void
-free_when_done(struct as_batch *b, enum as_status status, void *arg)
+bool
+worker_keeps(struct as_batch *b)
 {
-	(void) status;
-	(void) arg;
-	as_batch_free(b);
-}
-
-void
-as_batch_cancel(struct as_batch *b)
-{
-	b->done = free_when_done;
-	b->arg = NULL;
-}
-
-void
-as_batch_free(struct as_batch *b)
-{
-	if (b == NULL)
-		return;
 	struct as_worker *w = addrspace_worker(b->as);
-	if (w) {
-		(void) pthread_mutex_lock(&w->lock);
-		if (w->current == b) {
-			/* its thread is still in it: it frees it when back */
-			b->loop_freed = true;
-			addrspace_put(b->as);
-			b->as = NULL;
-			(void) pthread_mutex_unlock(&w->lock);
-			return;
-		}
-		(void) pthread_mutex_unlock(&w->lock);
-	}
-	addrspace_put(b->as);
-	batch_destroy(b);
+	if (w == NULL)
+		return false;
+	(void) pthread_mutex_lock(&w->lock);
+	bool in_it = w->current == b;
+	if (in_it)
+		b->loop_freed = true;
+	(void) pthread_mutex_unlock(&w->lock);
+	return in_it;
 }
 
-/* Batches back from the threads: their done() runs here. */
-static void
-reap(void)
+bool
+worker_abandon(struct as_batch *b)
+{
+	struct as_worker *w = addrspace_worker(b->as);
+	if (w == NULL)
+		return false;	/* never reached one: in the done list */
+	bool ends = true;
+	(void) pthread_mutex_lock(&w->lock);
+	if (w->current == b) {
+		b->abandoned = true;
+	} else {
+		/* queued behind a stuck one: out of the queue */
+		struct as_batch **p = &w->head, *prev = NULL;
+		while (*p && *p != b) {
+			prev = *p;
+			p = &(*p)->next;
+		}
+		if (*p) {
+			*p = b->next;
+			if (w->tail == b)
+				w->tail = prev;
+		} else {
+			ends = false;	/* in the done list */
+		}
+	}
+	(void) pthread_mutex_unlock(&w->lock);
+	return ends;
+}
+
+void
+worker_reap(void)
 {
 	(void) pthread_mutex_lock(&aw.lock);
 	struct as_batch *b = aw.done_head;
@@ -593,10 +398,9 @@ reap(void)
 	while (b) {
 		struct as_batch *next = b->next;
 		if (b->loop_freed)
-			batch_destroy(b);	/* given up on, and freed */
+			as_batch_destroy(b);	/* given up on, and freed */
 		else
-			finish(b, b->status != AS_OK ? b->status :
-					b->lost ? AS_LOST : AS_OK);
+			as_batch_finish(b, b->status);
 		b = next;
 	}
 }
@@ -607,60 +411,8 @@ efd_ready(struct loop_watch *watch, uint32_t events)
 	(void) events;
 	uint64_t n;
 	(void) !read(watch->fd, &n, sizeof(n));
-	reap();
+	worker_reap();
 	join_ended();
-}
-
-/*
- * Batches past their deadline end with AS_STALLED: the work waiting for
- * them fails, the thread keeps the batch (and frees it when back), and
- * the client's later batches fail at once until then.
- */
-static void
-check_deadlines(struct loop_timer *t)
-{
-	(void) t;
-	/* batches that came back end first (and may submit more) */
-	reap();
-	uint64_t now = loop_now_ns();
-	uint64_t limit = (uint64_t)rpmad.cfg.memory_timeout_ms * 1000000u;
-	struct as_batch *b = aw.pending;
-	while (b) {
-		struct as_batch *next = b->pending_next;
-		struct as_worker *w = addrspace_worker(b->as);
-		if (w && now - b->submitted_ns >= limit) {
-			bool gone = true;
-			(void) pthread_mutex_lock(&w->lock);
-			if (w->current == b) {
-				b->abandoned = true;
-				gone = false;
-			} else {
-				/* queued behind a stuck one: out of the queue */
-				struct as_batch **p = &w->head, *prev = NULL;
-				while (*p && *p != b) {
-					prev = *p;
-					p = &(*p)->next;
-				}
-				if (*p) {
-					*p = b->next;
-					if (w->tail == b)
-						w->tail = prev;
-				} else {
-					gone = false;	/* in the done list */
-				}
-			}
-			(void) pthread_mutex_unlock(&w->lock);
-			if (gone || b->abandoned) {
-				log_warning("a client's memory did not answer "
-						"within %u ms: its work fails",
-						rpmad.cfg.memory_timeout_ms);
-				finish(b, AS_STALLED);
-			}
-		}
-		b = next;
-	}
-	if (aw.pending)
-		loop_timer_arm(aw.loop, &aw.deadline, CHECK_NS);
 }
 
 void
@@ -679,10 +431,9 @@ as_worker_stop(struct as_worker *w)
 }
 
 void
-as_workers_init(struct loop *loop)
+worker_init(struct loop *loop)
 {
 	aw.loop = loop;
-	aw.deadline.fn = check_deadlines;
 	aw.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (aw.efd < 0) {
 		log_err("cannot make an eventfd for clients' memory: %s",
@@ -696,10 +447,9 @@ as_workers_init(struct loop *loop)
 }
 
 void
-as_workers_fini(void)
+worker_fini(void)
 {
 	join_ended();
-	loop_timer_cancel(aw.loop, &aw.deadline);
 	if (aw.efd >= 0) {
 		loop_del(aw.loop, &aw.watch);
 		(void) close(aw.efd);

@@ -48,6 +48,7 @@ struct req_ctx {
 	Rpmad__EpReply ep;
 	Rpmad__QpReply qp;
 	Rpmad__ConnEvent event;
+	Rpmad__LandingReply landing;
 
 	/* called after the answer went out (frees what the body points to) */
 	void (*after)(void *arg);

@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "device.h"
 #include "ep.h"
+#include "landing_req.h"
 #include "librpma.h"
 #include "log.h"
 #include "mr.h"
@@ -59,6 +60,10 @@ handler_for(Rpmad__Request__BodyCase c)
 		[RPMAD__REQUEST__BODY_CONN_DELETE] = { conn_handle_delete, false },
 		[RPMAD__REQUEST__BODY_SRQ_NEW] = { srq_handle_new, false },
 		[RPMAD__REQUEST__BODY_SRQ_DELETE] = { srq_handle_delete,
+			false },
+		[RPMAD__REQUEST__BODY_LANDING_OPEN] = { landing_handle_open,
+			false },
+		[RPMAD__REQUEST__BODY_LANDING_CLOSE] = { landing_handle_close,
 			false },
 		[RPMAD__REQUEST__BODY_ADMIN_QUERY] = { admin_handle_query, true },
 		[RPMAD__REQUEST__BODY_ADMIN_EVICT] = { admin_handle_evict, true },

@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "fdreserve.h"
 #include "librpma.h"
+#include "landing.h"
 #include "log.h"
 #include "loop.h"
 #include "netns.h"
@@ -475,6 +476,8 @@ session_release(struct session *s, enum obj_release how)
 
 	/* each kind lets go of its own, in the registry's order */
 	registry_owner_release(&who->owner, how);
+	if (who->as)
+		landing_end(who->as);
 	addrspace_put(who->as);
 	if (who->netns >= 0)
 		(void) close(who->netns);

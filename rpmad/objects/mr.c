@@ -919,6 +919,8 @@ mr_handle_reg(struct req_ctx *rc)
 	rc->mr.usage = mr->usage;
 	/* a string literal: it outlives the request */
 	rc->mr.usage_note = (char *)(note ? note : "");
+	/* reached through the address space: only on devices that copy */
+	rc->mr.landing = mr->as != NULL;
 	rc->resp.body_case = RPMAD__RESPONSE__BODY_MR;
 	rc->resp.mr = &rc->mr;
 	return;

@@ -397,6 +397,12 @@ write_into_fuse(struct child *c, void *p)
 	const struct fuse_mount *f = sa->f;
 	if (prctl(PR_SET_DUMPABLE, 1))
 		return 96;
+	/*
+	 * rpmad's own thread meets the page (the library's landing thread
+	 * would be served by its own user's FUSE server: it_landing.c)
+	 */
+	if (setenv("RPMA_LANDING", "0", 1))
+		return 96;
 	(void) ops_log_capture();
 	struct rpma_peer *peer = new_peer();
 	static char src_buf[FILE_SIZE] __attribute__((aligned(4096)));

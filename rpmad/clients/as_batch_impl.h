@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * as_batch_impl.h -- what a batch of as_worker.h is, for the two that do
+ * batches: rpmad's thread for the client (as_worker.c) and the client's own
+ * thread through its landing area (landing.c). Not for anyone else.
+ */
+
+#ifndef RPMAD_AS_BATCH_IMPL_H
+#define RPMAD_AS_BATCH_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "as_worker.h"
+
+struct loop;
+
+enum as_job_kind { AS_JOB_WRITE, AS_JOB_READ };
+
+struct as_job {
+	enum as_job_kind kind;
+	bool lost;		/* some of its bytes could not be reached */
+	uint64_t addr;
+	size_t len;
+	uint8_t *data;
+	uint64_t tag;		/* the caller's name of what it is part of */
+};
+
+/* Bytes of a batch: of the heap, or a run of its client's landing area. */
+struct as_chunk {
+	struct as_chunk *next;
+	size_t used, size;
+	uint8_t *bytes;
+	bool landed;		/* in the landing area (landing_chunks_put) */
+};
+
+/* Who does a submitted batch. */
+enum as_exec { AS_EXEC_NONE, AS_EXEC_WORKER, AS_EXEC_LANDING };
+
+struct as_batch {
+	struct addrspace *as;
+	struct as_job *jobs;
+	unsigned njobs, cap;
+	struct as_chunk *chunks;	/* the newest first */
+	bool all_landed;	/* every byte in the landing area */
+	size_t size;
+	uint64_t lost;
+	enum as_status status;	/* set when it never reached a thread */
+	as_done_fn *done;
+	void *arg;
+	uint64_t submitted_ns;
+	enum as_exec exec;
+	unsigned slot;		/* AS_EXEC_LANDING: its slot */
+	/* AS_EXEC_WORKER: under the worker's lock */
+	bool abandoned;		/* the loop gave up on it (AS_STALLED) */
+	bool loop_freed;	/* ... and freed it: its executor frees it */
+	struct as_batch *next;		/* in the thread's queue */
+	struct as_batch *pending_prev, *pending_next;	/* the loop's */
+};
+
+/*
+ * as_batch_finish -- on the loop: the batch is over; its done() gets
+ * `status` (AS_OK becomes AS_LOST when it lost bytes)
+ */
+void as_batch_finish(struct as_batch *b, enum as_status status);
+
+/* as_batch_destroy -- frees it and its bytes, whoever held them */
+void as_batch_destroy(struct as_batch *b);
+
+/*
+ * rpmad's thread (as_worker.c):
+ * worker_submit -- hand it over; its end comes through as_batch_finish, on
+ *   the loop (never from within this call)
+ * worker_abandon -- it is past its deadline: whether it ends now, as
+ *   AS_STALLED (false: it is already back, and ends on the next reap)
+ * worker_keeps -- the loop frees it: true when the thread is in it, which
+ *   then frees it once back (as_batch_destroy, on the loop)
+ * worker_reap -- end the batches the threads gave back
+ */
+void worker_submit(struct as_batch *b);
+bool worker_abandon(struct as_batch *b);
+bool worker_keeps(struct as_batch *b);
+void worker_reap(void);
+void worker_init(struct loop *loop);
+void worker_fini(void);
+
+/*
+ * The client's landing area (landing.c):
+ * landing_submit -- post it to the client's thread (0), or -EAGAIN: the
+ *   area cannot take it now (rpmad's thread does it instead)
+ * landing_abandon, landing_keeps, landing_reap -- as the worker's
+ * landing_bytes -- a run of at least n bytes of the area (*got: how many),
+ *   or NULL (none open, or full: the heap's then)
+ * landing_bytes_put -- its return, once the batch is destroyed
+ */
+int landing_submit(struct as_batch *b);
+bool landing_abandon(struct as_batch *b);
+bool landing_keeps(struct as_batch *b);
+void landing_reap(void);
+uint8_t *landing_bytes(struct addrspace *as, size_t n, size_t *got);
+void landing_bytes_put(struct addrspace *as, uint8_t *p, size_t size);
+void landing_init(struct loop *loop);
+void landing_fini(void);
+
+#endif /* RPMAD_AS_BATCH_IMPL_H */

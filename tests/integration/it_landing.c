@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * it_landing.c -- the library's landing thread (librpmaclient
+ * landing_thread.h, rpmad clients/landing.h): what remote peers write
+ * into and read of a server's private memory over the software transport
+ * is copied by a thread of the server's own, which exists only while such
+ * memory is registered; a server that is stopped still has its memory
+ * written (rpmad's thread takes over); a landing thread stuck on a page
+ * that never comes fails that write after memory_timeout_ms and nothing
+ * else; a server that scribbles over its own landing area harms only
+ * itself; a child of fork() has none of it and lands its own.
+ */
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_run.h"
+#include "itest.h"
+
+#define LEN (2u << 20)
+
+enum { TAG_PID = 100, TAG_WRITTEN, TAG_CHECKED, TAG_STUCK, TAG_FAILED };
+
+static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+
+static size_t
+page(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* How many threads of this process are named `name`. */
+static int
+threads_named(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], comm[32] = "";
+		(void) snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+				e->d_name);
+		FILE *f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		(void) fclose(f);
+		n += strcmp(comm, name) == 0;
+	}
+	(void) closedir(d);
+	return n;
+}
+
+/* Whether this process maps the landing area. */
+static bool
+area_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (f == NULL)
+		return false;
+	char line[512];
+	bool yes = false;
+	while (!yes && fgets(line, sizeof(line), f))
+		yes = strstr(line, "rpmad-landing") != NULL;
+	(void) fclose(f);
+	return yes;
+}
+
+/* Waits up to ms for the landing thread to be gone: whether it is. */
+static bool
+thread_gone(int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		if (threads_named("rpma-landing") == 0)
+			return true;
+		(void) usleep(10000);
+	}
+	return false;
+}
+
+static void
+run(it_fn *server, int ndaemons)
+{
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
+	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, NULL) == 0,
+			"%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+
+/* ------------------------------------------ 1. landed, and then gone */
+
+/*
+ * Writes of many sizes and offsets land and read back; the thread and the
+ * area exist while the memory is registered, and not after.
+ */
+static int
+landed_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	IT_EQ(threads_named("rpma-landing"), 0);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT(buf != MAP_FAILED);
+	memset(buf, 0x5a, LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_EQ(threads_named("rpma-landing"), 1);
+	IT_ASSERT(area_mapped());
+
+	static const struct { size_t off, len; } cut[] = {
+		{ 0, 1 }, { 1, 7 }, { 4095, 2 }, { 8192, 4096 },
+		{ 12345, 65536 + 17 }, { 200000, 1u << 20 }, { LEN - 3, 3 },
+	};
+	uint32_t seed = 1;
+	for (size_t i = 0; i < sizeof(cut) / sizeof(cut[0]); i++, seed++) {
+		it_remote_write(mr, cut[i].off, cut[i].len, seed);
+		IT_EQ(it_check(buf + cut[i].off, cut[i].len, seed), -1);
+		/* and what the application writes, a remote read sees */
+		it_fill(buf + cut[i].off, cut[i].len, seed + 100);
+		IT_EQ(it_remote_read(mr, cut[i].off, cut[i].len, seed + 100),
+				-1);
+	}
+	/* the bytes around them are the application's own */
+	IT_EQ(buf[100], 0x5a);
+	IT_EQ(buf[8191], 0x5a);
+
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_ASSERT(thread_gone(5000));
+	IT_ASSERT(!area_mapped());
+	/* registered again: a thread again */
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	it_remote_write(mr, 64, 4096, 77);
+	IT_EQ(it_check(buf + 64, 4096, 77), -1);
+	IT_EQ(threads_named("rpma-landing"), 1);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_ASSERT(thread_gone(5000));
+	IT_EQ(munmap(buf, LEN), 0);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_landed_and_gone)
+{
+	if (!it_transport_is("tcp"))
+		return;	/* RDMA devices write the memory themselves */
+	run(landed_server, _i + 1);
+}
+END_TEST
+
+/*
+ * RPMA_LANDING=0: no thread, and rpmad's own lands the same bytes (the
+ * two paths side by side, as bench/ compares them).
+ */
+static int
+off_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	IT_EQ(setenv("RPMA_LANDING", "0", 1), 0);
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *buf = it_alloc(LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_EQ(threads_named("rpma-landing"), 0);
+	it_remote_write(mr, 100, 300000, 9);
+	IT_EQ(it_check(buf + 100, 300000, 9), -1);
+	IT_OK(rpma_mr_dereg(&mr));
+	free(buf);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_switched_off)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	run(off_server, 2);
+}
+END_TEST
+
+/* ----------------------------------------------- 2. a stopped server */
+
+/*
+ * The client stops the server (SIGSTOP, as a debugger does) and writes
+ * into its memory: the write completes while the server stays stopped
+ * (a NIC writes a stopped process's pinned pages too), and a read sees
+ * it; the server finds it once it runs again.
+ */
+static int
+stopped_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *conn = it_accept(&req, NULL);
+	it_send_desc(IT_CLIENT, mr, NULL);
+	pid_t self = getpid();
+	IT_EQ(it_tell(IT_CLIENT, TAG_PID, &self, sizeof(self)), 0);
+	/* stopped and continued meanwhile */
+	(void) it_expect(TAG_WRITTEN, NULL, 0);
+	IT_EQ(it_check(buf, LEN, 31), -1);
+	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
+	it_await_close(&conn);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+static int
+stopped_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *src = it_alloc(LEN), *back = it_alloc(LEN);
+	struct rpma_mr_local *ms = NULL, *mb = NULL;
+	IT_OK(rpma_mr_reg(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC, &ms));
+	IT_OK(rpma_mr_reg(peer, back, LEN, RPMA_MR_USAGE_READ_DST, &mb));
+	struct rpma_mr_remote *rmr = NULL;
+	struct rpma_cq *cq = NULL;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
+	pid_t server;
+	IT_EQ(it_expect(TAG_PID, &server, sizeof(server)), sizeof(server));
+
+	IT_EQ(kill(server, SIGSTOP), 0);
+	it_fill(src, LEN, 31);
+	struct ibv_wc wc;
+	IT_OK(rpma_write(conn, rmr, 0, ms, 0, LEN, RPMA_F_COMPLETION_ALWAYS,
+			(void *)1));
+	it_wc_ok(conn, cq, 1, IBV_WC_RDMA_WRITE, &wc);
+	IT_OK(rpma_read(conn, mb, 0, rmr, 0, LEN, RPMA_F_COMPLETION_ALWAYS,
+			(void *)2));
+	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_READ, &wc);
+	IT_EQ(it_check(back, LEN, 31), -1);
+	/* still stopped: rpmad's thread did it all */
+	char path[64], stat[256] = "";
+	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)server);
+	FILE *f = fopen(path, "re");
+	IT_ASSERT(f != NULL && fgets(stat, sizeof(stat), f) != NULL);
+	(void) fclose(f);
+	IT_ASSERT_MSG(strstr(stat, ") T ") != NULL, "server: %s", stat);
+	IT_EQ(kill(server, SIGCONT), 0);
+
+	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
+	(void) it_expect(TAG_CHECKED, NULL, 0);
+	it_close(&conn);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&ms));
+	IT_OK(rpma_mr_dereg(&mb));
+	IT_OK(rpma_peer_delete(&peer));
+	free(src);
+	free(back);
+	return 0;
+}
+
+START_TEST(test_stopped_server)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	it_pair_test(_i + 1, stopped_server, stopped_client, NULL);
+}
+END_TEST
+
+/* --------------------------------------- 3. a page that never comes */
+
+/* Ends a connection however it stands (one that failed work is broken). */
+static void
+drop(struct rpma_conn **conn)
+{
+	(void) rpma_conn_disconnect(*conn);
+	IT_OK(rpma_conn_delete(conn));
+}
+
+/*
+ * The server's own userfaultfd holds a page of its registration, and the
+ * landing thread's copy into it waits for good: that write fails after
+ * memory_timeout_ms (IBV_WC_REM_OP_ERR), writes into the rest of the
+ * registration land meanwhile (rpmad's thread does them), and once the
+ * page comes the thread goes on.
+ */
+static int
+stuck_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	/* kernel faults wait only on a full userfaultfd: root's */
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0) {
+		IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "skip", 4), 0);
+		return 0;
+	}
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT(buf != MAP_FAILED);
+	memset(buf, 0x33, LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn_req *req = it_next_req(ep, NULL);
+	struct rpma_conn *one = it_accept(&req, NULL);
+	req = it_next_req(ep, NULL);
+	struct rpma_conn *two = it_accept(&req, NULL);
+
+	/* the last page goes, and only the userfaultfd could bring it */
+	uint8_t *held = buf + LEN - page();
+	struct uffdio_api api = { .api = UFFD_API };
+	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	IT_EQ(madvise(held, page(), MADV_DONTNEED), 0);
+	struct uffdio_register reg = { .range = { (uintptr_t)held, page() },
+			.mode = UFFDIO_REGISTER_MODE_MISSING };
+	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	it_send_desc(IT_CLIENT, mr, NULL);
+
+	(void) it_expect(TAG_FAILED, NULL, 0);
+	IT_EQ(it_check(buf + 4096, 8192, 42), -1);
+	/* the page comes: the stuck copy ends, the thread goes on */
+	struct uffdio_zeropage zp = { .range = { (uintptr_t)held, page() } };
+	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
+	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
+	(void) it_expect(TAG_WRITTEN, NULL, 0);
+	IT_EQ(it_check(buf + 65536, 4096, 43), -1);
+	(void) close(uffd);
+
+	drop(&one);
+	it_await_close(&two);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_ASSERT(thread_gone(5000));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	IT_EQ(munmap(buf, LEN), 0);
+	return 0;
+}
+
+static int
+stuck_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	char go[8];
+	IT_ASSERT(it_expect(TAG_STUCK, go, sizeof(go)) > 0);
+	if (memcmp(go, "skip", 4) == 0)
+		return 0;	/* no userfaultfd that holds kernel faults */
+	struct rpma_peer *peer = it_peer(IT_ADDR,
+			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *src = it_alloc(LEN);
+	struct rpma_mr_local *ms = NULL;
+	IT_OK(rpma_mr_reg(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC, &ms));
+	struct rpma_conn *one = it_connect(peer, env, NULL, NULL);
+	struct rpma_conn *two = it_connect_to(peer, env->port, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_cq *cq1 = NULL, *cq2 = NULL;
+	IT_OK(rpma_conn_get_cq(one, &cq1));
+	IT_OK(rpma_conn_get_cq(two, &cq2));
+	struct ibv_wc wc;
+
+	/* into the page that never comes: fails after the deadline */
+	it_fill(src, page(), 41);
+	IT_OK(rpma_write(one, rmr, LEN - page(), ms, 0, page(),
+			RPMA_F_COMPLETION_ALWAYS, (void *)1));
+	IT_EQ(it_get_wc(cq1, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(wc.wr_id, 1);
+	IT_EQ(wc.status, IBV_WC_REM_OP_ERR);
+
+	/* the rest of the registration still takes writes */
+	it_fill(src, 8192, 42);
+	IT_OK(rpma_write(two, rmr, 4096, ms, 0, 8192,
+			RPMA_F_COMPLETION_ALWAYS, (void *)2));
+	it_wc_ok(two, cq2, 2, IBV_WC_RDMA_WRITE, &wc);
+	IT_EQ(it_tell(IT_SERVER, TAG_FAILED, NULL, 0), 0);
+	(void) it_expect(TAG_CHECKED, NULL, 0);
+	it_fill(src, 4096, 43);
+	IT_OK(rpma_write(two, rmr, 65536, ms, 0, 4096,
+			RPMA_F_COMPLETION_ALWAYS, (void *)3));
+	it_wc_ok(two, cq2, 3, IBV_WC_RDMA_WRITE, &wc);
+	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
+
+	drop(&one);
+	it_close(&two);
+	IT_OK(rpma_mr_remote_delete(&rmr));
+	IT_OK(rpma_mr_dereg(&ms));
+	IT_OK(rpma_peer_delete(&peer));
+	free(src);
+	return 0;
+}
+
+START_TEST(test_stuck_page)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	it_pair_test_cfg(2, "memory_timeout_ms = 1000\n", stuck_server,
+			stuck_client, NULL);
+}
+END_TEST
+
+/* -------------------------------------- 4. an area scribbled over */
+
+struct scribbler {
+	volatile uint32_t *words;
+	size_t n;
+	volatile int stop;
+};
+
+static void *
+scribble(void *arg)
+{
+	struct scribbler *s = arg;
+	uint32_t x = 12345;
+	while (!s->stop) {
+		x = x * 1103515245u + 12345u;
+		s->words[(x >> 8) % s->n] = x;
+	}
+	return NULL;
+}
+
+/*
+ * A server that writes garbage all over its own landing area (slots'
+ * states, jobs, the header) while the client writes: every write ends
+ * (landed or failed) within the deadline, and rpmad serves on.
+ */
+static int
+scribbled_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *buf = it_alloc(LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	/* where the library mapped the area */
+	FILE *f = fopen("/proc/self/maps", "re");
+	IT_ASSERT(f != NULL);
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "rpmad-landing") &&
+				sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	(void) fclose(f);
+	IT_ASSERT(hi > lo);
+	/* the header and the slots, not the data */
+	struct scribbler s = { .words = (volatile uint32_t *)lo,
+			.n = (256u << 10) / 4 };
+	pthread_t th;
+	IT_EQ(pthread_create(&th, NULL, scribble, &s), 0);
+	for (int i = 0; i < 40; i++) {
+		struct it_remote_res res = it_remote_do(IT_OP_WRITE, mr,
+				(size_t)i * 4096, 4096, (uint32_t)i);
+		IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS ||
+				res.status == IBV_WC_REM_ACCESS_ERR ||
+				res.status == IBV_WC_REM_OP_ERR,
+				"write %d: status %d", i, res.status);
+		if (res.status != IBV_WC_SUCCESS)
+			break;	/* a failed write breaks the connection */
+	}
+	s.stop = 1;
+	IT_EQ(pthread_join(th, NULL), 0);
+	IT_OK(rpma_mr_dereg(&mr));
+	it_remote_close(&r);
+	free(buf);
+	return 0;
+}
+
+START_TEST(test_scribbled_area)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	struct it_env env;
+	ck_assert_int_eq(it_env_start_cfg(&env, 1,
+			"memory_timeout_ms = 1000\n"), 0);
+	ck_assert_msg(it_run_pair(&env, scribbled_server, it_remote_helper,
+			NULL) == 0, "%s", it_report());
+	/* rpmad serves on: a clean pair afterwards */
+	ck_assert_msg(it_run_pair(&env, landed_server, it_remote_helper,
+			NULL) == 0, "%s", it_report());
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------- 5. fork */
+
+/*
+ * A child of fork() has neither the thread nor the area; its own
+ * registrations land by a thread of its own.
+ */
+static int
+fork_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *buf = it_alloc(LEN);
+	struct rpma_mr_local *mr = NULL;
+	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	it_remote_write(mr, 0, 4096, 51);
+	pid_t child = fork();
+	IT_ASSERT(child >= 0);
+	if (child == 0) {
+		int bad = threads_named("rpma-landing") != 0 || area_mapped();
+		struct rpma_peer *peer = it_peer(IT_ADDR,
+				RPMA_UTIL_IBV_CONTEXT_LOCAL);
+		struct rpma_mr_local *cmr = NULL;
+		uint8_t *cbuf = malloc(LEN);
+		bad |= cbuf == NULL ||
+			rpma_mr_reg(peer, cbuf, LEN, RW, &cmr) != 0;
+		bad |= threads_named("rpma-landing") != 1;
+		bad |= rpma_mr_dereg(&cmr) != 0 ||
+			rpma_peer_delete(&peer) != 0;
+		bad |= !thread_gone(5000);
+		_exit(bad);
+	}
+	int status = 0;
+	IT_EQ(waitpid(child, &status, 0), child);
+	IT_ASSERT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			"child: status %#x", status);
+	/* the parent's thread lands on */
+	it_remote_write(mr, 8192, 4096, 52);
+	IT_EQ(it_check(buf + 8192, 4096, 52), -1);
+	IT_OK(rpma_mr_dereg(&mr));
+	free(buf);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_fork)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	run(fork_server, 1);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("landing");
+	TCase *tc = it_tcase_create("landing");
+	tcase_add_loop_test(tc, test_landed_and_gone, 0, 2);
+	tcase_add_test(tc, test_switched_off);
+	tcase_add_loop_test(tc, test_stopped_server, 0, 2);
+	tcase_add_test(tc, test_stuck_page);
+	tcase_add_test(tc, test_scribbled_area);
+	tcase_add_test(tc, test_fork);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_run(suite(), CK_NORMAL);
+}
