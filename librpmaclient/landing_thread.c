@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "errno_keep.h"
 #include "fork.h"
 #include "landing_thread.h"
 #include "landing_area.h"
@@ -485,7 +486,7 @@ landing_wanted(void)
 void
 landing_add(uint64_t generation, const void *ptr, size_t size)
 {
-	int saved = errno;	/* a call that succeeds leaves errno alone */
+	ERRNO_KEEP();
 	(void) pthread_mutex_lock(&lk.lock);
 	struct landing *l = landing_wanted() ? find_locked(generation) : NULL;
 	bool start = landing_wanted() && l == NULL;
@@ -507,13 +508,12 @@ landing_add(uint64_t generation, const void *ptr, size_t size)
 					"land: out of memory");
 		(void) pthread_mutex_unlock(&lk.lock);
 	}
-	errno = saved;
 }
 
 void
 landing_remove(uint64_t generation, const void *ptr, size_t size)
 {
-	int saved = errno;
+	ERRNO_KEEP();
 	uint64_t start = (uint64_t)(uintptr_t)ptr;
 	(void) pthread_mutex_lock(&lk.lock);
 	struct landing *l = find_locked(generation);
@@ -545,5 +545,4 @@ landing_remove(uint64_t generation, const void *ptr, size_t size)
 		if (free_it)
 			landing_destroy(l);
 	}
-	errno = saved;
 }
