@@ -12,6 +12,8 @@ CC=${CC:-cc}
 
 say() { echo "first-program: $*"; }
 fail() { echo "first-program: FAIL: $*" >&2; exit 1; }
+# each program's bound: a hang fails the test instead of stalling make check
+LIMIT=120
 
 lib=$(readlink -f "$top_build/.libs/librpma.so.0")
 [ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
@@ -63,8 +65,11 @@ run() {
 	local s_sock=$work/$1.sock c_sock=$work/$2.sock port spid
 	for try in 1 2 3 4 5; do
 		port=$((40000 + ($$ * 7 + try * 13) % 20000))
-		RPMAD_SOCKET=$s_sock "$work/hello-rpma" server 127.0.0.1 \
-			"$port" >"$work/server.out" 2>&1 &
+		# emptied here, not by the server's redirection: the loop
+		# below must not read the last run's "listening"
+		: >"$work/server.out"
+		RPMAD_SOCKET=$s_sock timeout "$LIMIT" "$work/hello-rpma" \
+			server 127.0.0.1 "$port" >>"$work/server.out" 2>&1 &
 		spid=$!
 		while kill -0 "$spid" 2>/dev/null &&
 				! grep -q listening "$work/server.out"; do
@@ -74,9 +79,10 @@ run() {
 		wait "$spid" || true	# the port was taken: another one
 	done
 	grep -q listening "$work/server.out" || fail "the server did not listen"
-	RPMAD_SOCKET=$c_sock "$work/hello-rpma" client 127.0.0.1 "$port" \
-		>"$work/client.out" 2>&1 || fail "the client failed"
-	wait "$spid" || fail "the server failed"
+	RPMAD_SOCKET=$c_sock timeout "$LIMIT" "$work/hello-rpma" client \
+		127.0.0.1 "$port" >"$work/client.out" 2>&1 ||
+		fail "the client failed: $(cat "$work/client.out")"
+	wait "$spid" || fail "the server failed: $(cat "$work/server.out")"
 	grep -qx "client: read \"hello from the server's memory\"" \
 		"$work/client.out" || fail "the client read something else"
 	grep -qx "server: Connection closed" "$work/server.out" ||
