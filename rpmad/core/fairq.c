@@ -70,7 +70,7 @@ fairq_tenant_set_weight(struct fairq_tenant *t, uint32_t weight)
  * other, say) goes to the end, so a round still reaches everyone.
  */
 static void
-tenant_join(struct fairq_tenant *t)
+active_join(struct fairq_tenant *t)
 {
 	if (t->active)
 		return;
@@ -104,7 +104,7 @@ list_delete(struct fairq_tenant *t)
 
 /* It has no work: it counts no more, and saves up no credit. */
 static void
-tenant_off(struct fairq_tenant *t)
+active_off(struct fairq_tenant *t)
 {
 	t->active = false;
 	t->deficit = 0;
@@ -114,7 +114,7 @@ tenant_off(struct fairq_tenant *t)
 
 /* Off the arbiter's list (or its cap's wait). */
 static void
-tenant_leave(struct fairq_tenant *t)
+active_leave(struct fairq_tenant *t)
 {
 	if (!t->active)
 		return;
@@ -127,7 +127,7 @@ tenant_leave(struct fairq_tenant *t)
 	} else {
 		list_delete(t);
 	}
-	tenant_off(t);
+	active_off(t);
 }
 
 static uint64_t
@@ -210,7 +210,7 @@ cap_timer_fired(struct loop_timer *timer)
 	n_waiting--;
 	if (t->flows == NULL) {
 		/* its work went meanwhile: it leaves as any idle tenant */
-		tenant_off(t);
+		active_off(t);
 		return;
 	}
 	/* after the others: it had its share of this moment */
@@ -224,7 +224,7 @@ fairq_tenant_fini(struct fairq_tenant *t)
 {
 	while (t->flows)
 		fairq_cancel(t->flows);
-	tenant_leave(t);
+	active_leave(t);
 	for (unsigned i = 0; i < 2; i++)
 		if (backlog[i].t == t)
 			backlog[i] = (struct backlogged){ 0 };
@@ -251,7 +251,7 @@ fairq_wake(struct fairq_flow *f)
 		return;
 	f->queued = true;
 	DL_APPEND(f->tenant->flows, f);
-	tenant_join(f->tenant);
+	active_join(f->tenant);
 	/* a socket's event, say: its turn comes in the loop's next pass */
 	if (fq_loop)
 		loop_kick(fq_loop);
@@ -268,7 +268,7 @@ fairq_cancel(struct fairq_flow *f)
 	f->prev = f->next = NULL;
 	/* a tenant being served stays on until its turn ends (fairq_round) */
 	if (t->flows == NULL && t->prev != NULL)
-		tenant_leave(t);
+		active_leave(t);
 }
 
 void
@@ -429,7 +429,7 @@ round_once(void)
 		n += round_extra;
 		round_extra = 0;
 		if (t->flows == NULL) {
-			tenant_off(t);
+			active_off(t);
 			continue;
 		}
 		if (t->deficit <= 0)
