@@ -37,12 +37,14 @@
 #include "registry.h"
 #include "remote_log.h"
 #include "request.h"
+#include "rlog.h"
 #include "session.h"
 #include "transport.h"
 #include "tcp_tls.h"
 #include "upgrade.h"
 
 struct daemon_state rpmad;
+
 
 /*
  * The exit status for a bad configuration (sysexits' EX_CONFIG): the
@@ -688,6 +690,8 @@ main(int argc, char *argv[])
 		log_err("cannot set up the event loop: %s", strerror(errno));
 		return 1;
 	}
+	loop_set_log(rpmad.loop, log_msg);
+	rlog_set_loop(rpmad.loop);
 	rpmad.start_ns = loop_now_ns();
 	upgrade_watch_predecessors();
 	apply_runtime_settings();

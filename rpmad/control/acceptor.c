@@ -87,7 +87,7 @@ acceptor_start(int lfd)
 	rlog_init(&failures, "about accepting clients on the control socket");
 	watch.fd = lfd;
 	watch.fn = accept_ready;
-	backoff_init(&pause, &watch, EPOLLIN);
+	backoff_init(&pause, rpmad.loop, &watch, EPOLLIN);
 	return loop_add(rpmad.loop, &watch, EPOLLIN);
 }
 

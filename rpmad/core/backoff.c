@@ -4,19 +4,20 @@
  */
 
 #include "backoff.h"
-#include "daemon.h"
 
 static void
 resume(struct loop_timer *t)
 {
 	struct backoff *b = t->arg;
 	/* a failure is logged by the loop; the next accept tells again */
-	(void) loop_add(rpmad.loop, b->watch, b->events);
+	(void) loop_add(b->loop, b->watch, b->events);
 }
 
 void
-backoff_init(struct backoff *b, struct loop_watch *w, uint32_t events)
+backoff_init(struct backoff *b, struct loop *loop, struct loop_watch *w,
+		uint32_t events)
 {
+	b->loop = loop;
 	b->watch = w;
 	b->events = events;
 	b->timer.fn = resume;
@@ -29,8 +30,8 @@ backoff_pause(struct backoff *b)
 {
 	uint64_t ns = b->next_ns ? b->next_ns : BACKOFF_MIN_NS;
 	b->next_ns = ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : ns * 2;
-	loop_del(rpmad.loop, b->watch);
-	loop_timer_arm(rpmad.loop, &b->timer, ns);
+	loop_del(b->loop, b->watch);
+	loop_timer_arm(b->loop, &b->timer, ns);
 	return ns;
 }
 
@@ -49,5 +50,5 @@ backoff_reset(struct backoff *b)
 void
 backoff_cancel(struct backoff *b)
 {
-	loop_timer_cancel(rpmad.loop, &b->timer);
+	loop_timer_cancel(b->loop, &b->timer);
 }

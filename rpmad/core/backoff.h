@@ -19,14 +19,16 @@
 #define BACKOFF_MAX_NS (1000 * 1000 * 1000ull)
 
 struct backoff {
+	struct loop *loop;		/* where it is watched */
 	struct loop_watch *watch;	/* what is paused */
 	uint32_t events;		/* what it watches for */
 	struct loop_timer timer;	/* the end of a pause */
 	uint64_t next_ns;		/* the next pause (0: the shortest) */
 };
 
-/* backoff_init -- for the watch `w` (added with `events`) */
-void backoff_init(struct backoff *b, struct loop_watch *w, uint32_t events);
+/* backoff_init -- for the watch `w` (added to `loop` with `events`) */
+void backoff_init(struct backoff *b, struct loop *loop, struct loop_watch *w,
+		uint32_t events);
 
 /*
  * backoff_pause -- stop watching until the pause ends (then the watch is

@@ -16,6 +16,8 @@
 #include "netrules.h"
 
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
+/* file_user's default (fsident.h): the system user the package makes */
+#define CONFIG_FILE_USER "rpmad"
 #define CONFIG_MAX_IDS 32
 #define CONFIG_MAX_SECTIONS 32
 

@@ -23,9 +23,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* file_user's default: the system user the package makes */
-#define FSIDENT_USER "rpmad"
-
 /*
  * fsident_drop -- take the file-system identity of `user` (a name, or a
  * number: uid and gid) and drop CAP_SYS_RESOURCE and the supplementary

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "loop.h"
 
 #define MAX_EVENTS 64
@@ -27,6 +27,7 @@ struct loop {
 	struct loop_timer *timers;	/* sorted by deadline */
 	struct loop_timer *timers_last;	/* the latest deadline */
 	struct loop_poller *pollers;
+	loop_log_fn *log;		/* who hears of a failed epoll call */
 };
 
 uint64_t
@@ -53,6 +54,12 @@ loop_new(void)
 }
 
 void
+loop_set_log(struct loop *loop, loop_log_fn *log)
+{
+	loop->log = log;
+}
+
+void
 loop_delete(struct loop *loop)
 {
 	if (loop == NULL)
@@ -67,7 +74,9 @@ watch_ctl(struct loop *loop, int op, struct loop_watch *w, uint32_t events)
 	struct epoll_event ev = { .events = events, .data.ptr = w };
 	if (epoll_ctl(loop->epfd, op, w->fd, &ev)) {
 		int e = errno;
-		log_err("epoll_ctl(%d, fd %d): %s", op, w->fd, strerror(e));
+		if (loop->log)
+			loop->log(LOG_ERR, "epoll_ctl(%d, fd %d): %s", op,
+					w->fd, strerror(e));
 		return -e;
 	}
 	return 0;
@@ -237,7 +246,8 @@ dispatch(struct loop *loop, int timeout)
 		int e = errno;
 		if (e == EINTR)
 			return 0;
-		log_err("epoll_wait: %s", strerror(e));
+		if (loop->log)
+			loop->log(LOG_ERR, "epoll_wait: %s", strerror(e));
 		return -e;
 	}
 	loop->batch = events;

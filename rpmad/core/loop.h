@@ -56,6 +56,15 @@ struct loop *loop_new(void);
 void loop_delete(struct loop *loop);
 
 /*
+ * loop_set_log -- where the loop tells of an epoll call that failed (the
+ * "logged" below): rpmad's log, which main.c hands in, as the loop stands
+ * below the log; without one it says nothing
+ */
+typedef void loop_log_fn(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void loop_set_log(struct loop *loop, loop_log_fn *log);
+
+/*
  * loop_add / loop_mod -- watch w->fd for `events` (EPOLLIN, ...); 0, or a
  * negative errno (logged)
  */

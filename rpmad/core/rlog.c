@@ -8,9 +8,17 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "daemon.h"
 #include "log.h"
 #include "rlog.h"
+
+/* where the reports' timers run (none: no report until a line comes) */
+static struct loop *timers;
+
+void
+rlog_set_loop(struct loop *loop)
+{
+	timers = loop;
+}
 
 static void
 report(struct rlog *r)
@@ -55,8 +63,8 @@ rlog_msg(struct rlog *r, int level, const char *fmt, ...)
 		return true;
 	}
 	r->suppressed++;
-	if (!r->report.armed && rpmad.loop)
-		loop_timer_arm(rpmad.loop, &r->report,
+	if (!r->report.armed && timers)
+		loop_timer_arm(timers, &r->report,
 				r->rl.window_start_ns + RATELIMIT_WINDOW_NS -
 				now);
 	return false;
@@ -73,6 +81,6 @@ void
 rlog_fini(struct rlog *r)
 {
 	report(r);
-	if (rpmad.loop)
-		loop_timer_cancel(rpmad.loop, &r->report);
+	if (timers)
+		loop_timer_cancel(timers, &r->report);
 }

@@ -25,6 +25,12 @@ struct rlog {
 	char about[RLOG_ABOUT_MAX];	/* "caused by 192.0.2.7", ... */
 };
 
+/*
+ * rlog_set_loop -- the loop whose timers say what was held back, once
+ * rpmad has one (before, a report waits for the source's next line)
+ */
+void rlog_set_loop(struct loop *loop);
+
 /* rlog_init -- a new source; `about` ends its report line */
 void rlog_init(struct rlog *r, const char *about);
 

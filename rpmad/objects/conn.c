@@ -26,6 +26,7 @@
 #include "peer.h"
 #include "qp.h"
 #include "qp_wc.h"
+#include "random.h"
 #include "registry.h"
 #include "srq.h"
 #include "tenant.h"
@@ -1181,7 +1182,7 @@ static struct loop_poller conn_poller = {
 void
 conn_init(void)
 {
-	next_qp_num = (registry_random32() & 0xffff) << 8;
+	next_qp_num = (random32() & 0xffff) << 8;
 	/* the arbiter after the poller: work taken is served in that pass */
 	fairq_init(rpmad.loop);
 	loop_poller_add(rpmad.loop, &conn_poller);

@@ -33,6 +33,7 @@
 #include "mr_view.h"
 #include "peer.h"
 #include "qp_region.h"
+#include "random.h"
 #include "tenant.h"
 #include "transport.h"
 
@@ -690,7 +691,7 @@ new_lkey(uint32_t dev_id)
 {
 	uint32_t key;
 	do {
-		key = registry_random32();
+		key = random32();
 	} while (key == 0 || mr_by_lkey(key) != NULL ||
 			mr_by_rkey(dev_id, key) != NULL);
 	return key;

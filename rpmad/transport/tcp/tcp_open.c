@@ -23,7 +23,7 @@
 #include "log.h"
 #include "netns.h"
 #include "origin.h"
-#include "registry.h"
+#include "random.h"
 #include "rlog.h"
 #include "tcp_chan.h"
 #include "tcp_conn.h"
@@ -183,7 +183,8 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	tep->watch.fd = tep->fd;
 	tep->watch.fn = listener_ready;
 	tep->watch.arg = tep;
-	backoff_init(&tep->pause, &tep->watch, EPOLLIN);
+	backoff_init(&tep->pause, rpmad.loop, &tep->watch,
+			EPOLLIN);
 	if (loop_add(rpmad.loop, &tep->watch, EPOLLIN)) {
 		ret = -EIO;
 		(void) snprintf(err, errlen, "cannot watch the listener");
@@ -307,7 +308,7 @@ tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 	tc->wire_version = TCP_WIRE_VERSION;
 	tc->ini = &tc->chan[0];
 	tc->tgt = &tc->chan[1];
-	registry_random_bytes(tc->token, sizeof(tc->token));
+	random_bytes(tc->token, sizeof(tc->token));
 	if (pdata_len)	/* no private data may come as a NULL pointer */
 		memcpy(tc->pdata, pdata, pdata_len);
 	tc->pdata_len = pdata_len;
