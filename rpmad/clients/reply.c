@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client.h"
+#include "clients/client.h"
+#include "clients/reply.h"
 #include "librpma.h"
-#include "reply.h"
 
 void
 req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "core/registry.h"
 #include "ctl_socket.h"
-#include "registry.h"
 #include "rpmad.pb-c.h"
 
 struct client;

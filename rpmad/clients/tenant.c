@@ -19,16 +19,16 @@
 #include <netinet/in.h>
 #include <uthash.h>
 
-#include "client.h"
-#include "daemon.h"
+#include "clients/client.h"
+#include "clients/reply.h"
+#include "clients/tenant.h"
+#include "core/daemon.h"
+#include "core/registry.h"
 #include "librpma.h"
-#include "log.h"
-#include "loop.h"
-#include "ratelimit.h"
-#include "registry.h"
-#include "remote_log.h"
-#include "reply.h"
-#include "tenant.h"
+#include "log/log.h"
+#include "log/ratelimit.h"
+#include "log/remote_log.h"
+#include "loop/loop.h"
 
 /* users without sessions are kept (their log share lives on) up to this */
 #define IDLE_TENANTS_MAX 256

@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "fairq.h"
-#include "origin.h"
+#include "core/config.h"
+#include "log/origin.h"
+#include "loop/fairq.h"
 #include "qp_region.h"
 
 struct client;

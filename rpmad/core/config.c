@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fairq.h"
-#include "log.h"
+#include "core/config.h"
+#include "log/log.h"
+#include "loop/fairq.h"
 
 /*
  * The default of max_registered_bytes: a quarter of the host's physical

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/netrules.h"
 #include "ctl_socket.h"
-#include "netrules.h"
 
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
 /* file_user's default (fsident.h): the system user the package makes */

@@ -14,9 +14,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "loop.h"
-#include "offload.h"
+#include "core/offload.h"
+#include "log/log.h"
+#include "loop/loop.h"
 
 static struct {
 	struct loop *loop;

@@ -7,7 +7,7 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "random.h"
+#include "core/random.h"
 
 void
 random_bytes(void *buf, size_t len)

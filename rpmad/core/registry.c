@@ -8,8 +8,8 @@
 #include <string.h>
 #include <utlist.h>
 
-#include "random.h"
-#include "registry.h"
+#include "core/random.h"
+#include "core/registry.h"
 
 /*
  * The order an owner's objects go in: users before what they use, as the

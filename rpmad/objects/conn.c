@@ -15,22 +15,22 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "client.h"
-#include "conn.h"
+#include "clients/client.h"
+#include "clients/tenant.h"
 #include "conn_pdata.h"
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
-#include "fairq.h"
-#include "log.h"
-#include "peer.h"
-#include "qp.h"
+#include "core/daemon.h"
+#include "core/random.h"
+#include "core/registry.h"
+#include "log/log.h"
+#include "loop/fairq.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/peer.h"
+#include "objects/qp.h"
+#include "objects/srq.h"
 #include "qp_wc.h"
-#include "random.h"
-#include "registry.h"
-#include "srq.h"
-#include "tenant.h"
-#include "transport.h"
+#include "transport/transport.h"
 
 /*
  * In flight: works and receives the transport took (conn_work_handed(),

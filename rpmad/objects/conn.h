@@ -27,11 +27,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "clients/reply.h"
+#include "core/stats.h"
 #include "librpma.h"
-#include "mr.h"
+#include "objects/mr.h"
 #include "qp_region.h"	/* a work's opcode: enum qp_sq_opcode */
-#include "reply.h"
-#include "stats.h"
 
 struct conn;
 struct ep;

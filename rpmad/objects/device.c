@@ -14,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "daemon.h"
-#include "device.h"
+#include "clients/client.h"
+#include "core/daemon.h"
+#include "core/netns.h"
 #include "librpma.h"
-#include "log.h"
-#include "netns.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/device.h"
+#include "transport/transport.h"
 
 static struct device *devices;
 static uint32_t next_device_id = 1;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "reply.h"
+#include "clients/reply.h"
 
 struct transport_ops;
 

@@ -16,16 +16,16 @@
 #include <utlist.h>
 #include <uthash.h>
 
-#include "client.h"
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
+#include "clients/client.h"
+#include "clients/tenant.h"
+#include "core/daemon.h"
 #include "librpma.h"
-#include "log.h"
-#include "peer.h"
-#include "tenant.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/peer.h"
+#include "transport/transport.h"
 
 /* One origin's requests waiting at an endpoint. */
 struct ep_origin {

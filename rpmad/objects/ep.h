@@ -15,10 +15,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "clients/reply.h"
 #include "conn_pdata.h"
-#include "origin.h"
-#include "registry.h"
-#include "reply.h"
+#include "core/registry.h"
+#include "log/origin.h"
 
 struct ep;
 struct peer;

@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "registry.h"
-#include "reply.h"
+#include "clients/reply.h"
+#include "core/registry.h"
 
 struct addrspace;
 struct mr_view;

@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fairq.h"
-#include "log.h"
-#include "mr.h"
-#include "mr_io.h"
-#include "mr_sync.h"
-#include "offload.h"
+#include "core/offload.h"
+#include "log/log.h"
+#include "loop/fairq.h"
+#include "objects/mr.h"
+#include "objects/mr_io.h"
+#include "objects/mr_sync.h"
 
 struct mr_sync {
 	struct offload_job job;		/* first: the job is the sync */

@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "client.h"
-#include "device.h"
+#include "clients/client.h"
 #include "librpma.h"
-#include "log.h"
-#include "peer.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/device.h"
+#include "objects/peer.h"
+#include "transport/transport.h"
 
 static void peer_release(struct obj *o, enum obj_release how);
 

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "registry.h"
-#include "reply.h"
+#include "clients/reply.h"
+#include "core/registry.h"
 
 struct device;
 

@@ -9,16 +9,16 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "client.h"
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
+#include "clients/client.h"
+#include "core/daemon.h"
 #include "librpma.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "srq.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "objects/srq.h"
+#include "transport/transport.h"
 
 static void srq_release(struct obj *o, enum obj_release how);
 

@@ -22,10 +22,10 @@
 
 #include <infiniband/verbs.h>
 
-#include "conn.h"
-#include "qp.h"
-#include "registry.h"
-#include "reply.h"
+#include "clients/reply.h"
+#include "core/registry.h"
+#include "objects/conn.h"
+#include "objects/qp.h"
 
 struct peer;
 

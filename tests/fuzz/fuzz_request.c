@@ -37,18 +37,18 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
+#include "control/request.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "ctl_socket.h"
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
 #include "fuzz_target.h"
-#include "guard.h"
-#include "log.h"
-#include "registry.h"
-#include "request.h"
-#include "session.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "transport/transport.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;

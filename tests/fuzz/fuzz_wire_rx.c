@@ -39,22 +39,22 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
+#include "control/request.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "fuzz_target.h"
-#include "guard.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "qp.h"
-#include "registry.h"
-#include "request.h"
-#include "session.h"
-#include "tcp_conn.h"
-#include "tcp_rx.h"
-#include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "objects/qp.h"
+#include "tcp/tcp_conn.h"
+#include "tcp/tcp_rx.h"
+#include "tcp/transport_tcp.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;

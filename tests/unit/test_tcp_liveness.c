@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "daemon.h"
-#include "loop.h"
-#include "tcp_liveness.h"
+#include "core/daemon.h"
+#include "loop/loop.h"
+#include "tcp/tcp_liveness.h"
 
 struct daemon_state rpmad;
 

@@ -13,22 +13,22 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "fake_rdma.h"
-#include "guard.h"
 #include "harness.h"
 #include "librpma.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "registry.h"
-#include "remote_log.h"
-#include "session.h"
-#include "transport.h"
-#include "transport_tcp.h"
-#include "transport_verbs.h"
+#include "log/log.h"
+#include "log/remote_log.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "tcp/transport_tcp.h"
+#include "transport/transport.h"
+#include "verbs/transport_verbs.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;

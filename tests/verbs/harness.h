@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
-#include "qp.h"
+#include "objects/conn.h"
+#include "objects/qp.h"
 #include "qp_region.h"
 
 struct session;

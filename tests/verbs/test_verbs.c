@@ -18,15 +18,15 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "daemon.h"
-#include "device.h"
+#include "control/session.h"
+#include "core/daemon.h"
 #include "fake_rdma.h"
 #include "harness.h"
 #include "librpma.h"
-#include "mr.h"
-#include "session.h"
-#include "transport_verbs.h"
-#include "verbs_conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "verbs/transport_verbs.h"
+#include "verbs/verbs_conn.h"
 
 #define WAIT_MS 2000
 #define MEM_SIZE (4 * 4096)
