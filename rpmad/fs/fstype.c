@@ -135,13 +135,13 @@ fstype_parse_fdinfo_mnt_id(const char *text, unsigned long *mnt_id)
 
 /* ------------------------------------------------------- mount tables */
 
-struct table {
+struct mounts {
 	struct fstype_mount *m;
 	size_t n;
 };
 
 static void
-table_free(struct table *t)
+mounts_free(struct mounts *t)
 {
 	free(t->m);
 	t->m = NULL;
@@ -186,7 +186,7 @@ slurp(int fd)
 
 /* Parses a mountinfo text into t. 0 or -ENOMEM (bad lines are skipped). */
 static int
-table_parse(const char *text, struct table *t)
+mounts_parse(const char *text, struct mounts *t)
 {
 	size_t lines = 0;
 	for (const char *c = text; *c; c++)
@@ -207,15 +207,15 @@ table_parse(const char *text, struct table *t)
 }
 
 static int
-table_read_fd(int fd, struct table *t)
+mounts_read_fd(int fd, struct mounts *t)
 {
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -errno;
 	char *text = slurp(fd);
 	if (text == NULL)
 		return -errno;
-	table_free(t);
-	int ret = table_parse(text, t);
+	mounts_free(t);
+	int ret = mounts_parse(text, t);
 	free(text);
 	return ret;
 }
@@ -224,7 +224,7 @@ table_read_fd(int fd, struct table *t)
  * rpmad's own mount table, parsed once and again only when the kernel
  * says it changed (POLLPRI on the open mountinfo file) or a lookup misses.
  */
-static struct table own;
+static struct mounts own;
 static int own_fd = -1;
 static bool own_read;
 
@@ -241,7 +241,7 @@ own_table(bool again)
 	bool changed = poll(&p, 1, 0) > 0 && (p.revents & POLLPRI);
 	if (own_read && !changed && !again)
 		return 0;
-	int ret = table_read_fd(own_fd, &own);
+	int ret = mounts_read_fd(own_fd, &own);
 	own_read = ret == 0;
 	return ret;
 }
@@ -260,7 +260,7 @@ struct key {
 };
 
 static const struct fstype_mount *
-table_find(const struct table *t, const struct key *k)
+mounts_find(const struct mounts *t, const struct key *k)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		const struct fstype_mount *m = &t->m[i];
@@ -273,14 +273,14 @@ table_find(const struct table *t, const struct key *k)
 
 /* The mount table of process pid's mount namespace; 0 or -errno. */
 static int
-table_read_pid(pid_t pid, struct table *t)
+mounts_read_pid(pid_t pid, struct mounts *t)
 {
 	char path[64];
 	(void) snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	int ret = table_read_fd(fd, t);
+	int ret = mounts_read_fd(fd, t);
 	(void) close(fd);
 	return ret;
 }
@@ -293,20 +293,20 @@ static int
 find_mount(const struct key *k, pid_t client, struct fstype_mount *out)
 {
 	int ret = own_table(false);
-	const struct fstype_mount *m = ret ? NULL : table_find(&own, k);
+	const struct fstype_mount *m = ret ? NULL : mounts_find(&own, k);
 	if (m == NULL && ret == 0 && own_table(true) == 0)
-		m = table_find(&own, k);
+		m = mounts_find(&own, k);
 	if (m) {
 		*out = *m;
 		return 1;
 	}
 	if (client <= 0)
 		return 0;
-	struct table theirs = { 0 };
-	ret = table_read_pid(client, &theirs);
-	if (ret == 0 && (m = table_find(&theirs, k)) != NULL)
+	struct mounts theirs = { 0 };
+	ret = mounts_read_pid(client, &theirs);
+	if (ret == 0 && (m = mounts_find(&theirs, k)) != NULL)
 		*out = *m;
-	table_free(&theirs);
+	mounts_free(&theirs);
 	return ret ? ret : m != NULL;
 }
 
@@ -380,7 +380,7 @@ static int block_depth;
 
 /* The mount of rpmad's table whose mount point holds path most closely. */
 static const struct fstype_mount *
-table_holding(const struct table *t, const char *path)
+mounts_holding(const struct mounts *t, const char *path)
 {
 	const struct fstype_mount *best = NULL;
 	size_t best_len = 0;
@@ -427,10 +427,10 @@ static void judge_block(unsigned major, unsigned minor, pid_t client,
  * under it in turn, into *file. false when no mount of the table holds it.
  */
 static bool
-judge_path_in(const struct table *t, const char *path, pid_t client,
+judge_path_in(const struct mounts *t, const char *path, pid_t client,
 		struct fstype *file)
 {
-	const struct fstype_mount *found = table_holding(t, path);
+	const struct fstype_mount *found = mounts_holding(t, path);
 	if (found == NULL)
 		return false;
 	/* a copy: judging what is under it may read rpmad's table again */
@@ -477,10 +477,10 @@ judge_loop(const struct blockdev_lower *l, const char *type, pid_t client,
 	}
 	pid_t others[2] = { 1, client };
 	for (int i = 0; i < 2 && path[0] == '/'; i++) {
-		struct table t = { 0 };
+		struct mounts t = { 0 };
 		if (others[i] <= 0 || (i == 1 && client == 1) ||
-				table_read_pid(others[i], &t)) {
-			table_free(&t);
+				mounts_read_pid(others[i], &t)) {
+			mounts_free(&t);
 			continue;
 		}
 		if (judge_path_in(&t, path, client, &file)) {
@@ -490,7 +490,7 @@ judge_loop(const struct blockdev_lower *l, const char *type, pid_t client,
 					worst.verdict == FSTYPE_LOCAL))
 				worst = file;
 		}
-		table_free(&t);
+		mounts_free(&t);
 	}
 	if (!placed)
 		worsen(out, FSTYPE_UNKNOWN, "%s on %s, whose file rpmad cannot "

@@ -63,7 +63,7 @@ mr_sync_start(struct mr *mr, uint64_t addr, uint64_t len,
 	struct mr_sync *s = malloc(sizeof(*s));
 	if (s != NULL) {
 		*s = (struct mr_sync){
-			.job = { .work = sync_work, .done = sync_done },
+			.job = { .run = sync_work, .done = sync_done },
 			.mr = mr, .addr = addr, .len = len,
 			.done = done, .arg = arg,
 		};
