@@ -40,8 +40,7 @@
 #include "log/rlog.h"
 #include "objects/conn.h"
 #include "objects/device.h"
-#include "tcp/tcp_tls.h"
-#include "transport/transport.h"
+#include "transport/transports.h"
 
 struct daemon_state rpmad;
 
@@ -376,9 +375,9 @@ reload(void)
 	int loaded = config_load(&next, opts.config, !opts.config_given,
 			&absent);
 	/* the keys' file is root's to read too */
-	char tls_err[512];
-	if (loaded == 0 && tcp_tls_setup(&next, tls_err, sizeof(tls_err))) {
-		log_err("reload: tls: %s", tls_err);
+	char why[512];
+	if (loaded == 0 && transports_configure(&next, why, sizeof(why))) {
+		log_err("reload: %s", why);
 		loaded = -EINVAL;
 	}
 	fsident_restore();
@@ -639,10 +638,10 @@ main(int argc, char *argv[])
 		return EXIT_BAD_CONFIG;
 	}
 	apply_options(&rpmad.cfg, &opts);
-	char tls_err[512];
-	if (tcp_tls_setup(&rpmad.cfg, tls_err, sizeof(tls_err))) {
-		log_err("%s: not %s: tls: %s", opts.config, opts.check_config ?
-				"valid" : "starting", tls_err);
+	char why[512];
+	if (transports_configure(&rpmad.cfg, why, sizeof(why))) {
+		log_err("%s: not %s: %s", opts.config, opts.check_config ?
+				"valid" : "starting", why);
 		return EXIT_BAD_CONFIG;
 	}
 	if (opts.check_config) {
@@ -698,7 +697,7 @@ main(int argc, char *argv[])
 	registry_init();
 	conn_init();
 	/* devices are known from the start, for rpmactl and the log */
-	if (transports_init(rpmad.cfg.transport))
+	if (transports_init(rpmad.loop, rpmad.cfg.transport))
 		return 1;
 
 	session_set_handler(request_handle);

@@ -20,7 +20,7 @@
 #include "librpma.h"
 #include "log/log.h"
 #include "objects/device.h"
-#include "transport/transport.h"
+#include "transport/transports.h"
 
 static struct device *devices;
 static uint32_t next_device_id = 1;

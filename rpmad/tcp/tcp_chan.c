@@ -17,13 +17,13 @@
 #include <unistd.h>
 
 #include "clients/as_worker.h"
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/mr.h"
 #include "objects/mr_io.h"
 #include "tcp/tcp_chan.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_tls.h"
+#include "tcp/transport_tcp.h"
 
 #define IOV_BATCH 64
 /* payload bytes read out of a client's memory per writev */
@@ -40,7 +40,7 @@ tcp_chan_setup_socket(int fd)
 	 * found by keepalives within tcp_timeout_ms; unacknowledged data
 	 * times out after the same time.
 	 */
-	unsigned timeout_ms = rpmad.cfg.tcp_timeout_ms;
+	unsigned timeout_ms = tcp_env->set.tcp_timeout_ms;
 	int idle = (int)(timeout_ms / 3000);
 	if (idle < 1)
 		idle = 1;
@@ -79,7 +79,7 @@ void
 tcp_chan_move(struct tcp_chan *dst, struct tcp_conn *tc, struct tcp_chan *src)
 {
 	/* the socket keeps its handler; only its owner changes */
-	loop_del(rpmad.loop, &src->watch);
+	loop_del(tcp_env->loop, &src->watch);
 	fairq_cancel(&src->tx_flow);
 	fairq_cancel(&src->rx_flow);
 	tcp_chan_init(dst, tc, src->fd, src->watch.fn, src->tx_flow.run,
@@ -100,9 +100,9 @@ set_events(struct tcp_chan *ch, uint32_t events)
 	if (ch->fd < 0 || ch->events == events)
 		return;
 	if (!ch->watch.added)
-		(void) loop_add(rpmad.loop, &ch->watch, events);
+		(void) loop_add(tcp_env->loop, &ch->watch, events);
 	else
-		(void) loop_mod(rpmad.loop, &ch->watch, events);
+		(void) loop_mod(tcp_env->loop, &ch->watch, events);
 	ch->events = events;
 }
 
@@ -577,7 +577,7 @@ tcp_chan_close(struct tcp_chan *ch, bool abort)
 {
 	tcp_tls_chan_close(ch, abort);
 	if (ch->fd >= 0) {
-		loop_del(rpmad.loop, &ch->watch);
+		loop_del(tcp_env->loop, &ch->watch);
 		if (abort) {
 			/* a reset tells the peer at once that we are gone */
 			struct linger lg = { .l_onoff = 1, .l_linger = 0 };

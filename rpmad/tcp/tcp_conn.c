@@ -20,12 +20,12 @@
 #include <sys/socket.h>
 
 #include "clients/tenant.h"
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/conn.h"
 #include "tcp/tcp_chan.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_local.h"
+#include "tcp/transport_tcp.h"
 
 static struct tcp_conn *all_tcs;
 
@@ -125,8 +125,8 @@ tcp_conn_free(struct tcp_conn *tc)
 		tcp_chan_forget_dirty(&tc->chan[i]);
 		tcp_chan_close(&tc->chan[i], false);
 	}
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(tcp_env->loop, &tc->timer);
+	loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	while (tc->free_items) {
 		struct tx_item *it = tc->free_items;
 		tc->free_items = it->next;
@@ -161,8 +161,8 @@ tcp_conn_over(struct tcp_conn *tc, enum rpma_conn_event event)
 		return;
 	tc->state = TC_OVER;
 	unwatch_remote(tc);
-	loop_timer_cancel(rpmad.loop, &tc->timer);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(tcp_env->loop, &tc->timer);
+	loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	/* nothing more is read; what is queued may still go out */
 	tcp_chan_pause(&tc->chan[0], true);
 	tcp_chan_pause(&tc->chan[1], true);

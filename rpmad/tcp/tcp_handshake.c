@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/daemon.h"
 #include "le_bytes.h"
 #include "log/log.h"
 #include "objects/conn.h"
@@ -25,6 +24,7 @@
 #include "tcp/tcp_handshake.h"
 #include "tcp/tcp_open.h"
 #include "tcp/tcp_tls.h"
+#include "tcp/transport_tcp.h"
 
 /* ------------------------------------------------------------ passive */
 
@@ -45,7 +45,7 @@ publish(struct tcp_conn *tc)
 {
 	struct tcp_ep *tep = tc->tep;
 	tcp_conn_unpaired_remove(tep, tc);
-	loop_timer_cancel(rpmad.loop, &tc->timer);
+	loop_timer_cancel(tcp_env->loop, &tc->timer);
 	tc->tgt = &tc->chan[0];
 	tc->ini = &tc->chan[1];
 	tc->state = TC_WAITING;
@@ -164,7 +164,7 @@ ready_overdue(struct loop_timer *t)
 	tcp_conn_log(tc, LOG_NOTICE, "tcp: connection qp %u: %s did not "
 			"confirm the accepted connection within %u ms; it is "
 			"lost", conn_qp_num(tc->conn),
-			conn_remote_name(tc->conn), rpmad.cfg.setup_timeout_ms);
+			conn_remote_name(tc->conn), tcp_env->set.setup_timeout_ms);
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, RPMA_CONN_LOST);
@@ -219,8 +219,8 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 	tc->state = TC_ACCEPTED;
 	tcp_chan_mark_dirty(&tc->chan[0]);
 	tc->timer.fn = ready_overdue;
-	loop_timer_arm(rpmad.loop, &tc->timer,
-			(uint64_t)rpmad.cfg.setup_timeout_ms * 1000000);
+	loop_timer_arm(tcp_env->loop, &tc->timer,
+			(uint64_t)tcp_env->set.setup_timeout_ms * 1000000);
 	return 0;
 }
 
@@ -249,7 +249,7 @@ accept_overdue(struct loop_timer *t)
 	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: %s did not accept "
 			"or reject the request within %u ms",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
-			rpmad.cfg.accept_timeout_ms);
+			tcp_env->set.accept_timeout_ms);
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, CONN_END_UNREACHABLE);
@@ -314,8 +314,8 @@ channel_up(struct tcp_conn *tc, int i, int err)
 		/* reachable: from now on it is up to the server's application */
 		tc->state = TC_HELLO;
 		tc->timer.fn = accept_overdue;
-		loop_timer_arm(rpmad.loop, &tc->timer,
-				(uint64_t)rpmad.cfg.accept_timeout_ms * 1000000);
+		loop_timer_arm(tcp_env->loop, &tc->timer,
+				(uint64_t)tcp_env->set.accept_timeout_ms * 1000000);
 		struct sockaddr_storage local;
 		socklen_t llen = sizeof(local);
 		if (tcp_chan_local_addr(&tc->chan[0], &local, &llen) == 0)
@@ -351,7 +351,7 @@ tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
 	conn_log(tc->conn, LOG_NOTICE, "tcp: connection qp %u: %s refused "
 			"TLS with this rpmad's key: %s%s",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
-			tcp_tls_mode() == CONFIG_TLS_REQUIRED ?
+			tcp_tls_mode() == TRANSPORT_TLS_REQUIRED ?
 			" (tls = required)" : "");
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
@@ -370,7 +370,7 @@ log_tls(const struct tcp_conn *tc)
 				conn_qp_num(tc->conn), tc->tls_identity,
 				tcp_tls_kernel() ? "the kernel encrypts" :
 				"rpmad encrypts");
-	else if (tcp_tls_mode() != CONFIG_TLS_OFF)
+	else if (tcp_tls_mode() != TRANSPORT_TLS_OFF)
 		conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: without "
 				"TLS (the other end does not speak it)",
 				conn_qp_num(tc->conn));
@@ -389,7 +389,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 				f->length < id_size ||
 				f->length - id_size > TCP_PDATA_MAX)
 			break;
-		loop_timer_cancel(rpmad.loop, &tc->timer);
+		loop_timer_cancel(tcp_env->loop, &tc->timer);
 		struct tcp_frame ready = { .type = TF_READY };
 		if (tcp_chan_send(&tc->chan[0], &ready, NULL, 0, NULL, 0)) {
 			tcp_conn_over(tc, RPMA_CONN_LOST);
@@ -415,7 +415,7 @@ tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 	case TF_READY:
 		if (!tc->passive || tc->state != TC_ACCEPTED)
 			break;
-		loop_timer_cancel(rpmad.loop, &tc->timer);
+		loop_timer_cancel(tcp_env->loop, &tc->timer);
 		tc->state = TC_ESTABLISHED;
 		log_tls(tc);
 		if (tcp_conn_watch_remote(tc)) {

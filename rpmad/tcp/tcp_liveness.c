@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
 #include "log/remote_log.h"
 #include "loop/loop.h"
 #include "tcp/tcp_liveness.h"
+#include "transport/transport.h"
 
 #define REMOTE_BUCKETS 256
 
@@ -42,8 +42,15 @@ struct tcp_remote {
 	struct tcp_remote *bucket_next;
 };
 
+static const struct transport_env *env;	/* the loop, tcp_timeout_ms */
 static uint64_t self_id;
 static bool self_id_made;
+
+void
+tcp_liveness_init(const struct transport_env *e)
+{
+	env = e;
+}
 static struct tcp_remote *buckets[REMOTE_BUCKETS];
 static unsigned n_remotes;
 
@@ -109,7 +116,7 @@ slot_of(const struct tcp_remote *r)
 static void
 remote_free(struct tcp_remote *r)
 {
-	loop_timer_cancel(rpmad.loop, &r->tick);
+	loop_timer_cancel(env->loop, &r->tick);
 	struct tcp_remote **pp = slot_of(r);
 	*pp = r->bucket_next;
 	n_remotes--;
@@ -131,7 +138,7 @@ host_name(const struct tcp_remote *r, char *buf, size_t len)
 static uint64_t
 timeout_ns(void)
 {
-	return (uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000;
+	return (uint64_t)env->set.tcp_timeout_ms * 1000000;
 }
 
 static void
@@ -155,7 +162,7 @@ remote_lost(struct tcp_remote *r)
 	host_name(r, host, sizeof(host));
 	remote_log(&r->addr, LOG_INFO, "tcp: the rpmad at %s was silent for "
 			"%u ms: its %u connection(s) are lost", host,
-			rpmad.cfg.tcp_timeout_ms, r->n_members);
+			env->set.tcp_timeout_ms, r->n_members);
 	r->ending = true;
 	struct tcp_member *m;
 	while ((m = r->members) != NULL) {
@@ -183,7 +190,7 @@ remote_tick(struct loop_timer *t)
 			if (r->ops->beat(m) == 0)
 				break;
 	}
-	loop_timer_arm(rpmad.loop, &r->tick, timeout / 8);
+	loop_timer_arm(env->loop, &r->tick, timeout / 8);
 }
 
 /* ------------------------------------------------------------ members */
@@ -214,7 +221,7 @@ tcp_remote_join(struct tcp_member *m, const struct sockaddr_storage *addr,
 		r->bucket_next = buckets[b];
 		buckets[b] = r;
 		n_remotes++;
-		loop_timer_arm(rpmad.loop, &r->tick, timeout_ns() / 8);
+		loop_timer_arm(env->loop, &r->tick, timeout_ns() / 8);
 	}
 	/* a handshake was just heard: a new member proves the remote alive */
 	r->last_rx_ns = now;

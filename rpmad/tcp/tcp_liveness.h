@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 
 struct tcp_remote;
+struct transport_env;
 
 /* a connection's place among its remote's */
 struct tcp_member {
@@ -38,6 +39,9 @@ struct tcp_liveness_ops {
 	/* m's remote fell silent: end m's connection; m has left already */
 	void (*lost)(struct tcp_member *m);
 };
+
+/* the loop its timers run on, the timeout (tcp_timeout_ms) it keeps */
+void tcp_liveness_init(const struct transport_env *env);
 
 /* this rpmad's id for the handshake: random, made at the first call */
 uint64_t tcp_liveness_self_id(void);

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "clients/as_worker.h"
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/conn.h"
 #include "objects/mr.h"
@@ -28,6 +27,7 @@
 #include "tcp/tcp_batch.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_local.h"
+#include "tcp/transport_tcp.h"
 
 /* The oldest work in flight: the one the connection's turns move on. */
 static struct work *
@@ -39,7 +39,7 @@ waiting(const struct tcp_conn *tc)
 void
 tcp_local_forget(struct tcp_conn *tc)
 {
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	fairq_cancel(&tc->local_flow);
 	mr_sync_forget(tc->local_sync);
 	tc->local_sync = NULL;
@@ -62,7 +62,7 @@ fail(struct tcp_conn *tc, struct work *w, enum ibv_wc_status status)
 {
 	conn_work_done(tc->conn, w, status);
 	conn_work_flush(tc->conn);
-	loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+	loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	conn_qp_error(tc->conn);
 }
 
@@ -75,7 +75,7 @@ fail_at_target(struct tcp_conn *tc, struct work *w,
 	fail(tc, w, status);
 	if (peer && peer->conn && !conn_qp_failed(peer->conn)) {
 		conn_work_flush(peer->conn);
-		loop_timer_cancel(rpmad.loop, &peer->rnr_timer);
+		loop_timer_cancel(tcp_env->loop, &peer->rnr_timer);
 		conn_qp_error(peer->conn);
 	}
 }
@@ -466,7 +466,7 @@ step(struct tcp_conn *tc, struct work *w, size_t *budget)
 		tc->local_started = true;
 		tc->local_done = 0;
 		/* it has its receive: no RNR wait runs while it moves on */
-		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+		loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	}
 	if (has_bytes(w)) {
 		if (move_slice(tc, target, w, budget, &status))
@@ -510,15 +510,15 @@ local_turn(struct fairq_flow *f, size_t budget, bool *more)
 		}
 		int r = step(tc, w, &left);
 		if (r == 1 && !tc->rnr_timer.armed)
-			loop_timer_arm(rpmad.loop, &tc->rnr_timer,
-					(uint64_t)rpmad.cfg.rnr_timeout_ms *
+			loop_timer_arm(tcp_env->loop, &tc->rnr_timer,
+					(uint64_t)tcp_env->set.rnr_timeout_ms *
 					1000000);
 		if (r)
 			break;	/* a receive, or the thread, wakes it */
 		if (waiting(tc) != w) {
 			ops++;
 			left = left > FAIRQ_OP_COST ? left - FAIRQ_OP_COST : 0;
-			loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+			loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 		}
 	}
 	size_t used = budget - left + tc->local_overdraft;
@@ -559,7 +559,7 @@ tcp_local_rnr_expired(struct tcp_conn *tc)
 		return false;
 	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: no receive was "
 			"posted within %u ms",
-			conn_qp_num(tc->conn), rpmad.cfg.rnr_timeout_ms);
+			conn_qp_num(tc->conn), tcp_env->set.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);
 	return true;
 }

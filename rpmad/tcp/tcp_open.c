@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/daemon.h"
 #include "core/netns.h"
 #include "core/random.h"
 #include "log/log.h"
@@ -31,6 +30,7 @@
 #include "tcp/tcp_open.h"
 #include "tcp/tcp_rx.h"
 #include "tcp/tcp_tls.h"
+#include "tcp/transport_tcp.h"
 
 /*
  * Sockets that may be pairing at one endpoint (each gets setup_timeout_ms
@@ -50,7 +50,7 @@ pairing_timeout(struct loop_timer *t)
 	tcp_conn_log(tc, LOG_INFO, "tcp: %s:%s: an incoming connection did "
 			"not complete its set-up within %u ms; dropped",
 			ep_addr(tc->tep->ep), ep_port(tc->tep->ep),
-			rpmad.cfg.setup_timeout_ms);
+			tcp_env->set.setup_timeout_ms);
 	tcp_conn_socket_gone(tc);
 }
 
@@ -150,8 +150,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tep->unpaired = tc;
 		tep->n_unpaired++;
 		tc->timer.fn = pairing_timeout;
-		loop_timer_arm(rpmad.loop, &tc->timer,
-				(uint64_t)rpmad.cfg.setup_timeout_ms * 1000000);
+		loop_timer_arm(tcp_env->loop, &tc->timer,
+				(uint64_t)tcp_env->set.setup_timeout_ms * 1000000);
 	}
 }
 
@@ -183,9 +183,9 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	tep->watch.fd = tep->fd;
 	tep->watch.fn = listener_ready;
 	tep->watch.arg = tep;
-	backoff_init(&tep->pause, rpmad.loop, &tep->watch,
+	backoff_init(&tep->pause, tcp_env->loop, &tep->watch,
 			EPOLLIN);
-	if (loop_add(rpmad.loop, &tep->watch, EPOLLIN)) {
+	if (loop_add(tcp_env->loop, &tep->watch, EPOLLIN)) {
 		ret = -EIO;
 		(void) snprintf(err, errlen, "cannot watch the listener");
 		goto err;
@@ -211,7 +211,7 @@ tcp_unlisten(struct ep *ep)
 	if (tep == NULL)
 		return;
 	backoff_cancel(&tep->pause);
-	loop_del(rpmad.loop, &tep->watch);
+	loop_del(tcp_env->loop, &tep->watch);
 	(void) close(tep->fd);
 	while (tep->unpaired) {
 		struct tcp_conn *tc = tep->unpaired;
@@ -250,7 +250,7 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	struct conn *conn = tc->conn;
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
-	tc->tls_attempt = tcp_tls_mode() != CONFIG_TLS_OFF &&
+	tc->tls_attempt = tcp_tls_mode() != TRANSPORT_TLS_OFF &&
 		!tc->tls_fell_back;
 	for (int i = 0; i < 2; i++) {
 		/* in the client's network namespace (netns.h) */
@@ -279,7 +279,7 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 			return 0;
 		}
 		tc->chan[i].events = EPOLLOUT;
-		if (loop_add(rpmad.loop, &tc->chan[i].watch, EPOLLOUT)) {
+		if (loop_add(tcp_env->loop, &tc->chan[i].watch, EPOLLOUT)) {
 			(void) snprintf(err, errlen, "cannot watch a socket");
 			return -EIO;
 		}
@@ -289,7 +289,7 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	if (ms == 0)
 		ms = RPMA_DEFAULT_TIMEOUT_MS;
 	tc->timer.fn = connect_timeout;
-	loop_timer_arm(rpmad.loop, &tc->timer, (uint64_t)ms * 1000000);
+	loop_timer_arm(tcp_env->loop, &tc->timer, (uint64_t)ms * 1000000);
 	return 0;
 }
 
@@ -321,12 +321,12 @@ bool
 tcp_connect_plain(struct tcp_conn *tc, const char *why)
 {
 	if (tc->passive || tc->tls_fell_back ||
-			tcp_tls_mode() != CONFIG_TLS_ON)
+			tcp_tls_mode() != TRANSPORT_TLS_ON)
 		return false;
 	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: %s did not take "
 			"TLS (%s): connecting again without it (tls = on)",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why);
-	loop_timer_cancel(rpmad.loop, &tc->timer);
+	loop_timer_cancel(tcp_env->loop, &tc->timer);
 	for (int i = 0; i < 2; i++) {
 		tcp_chan_forget_dirty(&tc->chan[i]);
 		tcp_chan_close(&tc->chan[i], true);
@@ -357,7 +357,7 @@ tcp_connect_older(struct tcp_conn *tc)
 			"with version %u, for an rpmad not yet upgraded",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
 			tc->wire_version, tc->wire_version - 1);
-	loop_timer_cancel(rpmad.loop, &tc->timer);
+	loop_timer_cancel(tcp_env->loop, &tc->timer);
 	for (int i = 0; i < 2; i++) {
 		tcp_chan_forget_dirty(&tc->chan[i]);
 		tcp_chan_close(&tc->chan[i], true);

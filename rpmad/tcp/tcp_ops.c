@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "clients/as_worker.h"
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/conn.h"
 #include "objects/mr.h"

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "clients/as_worker.h"
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/conn.h"
 #include "objects/mr.h"
@@ -29,6 +28,7 @@
 #include "tcp/tcp_chan.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_ops.h"
+#include "tcp/transport_tcp.h"
 
 static void
 send_answer(struct tcp_conn *tc, const struct tcp_frame *f, struct mr *mr,
@@ -107,8 +107,8 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 	if (ret == -EAGAIN) {
 		if (!tc->rnr) {
 			tc->rnr = true;
-			loop_timer_arm(rpmad.loop, &tc->rnr_timer,
-					(uint64_t)rpmad.cfg.rnr_timeout_ms *
+			loop_timer_arm(tcp_env->loop, &tc->rnr_timer,
+					(uint64_t)tcp_env->set.rnr_timeout_ms *
 					1000000);
 		}
 		tcp_chan_pause(ch, true);
@@ -122,7 +122,7 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 	}
 	if (tc->rnr) {
 		tc->rnr = false;
-		loop_timer_cancel(rpmad.loop, &tc->rnr_timer);
+		loop_timer_cancel(tcp_env->loop, &tc->rnr_timer);
 	}
 	/* in flight until its message is in */
 	conn_recv_handed(tc->conn, rs);
@@ -591,7 +591,7 @@ tcp_target_rnr_expired(struct tcp_conn *tc)
 	tc->rnr = false;
 	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: no receive was "
 			"posted within %u ms", conn_qp_num(tc->conn),
-			rpmad.cfg.rnr_timeout_ms);
+			tcp_env->set.rnr_timeout_ms);
 	/* the sender's problem: its queue pair fails, ours goes on */
 	refuse(tc, tc->tgt, IBV_WC_RNR_RETRY_EXC_ERR, false);
 	return true;

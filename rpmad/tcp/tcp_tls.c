@@ -22,7 +22,6 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
 #include "loop/loop.h"
 #include "objects/ep.h"
@@ -32,6 +31,7 @@
 #include "tcp/tcp_psk.h"
 #include "tcp/tcp_rx.h"
 #include "tcp/tcp_tls.h"
+#include "tcp/transport_tcp.h"
 
 #ifndef SOL_TLS
 #define SOL_TLS 282
@@ -75,14 +75,14 @@ struct tcp_tls {
 	struct tcp_tls *prev, *next;	/* every relay */
 };
 
-static enum config_tls mode = CONFIG_TLS_OFF;
+static enum transport_tls mode = TRANSPORT_TLS_OFF;
 static struct tcp_psk_table keys;
 static SSL_CTX *client_ctx, *server_ctx;
 static int ex_index = -1;
 static bool ktls, ktls_probed;
 static struct tcp_tls *relays;
 
-enum config_tls
+enum transport_tls
 tcp_tls_mode(void)
 {
 	return mode;
@@ -350,17 +350,17 @@ make_ctx(bool client, char *err, size_t len)
 }
 
 int
-tcp_tls_setup(const struct config *cfg, char *err, size_t len)
+tcp_tls_setup(const struct transport_settings *set, char *err, size_t len)
 {
-	if (cfg->tls == CONFIG_TLS_OFF) {
+	if (set->tls == TRANSPORT_TLS_OFF) {
 		tcp_psk_free(&keys);
-		mode = CONFIG_TLS_OFF;
+		mode = TRANSPORT_TLS_OFF;
 		return 0;
 	}
 	if (ex_index < 0)
 		ex_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
 	struct tcp_psk_table next;
-	int ret = tcp_psk_load(cfg->tls_psk_file, &next, err, len);
+	int ret = tcp_psk_load(set->tls_psk_file, &next, err, len);
 	if (ret)
 		return ret;
 	SSL_CTX *c = make_ctx(true, err, len);
@@ -377,7 +377,7 @@ tcp_tls_setup(const struct config *cfg, char *err, size_t len)
 	server_ctx = s;
 	tcp_psk_free(&keys);
 	keys = next;
-	mode = cfg->tls;
+	mode = set->tls;
 	if (!ktls_probed) {
 		ktls_probed = true;
 		ktls = ktls_works();
@@ -389,7 +389,7 @@ tcp_tls_setup(const struct config *cfg, char *err, size_t len)
 					"loop, which costs more");
 	}
 	log_info("tls = %s, %zu key(s), this rpmad's identity '%s'",
-			config_tls_name(mode), keys.n, keys.keys[0].identity);
+			set->tls_name, keys.n, keys.keys[0].identity);
 	return 0;
 }
 
@@ -411,11 +411,11 @@ relay_set_events(struct tcp_tls *t)
 		app |= EPOLLIN;
 	if (t->in_len)
 		app |= EPOLLOUT;
-	if (net != t->net_events && loop_mod(rpmad.loop, &t->net_watch,
+	if (net != t->net_events && loop_mod(tcp_env->loop, &t->net_watch,
 			net) == 0)
 		t->net_events = net;
 	if (t->app_fd >= 0 && app != t->app_events &&
-			loop_mod(rpmad.loop, &t->app_watch, app) == 0)
+			loop_mod(tcp_env->loop, &t->app_watch, app) == 0)
 		t->app_events = app;
 }
 
@@ -536,9 +536,9 @@ relay_free(struct tcp_tls *t, bool abort)
 {
 	if (t->ch)
 		t->ch->tls = NULL;
-	loop_del(rpmad.loop, &t->net_watch);
+	loop_del(tcp_env->loop, &t->net_watch);
 	if (t->app_fd >= 0) {
-		loop_del(rpmad.loop, &t->app_watch);
+		loop_del(tcp_env->loop, &t->app_watch);
 		(void) close(t->app_fd);
 	}
 	if (abort) {
@@ -564,7 +564,7 @@ relay_start(struct tcp_chan *ch, struct tcp_tls *t)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
 			sp))
 		return -errno;
-	loop_del(rpmad.loop, &ch->watch);
+	loop_del(tcp_env->loop, &ch->watch);
 	t->relay = true;
 	t->net_fd = ch->fd;
 	t->app_fd = sp[1];
@@ -577,9 +577,9 @@ relay_start(struct tcp_chan *ch, struct tcp_tls *t)
 		.fn = relay_event, .arg = t };
 	t->net_events = EPOLLIN | EPOLLRDHUP;
 	t->app_events = EPOLLIN | EPOLLRDHUP;
-	if (loop_add(rpmad.loop, &t->net_watch, t->net_events) ||
-			loop_add(rpmad.loop, &t->app_watch, t->app_events)) {
-		loop_del(rpmad.loop, &t->net_watch);
+	if (loop_add(tcp_env->loop, &t->net_watch, t->net_events) ||
+			loop_add(tcp_env->loop, &t->app_watch, t->app_events)) {
+		loop_del(tcp_env->loop, &t->net_watch);
 		ch->fd = t->net_fd;
 		ch->watch.fd = t->net_fd;
 		(void) close(sp[0]);
@@ -651,7 +651,7 @@ tcp_tls_fini(void)
 	SSL_CTX_free(server_ctx);
 	client_ctx = server_ctx = NULL;
 	tcp_psk_free(&keys);
-	mode = CONFIG_TLS_OFF;
+	mode = TRANSPORT_TLS_OFF;
 }
 
 /* ---------------------------------------------------------- handshakes */
@@ -825,7 +825,7 @@ sniff(struct loop_watch *w, uint32_t events)
 		handshake_start(ch, false);
 		return;
 	}
-	if (n == 1 && mode == CONFIG_TLS_REQUIRED) {
+	if (n == 1 && mode == TRANSPORT_TLS_REQUIRED) {
 		tcp_conn_log(tc, LOG_NOTICE, "tcp: %s:%s: a connection without "
 				"TLS refused (tls = required)",
 				ep_addr(tc->tep->ep), ep_port(tc->tep->ep));
@@ -840,7 +840,7 @@ sniff(struct loop_watch *w, uint32_t events)
 void
 tcp_tls_incoming(struct tcp_conn *tc)
 {
-	if (mode == CONFIG_TLS_OFF)
+	if (mode == TRANSPORT_TLS_OFF)
 		return;
 	tc->chan[0].watch.fn = sniff;
 }

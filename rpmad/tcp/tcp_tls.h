@@ -23,25 +23,26 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "core/config.h"
+#include "transport/transport.h"
 
 struct tcp_chan;
 struct tcp_conn;
 struct tcp_tls;
 
 /*
- * tcp_tls_setup -- take cfg's tls settings: load the keys, make the
+ * tcp_tls_setup -- take the tls settings: load the keys, make the
  * contexts and, once, see whether the kernel has TLS. At start and at
  * every reload (connections keep what they were made with). 0, or a
  * negative errno with the reason in err (nothing changed then).
  */
-int tcp_tls_setup(const struct config *cfg, char *err, size_t len);
+int tcp_tls_setup(const struct transport_settings *set, char *err,
+		size_t len);
 
 /* tcp_tls_fini -- at exit: every relay and context goes */
 void tcp_tls_fini(void);
 
 /* tcp_tls_mode -- the tls setting in force */
-enum config_tls tcp_tls_mode(void);
+enum transport_tls tcp_tls_mode(void);
 
 /* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
 bool tcp_tls_kernel(void);

@@ -11,9 +11,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
-#include "core/daemon.h"
 #include "loop/fairq.h"
 #include "loop/loop.h"
 #include "objects/conn.h"
@@ -21,6 +21,7 @@
 #include "tcp/tcp_chan.h"
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_handshake.h"
+#include "tcp/tcp_liveness.h"
 #include "tcp/tcp_local.h"
 #include "tcp/tcp_open.h"
 #include "tcp/tcp_ops.h"
@@ -52,7 +53,7 @@ tp_disconnect(struct conn *conn)
 		conn_work_flush(conn);
 		tcp_conn_send_goodbye(tc);
 		tc->timer.fn = goodbye_timeout;
-		loop_timer_arm(rpmad.loop, &tc->timer, GOODBYE_TIMEOUT_NS);
+		loop_timer_arm(tcp_env->loop, &tc->timer, GOODBYE_TIMEOUT_NS);
 		break;
 	case TC_CONNECTING:
 	case TC_HELLO:
@@ -130,12 +131,16 @@ const struct transport_ops transport_tcp = {
 
 /* ------------------------------------------------------- the transport */
 
+const struct transport_env *tcp_env;
+
 /* rpmad's own device: every address no other transport serves */
 static struct device *software_device;
 
 int
-transport_tcp_init(void)
+transport_tcp_init(const struct transport_env *env)
 {
+	tcp_env = env;
+	tcp_liveness_init(env);
 	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
 			false, NULL);
 	if (software_device == NULL)
@@ -158,6 +163,17 @@ transport_tcp_pending(void)
 	return tcp_conn_any_pending() || tcp_tls_pending();
 }
 
+/* the TLS settings: "tls: " names what failed, as rpmad.conf names it */
+static int
+tcp_configure(const struct transport_settings *set, char *err, size_t len)
+{
+	char why[512];
+	int ret = tcp_tls_setup(set, why, sizeof(why));
+	if (ret)
+		(void) snprintf(err, len, "tls: %s", why);
+	return ret;
+}
+
 static struct device *
 tcp_device_for(const struct sockaddr_storage *ss, socklen_t len, bool local)
 {
@@ -172,6 +188,7 @@ const struct transport_entry transport_tcp_entry = {
 	.ops = &transport_tcp,
 	.fallback = true,
 	.device_noun = "software device",
+	.configure = tcp_configure,
 	.init = transport_tcp_init,
 	.fini = transport_tcp_fini,
 	.device_for = tcp_device_for,

@@ -12,8 +12,11 @@
 extern const struct transport_ops transport_tcp;
 extern const struct transport_entry transport_tcp_entry;
 
+/* what rpmad gave the transport at init (transport.h) */
+extern const struct transport_env *tcp_env;
+
 /* transport_tcp_init -- make the software device and start; 0 or -ENOMEM */
-int transport_tcp_init(void);
+int transport_tcp_init(const struct transport_env *env);
 void transport_tcp_fini(void);
 
 /* transport_tcp_pending -- whether frames still wait to be sent */

@@ -35,6 +35,42 @@ struct peer;
 struct srq;
 struct work;
 
+/* rpmad.conf's tls (rpmad.conf(5)): the software transport's TLS */
+enum transport_tls {
+	TRANSPORT_TLS_OFF,
+	TRANSPORT_TLS_ON,	/* TLS where the peer speaks it, plain else */
+	TRANSPORT_TLS_REQUIRED,	/* authenticated TLS, nothing else */
+};
+
+/* What rpmad.conf says to the transports (rpmad.conf(5)). */
+struct transport_settings {
+	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
+	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
+	/* connection set-up: a step that waits on the other rpmad or CM */
+	uint32_t setup_timeout_ms;
+	/* an outgoing request waits this long for the server application */
+	uint32_t accept_timeout_ms;
+	enum transport_tls tls;
+	const char *tls_name;		/* as rpmad.conf writes it */
+	char tls_psk_file[256];		/* its pre-shared keys' file */
+};
+
+struct origin;
+
+/*
+ * What rpmad gives a transport at init, instead of its own state: the
+ * loop everything runs on, the settings (the same struct, updated in
+ * place at a reload), and how to charge a log line to whoever caused it
+ * (a local user's share, or a remote host's: clients/tenant.h).
+ */
+struct transport_env {
+	struct loop *loop;
+	struct transport_settings set;
+	void (*log_origin)(const struct origin *o, int level,
+			const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+};
+
 struct transport_ops {
 	const char *name;
 	/*
@@ -128,8 +164,18 @@ struct transport_entry {
 	/* what its devices are called, for "no RDMA device serves ..." */
 	const char *device_noun;
 
-	/* 0, or a negative errno when rpmad cannot start */
-	int (*init)(void);
+	/*
+	 * optional: take rpmad.conf's settings, at start (before init: also
+	 * for --check-config) and at every reload; 0, or a negative errno
+	 * with the reason in err (nothing changed then)
+	 */
+	int (*configure)(const struct transport_settings *set, char *err,
+			size_t errlen);
+	/*
+	 * 0, or a negative errno when rpmad cannot start; env stays valid
+	 * until fini
+	 */
+	int (*init)(const struct transport_env *env);
 	void (*fini)(void);
 	/*
 	 * the device serving the address (as the local address of a listener
@@ -140,37 +186,5 @@ struct transport_entry {
 	/* optional: whether work still waits to leave (shutdown waits) */
 	bool (*pending)(void);
 };
-
-/* the table: every transport rpmad has, NULL-terminated (table.c) */
-extern const struct transport_entry *const transport_table[];
-
-/*
- * The registry (registry.c). `choice` is "auto" (every transport) or the
- * name of one.
- */
-
-/* transport_known -- whether `choice` is "auto" or a transport's name */
-bool transport_known(const char *choice);
-
-/*
- * transports_init -- set up the chosen transports and the fallback; 0, or
- * the negative errno of the first that cannot start
- */
-int transports_init(const char *choice);
-
-/* transports_fini -- set down what transports_init set up */
-void transports_fini(void);
-
-/* transports_pending -- whether any transport still has work to send */
-bool transports_pending(void);
-
-/*
- * transports_device_for -- the device serving the address: the first
- * chosen transport that serves it, else the fallback when the choice
- * allows it; NULL when none does (*noun then names what was missing).
- */
-struct device *transports_device_for(const char *choice,
-		const struct sockaddr_storage *ss, socklen_t len, bool local,
-		const char **noun);
 
 #endif /* RPMAD_TRANSPORT_H */

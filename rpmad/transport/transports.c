@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * registry.c -- choosing and running transports from the one table
+ * transports.c -- choosing and running transports from the one table
  *
  * The rest of rpmad never names a transport: it asks here which device
- * serves an address, and main.c sets every transport up and down here.
+ * serves an address, and main.c sets every transport up and down here,
+ * with what they are given instead of rpmad's own state (struct
+ * transport_env): made here, from the configuration and the loop.
  */
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "transport/transport.h"
+#include "clients/tenant.h"
+#include "core/config.h"
+#include "transport/transports.h"
 
 /* which entries transports_init() set up, by table index */
 #define TRANSPORTS_MAX 8
 static bool running[TRANSPORTS_MAX];
+
+/* what every transport is given, from its start to its end */
+static struct transport_env env = { .log_origin = tenant_log_origin };
 
 static bool
 chosen(const struct transport_entry *e, const char *choice)
@@ -32,14 +41,57 @@ transport_known(const char *choice)
 	return false;
 }
 
-int
-transports_init(const char *choice)
+static enum transport_tls
+tls_of(enum config_tls tls)
 {
+	switch (tls) {
+	case CONFIG_TLS_ON:
+		return TRANSPORT_TLS_ON;
+	case CONFIG_TLS_REQUIRED:
+		return TRANSPORT_TLS_REQUIRED;
+	default:
+		return TRANSPORT_TLS_OFF;
+	}
+}
+
+int
+transports_configure(const struct config *cfg, char *err, size_t errlen)
+{
+	struct transport_settings set = {
+		.tcp_timeout_ms = cfg->tcp_timeout_ms,
+		.rnr_timeout_ms = cfg->rnr_timeout_ms,
+		.setup_timeout_ms = cfg->setup_timeout_ms,
+		.accept_timeout_ms = cfg->accept_timeout_ms,
+		.tls = tls_of(cfg->tls),
+		.tls_name = config_tls_name(cfg->tls),
+	};
+	(void) snprintf(set.tls_psk_file, sizeof(set.tls_psk_file), "%s",
+			cfg->tls_psk_file);
+	for (unsigned i = 0; transport_table[i] && i < TRANSPORTS_MAX; i++) {
+		const struct transport_entry *e = transport_table[i];
+		int ret = e->configure ? e->configure(&set, err, errlen) : 0;
+		if (ret)
+			return ret;
+	}
+	env.set = set;
+	return 0;
+}
+
+const struct transport_env *
+transports_env(void)
+{
+	return &env;
+}
+
+int
+transports_init(struct loop *loop, const char *choice)
+{
+	env.loop = loop;
 	for (unsigned i = 0; transport_table[i] && i < TRANSPORTS_MAX; i++) {
 		const struct transport_entry *e = transport_table[i];
 		if (!e->fallback && !chosen(e, choice))
 			continue;
-		int ret = e->init();
+		int ret = e->init(&env);
 		if (ret)
 			return ret;
 		running[i] = true;

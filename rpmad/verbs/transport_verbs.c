@@ -135,9 +135,12 @@ device_of(struct ibv_context *ctx)
 	return vd;
 }
 
+const struct transport_env *verbs_env;
+
 void
-transport_verbs_init(void)
+transport_verbs_init(const struct transport_env *env)
 {
+	verbs_env = env;
 	if (!rdma_present())
 		return;
 	/* librdmacm's own contexts: the ones its CM ids will name */
@@ -217,9 +220,9 @@ transport_verbs_fini(void)
 /* ------------------------------------------------------- the transport */
 
 static int
-verbs_init(void)
+verbs_init(const struct transport_env *env)
 {
-	transport_verbs_init();
+	transport_verbs_init(env);
 	return 0;
 }
 

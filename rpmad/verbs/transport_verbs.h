@@ -12,11 +12,14 @@
 extern const struct transport_ops transport_verbs;
 extern const struct transport_entry transport_verbs_entry;
 
+/* what rpmad gave the transport at init (transport.h) */
+extern const struct transport_env *verbs_env;
+
 /*
  * transport_verbs_init -- find the RDMA devices there are (none is not an
  * error: every address then goes to the software transport)
  */
-void transport_verbs_init(void);
+void transport_verbs_init(const struct transport_env *env);
 
 /* transport_verbs_fini -- release rpmad's CM channel and devices */
 void transport_verbs_fini(void);

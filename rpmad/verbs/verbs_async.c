@@ -12,9 +12,9 @@
 #include <sys/epoll.h>
 #include <utlist.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/device.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_async.h"
 #include "verbs/verbs_conn.h"
 #include "verbs/verbs_dev.h"
@@ -37,7 +37,7 @@ port_down_expired(struct loop_timer *t)
 	struct verbs_dev *vd = t->arg;
 	log_notice("verbs: device %s: its link stayed down for %u ms; the "
 			"connections through it are lost", vd->dev->name,
-			rpmad.cfg.tcp_timeout_ms);
+			verbs_env->set.tcp_timeout_ms);
 	struct verbs_conn *vc, *tmp;
 	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
 		if (vc->vdev != vd || vc->conn == NULL)
@@ -53,15 +53,15 @@ port_event(struct verbs_dev *vd, bool up)
 			up ? "up" : "down");
 	if (up) {
 		if (vd->port_timer.armed)
-			loop_timer_cancel(rpmad.loop, &vd->port_timer);
+			loop_timer_cancel(verbs_env->loop, &vd->port_timer);
 		return;
 	}
-	if (vd->port_timer.armed || rpmad.cfg.tcp_timeout_ms == 0)
+	if (vd->port_timer.armed || verbs_env->set.tcp_timeout_ms == 0)
 		return;
 	vd->port_timer.fn = port_down_expired;
 	vd->port_timer.arg = vd;
-	loop_timer_arm(rpmad.loop, &vd->port_timer,
-			(uint64_t)rpmad.cfg.tcp_timeout_ms * 1000000ull);
+	loop_timer_arm(verbs_env->loop, &vd->port_timer,
+			(uint64_t)verbs_env->set.tcp_timeout_ms * 1000000ull);
 }
 
 static void
@@ -107,7 +107,7 @@ async_ready(struct loop_watch *w, uint32_t events)
 				log_info("verbs: device %s: no more async "
 						"events: %s", vd->dev->name,
 						strerror(errno));
-				loop_del(rpmad.loop, w);
+				loop_del(verbs_env->loop, w);
 			}
 			break;
 		}
@@ -123,7 +123,7 @@ async_ready(struct loop_watch *w, uint32_t events)
 		if (vd->dead)
 			break;	/* rpmad let go of it: nothing more to read */
 	}
-	loop_kick(rpmad.loop);
+	loop_kick(verbs_env->loop);
 }
 
 void
@@ -135,7 +135,7 @@ verbs_async_watch(struct verbs_dev *vd)
 	vd->async_watch.fn = async_ready;
 	vd->async_watch.arg = vd;
 	if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) ||
-			loop_add(rpmad.loop, &vd->async_watch, EPOLLIN))
+			loop_add(verbs_env->loop, &vd->async_watch, EPOLLIN))
 		log_warning("verbs: device %s: its async events are not "
 				"watched", vd->dev->name);
 }

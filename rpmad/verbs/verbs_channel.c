@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "core/daemon.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_channel.h"
 
 static struct rdma_event_channel *channel;
@@ -40,7 +40,7 @@ verbs_channel_open(loop_fd_fn *ready, char *err, size_t errlen)
 	watch.fd = ch->fd;
 	watch.fn = ready;
 	watch.arg = ch;
-	int ret = loop_add(rpmad.loop, &watch, EPOLLIN);
+	int ret = loop_add(verbs_env->loop, &watch, EPOLLIN);
 	if (ret) {
 		(void) snprintf(err, errlen, "cannot watch the CM event "
 				"channel");
@@ -62,7 +62,7 @@ verbs_channel_close(void)
 {
 	if (channel == NULL)
 		return;
-	loop_del(rpmad.loop, &watch);
+	loop_del(verbs_env->loop, &watch);
 	rdma_destroy_event_channel(channel);
 	channel = NULL;
 }

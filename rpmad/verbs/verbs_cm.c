@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/daemon.h"
 #include "core/netns.h"
 #include "librpma.h"
 #include "log/log.h"
@@ -27,6 +26,7 @@
 #include "objects/device.h"
 #include "objects/ep.h"
 #include "objects/peer.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_channel.h"
 #include "verbs/verbs_cm.h"
 #include "verbs/verbs_conn.h"
@@ -81,14 +81,14 @@ setup_overdue(struct loop_timer *t)
 				"the accepted connection within %u ms; it is "
 				"lost", conn_qp_num(conn),
 				conn_remote_name(conn),
-				rpmad.cfg.setup_timeout_ms);
+				verbs_env->set.setup_timeout_ms);
 		vc_over(vc, RPMA_CONN_LOST);
 	} else {
 		conn_log(conn, LOG_INFO, "verbs: connection qp %u: %s did "
 				"not accept or "
 				"reject the request within %u ms",
 				conn_qp_num(conn), conn_remote_name(conn),
-				rpmad.cfg.accept_timeout_ms);
+				verbs_env->set.accept_timeout_ms);
 		vc_over(vc, CONN_END_UNREACHABLE);
 	}
 }
@@ -97,7 +97,7 @@ static void
 setup_deadline(struct verbs_conn *vc, uint32_t ms)
 {
 	vc->setup_timer.fn = setup_overdue;
-	loop_timer_arm(rpmad.loop, &vc->setup_timer, (uint64_t)ms * 1000000);
+	loop_timer_arm(verbs_env->loop, &vc->setup_timer, (uint64_t)ms * 1000000);
 }
 
 /* ---------------------------------------------------------------- passive */
@@ -150,7 +150,7 @@ verbs_accept(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		return -e;
 	}
 	vc->state = VC_ACCEPTING;
-	setup_deadline(vc, rpmad.cfg.setup_timeout_ms);
+	setup_deadline(vc, verbs_env->set.setup_timeout_ms);
 	return 0;
 }
 
@@ -272,7 +272,7 @@ route_resolved(struct verbs_conn *vc)
 		return;
 	}
 	vc->state = VC_CONNECTING;
-	setup_deadline(vc, rpmad.cfg.accept_timeout_ms);
+	setup_deadline(vc, verbs_env->set.accept_timeout_ms);
 	conn_set_names(conn, &vc->id->route.addr.src_storage, NULL);
 }
 
@@ -325,7 +325,7 @@ established(struct verbs_conn *vc, const struct rdma_cm_event *ev)
 {
 	if (vc->state != VC_CONNECTING && vc->state != VC_ACCEPTING)
 		return;
-	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
+	loop_timer_cancel(verbs_env->loop, &vc->setup_timer);
 	vc->state = VC_ESTABLISHED;
 	if (vc->passive)
 		conn_established(vc->conn, NULL, 0, false);

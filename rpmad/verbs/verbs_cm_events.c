@@ -12,8 +12,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_channel.h"
 #include "verbs/verbs_cm.h"
 #include "verbs/verbs_cm_events.h"
@@ -88,5 +88,5 @@ verbs_cm_ready(struct loop_watch *w, uint32_t events)
 		(void) rdma_ack_cm_event(ev);
 		dispatch(&copy);
 	}
-	loop_kick(rpmad.loop);
+	loop_kick(verbs_env->loop);
 }

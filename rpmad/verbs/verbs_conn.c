@@ -13,8 +13,8 @@
 #include <string.h>
 #include <utlist.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_channel.h"
 #include "verbs/verbs_conn.h"
 
@@ -44,7 +44,7 @@ void
 verbs_conn_free(struct verbs_conn *vc)
 {
 	verbs_conn_drop_id(vc);
-	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
+	loop_timer_cancel(verbs_env->loop, &vc->setup_timer);
 	DL_DELETE2(all_vcs, vc, all_prev, all_next);
 	free(vc);
 }
@@ -77,6 +77,6 @@ verbs_conn_over(struct verbs_conn *vc, enum rpma_conn_event event)
 		return;
 	}
 	vc->state = VC_OVER;
-	loop_timer_cancel(rpmad.loop, &vc->setup_timer);
+	loop_timer_cancel(verbs_env->loop, &vc->setup_timer);
 	conn_ended(vc->conn, event);
 }

@@ -11,10 +11,10 @@
 
 #include <string.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/device.h"
 #include "objects/peer.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_dev.h"
 
 /* Devices live as long as rpmad: a fixed table, nothing to free. */
@@ -98,9 +98,9 @@ void
 verbs_dev_forget(struct verbs_dev *vd, bool removed)
 {
 	if (vd->async_watch.added)
-		loop_del(rpmad.loop, &vd->async_watch);
+		loop_del(verbs_env->loop, &vd->async_watch);
 	if (vd->port_timer.armed)
-		loop_timer_cancel(rpmad.loop, &vd->port_timer);
+		loop_timer_cancel(verbs_env->loop, &vd->port_timer);
 	if (!removed)
 		return;
 	/* a device made again gets a new context, and an entry of its own */
@@ -115,9 +115,9 @@ verbs_dev_fini(void)
 {
 	for (unsigned i = 0; i < ndevs; i++) {
 		if (devs[i].async_watch.added)
-			loop_del(rpmad.loop, &devs[i].async_watch);
+			loop_del(verbs_env->loop, &devs[i].async_watch);
 		if (devs[i].port_timer.armed)
-			loop_timer_cancel(rpmad.loop, &devs[i].port_timer);
+			loop_timer_cancel(verbs_env->loop, &devs[i].port_timer);
 	}
 	memset(devs, 0, sizeof(devs));
 	ndevs = 0;

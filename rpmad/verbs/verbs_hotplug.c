@@ -20,8 +20,8 @@
 
 #include <libudev.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_dev.h"
 #include "verbs/verbs_gone.h"
 #include "verbs/verbs_hotplug.h"
@@ -60,7 +60,7 @@ uevent_ready(struct loop_watch *w, uint32_t events)
 		uevent_one(ud);
 		udev_device_unref(ud);
 	}
-	loop_kick(rpmad.loop);
+	loop_kick(verbs_env->loop);
 }
 
 /* libudev answers NULL with errno, or a negative errno */
@@ -96,7 +96,7 @@ verbs_hotplug_watch(void)
 	watch.fn = uevent_ready;
 	watch.arg = NULL;
 	what = "loop_add";
-	ret = watch.fd < 0 ? watch.fd : loop_add(rpmad.loop, &watch, EPOLLIN);
+	ret = watch.fd < 0 ? watch.fd : loop_add(verbs_env->loop, &watch, EPOLLIN);
 	if (ret < 0)
 		goto err;
 	return;
@@ -111,7 +111,7 @@ void
 verbs_hotplug_fini(void)
 {
 	if (watch.added)
-		loop_del(rpmad.loop, &watch);
+		loop_del(verbs_env->loop, &watch);
 	if (monitor)
 		udev_monitor_unref(monitor);
 	if (udev)

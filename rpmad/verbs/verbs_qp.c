@@ -18,12 +18,12 @@
 #include <sys/epoll.h>
 #include <utlist.h>
 
-#include "core/daemon.h"
 #include "log/log.h"
 #include "objects/device.h"
 #include "objects/peer.h"
 #include "objects/qp.h"
 #include "objects/srq.h"
+#include "verbs/transport_verbs.h"
 #include "verbs/verbs_conn.h"
 #include "verbs/verbs_dev.h"
 #include "verbs/verbs_qp.h"
@@ -52,7 +52,7 @@ channel_ready(struct loop_watch *w, uint32_t events)
 		(void) ibv_req_notify_cq(cq, 0);
 	}
 	(void) verbs_work_poll(vc);
-	loop_kick(rpmad.loop);
+	loop_kick(verbs_env->loop);
 }
 
 static int
@@ -91,7 +91,7 @@ verbs_qp_init(void)
 {
 	if (poller_added)
 		return;
-	loop_poller_add(rpmad.loop, &qp_poller);
+	loop_poller_add(verbs_env->loop, &qp_poller);
 	poller_added = true;
 }
 
@@ -189,7 +189,7 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	vc->channel_watch.fn = channel_ready;
 	vc->channel_watch.arg = vc;
 	call = "loop_add";
-	if (loop_add(rpmad.loop, &vc->channel_watch, EPOLLIN)) {
+	if (loop_add(verbs_env->loop, &vc->channel_watch, EPOLLIN)) {
 		errno = EIO;
 		goto err;
 	}
@@ -211,7 +211,7 @@ void
 verbs_qp_destroy(struct verbs_conn *vc)
 {
 	if (vc->channel_watch.added)
-		loop_del(rpmad.loop, &vc->channel_watch);
+		loop_del(verbs_env->loop, &vc->channel_watch);
 	if (vc->polled)
 		DL_DELETE(polled, vc);
 	vc->polled = false;

@@ -55,6 +55,7 @@
 #include "tcp/tcp_conn.h"
 #include "tcp/tcp_rx.h"
 #include "tcp/transport_tcp.h"
+#include "transport/transports.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
@@ -115,14 +116,14 @@ wire_connect(struct conn *conn, const void *pdata, uint8_t len, char *err,
 
 /* device 1, the peer's; then the software transport's own */
 static int
-wire_init(void)
+wire_init(const struct transport_env *env)
 {
 	wire_ops = transport_tcp;
 	wire_ops.connect = wire_connect;
 	wire_device = device_add("fuzz-wire", &wire_ops, false, NULL);
 	if (wire_device == NULL)
 		return -ENOMEM;
-	return transport_tcp_init();
+	return transport_tcp_init(env);
 }
 
 static struct device *
@@ -183,7 +184,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (transports_init("tcp"))
+	char why[512];
+	if (transports_configure(&rpmad.cfg, why, sizeof(why)) ||
+			transports_init(rpmad.loop, "tcp"))
 		abort();
 	return 0;
 }

@@ -27,7 +27,7 @@
 #include "objects/mr.h"
 #include "objects/peer.h"
 #include "tcp/transport_tcp.h"
-#include "transport/transport.h"
+#include "transport/transports.h"
 #include "verbs/transport_verbs.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -50,7 +50,16 @@ h_setup(void)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	ck_assert_int_eq(transport_tcp_init(), 0);
+	h_configure();
+	ck_assert_int_eq(transports_init(rpmad.loop, rpmad.cfg.transport), 0);
+}
+
+void
+h_configure(void)
+{
+	char why[512];
+	ck_assert_msg(transports_configure(&rpmad.cfg, why, sizeof(why)) == 0,
+			"%s", why);
 }
 
 void

@@ -38,6 +38,9 @@ struct h_reply {
 /* h_setup -- rpmad's state, loop and software device, transport auto */
 void h_setup(void);
 
+/* h_configure -- rpmad.cfg's settings (changed by a test) to the transports */
+void h_configure(void);
+
 /*
  * h_teardown -- every session destroyed, the verbs transport closed; fails
  * the test when a fake device object is still alive

@@ -25,6 +25,7 @@
 #include "librpma.h"
 #include "objects/device.h"
 #include "objects/mr.h"
+#include "transport/transports.h"
 #include "verbs/transport_verbs.h"
 #include "verbs/verbs_conn.h"
 
@@ -225,7 +226,7 @@ START_TEST(test_devices_at_start)
 {
 	h_setup();
 	two_devices();
-	transport_verbs_init();
+	transport_verbs_init(transports_env());
 	const char *names[3] = { NULL };
 	unsigned n = 0;
 	for (struct device *d = device_list(); d && n < 3; d = d->next)
@@ -450,6 +451,7 @@ START_TEST(test_setup_deadlines)
 	pair_prepare(&p);
 	rpmad.cfg.accept_timeout_ms = 300;
 	rpmad.cfg.setup_timeout_ms = 300;
+	h_configure();
 	struct h_reply r, req;
 
 	/* nobody answers the request */
@@ -482,6 +484,7 @@ START_TEST(test_setup_deadlines)
 
 	/* and the next one connects */
 	rpmad.cfg.accept_timeout_ms = 60000;
+	h_configure();
 	pair_connect(&p, CFG, CFG);
 	pair_teardown(&p);
 }
