@@ -21,7 +21,7 @@
 #define CONFIG_MAX_IDS 32
 #define CONFIG_MAX_SECTIONS 32
 
-/* tls = off | on | required: the software transport's TLS (tcp_tls.h) */
+/* tls = off | on | required: the software transport's TLS (tcp_tls.c) */
 enum config_tls {
 	CONFIG_TLS_OFF,
 	CONFIG_TLS_ON,		/* TLS where the peer speaks it, plain else */

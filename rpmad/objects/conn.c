@@ -26,6 +26,7 @@
 #include "objects/conn.h"
 #include "objects/device.h"
 #include "objects/ep.h"
+#include "objects/mr.h"
 #include "objects/peer.h"
 #include "objects/qp.h"
 #include "objects/srq.h"
@@ -239,6 +240,12 @@ struct qp *
 conn_qp(struct conn *conn)
 {
 	return &conn->qp;
+}
+
+const struct qp_layout *
+conn_qp_layout(const struct conn *conn)
+{
+	return &conn->qp.layout;
 }
 
 bool

@@ -13,13 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <utlist.h>
 
 #include "clients/client.h"
 #include "core/daemon.h"
 #include "core/netns.h"
+#include "core/registry.h"
 #include "librpma.h"
 #include "log/log.h"
 #include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
 #include "transport/transports.h"
 
 static struct device *devices;
@@ -68,6 +73,61 @@ struct device *
 device_list(void)
 {
 	return devices;
+}
+
+uint32_t
+device_id(const struct device *dev)
+{
+	return dev->id;
+}
+
+const char *
+device_name(const struct device *dev)
+{
+	return dev->name;
+}
+
+bool
+device_odp(const struct device *dev)
+{
+	return dev->odp_capable;
+}
+
+void *
+device_tp(const struct device *dev)
+{
+	return dev->tp_dev;
+}
+
+void
+device_let_go(struct device *dev)
+{
+	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
+		struct obj *x;
+		DL_FOREACH(registry_first(o, OBJ_EP), x) {
+			struct ep *ep = (struct ep *)x;
+			if (ep_peer(ep)->dev == dev)
+				dev->tp->unlisten(ep);
+		}
+		DL_FOREACH(registry_first(o, OBJ_MR), x) {
+			struct mr *mr = (struct mr *)x;
+			if (mr->peer->dev == dev && dev->tp->mr_deregister)
+				dev->tp->mr_deregister(mr);
+		}
+		DL_FOREACH(registry_first(o, OBJ_PEER), x) {
+			struct peer *peer = (struct peer *)x;
+			if (peer->dev == dev && dev->tp->pd_free)
+				dev->tp->pd_free(peer);
+		}
+	}
+}
+
+void
+device_set_gone(struct device *dev)
+{
+	size_t n = strlen(dev->name);
+	if (n + sizeof(" (gone)") <= sizeof(dev->name))
+		memcpy(dev->name + n, " (gone)", sizeof(" (gone)"));
 }
 
 int

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * device.h -- the devices rpmad serves: RDMA devices through the verbs
- * transport and its own software device (TCP) for everything else
+ * transport and its own software device (TCP) for everything else. The
+ * transports make them (device_add(), transport/transport.h).
  */
 
 #ifndef RPMAD_DEVICE_H
@@ -12,10 +13,7 @@
 #include <sys/socket.h>
 
 #include "clients/reply.h"
-
-struct transport_ops;
-
-#define SOFTWARE_DEVICE_NAME "rpmad_tcp"
+#include "transport/transport.h"
 
 struct device {
 	uint32_t id;
@@ -30,10 +28,6 @@ struct device {
 };
 
 void device_fini(void);
-
-/* device_add -- a device made by a transport, owned by the list */
-struct device *device_add(const char *name, const struct transport_ops *tp,
-		bool odp_capable, void *tp_dev);
 
 struct device *device_by_id(uint32_t id);
 

@@ -229,6 +229,96 @@ mr_put(struct mr *mr)
 	free(mr);
 }
 
+/* ------------------------------------------- what a transport reads */
+
+struct peer *
+mr_peer(const struct mr *mr)
+{
+	return mr->peer;
+}
+
+void *
+mr_tp(const struct mr *mr)
+{
+	return mr->tp_mr;
+}
+
+void
+mr_set_tp(struct mr *mr, void *tp_mr)
+{
+	mr->tp_mr = tp_mr;
+}
+
+uint64_t
+mr_addr(const struct mr *mr)
+{
+	return mr->addr;
+}
+
+uint64_t
+mr_length(const struct mr *mr)
+{
+	return mr->length;
+}
+
+uint32_t
+mr_usage(const struct mr *mr)
+{
+	return mr->usage;
+}
+
+bool
+mr_writable(const struct mr *mr)
+{
+	return mr->writable;
+}
+
+void *
+mr_map(const struct mr *mr)
+{
+	return mr->base + (mr->addr - mr->span_start);
+}
+
+bool
+mr_dax(const struct mr *mr)
+{
+	for (unsigned i = 0; i < mr->nsegs; i++) {
+		if (mr->segs[i].persist)
+			return true;
+	}
+	return false;
+}
+
+uint32_t
+mr_rkey(const struct mr *mr)
+{
+	return mr->rkey_id.rkey;
+}
+
+void
+mr_set_rkey(struct mr *mr, uint32_t rkey)
+{
+	mr->rkey_id.rkey = rkey;
+}
+
+bool
+mr_on_demand(const struct mr *mr)
+{
+	return mr->on_demand;
+}
+
+void
+mr_set_on_demand(struct mr *mr, bool on_demand)
+{
+	mr->on_demand = on_demand;
+}
+
+struct addrspace *
+mr_addrspace(const struct mr *mr)
+{
+	return mr->as;
+}
+
 /*
  * Whether rpmad may map the file at all, judged before anything reaches
  * its file system (fstat included): not on one that can make rpmad's

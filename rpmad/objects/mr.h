@@ -14,7 +14,8 @@
  *    page-cache files);
  *  - the client's own memory, reached through its address space
  *    (addrspace.h): nothing of it is mapped in rpmad.
- * mr_io.h moves the bytes either way.
+ * mr_io.h moves the bytes either way. What a transport may call of a
+ * registration stands in transport/transport.h.
  */
 
 #ifndef RPMAD_MR_H
@@ -26,21 +27,13 @@
 
 #include "clients/reply.h"
 #include "core/registry.h"
+#include "transport/transport.h"
 
 struct addrspace;
 struct mr_view;
 struct peer;
 struct pmem2_map;
 struct transport_ops;
-
-/* What an access needs from a registration's usage. */
-enum mr_access {
-	MR_LOCAL_READ,		/* source of a write or send */
-	MR_LOCAL_WRITE,		/* destination of a read or receive */
-	MR_REMOTE_READ,		/* a peer reads it (read, flush) */
-	MR_REMOTE_WRITE,	/* a peer writes it (write, atomic write) */
-	MR_REMOTE_PERSIST,	/* a peer flushes it to persistence */
-};
 
 enum mr_seg_kind {
 	MR_SEG_FILE,		/* a file of the application's: mapped, persisted */
@@ -136,12 +129,6 @@ struct mr *mr_by_lkey(uint32_t lkey);
 /* mr_by_rkey -- the live registration with this remote key on the device */
 struct mr *mr_by_rkey(uint32_t dev_id, uint32_t rkey);
 
-static inline uint32_t
-mr_rkey(const struct mr *mr)
-{
-	return mr->rkey_id.rkey;
-}
-
 /* mr_persistence_name -- how rpmactl names a persistence */
 const char *mr_persistence_name(enum mr_persistence p);
 
@@ -163,22 +150,12 @@ bool mr_allows(const struct mr *mr, enum mr_access access);
 bool mr_contains(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * Persisting the client's [addr, addr + len) (pages the client no longer
- * has have nothing to persist), in two parts:
- * mr_persist_cpu -- the DAX segments' cache flushes: CPU work of about
- * the length, on the loop (the caller cuts it into slices)
- * mr_persist_msync -- the page-cache segments' msync: it writes back and
- * waits for the disk, so the thread of offload.h runs it (mr_sync.h);
- * 0 or msync's negative errno, logging nothing
- * mr_persist_needs_msync -- whether the range has such segments at all
+ * mr_persist_msync -- the page-cache part of persisting the client's
+ * [addr, addr + len) (mr_persist_cpu() does the DAX part): msync writes
+ * back and waits for the disk, so the thread of offload.h runs it
+ * (mr_sync_start()); 0 or msync's negative errno, logging nothing
  */
-void mr_persist_cpu(struct mr *mr, uint64_t addr, uint64_t len);
 int mr_persist_msync(const struct mr *mr, uint64_t addr, uint64_t len);
-bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr,
-		uint64_t len);
-
-void mr_get(struct mr *mr);
-void mr_put(struct mr *mr);
 
 /*
  * mr_staging_new -- the registration of a queue pair's staging bytes

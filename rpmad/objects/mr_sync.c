@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * mr_sync.c -- msync of a registration's page-cache range in the thread
- * of offload.h (mr_sync.h)
+ * of offload.h (mr_sync_start(), transport/transport.h)
  *
  * An msync of a quarter gigabyte takes rpmad half a second and more (it
  * waits for the disk), and cut into slices it is several times slower in
@@ -18,7 +18,7 @@
 #include "loop/fairq.h"
 #include "objects/mr.h"
 #include "objects/mr_io.h"
-#include "objects/mr_sync.h"
+#include "transport/transport.h"
 
 struct mr_sync {
 	struct offload_job job;		/* first: the job is the sync */

@@ -24,6 +24,24 @@ peer_find(struct req_ctx *rc, uint64_t id)
 	return (struct peer *)req_find(rc, id, OBJ_PEER);
 }
 
+struct device *
+peer_device(const struct peer *peer)
+{
+	return peer->dev;
+}
+
+void *
+peer_tp(const struct peer *peer)
+{
+	return peer->tp_pd;
+}
+
+void
+peer_set_tp(struct peer *peer, void *tp_pd)
+{
+	peer->tp_pd = tp_pd;
+}
+
 void
 peer_handle_new(struct req_ctx *rc)
 {

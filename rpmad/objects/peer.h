@@ -11,8 +11,7 @@
 
 #include "clients/reply.h"
 #include "core/registry.h"
-
-struct device;
+#include "transport/transport.h"
 
 struct peer {
 	struct obj obj;

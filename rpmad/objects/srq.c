@@ -31,6 +31,30 @@ srq_find(struct req_ctx *rc, uint64_t id)
 	return (struct srq *)req_find(rc, id, OBJ_SRQ);
 }
 
+struct peer *
+srq_peer(const struct srq *srq)
+{
+	return srq->peer;
+}
+
+void *
+srq_tp(const struct srq *srq)
+{
+	return srq->tp_srq;
+}
+
+void
+srq_set_tp(struct srq *srq, void *tp_srq)
+{
+	srq->tp_srq = tp_srq;
+}
+
+uint32_t
+srq_slots(const struct srq *srq)
+{
+	return srq->n_slots;
+}
+
 /*
  * The client posted receives (or took completions while some wait for
  * room): every connection made with the queue looks at it again.

@@ -20,8 +20,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <infiniband/verbs.h>
-
 #include "clients/reply.h"
 #include "core/registry.h"
 #include "objects/conn.h"
@@ -49,26 +47,6 @@ struct srq *srq_find(struct req_ctx *rc, uint64_t id);
 
 void srq_handle_new(struct req_ctx *rc);
 void srq_handle_delete(struct req_ctx *rc);
-
-/*
- * srq_take -- the client's next posted receive, for the transport's queue:
- * its slot in *rs, the wr_id to give the device in *wr_id. 0, -EAGAIN
- * (none posted, or every slot in the device's hands), -EPROTO (the region
- * is corrupted). A receive naming memory it may not use completes at once
- * with IBV_WC_LOC_PROT_ERR and the next is taken.
- */
-int srq_take(struct srq *srq, struct recv_slot **rs, uint64_t *wr_id);
-
-/* srq_untake -- the device refused the receive just taken: it is flushed */
-void srq_untake(struct srq *srq, uint64_t wr_id);
-
-/*
- * srq_done -- the device completed receive wr_id on conn's queue pair
- * (conn_recv_done's arguments); an unknown wr_id is ignored
- */
-void srq_done(struct srq *srq, uint64_t wr_id, struct conn *conn,
-		enum ibv_wc_status status, uint32_t byte_len,
-		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm);
 
 /* srq_attach / srq_detach -- conn takes its receives from srq (or not) */
 int srq_attach(struct srq *srq, struct conn *conn);

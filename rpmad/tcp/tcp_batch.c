@@ -2,15 +2,13 @@
 /*
  * tcp_batch.c -- a channel's batches of bytes for a client's own memory:
  * gathering, the one with the client's thread, slices of big payloads,
- * and reading on once they are back (tcp_batch.h)
+ * and reading on once they are back (tcp.h)
  */
 
 #include <errno.h>
 #include <stddef.h>
 
-#include "objects/mr.h"
-#include "tcp/tcp_batch.h"
-#include "tcp/tcp_chan.h"
+#include "tcp/tcp.h"
 
 bool
 tcp_batch_pending(const struct tcp_chan *ch)
@@ -36,7 +34,7 @@ struct as_batch *
 tcp_batch_for(struct tcp_chan *ch, struct mr *mr)
 {
 	if (ch->rx_batch == NULL)
-		ch->rx_batch = as_batch_new(mr->as);
+		ch->rx_batch = as_batch_new(mr_addrspace(mr));
 	return ch->rx_batch;
 }
 

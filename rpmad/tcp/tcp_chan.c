@@ -16,14 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "clients/as_worker.h"
-#include "log/log.h"
-#include "objects/mr.h"
-#include "objects/mr_io.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_tls.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 #define IOV_BATCH 64
 /* payload bytes read out of a client's memory per writev */
@@ -286,7 +279,7 @@ static int
 fetch_start(struct tcp_chan *ch, struct tx_item *it, size_t off)
 {
 	as_batch_free(it->fetch);
-	it->fetch = as_batch_new(it->mr->as);
+	it->fetch = as_batch_new(mr_addrspace(it->mr));
 	size_t n = it->payload_len - off;
 	if (n > FETCH_SLICE)
 		n = FETCH_SLICE;

@@ -19,13 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "clients/tenant.h"
-#include "log/log.h"
-#include "objects/conn.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_local.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 static struct tcp_conn *all_tcs;
 
@@ -202,7 +196,7 @@ tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
 		origin_of_addr(&tc->remote, &o);
 	char who[ORIGIN_NAME_MAX];
 	origin_name(&o, who, sizeof(who));
-	tenant_log_origin(&o, level, "%s (from %s)", text, who);
+	tcp_env->log_origin(&o, level, "%s (from %s)", text, who);
 }
 
 void
@@ -225,7 +219,7 @@ tcp_conn_violation(struct tcp_conn *tc, const char *what)
 /* ----------------------------------------------------- frames of its own */
 
 /*
- * Liveness is the remote rpmad's (tcp_liveness.h): a heartbeat goes out
+ * Liveness is the remote rpmad's (tcp_liveness.c): a heartbeat goes out
  * on the socket that carries our answers, because the other end reads
  * that one always -- it stops reading only the socket of our operations,
  * while a message waits for a receive buffer there. An rpmad of wire

@@ -16,15 +16,7 @@
 #include <sys/socket.h>
 
 #include "le_bytes.h"
-#include "log/log.h"
-#include "objects/conn.h"
-#include "objects/ep.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_handshake.h"
-#include "tcp/tcp_open.h"
-#include "tcp/tcp_tls.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 /* ------------------------------------------------------------ passive */
 

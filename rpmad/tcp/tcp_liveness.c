@@ -20,11 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log/log.h"
-#include "log/remote_log.h"
-#include "loop/loop.h"
-#include "tcp/tcp_liveness.h"
-#include "transport/transport.h"
+#include "tcp/tcp.h"
 
 #define REMOTE_BUCKETS 256
 

@@ -18,16 +18,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "clients/as_worker.h"
-#include "log/log.h"
-#include "objects/conn.h"
-#include "objects/mr.h"
-#include "objects/mr_io.h"
-#include "objects/mr_sync.h"
-#include "tcp/tcp_batch.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_local.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 /* The oldest work in flight: the one the connection's turns move on. */
 static struct work *
@@ -177,7 +168,7 @@ move_by_threads(struct tcp_conn *tc, struct mr *dst, uint64_t daddr,
 	bool reading = tc->local_read == NULL && mr_io_in_process(src, saddr,
 			n);
 	if (reading) {
-		b = as_batch_new(src->as);
+		b = as_batch_new(mr_addrspace(src));
 		tc->local_bytes = b ? as_batch_read(b, saddr, n, 0) : NULL;
 		tc->local_status = src_lost;
 		if (b && tc->local_bytes == NULL) {
@@ -185,7 +176,7 @@ move_by_threads(struct tcp_conn *tc, struct mr *dst, uint64_t daddr,
 			b = NULL;
 		}
 	} else if (mr_io_in_process(dst, daddr, n)) {
-		b = as_batch_new(dst->as);
+		b = as_batch_new(mr_addrspace(dst));
 		uint8_t *p = b ? as_batch_write_space(b, daddr, n, 0) : NULL;
 		if (p && tc->local_read)
 			memcpy(p, tc->local_bytes, n);

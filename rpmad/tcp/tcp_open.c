@@ -17,20 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/netns.h"
-#include "core/random.h"
-#include "log/log.h"
-#include "log/origin.h"
-#include "log/rlog.h"
-#include "objects/conn.h"
-#include "objects/ep.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_handshake.h"
-#include "tcp/tcp_open.h"
-#include "tcp/tcp_rx.h"
-#include "tcp/tcp_tls.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 /*
  * Sockets that may be pairing at one endpoint (each gets setup_timeout_ms

@@ -6,8 +6,8 @@
  * Every work request becomes one frame on our operations socket, numbered
  * as the core numbers it (work.tp_seq), and waits in flight, in order, for
  * its answer. A payload in the client's own memory is read by the client's
- * thread before its frame goes (tcp_chan.h), and read data for it is
- * written by that thread before the read completes (tcp_batch.h): bytes
+ * thread before its frame goes (tcp_chan.c), and read data for it is
+ * written by that thread before the read completes (tcp_batch.c): bytes
  * that cannot be read or written fail their work with
  * IBV_WC_LOC_PROT_ERR, as a NIC's local protection error does.
  *
@@ -18,16 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clients/as_worker.h"
-#include "log/log.h"
-#include "objects/conn.h"
-#include "objects/mr.h"
-#include "objects/mr_io.h"
-#include "objects/mr_sync.h"
-#include "tcp/tcp_batch.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_ops.h"
+#include "tcp/tcp.h"
 
 /* ------------------------------------------------------------ initiator */
 

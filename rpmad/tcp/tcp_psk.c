@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * tcp_psk.c -- reading the software transport's pre-shared keys
- * (tcp_psk.h)
+ * (tcp.h)
  */
 
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tcp/tcp_psk.h"
+#include "tcp/tcp.h"
 
 static int
 hex_value(char c)

@@ -15,17 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "log/log.h"
-#include "objects/conn.h"
-#include "objects/mr_io.h"
-#include "tcp/tcp_batch.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_handshake.h"
-#include "tcp/tcp_local.h"
-#include "tcp/tcp_open.h"
-#include "tcp/tcp_ops.h"
-#include "tcp/tcp_rx.h"
+#include "tcp/tcp.h"
 
 /* Payloads this big skip the staging buffer. */
 #define DIRECT_RECV_MIN 4096
@@ -370,7 +360,7 @@ chan_rx(struct tcp_chan *ch, size_t *budgetp, unsigned *frames)
 				break;	/* paused until a receive is posted */
 			ch->begun = true;
 		}
-		/* a persistent flush, a slice at a time (tcp_ops.h) */
+		/* a persistent flush, a slice at a time (tcp_ops.c) */
 		if (ch == tc->tgt && !tcp_target_persist(tc, ch, &budget,
 				rx_kick))
 			break;

@@ -8,27 +8,17 @@
  *
  * What lands in a client's own memory (its private pages, reached through
  * its address space) is done by the client's thread, in batches
- * (tcp_batch.h): nothing is acknowledged before its bytes are in, a frame
+ * (tcp_batch.c): nothing is acknowledged before its bytes are in, a frame
  * that must not overtake them waits for them, and bytes that cannot be
  * written fail their operation. A read of such memory is answered with
- * what the client's thread read (tcp_chan.h), and nothing after it is
+ * what the client's thread read (tcp_chan.c), and nothing after it is
  * taken until then.
  */
 
 #include <errno.h>
 #include <string.h>
 
-#include "clients/as_worker.h"
-#include "log/log.h"
-#include "objects/conn.h"
-#include "objects/mr.h"
-#include "objects/mr_io.h"
-#include "objects/mr_sync.h"
-#include "tcp/tcp_batch.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_ops.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 static void
 send_answer(struct tcp_conn *tc, const struct tcp_frame *f, struct mr *mr,

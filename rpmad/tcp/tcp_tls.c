@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * tcp_tls.c -- TLS 1.3 with pre-shared keys on the software transport's
- * sockets (tcp_tls.h): OpenSSL's handshake, then the kernel's TLS, or a
+ * sockets (tcp.h): OpenSSL's handshake, then the kernel's TLS, or a
  * relay through OpenSSL in the loop where the kernel has none
  */
 
@@ -22,16 +22,7 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "log/log.h"
-#include "loop/loop.h"
-#include "objects/ep.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_handshake.h"
-#include "tcp/tcp_psk.h"
-#include "tcp/tcp_rx.h"
-#include "tcp/tcp_tls.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 #ifndef SOL_TLS
 #define SOL_TLS 282

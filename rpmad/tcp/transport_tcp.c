@@ -14,20 +14,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "loop/fairq.h"
-#include "loop/loop.h"
-#include "objects/conn.h"
-#include "objects/device.h"
-#include "tcp/tcp_chan.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_handshake.h"
-#include "tcp/tcp_liveness.h"
-#include "tcp/tcp_local.h"
-#include "tcp/tcp_open.h"
-#include "tcp/tcp_ops.h"
-#include "tcp/tcp_rx.h"
-#include "tcp/tcp_tls.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 
 /* How long a goodbye waits for the peer's. */
 #define GOODBYE_TIMEOUT_NS (1000 * 1000 * 1000ull)

@@ -39,21 +39,7 @@
 #include <string.h>
 
 #include "librpma.h"
-#include "log/log.h"
-#include "objects/device.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_async.h"
-#include "verbs/verbs_channel.h"
-#include "verbs/verbs_cm.h"
-#include "verbs/verbs_cm_events.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_ep.h"
-#include "verbs/verbs_hotplug.h"
-#include "verbs/verbs_mr.h"
-#include "verbs/verbs_qp.h"
-#include "verbs/verbs_srq.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 const struct transport_ops transport_verbs = {
 	.name = "verbs",
@@ -128,8 +114,8 @@ device_of(struct ibv_context *ctx)
 	if (vd == NULL)
 		return NULL;
 	verbs_async_watch(vd);
-	log_notice("verbs: RDMA device %s (device %u%s)", vd->dev->name,
-			vd->dev->id, vd->dev->odp_capable ?
+	log_notice("verbs: RDMA device %s (device %u%s)", device_name(vd->dev),
+			device_id(vd->dev), device_odp(vd->dev) ?
 			", on-demand paging" : "");
 	verbs_hotplug_watch();
 	return vd;
@@ -196,7 +182,7 @@ transport_verbs_device_for(const struct sockaddr_storage *ss, socklen_t len,
 		name_addr(ss, name, sizeof(name));
 		if (vd)
 			log_debug("verbs: %s is served by %s", name,
-					vd->dev->name);
+					device_name(vd->dev));
 		else
 			log_debug("verbs: no RDMA device serves %s (%s)", name,
 					ret ? strerror(-ret) : "none bound");

@@ -12,14 +12,7 @@
 #include <sys/epoll.h>
 #include <utlist.h>
 
-#include "log/log.h"
-#include "objects/device.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_async.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_gone.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 /* Async events handled per wake-up. */
 #define ASYNC_EVENT_BUDGET 32
@@ -36,7 +29,7 @@ port_down_expired(struct loop_timer *t)
 {
 	struct verbs_dev *vd = t->arg;
 	log_notice("verbs: device %s: its link stayed down for %u ms; the "
-			"connections through it are lost", vd->dev->name,
+			"connections through it are lost", device_name(vd->dev),
 			verbs_env->set.tcp_timeout_ms);
 	struct verbs_conn *vc, *tmp;
 	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
@@ -49,7 +42,7 @@ port_down_expired(struct loop_timer *t)
 static void
 port_event(struct verbs_dev *vd, bool up)
 {
-	log_info("verbs: device %s: link %s", vd->dev->name,
+	log_info("verbs: device %s: link %s", device_name(vd->dev),
 			up ? "up" : "down");
 	if (up) {
 		if (vd->port_timer.armed)
@@ -88,7 +81,7 @@ async_event(struct verbs_dev *vd, enum ibv_event_type type,
 		verbs_work_failed(vc);
 		break;
 	default:
-		log_info("verbs: device %s: %s", vd->dev->name,
+		log_info("verbs: device %s: %s", device_name(vd->dev),
 				ibv_event_type_str(type));
 		break;
 	}
@@ -105,7 +98,7 @@ async_ready(struct loop_watch *w, uint32_t events)
 					errno != EINTR) {
 				/* a dead device's fd would wake us forever */
 				log_info("verbs: device %s: no more async "
-						"events: %s", vd->dev->name,
+						"events: %s", device_name(vd->dev),
 						strerror(errno));
 				loop_del(verbs_env->loop, w);
 			}
@@ -137,5 +130,5 @@ verbs_async_watch(struct verbs_dev *vd)
 	if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) ||
 			loop_add(verbs_env->loop, &vd->async_watch, EPOLLIN))
 		log_warning("verbs: device %s: its async events are not "
-				"watched", vd->dev->name);
+				"watched", device_name(vd->dev));
 }

@@ -13,8 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_channel.h"
+#include "verbs/verbs.h"
 
 static struct rdma_event_channel *channel;
 static struct loop_watch watch;

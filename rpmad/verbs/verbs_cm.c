@@ -18,21 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/netns.h"
 #include "librpma.h"
-#include "log/log.h"
-#include "log/remote_log.h"
-#include "objects/conn.h"
-#include "objects/device.h"
-#include "objects/ep.h"
-#include "objects/peer.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_channel.h"
-#include "verbs/verbs_cm.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_qp.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 /* Private data an RDMA CM accept carries (RDMA_PS_TCP over IB/RoCE). */
 #define VERBS_ACCEPT_PDATA_MAX 196
@@ -228,7 +215,7 @@ addr_resolved(struct verbs_conn *vc)
 				"device %s, the peer's device is %s",
 				conn_qp_num(conn), conn_remote_name(conn),
 				verbs_dev_ctx_name(vc->id->verbs),
-				conn_peer(conn)->dev->name);
+				device_name(peer_device(conn_peer(conn))));
 		vc_over(vc, CONN_END_UNREACHABLE);
 		return;
 	}

@@ -12,14 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "log/log.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_channel.h"
-#include "verbs/verbs_cm.h"
-#include "verbs/verbs_cm_events.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_ep.h"
-#include "verbs/verbs_gone.h"
+#include "verbs/verbs.h"
 
 /* CM events handled per wake-up before others get a turn. */
 #define CM_EVENT_BUDGET 64

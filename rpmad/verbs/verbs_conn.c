@@ -13,10 +13,7 @@
 #include <string.h>
 #include <utlist.h>
 
-#include "log/log.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_channel.h"
-#include "verbs/verbs_conn.h"
+#include "verbs/verbs.h"
 
 static struct verbs_conn *all_vcs;
 

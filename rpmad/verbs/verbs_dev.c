@@ -11,11 +11,7 @@
 
 #include <string.h>
 
-#include "log/log.h"
-#include "objects/device.h"
-#include "objects/peer.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_dev.h"
+#include "verbs/verbs.h"
 
 /* Devices live as long as rpmad: a fixed table, nothing to free. */
 static struct verbs_dev devs[VERBS_MAX_DEVICES];
@@ -82,7 +78,7 @@ struct verbs_dev *
 verbs_dev_of_peer(const struct peer *peer)
 {
 	for (unsigned i = 0; i < ndevs; i++) {
-		if (devs[i].dev == peer->dev)
+		if (devs[i].dev == peer_device(peer))
 			return &devs[i];
 	}
 	return NULL;
@@ -105,9 +101,7 @@ verbs_dev_forget(struct verbs_dev *vd, bool removed)
 		return;
 	/* a device made again gets a new context, and an entry of its own */
 	vd->ctx = NULL;
-	size_t n = strlen(vd->dev->name);
-	if (n + sizeof(" (gone)") <= sizeof(vd->dev->name))
-		memcpy(vd->dev->name + n, " (gone)", sizeof(" (gone)"));
+	device_set_gone(vd->dev);
 }
 
 void

@@ -11,16 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log/log.h"
-#include "log/remote_log.h"
-#include "objects/device.h"
-#include "objects/ep.h"
-#include "objects/peer.h"
-#include "verbs/verbs_channel.h"
-#include "verbs/verbs_cm.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_ep.h"
+#include "verbs/verbs.h"
 
 int
 verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
@@ -52,7 +43,7 @@ verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
 				"served by RDMA device %s, the peer's device "
 				"is %s", ep_addr(ep), ep_port(ep),
 				verbs_dev_ctx_name(vep->id->verbs),
-				ep_peer(ep)->dev->name);
+				device_name(peer_device(ep_peer(ep))));
 		ret = -EINVAL;
 		goto err;
 	}
@@ -108,7 +99,7 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 				"came through RDMA device %s, the endpoint's "
 				"peer uses %s; rejecting it", ep_addr(ep),
 				ep_port(ep), verbs_dev_ctx_name(id->verbs),
-				ep_peer(ep)->dev->name);
+				device_name(peer_device(ep_peer(ep))));
 		refuse_request(id);
 		return;
 	}

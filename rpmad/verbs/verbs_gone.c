@@ -15,19 +15,7 @@
 
 #include <utlist.h>
 
-#include "core/registry.h"
-#include "log/log.h"
-#include "objects/device.h"
-#include "objects/ep.h"
-#include "objects/mr.h"
-#include "objects/peer.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_ep.h"
-#include "verbs/verbs_gone.h"
-#include "verbs/verbs_mr.h"
-#include "verbs/verbs_qp.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 /* Connections: LOST, then their queue pairs and CM ids go. */
 static void
@@ -43,30 +31,6 @@ release_conns(struct verbs_dev *vd)
 	}
 }
 
-/* Endpoints, registrations and protection domains of every client. */
-static void
-release_client_objects(struct verbs_dev *vd)
-{
-	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
-		struct obj *x;
-		DL_FOREACH(registry_first(o, OBJ_EP), x) {
-			struct ep *ep = (struct ep *)x;
-			if (ep_peer(ep)->dev == vd->dev)
-				verbs_unlisten(ep);
-		}
-		DL_FOREACH(registry_first(o, OBJ_MR), x) {
-			struct mr *mr = (struct mr *)x;
-			if (mr->peer->dev == vd->dev)
-				verbs_mr_deregister(mr);
-		}
-		DL_FOREACH(registry_first(o, OBJ_PEER), x) {
-			struct peer *peer = (struct peer *)x;
-			if (peer->dev == vd->dev)
-				verbs_pd_free(peer);
-		}
-	}
-}
-
 void
 verbs_dev_gone(struct verbs_dev *vd, bool removed)
 {
@@ -75,9 +39,10 @@ verbs_dev_gone(struct verbs_dev *vd, bool removed)
 		return;
 	vd->dead = true;
 	log_err("verbs: RDMA device %s %s; its connections are lost and rpmad "
-			"lets go of it", vd->dev->name, why);
+			"lets go of it", device_name(vd->dev), why);
 	release_conns(vd);
-	release_client_objects(vd);
+	/* every client's endpoints, registrations, protection domains */
+	device_let_go(vd->dev);
 	verbs_dev_forget(vd, removed);
 	/*
 	 * The device's context is librdmacm's, which closes a removed

@@ -20,11 +20,7 @@
 
 #include <libudev.h>
 
-#include "log/log.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_gone.h"
-#include "verbs/verbs_hotplug.h"
+#include "verbs/verbs.h"
 
 /* uevents handled per wake-up before others get a turn */
 #define UEVENT_BUDGET 32

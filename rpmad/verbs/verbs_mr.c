@@ -13,13 +13,8 @@
 #include <string.h>
 
 #include "librpma.h"
-#include "log/log.h"
 #include "mr_usage.h"
-#include "objects/device.h"
-#include "objects/mr.h"
-#include "objects/peer.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_mr.h"
+#include "verbs/verbs.h"
 
 /* ibv_advise_mr takes 32-bit lengths: longer ranges go in pieces. */
 #define ADVISE_CHUNK (1u << 30)
@@ -27,10 +22,10 @@
 int
 verbs_pd_alloc(struct peer *peer, char *err, size_t errlen)
 {
-	struct verbs_dev *vd = peer->dev->tp_dev;
+	struct verbs_dev *vd = device_tp(peer_device(peer));
 	if (vd->dead) {
 		(void) snprintf(err, errlen, "the RDMA device %s is gone",
-				peer->dev->name);
+				device_name(peer_device(peer)));
 		return -ENODEV;
 	}
 	struct ibv_pd *pd = ibv_alloc_pd(vd->ctx);
@@ -38,24 +33,24 @@ verbs_pd_alloc(struct peer *peer, char *err, size_t errlen)
 		/* the core adds the errno's text */
 		int e = errno ? errno : ENOMEM;
 		(void) snprintf(err, errlen, "ibv_alloc_pd on %s",
-				peer->dev->name);
+				device_name(peer_device(peer)));
 		return -e;
 	}
-	peer->tp_pd = pd;
+	peer_set_tp(peer, pd);
 	return 0;
 }
 
 void
 verbs_pd_free(struct peer *peer)
 {
-	if (peer->tp_pd == NULL)
+	if (peer_tp(peer) == NULL)
 		return;
 	/* libibverbs answers with a positive errno */
-	int ret = -ibv_dealloc_pd(peer->tp_pd);
+	int ret = -ibv_dealloc_pd(peer_tp(peer));
 	if (ret)
-		log_warning("verbs: ibv_dealloc_pd on %s: %s", peer->dev->name,
+		log_warning("verbs: ibv_dealloc_pd on %s: %s", device_name(peer_device(peer)),
 				strerror(-ret));
-	peer->tp_pd = NULL;
+	peer_set_tp(peer, NULL);
 }
 
 /* librpma's usage-to-access mapping. */
@@ -82,33 +77,18 @@ usage_access(uint32_t usage, bool writable)
 static struct ibv_mr *
 reg_once(struct mr *mr, unsigned access)
 {
-	struct ibv_pd *pd = mr->peer->tp_pd;
-	void *addr = mr->base + (mr->addr - mr->span_start);
-	struct ibv_mr *hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
-			access);
+	struct ibv_pd *pd = peer_tp(mr_peer(mr));
+	void *addr = mr_map(mr);
+	struct ibv_mr *hw = ibv_reg_mr_iova2(pd, addr, mr_length(mr),
+			mr_addr(mr), access);
 	/* e.g. fsdax pages cannot be pinned; librpma retries the same way */
-	if (hw == NULL && errno == EOPNOTSUPP && mr->peer->dev->odp_capable) {
-		hw = ibv_reg_mr_iova2(pd, addr, mr->length, mr->addr,
+	if (hw == NULL && errno == EOPNOTSUPP &&
+			device_odp(peer_device(mr_peer(mr)))) {
+		hw = ibv_reg_mr_iova2(pd, addr, mr_length(mr), mr_addr(mr),
 				access | IBV_ACCESS_ON_DEMAND);
-		mr->on_demand = hw != NULL;
+		mr_set_on_demand(mr, hw != NULL);
 	}
 	return hw;
-}
-
-/*
- * Whether the registration has DAX memory: the kernel pins a device
- * DAX's pages for a device, so a refusal to pin (EOPNOTSUPP) with DAX
- * among the segments is a file system's (fsdax), which the kernel does
- * not let a device keep (its blocks may move).
- */
-static bool
-has_dax(const struct mr *mr)
-{
-	for (unsigned i = 0; i < mr->nsegs; i++) {
-		if (mr->segs[i].persist)
-			return true;
-	}
-	return false;
 }
 
 /*
@@ -122,17 +102,17 @@ has_dax(const struct mr *mr)
 int
 verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 {
-	if (mr->peer->tp_pd == NULL) {
+	if (peer_tp(mr_peer(mr)) == NULL) {
 		(void) snprintf(err, errlen, "the RDMA device %s is gone",
-				mr->peer->dev->name);
+				device_name(peer_device(mr_peer(mr))));
 		return -ENODEV;
 	}
-	struct ibv_mr *hw = reg_once(mr, usage_access(mr->usage,
-			mr->writable));
+	struct ibv_mr *hw = reg_once(mr, usage_access(mr_usage(mr),
+			mr_writable(mr)));
 	if (hw == NULL) {
 		int e = errno ? errno : EIO;
-		const char *dev = mr->peer->dev->name;
-		if (e == EOPNOTSUPP && has_dax(mr) && !mr->peer->dev->odp_capable)
+		const char *dev = device_name(peer_device(mr_peer(mr)));
+		if (e == EOPNOTSUPP && mr_dax(mr) && !device_odp(peer_device(mr_peer(mr))))
 			(void) snprintf(err, errlen, "cannot register %llu "
 					"bytes of a file on a DAX file system "
 					"(fsdax) with %s: the kernel lets no "
@@ -141,60 +121,60 @@ verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 					"device DAX (ndctl create-namespace -m "
 					"devdax) instead, or an RDMA device "
 					"with on-demand paging",
-					(unsigned long long)mr->length, dev,
+					(unsigned long long)mr_length(mr), dev,
 					dev);
-		else if (e == EOPNOTSUPP && has_dax(mr))
+		else if (e == EOPNOTSUPP && mr_dax(mr))
 			(void) snprintf(err, errlen, "cannot register %llu "
 					"bytes of a file on a DAX file system "
 					"(fsdax) with %s, with on-demand paging "
 					"either; use a device DAX (ndctl "
 					"create-namespace -m devdax) instead",
-					(unsigned long long)mr->length, dev);
+					(unsigned long long)mr_length(mr), dev);
 		else
 			(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu "
 					"bytes on %s%s",
-					(unsigned long long)mr->length, dev,
-					e == EFAULT && !mr->writable ?
+					(unsigned long long)mr_length(mr), dev,
+					e == EFAULT && !mr_writable(mr) ?
 					" (the file was opened read-only: "
 					"kernels before 6.2 cannot register "
 					"read-only shared mappings)" : "");
 		return -e;
 	}
-	mr->tp_mr = hw;
-	mr->rkey_id.rkey = hw->rkey;
+	mr_set_tp(mr, hw);
+	mr_set_rkey(mr, hw->rkey);
 	return 0;
 }
 
 void
 verbs_mr_deregister(struct mr *mr)
 {
-	if (mr->tp_mr == NULL)
+	if (mr_tp(mr) == NULL)
 		return;
 	/* libibverbs answers with a positive errno */
-	int ret = -ibv_dereg_mr(mr->tp_mr);
+	int ret = -ibv_dereg_mr(mr_tp(mr));
 	if (ret)
 		log_warning("verbs: ibv_dereg_mr (rkey %08x): %s", mr_rkey(mr),
 				strerror(-ret));
-	mr->tp_mr = NULL;
+	mr_set_tp(mr, NULL);
 }
 
 int
 verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 		uint32_t flags, char *err, size_t errlen)
 {
-	struct ibv_mr *hw = mr->tp_mr;
-	uint64_t addr = mr->addr + offset;
+	struct ibv_mr *hw = mr_tp(mr);
+	uint64_t addr = mr_addr(mr) + offset;
 	/*
 	 * Pinned pages are resident and known to the NIC already: the advice
 	 * has nothing left to do, on any device, and is done (as with the
 	 * software transport). Programs written for FsDAX advise
 	 * unconditionally; rxe, for one, refuses ibv_advise_mr.
 	 */
-	if (!mr->on_demand)
+	if (!mr_on_demand(mr))
 		return 0;
 	if (hw == NULL) {
 		(void) snprintf(err, errlen, "the RDMA device %s is gone",
-				mr->peer->dev->name);
+				device_name(peer_device(mr_peer(mr))));
 		return -ENODEV;
 	}
 	do {
@@ -206,12 +186,12 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 			.lkey = hw->lkey,
 		};
 		/* libibverbs answers with a positive errno */
-		int ret = -ibv_advise_mr(mr->peer->tp_pd,
+		int ret = -ibv_advise_mr(peer_tp(mr_peer(mr)),
 				(enum ibv_advise_mr_advice)advice, flags,
 				&sge, 1);
 		if (ret) {
 			(void) snprintf(err, errlen, "ibv_advise_mr on %s",
-					mr->peer->dev->name);
+					device_name(peer_device(mr_peer(mr))));
 			/* a range the device cannot take: a bad argument */
 			return ret == -EFAULT ? -EINVAL : ret;
 		}
@@ -224,5 +204,5 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 uint32_t
 verbs_mr_lkey(const struct mr *mr)
 {
-	return ((const struct ibv_mr *)mr->tp_mr)->lkey;
+	return ((const struct ibv_mr *)mr_tp(mr))->lkey;
 }

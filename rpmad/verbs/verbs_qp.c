@@ -18,16 +18,7 @@
 #include <sys/epoll.h>
 #include <utlist.h>
 
-#include "log/log.h"
-#include "objects/device.h"
-#include "objects/peer.h"
-#include "objects/qp.h"
-#include "objects/srq.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_dev.h"
-#include "verbs/verbs_qp.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 static struct verbs_conn *polled;	/* every connection with a QP */
 static bool poller_added;
@@ -117,7 +108,7 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	if (vd == NULL || ctx != vd->ctx) {
 		(void) snprintf(err, errlen, "the connection goes through RDMA "
 				"device %s, the peer's device is %s",
-				verbs_dev_ctx_name(ctx), peer->dev->name);
+				verbs_dev_ctx_name(ctx), device_name(peer_device(peer)));
 		return -EINVAL;
 	}
 	vc->vdev = vd;
@@ -126,7 +117,7 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	memset(&attr, 0, sizeof(attr));
 	(void) ibv_query_device(ctx, &attr);
 	/* the core hands over at most a ring's worth: the device takes it */
-	const struct qp_layout *layout = &conn_qp(conn)->layout;
+	const struct qp_layout *layout = conn_qp_layout(conn);
 	vc->max_send_wr = clamp(layout->sq_entries, attr.max_qp_wr);
 	vc->max_recv_wr = clamp(layout->rq_entries, attr.max_qp_wr);
 	uint32_t send_cqe = clamp(vc->max_send_wr, attr.max_cqe);
@@ -140,7 +131,7 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 		goto err;
 	}
 	call = "ibv_reg_mr";
-	vc->flush_mr = ibv_reg_mr(peer->tp_pd, vc->flush_buf,
+	vc->flush_mr = ibv_reg_mr(peer_tp(peer), vc->flush_buf,
 			VERBS_FLUSH_READ_LEN, IBV_ACCESS_LOCAL_WRITE);
 	if (vc->flush_mr == NULL)
 		goto err;
@@ -176,12 +167,12 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	/* 1.x: its receives come from the shared RQ's queue (verbs_srq.c) */
 	struct srq *srq = conn_srq(conn);
 	if (srq) {
-		init.srq = srq->tp_srq;
+		init.srq = srq_tp(srq);
 		init.cap.max_recv_wr = 0;
 		init.cap.max_recv_sge = 0;
 	}
 	call = "rdma_create_qp";
-	if (rdma_create_qp(vc->id, peer->tp_pd, &init))
+	if (rdma_create_qp(vc->id, peer_tp(peer), &init))
 		goto err;
 	vc->qp = vc->id->qp;
 

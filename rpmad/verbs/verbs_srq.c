@@ -14,12 +14,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "log/log.h"
-#include "objects/mr.h"
-#include "objects/peer.h"
-#include "objects/srq.h"
-#include "verbs/verbs_mr.h"
-#include "verbs/verbs_srq.h"
+#include "verbs/verbs.h"
 
 int
 verbs_srq_create(struct srq *srq, char *err, size_t errlen)
@@ -27,25 +22,25 @@ verbs_srq_create(struct srq *srq, char *err, size_t errlen)
 	struct ibv_srq_init_attr attr = {
 		.srq_context = srq,
 		.attr = {
-			.max_wr = srq->n_slots,
+			.max_wr = srq_slots(srq),
 			.max_sge = 1,
 		},
 	};
-	struct ibv_srq *s = ibv_create_srq(srq->peer->tp_pd, &attr);
+	struct ibv_srq *s = ibv_create_srq(peer_tp(srq_peer(srq)), &attr);
 	if (s == NULL) {
 		int e = errno ? errno : EIO;
 		(void) snprintf(err, errlen, "ibv_create_srq: %s",
 				strerror(e));
 		return -e;
 	}
-	srq->tp_srq = s;
+	srq_set_tp(srq, s);
 	return 0;
 }
 
 void
 verbs_srq_posted(struct srq *srq)
 {
-	struct ibv_srq *s = srq->tp_srq;
+	struct ibv_srq *s = srq_tp(srq);
 	if (s == NULL)
 		return;
 	for (;;) {
@@ -80,11 +75,11 @@ verbs_srq_posted(struct srq *srq)
 void
 verbs_srq_destroy(struct srq *srq)
 {
-	if (srq->tp_srq == NULL)
+	if (srq_tp(srq) == NULL)
 		return;
 	/* libibverbs answers with a positive errno */
-	int ret = ibv_destroy_srq(srq->tp_srq);
+	int ret = ibv_destroy_srq(srq_tp(srq));
 	if (ret)
 		log_warning("verbs: ibv_destroy_srq: %s", strerror(ret));
-	srq->tp_srq = NULL;
+	srq_set_tp(srq, NULL);
 }

@@ -21,13 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log/log.h"
-#include "objects/mr.h"
-#include "objects/qp.h"
-#include "objects/srq.h"
-#include "verbs/verbs_conn.h"
-#include "verbs/verbs_mr.h"
-#include "verbs/verbs_work.h"
+#include "verbs/verbs.h"
 
 /* Work completions taken per ibv_poll_cq. */
 #define POLL_BATCH 16

@@ -52,9 +52,7 @@
 #include "objects/mr.h"
 #include "objects/peer.h"
 #include "objects/qp.h"
-#include "tcp/tcp_conn.h"
-#include "tcp/tcp_rx.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 #include "transport/transports.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */

@@ -15,7 +15,7 @@
 
 #include "check_run.h"
 #include "loop/loop.h"
-#include "tcp/tcp_liveness.h"
+#include "tcp/tcp.h"
 #include "transport/transport.h"
 
 /* a connection, as far as liveness knows one */

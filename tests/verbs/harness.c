@@ -26,9 +26,9 @@
 #include "objects/ep.h"
 #include "objects/mr.h"
 #include "objects/peer.h"
-#include "tcp/transport_tcp.h"
+#include "tcp/tcp.h"
 #include "transport/transports.h"
-#include "verbs/transport_verbs.h"
+#include "verbs/verbs.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;

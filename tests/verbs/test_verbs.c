@@ -26,8 +26,7 @@
 #include "objects/device.h"
 #include "objects/mr.h"
 #include "transport/transports.h"
-#include "verbs/transport_verbs.h"
-#include "verbs/verbs_conn.h"
+#include "verbs/verbs.h"
 
 #define WAIT_MS 2000
 #define MEM_SIZE (4 * 4096)
