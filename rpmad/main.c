@@ -44,7 +44,6 @@
 
 struct daemon_state rpmad;
 
-
 /*
  * The exit status for a bad configuration (sysexits' EX_CONFIG): the
  * service does not restart on it (RestartPreventExitStatus=).
@@ -640,8 +639,8 @@ main(int argc, char *argv[])
 	apply_options(&rpmad.cfg, &opts);
 	char why[512];
 	if (transports_configure(&rpmad.cfg, why, sizeof(why))) {
-		log_err("%s: not %s: %s", opts.config, opts.check_config ?
-				"valid" : "starting", why);
+		log_err("%s: not %s: %s", opts.config,
+				opts.check_config ? "valid" : "starting", why);
 		return EXIT_BAD_CONFIG;
 	}
 	if (opts.check_config) {

@@ -18,11 +18,11 @@ random_bytes(void *buf, size_t len)
 		if (n <= 0) {
 			/* no entropy source: fall back to something varying */
 			for (size_t i = 0; i < len; i++)
-				p[i] = (uint8_t)(rand() ^ (int)time(NULL));
+				p[i] = (uint8_t) (rand() ^ (int) time(NULL));
 			return;
 		}
 		p += n;
-		len -= (size_t)n;
+		len -= (size_t) n;
 	}
 }
 

@@ -66,7 +66,7 @@ rlog_msg(struct rlog *r, int level, const char *fmt, ...)
 	if (!r->report.armed && timers)
 		loop_timer_arm(timers, &r->report,
 				r->rl.window_start_ns + RATELIMIT_WINDOW_NS -
-				now);
+						now);
 	return false;
 }
 

@@ -19,7 +19,7 @@
 #define BACKOFF_MAX_NS (1000 * 1000 * 1000ull)
 
 struct backoff {
-	struct loop *loop;		/* where it is watched */
+	struct loop *loop; /* where it is watched */
 	struct loop_watch *watch;	/* what is paused */
 	uint32_t events;		/* what it watches for */
 	struct loop_timer timer;	/* the end of a pause */

@@ -27,7 +27,7 @@ struct loop {
 	struct loop_timer *timers;	/* sorted by deadline */
 	struct loop_timer *timers_last;	/* the latest deadline */
 	struct loop_poller *pollers;
-	loop_log_fn *log;		/* who hears of a failed epoll call */
+	loop_log_fn *log; /* who hears of a failed epoll call */
 };
 
 uint64_t

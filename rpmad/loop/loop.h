@@ -61,7 +61,7 @@ void loop_delete(struct loop *loop);
  * below the log; without one it says nothing
  */
 typedef void loop_log_fn(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+		__attribute__((format(printf, 2, 3)));
 void loop_set_log(struct loop *loop, loop_log_fn *log);
 
 /*

@@ -37,7 +37,6 @@
 #include "qp_region.h"
 #include "transport/transport.h"
 
-
 static struct mr *mrs_by_lkey;
 static struct mr *mrs_by_rkey;
 

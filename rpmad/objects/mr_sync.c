@@ -64,8 +64,11 @@ mr_sync_start(struct mr *mr, uint64_t addr, uint64_t len,
 	if (s != NULL) {
 		*s = (struct mr_sync){
 			.job = { .run = sync_work, .done = sync_done },
-			.mr = mr, .addr = addr, .len = len,
-			.done = done, .arg = arg,
+			.mr = mr,
+			.addr = addr,
+			.len = len,
+			.done = done,
+			.arg = arg,
 		};
 		mr_get(mr);
 		if (offload_submit(&s->job) == 0) {

@@ -49,7 +49,7 @@ struct tx_item;
  */
 
 #define TCP_PSK_IDENTITY_MAX 128
-#define TCP_PSK_KEY_MIN 16	/* bytes: 128 bits */
+#define TCP_PSK_KEY_MIN 16 /* bytes: 128 bits */
 #define TCP_PSK_KEY_MAX 64
 
 struct tcp_psk {
@@ -109,7 +109,7 @@ void tcp_psk_free(struct tcp_psk_table *t);
 
 /* a connection's place among its remote's */
 struct tcp_member {
-	struct tcp_remote *remote;	/* NULL: not watched */
+	struct tcp_remote *remote; /* NULL: not watched */
 	struct tcp_member *prev, *next;
 };
 
@@ -162,14 +162,14 @@ struct tx_item {
 	struct tx_item *next;
 	uint8_t head[TCP_INLINE_MAX];
 	size_t head_len;
-	struct mr *mr;		/* the payload's registration, or NULL */
-	uint64_t addr;		/* the client's address of the payload */
-	uint8_t *buf;		/* else the payload's own copy, or NULL */
+	struct mr *mr; /* the payload's registration, or NULL */
+	uint64_t addr; /* the client's address of the payload */
+	uint8_t *buf; /* else the payload's own copy, or NULL */
 	size_t payload_len;
-	bool staged_only;	/* never straight from rpmad's mapping */
+	bool staged_only; /* never straight from rpmad's mapping */
 	size_t sent;
-	uint8_t type;		/* the frame's (enum tcp_frame_type) */
-	uint64_t seq;		/* and its number */
+	uint8_t type; /* the frame's (enum tcp_frame_type) */
+	uint64_t seq; /* and its number */
 	/*
 	 * a payload in the client's own memory, read by the client's thread
 	 * (as_worker.h) a slice at a time before it goes: the slice fetched,
@@ -199,17 +199,17 @@ struct tcp_fetch_role {
 
 /* Where the payload of the frame being received goes. */
 enum rx_sink {
-	SINK_MEM,	/* registered memory (dst_mr at dst_addr), by mr_io */
-	SINK_BATCH,	/* batch_dst: the client's thread writes it later */
-	SINK_SCRATCH,	/* the channel's small buffer (set-up frames) */
-	SINK_DISCARD,	/* nowhere: an operation the target refused */
+	SINK_MEM, /* registered memory (dst_mr at dst_addr), by mr_io */
+	SINK_BATCH, /* batch_dst: the client's thread writes it later */
+	SINK_SCRATCH, /* the channel's small buffer (set-up frames) */
+	SINK_DISCARD, /* nowhere: an operation the target refused */
 };
 
 struct tcp_chan {
 	int fd;
 	struct loop_watch watch;
 	uint32_t events;
-	struct tcp_conn *tc;	/* whose socket it is (opaque here) */
+	struct tcp_conn *tc; /* whose socket it is (opaque here) */
 	/*
 	 * its TLS (tcp_tls.c): a handshake under way, or the relay whose
 	 * socketpair fd is one end of when the kernel has no TLS; NULL for
@@ -221,9 +221,9 @@ struct tcp_chan {
 	uint8_t *rbuf;
 	size_t rpos, rlen;
 	bool in_frame;
-	bool begun;		/* the frame's handler accepted its header */
+	bool begun; /* the frame's handler accepted its header */
 	struct tcp_frame cur;
-	uint32_t cur_payload;	/* payload bytes of cur (0 for READ, FLUSH) */
+	uint32_t cur_payload; /* payload bytes of cur (0 for READ, FLUSH) */
 	enum rx_sink sink;
 	struct mr *dst_mr;
 	uint64_t dst_addr;
@@ -234,9 +234,9 @@ struct tcp_chan {
 	uint8_t *batch_dst;
 	uint32_t batch_start, batch_end;
 	uint32_t got;
-	bool staged_only;	/* a page was lost: no recv straight into it */
+	bool staged_only; /* a page was lost: no recv straight into it */
 	uint8_t scratch[TCP_HELLO_SIZE + TCP_PDATA_MAX];
-	bool paused;		/* waiting for a receive buffer (RNR) */
+	bool paused; /* waiting for a receive buffer (RNR) */
 	/*
 	 * what frames read here do to a client's own memory (tcp_batch.c):
 	 * the batch they add to, the one with the client's thread, the
@@ -247,16 +247,16 @@ struct tcp_chan {
 	bool rx_deferred, rx_end_pending, rx_nomem, batch_paused;
 	const struct tcp_batch_role *rx_role;
 	void (*rx_resume)(struct tcp_chan *ch);
-	uint64_t *heard;	/* stamped when bytes arrive (tcp_liveness.c) */
+	uint64_t *heard; /* stamped when bytes arrive (tcp_liveness.c) */
 
 	/* sending */
 	struct tx_item *tx_head, *tx_tail;
-	uint8_t *stage;		/* payload read out of a client's memory */
-	struct tx_item *stage_item;	/* whose payload it holds, */
-	size_t stage_off, stage_len;	/* which bytes of it */
-	unsigned tx_count;	/* frames queued */
-	struct tx_item **spare;	/* unused items, shared by both sockets */
-	bool throttled;		/* not reading until answers drain */
+	uint8_t *stage; /* payload read out of a client's memory */
+	struct tx_item *stage_item; /* whose payload it holds, */
+	size_t stage_off, stage_len; /* which bytes of it */
+	unsigned tx_count; /* frames queued */
+	struct tx_item **spare; /* unused items, shared by both sockets */
+	bool throttled; /* not reading until answers drain */
 	const struct tcp_fetch_role *fetch_role;
 
 	/*
@@ -265,7 +265,7 @@ struct tcp_chan {
 	 * former, its EPOLLIN the latter (ignored while it is queued)
 	 */
 	struct fairq_flow tx_flow, rx_flow;
-	bool rx_queued;		/* readable: reading is the arbiter's */
+	bool rx_queued; /* readable: reading is the arbiter's */
 };
 
 int tcp_chan_setup_socket(int fd);
@@ -326,10 +326,10 @@ void tcp_chan_set_events(struct tcp_chan *ch, uint32_t events);
  * the TCP socket's own addresses (also when rpmad relays its TLS): 0 or
  * -errno, as getsockname/getpeername
  */
-int tcp_chan_local_addr(const struct tcp_chan *ch,
-		struct sockaddr_storage *ss, socklen_t *len);
-int tcp_chan_peer_addr(const struct tcp_chan *ch,
-		struct sockaddr_storage *ss, socklen_t *len);
+int tcp_chan_local_addr(const struct tcp_chan *ch, struct sockaddr_storage *ss,
+		socklen_t *len);
+int tcp_chan_peer_addr(const struct tcp_chan *ch, struct sockaddr_storage *ss,
+		socklen_t *len);
 /* read more into the staging buffer: >0 bytes, 0 EOF, -EAGAIN, -errno */
 long tcp_chan_fill(struct tcp_chan *ch);
 
@@ -460,8 +460,7 @@ void tcp_batch_forget(struct tcp_chan *ch);
  * every reload (connections keep what they were made with). 0, or a
  * negative errno with the reason in err (nothing changed then).
  */
-int tcp_tls_setup(const struct transport_settings *set, char *err,
-		size_t len);
+int tcp_tls_setup(const struct transport_settings *set, char *err, size_t len);
 
 /* tcp_tls_fini -- at exit: every relay and context goes */
 void tcp_tls_fini(void);
@@ -513,37 +512,37 @@ bool tcp_tls_pending(void);
  */
 
 enum tc_state {
-	TC_PAIRING,		/* passive: waiting for the other socket */
-	TC_WAITING,		/* passive: at the endpoint, for the app */
-	TC_CONNECTING,		/* active: TCP connects under way */
-	TC_HELLO,		/* active: waiting for ACCEPT or REJECT */
-	TC_ACCEPTED,		/* passive: waiting for READY */
+	TC_PAIRING, /* passive: waiting for the other socket */
+	TC_WAITING, /* passive: at the endpoint, for the app */
+	TC_CONNECTING, /* active: TCP connects under way */
+	TC_HELLO, /* active: waiting for ACCEPT or REJECT */
+	TC_ACCEPTED, /* passive: waiting for READY */
 	TC_ESTABLISHED,
-	TC_DISCONNECTING,	/* our DISCONNECT is out */
-	TC_OVER,		/* reported to the core; waiting for release */
+	TC_DISCONNECTING, /* our DISCONNECT is out */
+	TC_OVER, /* reported to the core; waiting for release */
 };
 
 struct tcp_conn {
-	struct conn *conn;		/* NULL until a passive one is adopted */
+	struct conn *conn; /* NULL until a passive one is adopted */
 	enum tc_state state;
 	bool passive;
-	struct tcp_chan chan[2];	/* [0] primary, [1] secondary */
-	struct tcp_chan *ini;		/* our operations go out here */
-	struct tcp_chan *tgt;		/* the peer's operations come in here */
+	struct tcp_chan chan[2]; /* [0] primary, [1] secondary */
+	struct tcp_chan *ini; /* our operations go out here */
+	struct tcp_chan *tgt; /* the peer's operations come in here */
 	bool connected[2];
-	uint8_t role;			/* passive, pairing: enum tcp_hello_role */
+	uint8_t role; /* passive, pairing: enum tcp_hello_role */
 	uint8_t token[TCP_TOKEN_SIZE];
-	uint8_t pdata[TCP_PDATA_MAX];	/* active: to send; passive: received */
+	uint8_t pdata[TCP_PDATA_MAX]; /* active: to send; passive: received */
 	uint8_t pdata_len;
-	struct loop_timer timer;	/* connect, pairing, goodbye */
+	struct loop_timer timer; /* connect, pairing, goodbye */
 	struct loop_timer rnr_timer;
-	uint64_t peer_id;		/* the other rpmad's, from the handshake */
+	uint64_t peer_id; /* the other rpmad's, from the handshake */
 	/*
 	 * the wire version spoken (tcp_wire.h): active, the one offered;
 	 * passive, the HELLO's (0 before it)
 	 */
 	uint16_t wire_version;
-	bool offered_older;		/* active: connecting again with it */
+	bool offered_older; /* active: connecting again with it */
 	/*
 	 * TLS (tcp_tls.c): whether its sockets speak it, and the identity
 	 * of the pre-shared key that authenticated the other end (the
@@ -555,14 +554,14 @@ struct tcp_conn {
 	char tls_identity[TCP_PSK_IDENTITY_MAX + 1];
 	bool tls_attempt;
 	bool tls_fell_back;
-	struct sockaddr_storage remote;	/* the other end (its log lines) */
-	struct tcp_member member;	/* its remote's, while established */
+	struct sockaddr_storage remote; /* the other end (its log lines) */
+	struct tcp_member member; /* its remote's, while established */
 
 	/* passive, until adopted */
 	struct tcp_ep *tep;
 	struct incoming *inc;
 	bool remote_gone;
-	struct tcp_conn *pair_next;	/* the endpoint's unpaired sockets */
+	struct tcp_conn *pair_next; /* the endpoint's unpaired sockets */
 
 	/*
 	 * initiator: our operations, sent and not answered, are the
@@ -577,9 +576,9 @@ struct tcp_conn {
 	uint64_t expect_seq;
 	uint64_t last_done;
 	bool ack_due;
-	bool tgt_error;		/* refused one: discard the rest */
-	bool rnr;		/* a message waits for a receive buffer */
-	struct mr *tgt_mr;	/* registration a payload is landing in */
+	bool tgt_error; /* refused one: discard the rest */
+	bool rnr; /* a message waits for a receive buffer */
+	struct mr *tgt_mr; /* registration a payload is landing in */
 	/*
 	 * a persistent flush: the DAX part in slices (persist_at on), then
 	 * the page cache's in the thread of offload.h (persist_sync until
@@ -591,7 +590,7 @@ struct tcp_conn {
 	bool persist_synced;
 	int persist_result;
 	void (*persist_resume)(struct tcp_chan *ch);
-	uint64_t acked;		/* what our ACKs acknowledged */
+	uint64_t acked; /* what our ACKs acknowledged */
 	/* a read of the client's own memory: nothing taken until it is read */
 	bool tgt_read_waits;
 
@@ -618,15 +617,15 @@ struct tcp_conn {
 	 * once read, the slice's length, and, once it is over, how it went
 	 */
 	struct as_batch *local_job;
-	bool local_reading;		/* local_job reads the source */
+	bool local_reading; /* local_job reads the source */
 	struct as_batch *local_read;
 	const uint8_t *local_bytes;
 	uint64_t local_n;
 	bool local_over;
 	int local_status;
-	size_t local_overdraft;		/* moved beyond the turn's budget */
+	size_t local_overdraft; /* moved beyond the turn's budget */
 
-	struct tx_item *free_items;	/* the sockets' spare items */
+	struct tx_item *free_items; /* the sockets' spare items */
 	struct tcp_conn *all_prev, *all_next;
 };
 
@@ -634,8 +633,8 @@ struct tcp_ep {
 	struct ep *ep;
 	int fd;
 	struct loop_watch watch;
-	struct backoff pause;		/* when accept fails (descriptors) */
-	struct tcp_conn *unpaired;	/* one socket of two arrived */
+	struct backoff pause; /* when accept fails (descriptors) */
+	struct tcp_conn *unpaired; /* one socket of two arrived */
 	unsigned n_unpaired;
 };
 
@@ -669,7 +668,7 @@ void tcp_conn_violation(struct tcp_conn *tc, const char *what);
  * of this very rpmad (tenant.h)
  */
 void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+		__attribute__((format(printf, 3, 4)));
 
 /*
  * the connection is up: watch the other rpmad (tcp_liveness.c) unless it is
@@ -770,8 +769,8 @@ bool tcp_target_rnr_expired(struct tcp_conn *tc);
  * operations table names them
  */
 
-int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss,
-		socklen_t len, char *err, size_t errlen);
+int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
+		char *err, size_t errlen);
 void tcp_unlisten(struct ep *ep);
 int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen);
@@ -834,8 +833,7 @@ void tcp_connect_done(struct tcp_conn *tc, int i);
  * socket goes on with HELLO, or the connection falls back to plain TCP
  * (tls = on) or ends rejected; why: the handshake's failure
  */
-void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok,
-		const char *why);
+void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
 /*
  * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
  * when connecting again with an older wire version, as the first attempt

@@ -153,10 +153,12 @@ static void
 ready_overdue(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
-	tcp_conn_log(tc, LOG_NOTICE, "tcp: connection qp %u: %s did not "
+	tcp_conn_log(tc, LOG_NOTICE,
+			"tcp: connection qp %u: %s did not "
 			"confirm the accepted connection within %u ms; it is "
-			"lost", conn_qp_num(tc->conn),
-			conn_remote_name(tc->conn), tcp_env->set.setup_timeout_ms);
+			"lost",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
+			tcp_env->set.setup_timeout_ms);
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, RPMA_CONN_LOST);
@@ -212,7 +214,7 @@ tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 	tcp_chan_mark_dirty(&tc->chan[0]);
 	tc->timer.fn = ready_overdue;
 	loop_timer_arm(tcp_env->loop, &tc->timer,
-			(uint64_t)tcp_env->set.setup_timeout_ms * 1000000);
+			(uint64_t) tcp_env->set.setup_timeout_ms * 1000000);
 	return 0;
 }
 
@@ -238,7 +240,8 @@ static void
 accept_overdue(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
-	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: %s did not accept "
+	tcp_conn_log(tc, LOG_INFO,
+			"tcp: connection qp %u: %s did not accept "
 			"or reject the request within %u ms",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn),
 			tcp_env->set.accept_timeout_ms);
@@ -307,7 +310,8 @@ channel_up(struct tcp_conn *tc, int i, int err)
 		tc->state = TC_HELLO;
 		tc->timer.fn = accept_overdue;
 		loop_timer_arm(tcp_env->loop, &tc->timer,
-				(uint64_t)tcp_env->set.accept_timeout_ms * 1000000);
+				(uint64_t) tcp_env->set.accept_timeout_ms *
+						1000000);
 		struct sockaddr_storage local;
 		socklen_t llen = sizeof(local);
 		if (tcp_chan_local_addr(&tc->chan[0], &local, &llen) == 0)
@@ -340,11 +344,13 @@ tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
 	/* tls = on: an rpmad without TLS (or without our key) gets plain */
 	if (tcp_connect_plain(tc, why))
 		return;
-	conn_log(tc->conn, LOG_NOTICE, "tcp: connection qp %u: %s refused "
+	conn_log(tc->conn, LOG_NOTICE,
+			"tcp: connection qp %u: %s refused "
 			"TLS with this rpmad's key: %s%s",
 			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
 			tcp_tls_mode() == TRANSPORT_TLS_REQUIRED ?
-			" (tls = required)" : "");
+					" (tls = required)" :
+					"");
 	tcp_chan_close(&tc->chan[0], true);
 	tcp_chan_close(&tc->chan[1], true);
 	tcp_conn_over(tc, RPMA_CONN_REJECTED);

@@ -38,7 +38,7 @@ struct tcp_remote {
 	struct tcp_remote *bucket_next;
 };
 
-static const struct transport_env *env;	/* the loop, tcp_timeout_ms */
+static const struct transport_env *env; /* the loop, tcp_timeout_ms */
 static uint64_t self_id;
 static bool self_id_made;
 
@@ -134,7 +134,7 @@ host_name(const struct tcp_remote *r, char *buf, size_t len)
 static uint64_t
 timeout_ns(void)
 {
-	return (uint64_t)env->set.tcp_timeout_ms * 1000000;
+	return (uint64_t) env->set.tcp_timeout_ms * 1000000;
 }
 
 static void
@@ -156,9 +156,10 @@ remote_lost(struct tcp_remote *r)
 {
 	char host[64];
 	host_name(r, host, sizeof(host));
-	remote_log(&r->addr, LOG_INFO, "tcp: the rpmad at %s was silent for "
-			"%u ms: its %u connection(s) are lost", host,
-			env->set.tcp_timeout_ms, r->n_members);
+	remote_log(&r->addr, LOG_INFO,
+			"tcp: the rpmad at %s was silent for "
+			"%u ms: its %u connection(s) are lost",
+			host, env->set.tcp_timeout_ms, r->n_members);
 	r->ending = true;
 	struct tcp_member *m;
 	while ((m = r->members) != NULL) {

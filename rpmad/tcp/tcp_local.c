@@ -502,8 +502,8 @@ local_turn(struct fairq_flow *f, size_t budget, bool *more)
 		int r = step(tc, w, &left);
 		if (r == 1 && !tc->rnr_timer.armed)
 			loop_timer_arm(tcp_env->loop, &tc->rnr_timer,
-					(uint64_t)tcp_env->set.rnr_timeout_ms *
-					1000000);
+					(uint64_t) tcp_env->set.rnr_timeout_ms *
+							1000000);
 		if (r)
 			break;	/* a receive, or the thread, wakes it */
 		if (waiting(tc) != w) {
@@ -548,7 +548,8 @@ tcp_local_rnr_expired(struct tcp_conn *tc)
 	struct work *w = tc->local_peer ? waiting(tc) : NULL;
 	if (w == NULL)
 		return false;
-	conn_log(tc->conn, LOG_INFO, "tcp: connection qp %u: no receive was "
+	conn_log(tc->conn, LOG_INFO,
+			"tcp: connection qp %u: no receive was "
 			"posted within %u ms",
 			conn_qp_num(tc->conn), tcp_env->set.rnr_timeout_ms);
 	fail(tc, w, IBV_WC_RNR_RETRY_EXC_ERR);

@@ -34,7 +34,8 @@ static void
 pairing_timeout(struct loop_timer *t)
 {
 	struct tcp_conn *tc = t->arg;
-	tcp_conn_log(tc, LOG_INFO, "tcp: %s:%s: an incoming connection did "
+	tcp_conn_log(tc, LOG_INFO,
+			"tcp: %s:%s: an incoming connection did "
 			"not complete its set-up within %u ms; dropped",
 			ep_addr(tc->tep->ep), ep_port(tc->tep->ep),
 			tcp_env->set.setup_timeout_ms);
@@ -138,7 +139,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tep->n_unpaired++;
 		tc->timer.fn = pairing_timeout;
 		loop_timer_arm(tcp_env->loop, &tc->timer,
-				(uint64_t)tcp_env->set.setup_timeout_ms * 1000000);
+				(uint64_t) tcp_env->set.setup_timeout_ms *
+						1000000);
 	}
 }
 
@@ -170,8 +172,7 @@ tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 	tep->watch.fd = tep->fd;
 	tep->watch.fn = listener_ready;
 	tep->watch.arg = tep;
-	backoff_init(&tep->pause, tcp_env->loop, &tep->watch,
-			EPOLLIN);
+	backoff_init(&tep->pause, tcp_env->loop, &tep->watch, EPOLLIN);
 	if (loop_add(tcp_env->loop, &tep->watch, EPOLLIN)) {
 		ret = -EIO;
 		(void) snprintf(err, errlen, "cannot watch the listener");
@@ -238,7 +239,7 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	socklen_t remote_len;
 	const struct sockaddr_storage *remote = conn_remote(conn, &remote_len);
 	tc->tls_attempt = tcp_tls_mode() != TRANSPORT_TLS_OFF &&
-		!tc->tls_fell_back;
+			!tc->tls_fell_back;
 	for (int i = 0; i < 2; i++) {
 		/* in the client's network namespace (netns.h) */
 		int fd = netns_socket(conn_netns(conn), remote->ss_family,
@@ -276,7 +277,7 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 	if (ms == 0)
 		ms = RPMA_DEFAULT_TIMEOUT_MS;
 	tc->timer.fn = connect_timeout;
-	loop_timer_arm(tcp_env->loop, &tc->timer, (uint64_t)ms * 1000000);
+	loop_timer_arm(tcp_env->loop, &tc->timer, (uint64_t) ms * 1000000);
 	return 0;
 }
 

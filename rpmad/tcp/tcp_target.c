@@ -98,8 +98,8 @@ take_recv(struct tcp_conn *tc, struct tcp_chan *ch, uint32_t len)
 		if (!tc->rnr) {
 			tc->rnr = true;
 			loop_timer_arm(tcp_env->loop, &tc->rnr_timer,
-					(uint64_t)tcp_env->set.rnr_timeout_ms *
-					1000000);
+					(uint64_t) tcp_env->set.rnr_timeout_ms *
+							1000000);
 		}
 		tcp_chan_pause(ch, true);
 		return 1;
@@ -579,9 +579,10 @@ tcp_target_rnr_expired(struct tcp_conn *tc)
 	if (!tc->rnr || tc->state != TC_ESTABLISHED)
 		return false;
 	tc->rnr = false;
-	tcp_conn_log(tc, LOG_INFO, "tcp: connection qp %u: no receive was "
-			"posted within %u ms", conn_qp_num(tc->conn),
-			tcp_env->set.rnr_timeout_ms);
+	tcp_conn_log(tc, LOG_INFO,
+			"tcp: connection qp %u: no receive was "
+			"posted within %u ms",
+			conn_qp_num(tc->conn), tcp_env->set.rnr_timeout_ms);
 	/* the sender's problem: its queue pair fails, ours goes on */
 	refuse(tc, tc->tgt, IBV_WC_RNR_RETRY_EXC_ERR, false);
 	return true;

@@ -402,8 +402,8 @@ relay_set_events(struct tcp_tls *t)
 		app |= EPOLLIN;
 	if (t->in_len)
 		app |= EPOLLOUT;
-	if (net != t->net_events && loop_mod(tcp_env->loop, &t->net_watch,
-			net) == 0)
+	if (net != t->net_events &&
+			loop_mod(tcp_env->loop, &t->net_watch, net) == 0)
 		t->net_events = net;
 	if (t->app_fd >= 0 && app != t->app_events &&
 			loop_mod(tcp_env->loop, &t->app_watch, app) == 0)

@@ -101,7 +101,7 @@ struct tcp_hello {
 	uint8_t pdata_len;
 	uint8_t token[TCP_TOKEN_SIZE];
 	uint32_t qp_num;
-	uint64_t daemon_id;	/* the active rpmad's (tcp_liveness.c); v2 */
+	uint64_t daemon_id; /* the active rpmad's (tcp_liveness.c); v2 */
 };
 
 /* tcp_hello_size -- the HELLO payload of a version, before private data */

@@ -36,7 +36,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <infiniband/verbs.h>	/* completion statuses and opcodes */
+#include <infiniband/verbs.h> /* completion statuses and opcodes */
 
 #include "clients/as_worker.h"
 #include "conn_pdata.h"
@@ -50,7 +50,7 @@
 #include "loop/backoff.h"
 #include "loop/fairq.h"
 #include "loop/loop.h"
-#include "qp_region.h"	/* a work's opcode: enum qp_sq_opcode */
+#include "qp_region.h" /* a work's opcode: enum qp_sq_opcode */
 
 struct addrspace;
 struct conn;
@@ -65,21 +65,21 @@ struct srq;
 /* rpmad.conf's tls (rpmad.conf(5)): the software transport's TLS */
 enum transport_tls {
 	TRANSPORT_TLS_OFF,
-	TRANSPORT_TLS_ON,	/* TLS where the peer speaks it, plain else */
-	TRANSPORT_TLS_REQUIRED,	/* authenticated TLS, nothing else */
+	TRANSPORT_TLS_ON, /* TLS where the peer speaks it, plain else */
+	TRANSPORT_TLS_REQUIRED, /* authenticated TLS, nothing else */
 };
 
 /* What rpmad.conf says to the transports (rpmad.conf(5)). */
 struct transport_settings {
-	uint32_t tcp_timeout_ms;	/* a silent peer counts as lost after */
-	uint32_t rnr_timeout_ms;	/* a send waits this long for a recv */
+	uint32_t tcp_timeout_ms; /* a silent peer counts as lost after */
+	uint32_t rnr_timeout_ms; /* a send waits this long for a recv */
 	/* connection set-up: a step that waits on the other rpmad or CM */
 	uint32_t setup_timeout_ms;
 	/* an outgoing request waits this long for the server application */
 	uint32_t accept_timeout_ms;
 	enum transport_tls tls;
-	const char *tls_name;		/* as rpmad.conf writes it */
-	char tls_psk_file[256];		/* its pre-shared keys' file */
+	const char *tls_name; /* as rpmad.conf writes it */
+	char tls_psk_file[256]; /* its pre-shared keys' file */
 };
 
 /*
@@ -91,9 +91,8 @@ struct transport_settings {
 struct transport_env {
 	struct loop *loop;
 	struct transport_settings set;
-	void (*log_origin)(const struct origin *o, int level,
-			const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+	void (*log_origin)(const struct origin *o, int level, const char *fmt,
+			...) __attribute__((format(printf, 3, 4)));
 };
 
 /* ---------------------------------------- the data handed over */
@@ -101,14 +100,14 @@ struct transport_env {
 /* A validated work request from the SQ. */
 struct work {
 	uint32_t sq_index;
-	uint8_t opcode;		/* enum qp_sq_opcode */
+	uint8_t opcode; /* enum qp_sq_opcode */
 	bool signaled;
 	bool persistent;
-	uint32_t imm;		/* network byte order */
+	uint32_t imm; /* network byte order */
 	uint32_t length;
 	uint64_t wr_id;
-	uint64_t laddr;		/* the client's address of its local buffer */
-	struct mr *lmr;		/* referenced while the work is in flight */
+	uint64_t laddr; /* the client's address of its local buffer */
+	struct mr *lmr; /* referenced while the work is in flight */
 	uint32_t rkey;
 	uint64_t raddr;
 	uint64_t posted_ns;
@@ -118,22 +117,22 @@ struct work {
 	 * answers and completions with)
 	 */
 	uint64_t tp_seq;
-	struct work *next;	/* the next one in flight */
+	struct work *next; /* the next one in flight */
 };
 
 /* A posted receive taken for an incoming message. */
 struct recv_slot {
 	uint64_t wr_id;
-	uint64_t addr;		/* the client's address of the buffer */
+	uint64_t addr; /* the client's address of the buffer */
 	uint32_t length;
-	struct mr *mr;		/* referenced until conn_recv_done() */
-	uint64_t tp_seq;	/* its number once handed over, as a work's */
+	struct mr *mr; /* referenced until conn_recv_done() */
+	uint64_t tp_seq; /* its number once handed over, as a work's */
 };
 
 /* A connection request that arrived and waits for the application. */
 struct incoming {
 	struct ep *ep;
-	void *tp_state;			/* the transport's connection state */
+	void *tp_state; /* the transport's connection state */
 	uint8_t pdata[CONN_PDATA_MAX];
 	uint8_t pdata_len;
 	struct sockaddr_storage local, remote;
@@ -145,8 +144,8 @@ struct incoming {
 	 */
 	bool from_local;
 	uid_t from_uid;
-	struct origin origin;		/* ep.c's: whose share it is */
-	struct incoming *prev, *next;	/* its origin's, oldest first */
+	struct origin origin; /* ep.c's: whose share it is */
+	struct incoming *prev, *next; /* its origin's, oldest first */
 };
 
 /* ----------------------------------------- what a transport provides */
@@ -306,11 +305,11 @@ void peer_set_tp(struct peer *peer, void *tp_pd);
 
 /* What an access needs from a registration's usage. */
 enum mr_access {
-	MR_LOCAL_READ,		/* source of a write or send */
-	MR_LOCAL_WRITE,		/* destination of a read or receive */
-	MR_REMOTE_READ,		/* a peer reads it (read, flush) */
-	MR_REMOTE_WRITE,	/* a peer writes it (write, atomic write) */
-	MR_REMOTE_PERSIST,	/* a peer flushes it to persistence */
+	MR_LOCAL_READ, /* source of a write or send */
+	MR_LOCAL_WRITE, /* destination of a read or receive */
+	MR_REMOTE_READ, /* a peer reads it (read, flush) */
+	MR_REMOTE_WRITE, /* a peer writes it (write, atomic write) */
+	MR_REMOTE_PERSIST, /* a peer flushes it to persistence */
 };
 
 void mr_get(struct mr *mr);
@@ -365,8 +364,7 @@ struct addrspace *mr_addrspace(const struct mr *mr);
  * which mr_sync_start() writes back
  */
 void mr_persist_cpu(struct mr *mr, uint64_t addr, uint64_t len);
-bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr,
-		uint64_t len);
+bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /* on the loop, once the range was written back: 0 or msync's -errno */
 struct mr_sync;
@@ -400,8 +398,8 @@ void mr_io_read(struct mr *mr, uint64_t addr, void *buf, size_t len);
  * a write of op_len bytes, which arrives in pieces: the whole write's size
  * decides the way it goes, so that its pieces all take the same
  */
-void mr_io_write_part(struct mr *mr, uint64_t addr, const void *buf,
-		size_t len, uint64_t op_len);
+void mr_io_write_part(struct mr *mr, uint64_t addr, const void *buf, size_t len,
+		uint64_t op_len);
 
 /* mr_io_store64 -- one aligned 8-byte store at the client's addr */
 void mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value);
@@ -411,8 +409,8 @@ void mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value);
  * write of op_len bytes (as mr_io_write_part: a copy goes in slices, and
  * a slice the arbiter shortened takes the way of the whole write)
  */
-void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
-		uint64_t saddr, size_t len, uint64_t op_len);
+void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src, uint64_t saddr,
+		size_t len, uint64_t op_len);
 
 /*
  * mr_io_direct -- rpmad's own address of the client's [addr, addr + len)
@@ -496,8 +494,8 @@ void conn_established(struct conn *conn, const void *pdata, uint8_t len,
  *                       rpma_conn_next_event fails with RPMA_E_UNKNOWN.
  * Values outside the enum's: never compare them in a switch.
  */
-#define CONN_END_REFUSED	((enum rpma_conn_event)100)
-#define CONN_END_UNREACHABLE	((enum rpma_conn_event)101)
+#define CONN_END_REFUSED ((enum rpma_conn_event) 100)
+#define CONN_END_UNREACHABLE ((enum rpma_conn_event) 101)
 
 /*
  * conn_ended -- the connection is over (CLOSED, LOST, REJECTED, or one of
@@ -656,7 +654,7 @@ const char *conn_remote_name(const struct conn *conn);
  * client's connections)
  */
 void conn_log(const struct conn *conn, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+		__attribute__((format(printf, 3, 4)));
 
 /* conn_timeout_ms -- the client's connection timeout (0: the default) */
 uint32_t conn_timeout_ms(const struct conn *conn);

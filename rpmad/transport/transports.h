@@ -30,8 +30,7 @@ bool transport_known(const char *choice);
  * start and at every reload; 0, or a negative errno with the reason in
  * err (the settings in force stay then)
  */
-int transports_configure(const struct config *cfg, char *err,
-		size_t errlen);
+int transports_configure(const struct config *cfg, char *err, size_t errlen);
 
 /*
  * transports_init -- set up the chosen transports and the fallback on

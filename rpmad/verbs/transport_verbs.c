@@ -115,8 +115,8 @@ device_of(struct ibv_context *ctx)
 		return NULL;
 	verbs_async_watch(vd);
 	log_notice("verbs: RDMA device %s (device %u%s)", device_name(vd->dev),
-			device_id(vd->dev), device_odp(vd->dev) ?
-			", on-demand paging" : "");
+			device_id(vd->dev),
+			device_odp(vd->dev) ? ", on-demand paging" : "");
 	verbs_hotplug_watch();
 	return vd;
 }

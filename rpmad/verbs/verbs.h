@@ -47,11 +47,11 @@ struct verbs_dev;
 
 /* An RDMA device rpmad found, with the device object the core knows. */
 struct verbs_dev {
-	struct ibv_context *ctx;	/* librdmacm's; NULL once removed */
+	struct ibv_context *ctx; /* librdmacm's; NULL once removed */
 	struct device *dev;
-	struct loop_watch async_watch;	/* its async events (verbs_async.c) */
-	struct loop_timer port_timer;	/* armed while its link is down */
-	bool dead;		/* fatal error or removed */
+	struct loop_watch async_watch; /* its async events (verbs_async.c) */
+	struct loop_timer port_timer; /* armed while its link is down */
+	bool dead; /* fatal error or removed */
 };
 
 /*
@@ -128,24 +128,24 @@ void verbs_channel_close(void);
 #define VERBS_FLUSH_READ_LEN 8
 
 enum vc_state {
-	VC_RESOLVING_ADDR,	/* active: rdma_resolve_addr under way */
-	VC_RESOLVING_ROUTE,	/* active: rdma_resolve_route under way */
-	VC_CONNECTING,		/* active: rdma_connect sent */
-	VC_WAITING,		/* passive: at the endpoint, for the app */
-	VC_ACCEPTING,		/* passive: rdma_accept sent */
+	VC_RESOLVING_ADDR, /* active: rdma_resolve_addr under way */
+	VC_RESOLVING_ROUTE, /* active: rdma_resolve_route under way */
+	VC_CONNECTING, /* active: rdma_connect sent */
+	VC_WAITING, /* passive: at the endpoint, for the app */
+	VC_ACCEPTING, /* passive: rdma_accept sent */
 	VC_ESTABLISHED,
-	VC_DISCONNECTING,	/* rdma_disconnect sent */
-	VC_OVER,		/* reported to the core; waiting for release */
+	VC_DISCONNECTING, /* rdma_disconnect sent */
+	VC_OVER, /* reported to the core; waiting for release */
 };
 
 struct verbs_conn {
-	uint8_t kind;		/* VCTX_CONN */
-	struct conn *conn;	/* NULL until a passive one is adopted */
+	uint8_t kind; /* VCTX_CONN */
+	struct conn *conn; /* NULL until a passive one is adopted */
 	struct rdma_cm_id *id;
 	enum vc_state state;
 	bool passive;
-	bool remote_gone;	/* passive, before adoption: the peer left */
-	uint8_t pdata[VERBS_CONNECT_PDATA_MAX];	/* active: for rdma_connect */
+	bool remote_gone; /* passive, before adoption: the peer left */
+	uint8_t pdata[VERBS_CONNECT_PDATA_MAX]; /* active: for rdma_connect */
 	uint8_t pdata_len;
 
 	/* the queue pair (once created) and its completion queues */
@@ -155,15 +155,15 @@ struct verbs_conn {
 	struct ibv_cq *send_cq, *recv_cq;
 	struct ibv_qp *qp;
 	uint32_t max_send_wr, max_recv_wr;
-	uint64_t *flush_buf;	/* where flushes read into */
+	uint64_t *flush_buf; /* where flushes read into */
 	struct ibv_mr *flush_mr;
-	bool qp_failed;		/* the device put the queue pair in error */
-	bool polled;		/* on the poller's list */
+	bool qp_failed; /* the device put the queue pair in error */
+	bool polled; /* on the poller's list */
 	/* set-up: the peer's answer (active) or its confirmation (passive) */
 	struct loop_timer setup_timer;
 
-	struct verbs_conn *prev, *next;	/* the poller's list */
-	struct verbs_conn *all_prev, *all_next;	/* every one */
+	struct verbs_conn *prev, *next; /* the poller's list */
+	struct verbs_conn *all_prev, *all_next; /* every one */
 };
 
 /* verbs_conn_new -- a state on the list of all; NULL without memory */
@@ -271,7 +271,7 @@ void verbs_cm_ready(struct loop_watch *w, uint32_t events);
 
 /* A listener's CM id context. */
 struct verbs_ep {
-	uint8_t kind;		/* VCTX_EP */
+	uint8_t kind; /* VCTX_EP */
 	struct ep *ep;
 	struct rdma_cm_id *id;
 };
@@ -286,8 +286,7 @@ void verbs_incoming_drop(struct incoming *inc, bool reject);
 void verbs_ep_request(const struct rdma_cm_event *ev);
 
 /* verbs_ep_event -- any other event of a listener's own id */
-void verbs_ep_event(const struct verbs_ep *vep,
-		const struct rdma_cm_event *ev);
+void verbs_ep_event(const struct verbs_ep *vep, const struct rdma_cm_event *ev);
 
 /* ---------------------------------------------------------- verbs_qp.c */
 
@@ -350,8 +349,8 @@ int verbs_pd_alloc(struct peer *peer, char *err, size_t errlen);
 void verbs_pd_free(struct peer *peer);
 int verbs_mr_register(struct mr *mr, char *err, size_t errlen);
 void verbs_mr_deregister(struct mr *mr);
-int verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len,
-		int advice, uint32_t flags, char *err, size_t errlen);
+int verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
+		uint32_t flags, char *err, size_t errlen);
 
 uint32_t verbs_mr_lkey(const struct mr *mr);
 

@@ -29,8 +29,8 @@ port_down_expired(struct loop_timer *t)
 {
 	struct verbs_dev *vd = t->arg;
 	log_notice("verbs: device %s: its link stayed down for %u ms; the "
-			"connections through it are lost", device_name(vd->dev),
-			verbs_env->set.tcp_timeout_ms);
+		   "connections through it are lost",
+			device_name(vd->dev), verbs_env->set.tcp_timeout_ms);
 	struct verbs_conn *vc, *tmp;
 	DL_FOREACH_SAFE2(verbs_conn_all(), vc, tmp, all_next) {
 		if (vc->vdev != vd || vc->conn == NULL)
@@ -54,7 +54,7 @@ port_event(struct verbs_dev *vd, bool up)
 	vd->port_timer.fn = port_down_expired;
 	vd->port_timer.arg = vd;
 	loop_timer_arm(verbs_env->loop, &vd->port_timer,
-			(uint64_t)verbs_env->set.tcp_timeout_ms * 1000000ull);
+			(uint64_t) verbs_env->set.tcp_timeout_ms * 1000000ull);
 }
 
 static void
@@ -98,7 +98,8 @@ async_ready(struct loop_watch *w, uint32_t events)
 					errno != EINTR) {
 				/* a dead device's fd would wake us forever */
 				log_info("verbs: device %s: no more async "
-						"events: %s", device_name(vd->dev),
+					 "events: %s",
+						device_name(vd->dev),
 						strerror(errno));
 				loop_del(verbs_env->loop, w);
 			}
@@ -130,5 +131,6 @@ verbs_async_watch(struct verbs_dev *vd)
 	if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK) ||
 			loop_add(verbs_env->loop, &vd->async_watch, EPOLLIN))
 		log_warning("verbs: device %s: its async events are not "
-				"watched", device_name(vd->dev));
+			    "watched",
+				device_name(vd->dev));
 }

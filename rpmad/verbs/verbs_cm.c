@@ -66,12 +66,13 @@ setup_overdue(struct loop_timer *t)
 		remote_log(&vc->id->route.addr.dst_storage, LOG_NOTICE,
 				"verbs: connection qp %u: %s did not confirm "
 				"the accepted connection within %u ms; it is "
-				"lost", conn_qp_num(conn),
-				conn_remote_name(conn),
+				"lost",
+				conn_qp_num(conn), conn_remote_name(conn),
 				verbs_env->set.setup_timeout_ms);
 		vc_over(vc, RPMA_CONN_LOST);
 	} else {
-		conn_log(conn, LOG_INFO, "verbs: connection qp %u: %s did "
+		conn_log(conn, LOG_INFO,
+				"verbs: connection qp %u: %s did "
 				"not accept or "
 				"reject the request within %u ms",
 				conn_qp_num(conn), conn_remote_name(conn),
@@ -84,7 +85,8 @@ static void
 setup_deadline(struct verbs_conn *vc, uint32_t ms)
 {
 	vc->setup_timer.fn = setup_overdue;
-	loop_timer_arm(verbs_env->loop, &vc->setup_timer, (uint64_t)ms * 1000000);
+	loop_timer_arm(verbs_env->loop, &vc->setup_timer,
+			(uint64_t) ms * 1000000);
 }
 
 /* ---------------------------------------------------------------- passive */
@@ -210,7 +212,8 @@ addr_resolved(struct verbs_conn *vc)
 		return;
 	struct verbs_dev *vd = verbs_dev_of_peer(conn_peer(conn));
 	if (vd == NULL || vc->id->verbs != vd->ctx) {
-		conn_log(conn, LOG_INFO, "verbs: connection qp %u: %s is "
+		conn_log(conn, LOG_INFO,
+				"verbs: connection qp %u: %s is "
 				"reached through RDMA "
 				"device %s, the peer's device is %s",
 				conn_qp_num(conn), conn_remote_name(conn),

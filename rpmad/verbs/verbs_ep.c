@@ -39,9 +39,11 @@ verbs_listen(struct ep *ep, const struct sockaddr_storage *ss,
 	if (rdma_bind_addr(vep->id, (struct sockaddr *)ss))
 		goto err_errno;
 	if (vep->id->verbs && vep->id->verbs != vd->ctx) {
-		(void) snprintf(err, errlen, "cannot listen at %s:%s: it is "
+		(void) snprintf(err, errlen,
+				"cannot listen at %s:%s: it is "
 				"served by RDMA device %s, the peer's device "
-				"is %s", ep_addr(ep), ep_port(ep),
+				"is %s",
+				ep_addr(ep), ep_port(ep),
 				verbs_dev_ctx_name(vep->id->verbs),
 				device_name(peer_device(ep_peer(ep))));
 		ret = -EINVAL;
@@ -95,10 +97,12 @@ verbs_ep_request(const struct rdma_cm_event *ev)
 	const struct sockaddr_storage *from = &id->route.addr.dst_storage;
 	struct verbs_dev *vd = verbs_dev_of_peer(ep_peer(ep));
 	if (vd == NULL || id->verbs != vd->ctx) {
-		remote_log(from, LOG_WARNING, "verbs: endpoint %s:%s: a request "
+		remote_log(from, LOG_WARNING,
+				"verbs: endpoint %s:%s: a request "
 				"came through RDMA device %s, the endpoint's "
-				"peer uses %s; rejecting it", ep_addr(ep),
-				ep_port(ep), verbs_dev_ctx_name(id->verbs),
+				"peer uses %s; rejecting it",
+				ep_addr(ep), ep_port(ep),
+				verbs_dev_ctx_name(id->verbs),
 				device_name(peer_device(ep_peer(ep))));
 		refuse_request(id);
 		return;

@@ -39,7 +39,8 @@ verbs_dev_gone(struct verbs_dev *vd, bool removed)
 		return;
 	vd->dead = true;
 	log_err("verbs: RDMA device %s %s; its connections are lost and rpmad "
-			"lets go of it", device_name(vd->dev), why);
+		"lets go of it",
+			device_name(vd->dev), why);
 	release_conns(vd);
 	/* every client's endpoints, registrations, protection domains */
 	device_let_go(vd->dev);

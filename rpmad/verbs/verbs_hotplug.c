@@ -92,7 +92,8 @@ verbs_hotplug_watch(void)
 	watch.fn = uevent_ready;
 	watch.arg = NULL;
 	what = "loop_add";
-	ret = watch.fd < 0 ? watch.fd : loop_add(verbs_env->loop, &watch, EPOLLIN);
+	ret = watch.fd < 0 ? watch.fd :
+			     loop_add(verbs_env->loop, &watch, EPOLLIN);
 	if (ret < 0)
 		goto err;
 	return;

@@ -48,8 +48,8 @@ verbs_pd_free(struct peer *peer)
 	/* libibverbs answers with a positive errno */
 	int ret = -ibv_dealloc_pd(peer_tp(peer));
 	if (ret)
-		log_warning("verbs: ibv_dealloc_pd on %s: %s", device_name(peer_device(peer)),
-				strerror(-ret));
+		log_warning("verbs: ibv_dealloc_pd on %s: %s",
+				device_name(peer_device(peer)), strerror(-ret));
 	peer_set_tp(peer, NULL);
 }
 
@@ -91,6 +91,16 @@ reg_once(struct mr *mr, unsigned access)
 	return hw;
 }
 
+/* Why EFAULT, when the registered file was opened read-only. */
+static const char *
+read_only_hint(const struct mr *mr, int err)
+{
+	if (err != EFAULT || mr_writable(mr))
+		return "";
+	return " (the file was opened read-only: kernels before 6.2 "
+	       "cannot register read-only shared mappings)";
+}
+
 /*
  * The device's rkey is the key peers use; it is unique on the device, and
  * rpmad looks registrations up by (device, rkey). A registration without
@@ -99,6 +109,7 @@ reg_once(struct mr *mr, unsigned access)
  * has it (librpma does the same), and fails as with librpma (the client
  * gets RPMA_E_PROVIDER) where it does not, saying what would work.
  */
+
 int
 verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 {
@@ -107,13 +118,15 @@ verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 				device_name(peer_device(mr_peer(mr))));
 		return -ENODEV;
 	}
-	struct ibv_mr *hw = reg_once(mr, usage_access(mr_usage(mr),
-			mr_writable(mr)));
+	struct ibv_mr *hw = reg_once(mr,
+			usage_access(mr_usage(mr), mr_writable(mr)));
 	if (hw == NULL) {
 		int e = errno ? errno : EIO;
 		const char *dev = device_name(peer_device(mr_peer(mr)));
-		if (e == EOPNOTSUPP && mr_dax(mr) && !device_odp(peer_device(mr_peer(mr))))
-			(void) snprintf(err, errlen, "cannot register %llu "
+		if (e == EOPNOTSUPP && mr_dax(mr) &&
+				!device_odp(peer_device(mr_peer(mr))))
+			(void) snprintf(err, errlen,
+					"cannot register %llu "
 					"bytes of a file on a DAX file system "
 					"(fsdax) with %s: the kernel lets no "
 					"RDMA device pin such pages, and %s "
@@ -121,23 +134,23 @@ verbs_mr_register(struct mr *mr, char *err, size_t errlen)
 					"device DAX (ndctl create-namespace -m "
 					"devdax) instead, or an RDMA device "
 					"with on-demand paging",
-					(unsigned long long)mr_length(mr), dev,
+					(unsigned long long) mr_length(mr), dev,
 					dev);
 		else if (e == EOPNOTSUPP && mr_dax(mr))
-			(void) snprintf(err, errlen, "cannot register %llu "
+			(void) snprintf(err, errlen,
+					"cannot register %llu "
 					"bytes of a file on a DAX file system "
 					"(fsdax) with %s, with on-demand paging "
 					"either; use a device DAX (ndctl "
 					"create-namespace -m devdax) instead",
-					(unsigned long long)mr_length(mr), dev);
+					(unsigned long long) mr_length(mr),
+					dev);
 		else
-			(void) snprintf(err, errlen, "ibv_reg_mr_iova2 of %llu "
-					"bytes on %s%s",
-					(unsigned long long)mr_length(mr), dev,
-					e == EFAULT && !mr_writable(mr) ?
-					" (the file was opened read-only: "
-					"kernels before 6.2 cannot register "
-					"read-only shared mappings)" : "");
+			(void) snprintf(err, errlen,
+					"ibv_reg_mr_iova2 of %llu bytes "
+					"on %s%s",
+					(unsigned long long) mr_length(mr), dev,
+					read_only_hint(mr, e));
 		return -e;
 	}
 	mr_set_tp(mr, hw);
@@ -187,8 +200,8 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 		};
 		/* libibverbs answers with a positive errno */
 		int ret = -ibv_advise_mr(peer_tp(mr_peer(mr)),
-				(enum ibv_advise_mr_advice)advice, flags,
-				&sge, 1);
+				(enum ibv_advise_mr_advice) advice, flags, &sge,
+				1);
 		if (ret) {
 			(void) snprintf(err, errlen, "ibv_advise_mr on %s",
 					device_name(peer_device(mr_peer(mr))));
@@ -204,5 +217,5 @@ verbs_mr_advise(struct mr *mr, uint64_t offset, uint64_t len, int advice,
 uint32_t
 verbs_mr_lkey(const struct mr *mr)
 {
-	return ((const struct ibv_mr *)mr_tp(mr))->lkey;
+	return ((const struct ibv_mr *) mr_tp(mr))->lkey;
 }

@@ -106,9 +106,11 @@ verbs_qp_create(struct verbs_conn *vc, struct peer *peer, char *err,
 	struct verbs_dev *vd = verbs_dev_of_peer(peer);
 	struct ibv_context *ctx = vc->id->verbs;
 	if (vd == NULL || ctx != vd->ctx) {
-		(void) snprintf(err, errlen, "the connection goes through RDMA "
+		(void) snprintf(err, errlen,
+				"the connection goes through RDMA "
 				"device %s, the peer's device is %s",
-				verbs_dev_ctx_name(ctx), device_name(peer_device(peer)));
+				verbs_dev_ctx_name(ctx),
+				device_name(peer_device(peer)));
 		return -EINVAL;
 	}
 	vc->vdev = vd;
