@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * conn.c -- connections: their control requests, their events, and the
+ * conn.c -- connections: the calls of their clients, their events, and the
  * data path between the shared rings and the transport
  */
 
@@ -1251,14 +1251,14 @@ staging_granted(uint32_t wish)
 	return (wish + page - 1) & ~(page - 1);
 }
 
-/* 0, or -EINVAL with the request failed */
+/* 0, or -EINVAL with the call failed */
 static int
-sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
+sizes_from_cfg(struct call *call, const struct conn_cfg *cfg,
 		struct qp_sizes *sizes, struct qp_staging *staging,
 		uint32_t *timeout_ms)
 {
 	if (cfg == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no connection configuration");
+		call_fail(call, RPMA_E_INVAL, 0, "no connection configuration");
 		return -EINVAL;
 	}
 	sizes->sq = cfg->sq_size;
@@ -1272,14 +1272,14 @@ sizes_from_cfg(struct req_ctx *rc, const Rpmad__ConnCfg *cfg,
 }
 
 static struct conn *
-conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
+conn_new(struct call *call, struct peer *peer, const struct conn_cfg *cfg)
 {
-	if (tenant_admit_conn(rc))
+	if (tenant_admit_conn(call))
 		return NULL;
 	struct qp_sizes sizes;
 	struct qp_staging staging;
 	uint32_t timeout_ms;
-	if (sizes_from_cfg(rc, cfg, &sizes, &staging, &timeout_ms))
+	if (sizes_from_cfg(call, cfg, &sizes, &staging, &timeout_ms))
 		return NULL;
 	/*
 	 * an RDMA device would have to pin all of it: the payloads of its
@@ -1289,11 +1289,12 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		staging.sq = staging.rq = 0;
 	struct srq *srq = NULL;
 	if (cfg->srq_id) {
-		if ((srq = srq_find(rc, cfg->srq_id)) == NULL)
+		if ((srq = srq_find(call, cfg->srq_id)) == NULL)
 			return NULL;
 		/* as a queue pair and a shared RQ of two protection domains */
 		if (srq->peer != peer) {
-			req_fail(rc, RPMA_E_PROVIDER, EINVAL, "the shared "
+			call_fail(call, RPMA_E_PROVIDER, EINVAL,
+					"the shared "
 					"receive queue is of another peer");
 			return NULL;
 		}
@@ -1303,7 +1304,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 
 	struct conn *conn = calloc(1, sizeof(*conn));
 	if (conn == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "connection");
 		return NULL;
 	}
 	char err[256];
@@ -1313,7 +1314,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	int ret = qp_create(&conn->qp, &sizes, &staging, conn->qp_num, err,
 			sizeof(err));
 	if (ret) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);
 		free(conn);
 		return NULL;
@@ -1322,7 +1323,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->inflight.recvs = calloc(conn->qp.layout.rq_entries,
 			sizeof(*conn->inflight.recvs));
 	if (conn->works == NULL || conn->inflight.recvs == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "connection");
 		free(conn->works);
 		free(conn->inflight.recvs);
 		qp_destroy(&conn->qp);
@@ -1330,12 +1331,12 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 		return NULL;
 	}
 	if (conn->qp.staging) {
-		conn->staging = mr_staging_new(peer, &rc->client->owner,
-				conn->qp.staging, (uint64_t)staging.sq +
-				staging.rq);
+		conn->staging = mr_staging_new(peer, &call->client->owner,
+				conn->qp.staging,
+				(uint64_t) staging.sq + staging.rq);
 		conn->qp.staging = NULL;	/* the registration's now */
 		if (conn->staging == NULL) {
-			req_fail(rc, RPMA_E_NOMEM, ENOMEM, "staging");
+			call_fail(call, RPMA_E_NOMEM, ENOMEM, "staging");
 			free(conn->works);
 			free(conn->inflight.recvs);
 			qp_destroy(&conn->qp);
@@ -1347,7 +1348,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->qp.doorbell_watch.fn = doorbell_ready;
 	conn->qp.doorbell_watch.arg = conn;
 	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
+		call_fail(call, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
 		mr_staging_end(conn->staging);
 		free(conn->works);
 		free(conn->inflight.recvs);
@@ -1357,7 +1358,7 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	}
 
 	if (srq && srq_attach(srq, conn)) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "connection");
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "connection");
 		loop_del(rpmad.loop, &conn->qp.doorbell_watch);
 		free(conn->works);
 		free(conn->inflight.recvs);
@@ -1371,9 +1372,9 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 	conn->timeout_ms = timeout_ms;
 	(void) snprintf(conn->local_name, sizeof(conn->local_name), "-");
 	(void) snprintf(conn->remote_name, sizeof(conn->remote_name), "-");
-	registry_add(&conn->obj, &conn_type, &rc->client->owner);
-	origin_of_user(rc->client->uid, &conn->origin);
-	client_add_reqs(rc->client, 1);	/* CONN_REQ_OUT, as calloc left it */
+	registry_add(&conn->obj, &conn_type, &call->client->owner);
+	origin_of_user(call->client->uid, &conn->origin);
+	client_add_reqs(call->client, 1); /* CONN_REQ_OUT, as calloc left it */
 	DL_APPEND2(all_conns, conn, all_prev, all_next);
 	conn_activate(conn);
 	peer->users++;
@@ -1381,35 +1382,33 @@ conn_new(struct req_ctx *rc, struct peer *peer, const Rpmad__ConnCfg *cfg)
 }
 
 void
-conn_reply_qp(struct req_ctx *rc, struct conn *conn)
+conn_handover(struct conn *conn, struct conn_handover *h)
 {
-	rpmad__qp_reply__init(&rc->qp);
-	rc->qp.conn_id = conn->obj.id;
-	rc->qp.qp_num = conn->qp_num;
-	rc->qp.region_size = conn->qp.layout.size;
-	rc->qp.private_data.data = conn->pdata_in;
-	rc->qp.private_data.len = conn->pdata_in_len;
-	rc->qp.fd_count = conn->qp.n_client_fds;
+	memset(h, 0, sizeof(*h));
+	h->id = conn->obj.id;
+	h->qp_num = conn->qp_num;
+	h->region_size = conn->qp.layout.size;
+	h->pdata = conn->pdata_in;
+	h->pdata_len = conn->pdata_in_len;
 	if (conn->staging) {
-		rc->qp.staging_lkey = conn->staging->lkey;
-		rc->qp.sq_staging = conn->qp.staging_sizes.sq;
-		rc->qp.rq_staging = conn->qp.staging_sizes.rq;
+		h->staging_lkey = conn->staging->lkey;
+		h->sq_staging = conn->qp.staging_sizes.sq;
+		h->rq_staging = conn->qp.staging_sizes.rq;
 	}
-	/* the client's ends go with the answer and are closed after it */
+	/* the client's ends are the answer's now */
 	for (unsigned i = 0; i < conn->qp.n_client_fds; i++) {
-		req_pass_fd(rc, conn->qp.client_fds[i]);
+		h->fds[i] = conn->qp.client_fds[i];
 		conn->qp.client_fds[i] = -1;
 	}
+	h->nfds = conn->qp.n_client_fds;
 	conn->qp.n_client_fds = 0;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_QP;
-	rc->resp.qp = &rc->qp;
 }
 
 struct conn *
-conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
-		const Rpmad__ConnCfg *cfg)
+conn_new_passive(struct call *call, struct peer *peer, struct incoming *inc,
+		const struct conn_cfg *cfg)
 {
-	struct conn *conn = conn_new(rc, peer, cfg);
+	struct conn *conn = conn_new(call, peer, cfg);
 	if (conn == NULL)
 		return NULL;
 	conn->passive = true;
@@ -1423,7 +1422,7 @@ conn_new_passive(struct req_ctx *rc, struct peer *peer, struct incoming *inc,
 
 	char err[256];
 	if (conn->tp->adopt(conn, inc, err, sizeof(err))) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "%s", err);
+		call_fail(call, RPMA_E_PROVIDER, 0, "%s", err);
 		conn_destroy(conn, OBJ_RELEASE_ABORT);
 		return NULL;
 	}
@@ -1463,132 +1462,118 @@ conn_release(struct obj *o, enum obj_release how)
 	conn_destroy((struct conn *)o, how);
 }
 
-/* ------------------------------------------------------------- requests */
+/* ----------------------------------------------------- a client's calls */
 
-/* A request about a connection may change what its poller must do. */
-static struct conn *
-conn_find(struct req_ctx *rc, uint64_t id)
+/* A call on a connection may change what its poller must do. */
+struct conn *
+conn_find(struct call *call, uint64_t id)
 {
-	struct conn *conn = (struct conn *)req_find(rc, id, OBJ_CONN);
+	struct conn *conn = (struct conn *) call_find(call, id, OBJ_CONN);
 	if (conn)
 		conn_activate(conn);
 	return conn;
 }
 
-void
-conn_handle_req_new(struct req_ctx *rc)
+struct conn *
+conn_new_active(struct call *call, struct peer *peer, const char *addr,
+		const char *port, const struct conn_cfg *cfg)
 {
-	const Rpmad__ConnReqNew *m = rc->req->conn_req_new;
-	struct peer *peer = peer_find(rc, m->peer_id);
-	if (peer == NULL)
-		return;
-	if (m->addr == NULL || m->port == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no address or port");
-		return;
+	if (addr == NULL || port == NULL) {
+		call_fail(call, RPMA_E_INVAL, 0, "no address or port");
+		return NULL;
 	}
 
 	struct sockaddr_storage ss;
 	socklen_t len;
-	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
-		return;
-	if (tenant_check_connect(rc, (struct sockaddr *)&ss))
-		return;
+	if (resolve_addr(call, addr, port, &ss, &len))
+		return NULL;
+	if (tenant_check_connect(call, (struct sockaddr *) &ss))
+		return NULL;
 
 	/* as librpma resolves the route here: no route, no request */
-	int ret = route_exists(rc->client->netns, &ss, len);
+	int ret = route_exists(call->client->netns, &ss, len);
 	if (ret) {
-		req_fail(rc, RPMA_E_PROVIDER, -ret, "no route to %s", m->addr);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, -ret, "no route to %s", addr);
+		return NULL;
 	}
 
-	struct conn *conn = conn_new(rc, peer, m->cfg);
+	struct conn *conn = conn_new(call, peer, cfg);
 	if (conn == NULL)
-		return;
+		return NULL;
 	set_state(conn, CONN_REQ_OUT);
 	conn->remote = ss;
 	conn->remote_len = len;
 	conn_set_names(conn, NULL, &ss);
-	conn_reply_qp(rc, conn);
+	return conn;
 }
 
 void
-conn_handle_req_delete(struct req_ctx *rc)
+conn_delete(struct conn *conn)
 {
-	struct conn *conn = conn_find(rc, rc->req->conn_req_delete->conn_id);
-	if (conn == NULL)
-		return;
 	conn_destroy(conn, OBJ_RELEASE_ORDERLY);
-	req_ok(rc);
 }
 
-void
-conn_handle_req_connect(struct req_ctx *rc)
+int
+conn_connect(struct call *call, struct conn *conn, const uint8_t *pdata,
+		size_t pdata_len)
 {
-	const Rpmad__ConnReqConnect *m = rc->req->conn_req_connect;
-	struct conn *conn = conn_find(rc, m->conn_id);
-	if (conn == NULL)
-		return;
 	if (conn->state != CONN_REQ_OUT && conn->state != CONN_REQ_IN) {
 		/* an incoming request whose client gave up: nothing to accept */
-		req_fail(rc, conn->state == CONN_ENDED ? RPMA_E_PROVIDER :
-				RPMA_E_INVAL, 0, "the request is %s already",
+		call_fail(call,
+				conn->state == CONN_ENDED ? RPMA_E_PROVIDER :
+							    RPMA_E_INVAL,
+				0, "the request is %s already",
 				state_name(conn->state));
-		return;
+		return -EINVAL;
 	}
-	if (m->private_data.len > CONN_PDATA_MAX) {
-		req_fail(rc, RPMA_E_INVAL, 0, "private data of %zu bytes (at "
-				"most %d)", m->private_data.len, CONN_PDATA_MAX);
-		return;
+	if (pdata_len > CONN_PDATA_MAX) {
+		call_fail(call, RPMA_E_INVAL, 0,
+				"private data of %zu bytes (at "
+				"most %d)",
+				pdata_len, CONN_PDATA_MAX);
+		return -EINVAL;
 	}
 
 	char err[256] = "";
 	bool passive = conn->state == CONN_REQ_IN;
 	set_state(conn, CONN_CONNECTING);
-	int ret = passive ?
-		conn->tp->accept(conn, m->private_data.data,
-				(uint8_t)m->private_data.len, err, sizeof(err)) :
-		conn->tp->connect(conn, m->private_data.data,
-				(uint8_t)m->private_data.len, err, sizeof(err));
+	int ret = passive ? conn->tp->accept(conn, pdata, (uint8_t) pdata_len,
+					    err, sizeof(err)) :
+			    conn->tp->connect(conn, pdata, (uint8_t) pdata_len,
+					    err, sizeof(err));
 	if (ret) {
 		/* the library deletes the connection after this answer */
 		set_state(conn, CONN_ENDED);
 		set_qp_error(conn);
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
-		return;
+		return ret;
 	}
-	req_ok(rc);
+	return 0;
 }
 
-void
-conn_handle_next_event(struct req_ctx *rc)
+int
+conn_next_event(struct call *call, struct conn *conn,
+		struct conn_event_view *ev)
 {
-	struct conn *conn = conn_find(rc, rc->req->conn_next_event->conn_id);
-	if (conn == NULL)
-		return;
 	if (conn->ev_count == 0) {
-		req_fail(rc, RPMA_E_NO_EVENT, 0, "no event pending");
-		return;
+		call_fail(call, RPMA_E_NO_EVENT, 0, "no event pending");
+		return -ENOENT;
 	}
 	struct conn_event_entry *e = &conn->events[conn->ev_head];
 	conn->ev_head = (conn->ev_head + 1) % CONN_MAX_EVENTS;
 	conn->ev_count--;
 
-	rpmad__conn_event__init(&rc->event);
-	rc->event.event = e->event;
-	rc->event.has_private_data = e->has_pdata;
-	rc->event.private_data.data = e->pdata;
-	rc->event.private_data.len = e->pdata_len;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_EVENT;
-	rc->resp.event = &rc->event;
+	ev->event = e->event;
+	ev->has_pdata = e->has_pdata;
+	ev->pdata = e->pdata;
+	ev->pdata_len = e->pdata_len;
+	return 0;
 }
 
-void
-conn_handle_disconnect(struct req_ctx *rc)
+int
+conn_disconnect(struct call *call, struct conn *conn)
 {
-	struct conn *conn = conn_find(rc, rc->req->conn_disconnect->conn_id);
-	if (conn == NULL)
-		return;
 	switch (conn->state) {
 	case CONN_ESTABLISHED:
 		/* what was posted before goes out before the goodbye */
@@ -1603,20 +1588,10 @@ conn_handle_disconnect(struct req_ctx *rc)
 		break;
 	case CONN_REQ_OUT:
 	case CONN_REQ_IN:
-		req_fail(rc, RPMA_E_INVAL, 0, "not connected");
-		return;
+		call_fail(call, RPMA_E_INVAL, 0, "not connected");
+		return -EINVAL;
 	default:
 		break;	/* disconnecting or over already: nothing to do */
 	}
-	req_ok(rc);
-}
-
-void
-conn_handle_delete(struct req_ctx *rc)
-{
-	struct conn *conn = conn_find(rc, rc->req->conn_delete->conn_id);
-	if (conn == NULL)
-		return;
-	conn_destroy(conn, OBJ_RELEASE_ORDERLY);
-	req_ok(rc);
+	return 0;
 }

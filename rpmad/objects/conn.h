@@ -24,8 +24,9 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "clients/reply.h"
+#include "clients/call.h"
 #include "core/stats.h"
+#include "objects/qp.h"
 #include "transport/transport.h"
 
 struct qp;
@@ -53,12 +54,67 @@ struct qp *conn_qp(struct conn *conn);
 
 /* ---- for the control plane, main.c and the tests ---- */
 
-/* conn_new_passive -- a connection for an incoming request (ep.c) */
-struct conn *conn_new_passive(struct req_ctx *rc, struct peer *peer,
-		struct incoming *inc, const Rpmad__ConnCfg *cfg);
+/*
+ * What a client asks of a new connection's queues (librpma's
+ * rpma_conn_cfg), as its request carried it.
+ */
+struct conn_cfg {
+	uint32_t timeout_ms;
+	uint32_t cq_size, rcq_size, sq_size, rq_size;
+	uint64_t srq_id; /* receives from this shared RQ; 0: none */
+	uint32_t sq_staging, rq_staging; /* bytes wished for */
+};
 
-/* conn_reply_qp -- the QpReply for a new queue pair */
-void conn_reply_qp(struct req_ctx *rc, struct conn *conn);
+/*
+ * The new queue pair as the client gets it: the client's ends of its
+ * region and doorbells (the receiver's to send and close) and what the
+ * library needs to use it.
+ */
+struct conn_handover {
+	uint64_t id;
+	uint32_t qp_num;
+	uint64_t region_size;
+	const uint8_t *pdata; /* incoming requests: what the client sent */
+	uint8_t pdata_len;
+	uint32_t staging_lkey, sq_staging, rq_staging;
+	int fds[QP_FD_MAX];
+	unsigned nfds;
+};
+
+/* An event of a connection as its client reads it (conn_next_event). */
+struct conn_event_view {
+	int event; /* enum rpma_conn_event */
+	bool has_pdata;
+	const uint8_t *pdata; /* valid until the connection's next call */
+	uint8_t pdata_len;
+};
+
+/*
+ * The calls of a client on its connections. Each fails the call (call.h)
+ * when it returns NULL or a negative errno.
+ *
+ * conn_find -- the calling client's connection `id`
+ * conn_new_active -- an outgoing request to addr:port (numbers) on the
+ *	peer (rpma_conn_req_new); `cfg` NULL: none given
+ * conn_new_passive -- a connection for an incoming request (ep.c)
+ * conn_handover -- hands the new queue pair's client ends over
+ * conn_connect -- connects or accepts with the private data
+ * conn_next_event -- the oldest event not read yet (RPMA_E_NO_EVENT)
+ * conn_disconnect -- says goodbye (rpma_conn_disconnect)
+ * conn_delete -- deletes the request or the connection, orderly
+ */
+struct conn *conn_find(struct call *call, uint64_t id);
+struct conn *conn_new_active(struct call *call, struct peer *peer,
+		const char *addr, const char *port, const struct conn_cfg *cfg);
+struct conn *conn_new_passive(struct call *call, struct peer *peer,
+		struct incoming *inc, const struct conn_cfg *cfg);
+void conn_handover(struct conn *conn, struct conn_handover *h);
+int conn_connect(struct call *call, struct conn *conn, const uint8_t *pdata,
+		size_t pdata_len);
+int conn_next_event(struct call *call, struct conn *conn,
+		struct conn_event_view *ev);
+int conn_disconnect(struct call *call, struct conn *conn);
+void conn_delete(struct conn *conn);
 
 /* conn_init -- register the poller of every connection's queue pair */
 void conn_init(void);
@@ -93,12 +149,5 @@ void conn_describe(const struct conn *conn, struct conn_info *info);
  * within the spin time (the tests check that an idle one sleeps)
  */
 bool conn_polled(const struct conn *conn);
-
-void conn_handle_req_new(struct req_ctx *rc);
-void conn_handle_req_delete(struct req_ctx *rc);
-void conn_handle_req_connect(struct req_ctx *rc);
-void conn_handle_next_event(struct req_ctx *rc);
-void conn_handle_disconnect(struct req_ctx *rc);
-void conn_handle_delete(struct req_ctx *rc);
 
 #endif /* RPMAD_CONN_H */

@@ -134,7 +134,7 @@ device_set_gone(struct device *dev)
 }
 
 int
-resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
+resolve_addr(struct call *call, const char *addr, const char *port,
 		struct sockaddr_storage *ss, socklen_t *len)
 {
 	/* numbers only: the library resolves names on the client's side */
@@ -146,9 +146,11 @@ resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 	struct addrinfo *res = NULL;
 	int ret = getaddrinfo(addr, port, &hints, &res);
 	if (ret) {
-		req_fail(rc, ret == EAI_MEMORY ? RPMA_E_NOMEM :
-				RPMA_E_PROVIDER, 0, "cannot resolve %s%s%s: %s",
-				addr, port ? ":" : "", port ? port : "",
+		call_fail(call,
+				ret == EAI_MEMORY ? RPMA_E_NOMEM :
+						    RPMA_E_PROVIDER,
+				0, "cannot resolve %s%s%s: %s", addr,
+				port ? ":" : "", port ? port : "",
 				gai_strerror(ret));
 		return ret == EAI_MEMORY ? -ENOMEM : -EINVAL;
 	}
@@ -210,41 +212,28 @@ find_device(void *arg)
 	return 0;
 }
 
-static void
-reply_device(struct req_ctx *rc, const struct device *d)
+struct device *
+device_for_addr(struct call *call, const char *addr, bool local)
 {
-	rpmad__device_info__init(&rc->device);
-	rc->device.device_id = d->id;
-	rc->device.name = (char *)d->name;
-	rc->device.transport = (char *)d->tp->name;
-	rc->device.odp_capable = d->odp_capable;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_DEVICE;
-	rc->resp.device = &rc->device;
-}
-
-void
-device_handle_get(struct req_ctx *rc)
-{
-	const Rpmad__DeviceGet *m = rc->req->device_get;
 	struct sockaddr_storage ss;
 	socklen_t len;
 
-	if (m->addr == NULL || m->addr[0] == '\0') {
-		req_fail(rc, RPMA_E_INVAL, 0, "no address");
-		return;
+	if (addr == NULL || addr[0] == '\0') {
+		call_fail(call, RPMA_E_INVAL, 0, "no address");
+		return NULL;
 	}
-	if (resolve_addr(rc, m->addr, "9", &ss, &len))
-		return;
+	if (resolve_addr(call, addr, "9", &ss, &len))
+		return NULL;
 
-	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	int nsfd = rc->client->netns;
+	int nsfd = call->client->netns;
 	int ret = local ? check_local(nsfd, &ss, len) :
 		route_exists(nsfd, &ss, len);
 	if (ret) {
-		req_fail(rc, RPMA_E_PROVIDER, -ret, local ?
-				"%s is not an address of this host" :
-				"no route to %s", m->addr);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, -ret,
+				local ? "%s is not an address of this host" :
+					"no route to %s",
+				addr);
+		return NULL;
 	}
 
 	const char *choice = rpmad.cfg.transport;
@@ -253,22 +242,11 @@ device_handle_get(struct req_ctx *rc)
 	ret = netns_run(nsfd, find_device, &f);
 	struct device *d = f.found;
 	if (d == NULL) {
-		req_fail(rc, RPMA_E_PROVIDER, -ret, "no %s serves %s and rpmad "
-				"runs with --transport %s", f.noun, m->addr,
-				choice);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, -ret,
+				"no %s serves %s and "
+				"rpmad runs with --transport %s",
+				f.noun, addr, choice);
+		return NULL;
 	}
-	reply_device(rc, d);
-}
-
-void
-device_handle_query(struct req_ctx *rc)
-{
-	struct device *d = device_by_id(rc->req->device_query->device_id);
-	if (d == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no device %u",
-				rc->req->device_query->device_id);
-		return;
-	}
-	reply_device(rc, d);
+	return d;
 }

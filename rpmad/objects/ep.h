@@ -15,10 +15,14 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "clients/reply.h"
+#include "clients/call.h"
 #include "core/registry.h"
 #include "log/origin.h"
 #include "transport/transport.h"
+
+struct conn;
+struct conn_cfg;
+struct peer;
 
 #define EP_ADDR_MAX 64
 #define EP_PORT_MAX 32
@@ -42,8 +46,30 @@ struct ep_info {
 /* ep_describe -- an endpoint as rpmactl shows it */
 void ep_describe(const struct ep *ep, struct ep_info *info);
 
-void ep_handle_listen(struct req_ctx *rc);
-void ep_handle_shutdown(struct req_ctx *rc);
-void ep_handle_next_conn_req(struct req_ctx *rc);
+/*
+ * ep_listen -- an endpoint of the calling client listening at addr:port
+ * (numbers) for the peer; the client's end of its notification socket
+ * in *client_fd (the caller's to pass on and close). NULL with the call
+ * failed.
+ */
+struct ep *ep_listen(struct call *call, struct peer *peer, const char *addr,
+		const char *port, int *client_fd);
+
+/* ep_id -- the number the client knows the endpoint by */
+uint64_t ep_id(const struct ep *ep);
+
+/* ep_find -- the calling client's endpoint `id`; NULL with the call failed */
+struct ep *ep_find(struct call *call, uint64_t id);
+
+/* ep_shutdown -- stops listening; waiting requests are rejected */
+void ep_shutdown(struct ep *ep);
+
+/*
+ * ep_next_conn -- a connection for the oldest request waiting at the
+ * endpoint (conn_new_passive); NULL with the call failed (RPMA_E_NO_EVENT
+ * when none waits; otherwise the request waits on).
+ */
+struct conn *ep_next_conn(struct call *call, struct ep *ep,
+		const struct conn_cfg *cfg);
 
 #endif /* RPMAD_EP_H */

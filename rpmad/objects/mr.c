@@ -793,17 +793,17 @@ new_lkey(uint32_t dev_id)
  * itself). 0, or a negative errno with the reason in err.
  */
 static int
-take_process_segment(struct req_ctx *rc, struct mr *mr,
+take_process_segment(struct call *call, struct mr *mr,
 		const struct mr_segment *seg, bool needs_write, char *err,
 		size_t errlen)
 {
-	struct addrspace *as = rc->client->as;
+	struct addrspace *as = call->client->as;
 	if (as == NULL) {
 		(void) snprintf(err, errlen, "memory of the client's own needs "
 				"the descriptors of its address space at hello");
 		return -EINVAL;
 	}
-	int ret = addrspace_check(as, rc->client->pid,
+	int ret = addrspace_check(as, call->client->pid,
 			mr->span_start + seg->span_offset, seg->length,
 			needs_write, err, errlen);
 	if (ret == 0 && mr->as == NULL)
@@ -812,25 +812,25 @@ take_process_segment(struct req_ctx *rc, struct mr *mr,
 }
 
 /*
- * Checks the message and the segments' shape; fills mr. 0, or a negative
- * errno with the request failed.
+ * Checks the range, the usage and the segments' shape; fills mr. 0, or
+ * a negative errno with the call failed.
  */
 static int
-take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
+take_segments(struct call *call, const struct mr_reg_args *m, struct mr *mr)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	if (m->addr == 0 || m->length == 0 || m->addr + m->length < m->addr ||
 			m->addr + m->length > UINT64_MAX - page) {
-		req_fail(rc, RPMA_E_INVAL, 0, "bad range");
+		call_fail(call, RPMA_E_INVAL, 0, "bad range");
 		return -EINVAL;
 	}
 	if (m->usage == 0 || (m->usage & ~MR_USAGE_ALL)) {
-		req_fail(rc, RPMA_E_INVAL, 0, "bad usage 0x%x", m->usage);
+		call_fail(call, RPMA_E_INVAL, 0, "bad usage 0x%x", m->usage);
 		return -EINVAL;
 	}
 	if (m->n_segments == 0 || m->n_segments > MR_MAX_SEGMENTS) {
-		req_fail(rc, RPMA_E_INVAL, 0, "%zu segments", m->n_segments);
+		call_fail(call, RPMA_E_INVAL, 0, "%zu segments", m->n_segments);
 		return -EINVAL;
 	}
 
@@ -853,7 +853,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 
 	mr->segs = calloc(m->n_segments, sizeof(*mr->segs));
 	if (mr->segs == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "segments");
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "segments");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->n_segments; i++)
@@ -862,15 +862,17 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 
 	uint64_t covered = 0;
 	for (size_t i = 0; i < m->n_segments; i++) {
-		const Rpmad__Segment *in = m->segments[i];
+		const struct mr_reg_segment *in = &m->segments[i];
 		struct mr_segment *seg = &mr->segs[i];
 		char err[256];
-		if ((!in->in_process && in->fd_index >= rc->nfds) ||
+		if ((!in->in_process && in->fd_index >= m->nfds) ||
 				in->length == 0 || in->length % page ||
 				in->offset % page ||
 				in->length > mr->span_len - covered) {
-			req_fail(rc, RPMA_E_INVAL, 0, "segment %zu is not "
-					"well-formed", i);
+			call_fail(call, RPMA_E_INVAL, 0,
+					"segment %zu is not "
+					"well-formed",
+					i);
 			return -EINVAL;
 		}
 		seg->offset = in->offset;
@@ -881,13 +883,13 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 		if (in->in_process) {
 			seg->kind = MR_SEG_PROCESS;
 			seg->offset = 0;
-			ret = take_process_segment(rc, mr, seg, needs_write,
+			ret = take_process_segment(call, mr, seg, needs_write,
 					err, sizeof(err));
 		} else {
 			seg->kind = in->file_backed ? MR_SEG_FILE :
 				MR_SEG_MEMFD;
 			/* the same fd may serve several segments: a dup each */
-			seg->fd = fcntl(rc->fds[in->fd_index], F_DUPFD_CLOEXEC,
+			seg->fd = fcntl(m->fds[in->fd_index], F_DUPFD_CLOEXEC,
 					0);
 			ret = seg->fd < 0 ? -errno : 0;
 			if (ret)
@@ -895,7 +897,7 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 						strerror(-ret));
 			if (ret == 0)
 				ret = check_file_system(seg->fd,
-						rc->client->pid, needs_write,
+						call->client->pid, needs_write,
 						err, sizeof(err));
 			if (ret == 0)
 				ret = check_fd(seg->fd, seg, needs_write,
@@ -903,15 +905,17 @@ take_segments(struct req_ctx *rc, const Rpmad__MrReg *m, struct mr *mr)
 						sizeof(err));
 		}
 		if (ret) {
-			req_fail(rc, RPMA_E_PROVIDER, 0, "segment %zu: %s", i,
-					err);
+			call_fail(call, RPMA_E_PROVIDER, 0, "segment %zu: %s",
+					i, err);
 			return ret;
 		}
 	}
 	if (covered != mr->span_len) {
-		req_fail(rc, RPMA_E_INVAL, 0, "the segments cover %llu of %llu "
-				"bytes", (unsigned long long)covered,
-				(unsigned long long)mr->span_len);
+		call_fail(call, RPMA_E_INVAL, 0,
+				"the segments cover %llu of %llu "
+				"bytes",
+				(unsigned long long) covered,
+				(unsigned long long) mr->span_len);
 		return -EINVAL;
 	}
 	return 0;
@@ -922,41 +926,39 @@ static void mr_release(struct obj *o, enum obj_release how);
 /* what the registry does with a registration whose client goes */
 static const struct obj_type mr_type = { OBJ_MR, mr_release };
 
-void
-mr_handle_reg(struct req_ctx *rc)
+struct mr *
+mr_reg(struct call *call, struct peer *peer, const struct mr_reg_args *m,
+		const char **note)
 {
-	const Rpmad__MrReg *m = rc->req->mr_reg;
-	struct peer *peer = peer_find(rc, m->peer_id);
-	if (peer == NULL)
-		return;
-
 	struct mr *mr = calloc(1, sizeof(*mr));
 	if (mr == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "registration");
-		return;
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "registration");
+		return NULL;
 	}
 	mr->refs = 1;
-	if (take_segments(rc, m, mr))
+	if (take_segments(call, m, mr))
 		goto err;
 	if (mr->as && peer->dev->tp->mr_register) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "%s is an RDMA device: the "
+		call_fail(call, RPMA_E_PROVIDER, 0,
+				"%s is an RDMA device: the "
 				"memory it registers must be passed by "
-				"descriptor", peer->dev->name);
+				"descriptor",
+				peer->dev->name);
 		goto err;
 	}
 
-	if (tenant_admit_mr(rc, mr->span_len))
+	if (tenant_admit_mr(call, mr->span_len))
 		goto err;
 
 	char err[256];
 	int ret = map_segments(mr, err, sizeof(err));
 	if (ret) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);
 		goto err;
 	}
-	const char *note = mr_grant_persistence(mr, peer->dev->tp);
-	open_write_fds(mr, rc->client, peer->dev->tp);
+	*note = mr_grant_persistence(mr, peer->dev->tp);
+	open_write_fds(mr, call->client, peer->dev->tp);
 	mr->peer = peer;
 	mr->lkey = new_lkey(peer->dev->id);
 	mr->rkey_id.dev_id = peer->dev->id;
@@ -964,15 +966,16 @@ mr_handle_reg(struct req_ctx *rc)
 	if (peer->dev->tp->mr_register &&
 			(ret = peer->dev->tp->mr_register(mr, err,
 					sizeof(err)))) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
 		goto err;
 	}
 	/* a device names its own rkey, unique on that device: trust, check */
 	if (mr_rkey(mr) && mr_by_rkey(peer->dev->id, mr_rkey(mr)) != NULL) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "the device %s gave the key "
-				"%08x, which is in use already", peer->dev->name,
-				mr_rkey(mr));
+		call_fail(call, RPMA_E_PROVIDER, 0,
+				"the device %s gave the key "
+				"%08x, which is in use already",
+				peer->dev->name, mr_rkey(mr));
 		if (peer->dev->tp->mr_deregister)
 			peer->dev->tp->mr_deregister(mr);
 		goto err;
@@ -985,38 +988,28 @@ mr_handle_reg(struct req_ctx *rc)
 		mr->segs[i].fd = -1;
 	}
 
-	registry_add(&mr->obj, &mr_type, &rc->client->owner);
+	registry_add(&mr->obj, &mr_type, &call->client->owner);
 	HASH_ADD(hh_lkey, mrs_by_lkey, lkey, sizeof(mr->lkey), mr);
 	if (mr_rkey(mr))
 		HASH_ADD(hh_rkey, mrs_by_rkey, rkey_id, sizeof(mr->rkey_id),
 				mr);
 	peer->users++;
-	client_add_pinned(rc->client, (int64_t)mr->span_len);
-	client_add_mr_fds(rc->client, (int)mr->write_fds);
+	client_add_pinned(call->client, (int64_t) mr->span_len);
+	client_add_mr_fds(call->client, (int) mr->write_fds);
 	peer->dev->mrs++;
 	peer->dev->pinned_bytes += mr->span_len;
 	log_debug("session %s: registered %llu bytes at 0x%llx (%s) on %s, "
-			"lkey %08x, rkey %08x, persistence %s", rc->client->name,
-			(unsigned long long)mr->length,
-			(unsigned long long)mr->addr, mr->backing,
+		  "lkey %08x, rkey %08x, persistence %s",
+			call->client->name, (unsigned long long) mr->length,
+			(unsigned long long) mr->addr, mr->backing,
 			peer->dev->name, mr->lkey, mr_rkey(mr),
 			mr_persistence_name(mr->persistence));
 
-	rpmad__mr_reg_reply__init(&rc->mr);
-	rc->mr.mr_id = mr->obj.id;
-	rc->mr.key = mr_rkey(mr);
-	rc->mr.lkey = mr->lkey;
-	rc->mr.usage = mr->usage;
-	/* a string literal: it outlives the request */
-	rc->mr.usage_note = (char *)(note ? note : "");
-	/* reached through the address space: only on devices that copy */
-	rc->mr.landing = mr->as != NULL;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_MR;
-	rc->resp.mr = &rc->mr;
-	return;
+	return mr;
 
 err:
 	mr_put(mr);
+	return NULL;
 }
 
 /* Deregisters; the mapping goes with the last reference. */
@@ -1045,20 +1038,16 @@ mr_release(struct obj *o, enum obj_release how)
 	mr_destroy((struct mr *)o);
 }
 
-static struct mr *
-mr_find(struct req_ctx *rc, uint64_t id)
+struct mr *
+mr_find(struct call *call, uint64_t id)
 {
-	return (struct mr *)req_find(rc, id, OBJ_MR);
+	return (struct mr *) call_find(call, id, OBJ_MR);
 }
 
 void
-mr_handle_dereg(struct req_ctx *rc)
+mr_dereg(struct mr *mr)
 {
-	struct mr *mr = mr_find(rc, rc->req->mr_dereg->mr_id);
-	if (mr == NULL)
-		return;
 	mr_destroy(mr);
-	req_ok(rc);
 }
 
 struct mr *
@@ -1107,35 +1096,35 @@ mr_staging_end(struct mr *mr)
 	mr_put(mr);
 }
 
-void
-mr_handle_advise(struct req_ctx *rc)
+int
+mr_advise(struct call *call, struct mr *mr, uint64_t offset, uint64_t length,
+		int advice, uint32_t flags)
 {
-	const Rpmad__MrAdvise *m = rc->req->mr_advise;
-	struct mr *mr = mr_find(rc, m->mr_id);
-	if (mr == NULL)
-		return;
-	if (m->offset > mr->length || m->length > mr->length - m->offset) {
-		req_fail(rc, RPMA_E_INVAL, 0, "range out of the registration");
-		return;
+	if (offset > mr->length || length > mr->length - offset) {
+		call_fail(call, RPMA_E_INVAL, 0,
+				"range out of the registration");
+		return -EINVAL;
 	}
-	if (m->advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	if (advice == IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
 			!mr_allows(mr, MR_LOCAL_WRITE)) {
-		req_fail(rc, RPMA_E_INVAL, 0, "the usage does not allow writes");
-		return;
+		call_fail(call, RPMA_E_INVAL, 0,
+				"the usage does not allow writes");
+		return -EINVAL;
 	}
 	if (mr->peer->dev->tp->mr_advise) {
 		char err[256];
-		int ret = mr->peer->dev->tp->mr_advise(mr, m->offset,
-				m->length, m->advice, m->flags, err,
-				sizeof(err));
+		int ret = mr->peer->dev->tp->mr_advise(mr, offset, length,
+				advice, flags, err, sizeof(err));
 		if (ret) {
-			req_fail(rc, ret == -EOPNOTSUPP ? RPMA_E_NOSUPP :
-					ret == -EINVAL ? RPMA_E_INVAL :
-					RPMA_E_PROVIDER, -ret, "%s", err);
-			return;
+			call_fail(call,
+					ret == -EOPNOTSUPP ? RPMA_E_NOSUPP :
+							ret == -EINVAL ?
+							     RPMA_E_INVAL :
+							     RPMA_E_PROVIDER,
+					-ret, "%s", err);
+			return ret;
 		}
-		req_ok(rc);
-		return;
+		return 0;
 	}
 
 	/*
@@ -1143,10 +1132,10 @@ mr_handle_advise(struct req_ctx *rc)
 	 * (the client's own memory is the client's to fault in)
 	 */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint64_t start = (mr->addr + m->offset) & ~(page - 1);
-	uint64_t end = mr->addr + m->offset + m->length;
+	uint64_t start = (mr->addr + offset) & ~(page - 1);
+	uint64_t end = mr->addr + offset + length;
 	uint8_t *p = end > start ? mr_io_direct(mr, start, end - start) : NULL;
 	if (p)
 		(void) madvise(p, end - start, MADV_WILLNEED);
-	req_ok(rc);
+	return 0;
 }

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "clients/reply.h"
+#include "clients/call.h"
 #include "core/registry.h"
 #include "transport/transport.h"
 
@@ -171,8 +171,50 @@ struct mr *mr_staging_new(struct peer *peer, struct obj_owner *owner,
 		void *map, uint64_t len);
 void mr_staging_end(struct mr *mr);
 
-void mr_handle_reg(struct req_ctx *rc);
-void mr_handle_dereg(struct req_ctx *rc);
-void mr_handle_advise(struct req_ctx *rc);
+/* One segment of a registration as the client describes it. */
+struct mr_reg_segment {
+	uint32_t fd_index; /* of mr_reg_args.fds, unless in_process */
+	uint64_t offset; /* in the file */
+	uint64_t length;
+	bool file_backed; /* a file of the application's, not a memfd */
+	bool in_process; /* the client's own memory */
+};
+
+/* What a client asks to register: its range, its usage, its segments. */
+struct mr_reg_args {
+	uint64_t addr; /* the application's pointer */
+	uint64_t length;
+	uint32_t usage; /* RPMA_MR_USAGE_* */
+	/*
+	 * n_segments as asked; segments holds them when it is at most
+	 * MR_MAX_SEGMENTS (more are refused before any is read)
+	 */
+	size_t n_segments;
+	const struct mr_reg_segment *segments;
+	const int *fds; /* received with the request (dup'ed here) */
+	unsigned nfds;
+};
+
+/*
+ * mr_reg -- registers the range on the peer for the calling client;
+ * *note is what the library says of the persistence granted (a string
+ * literal, or NULL). NULL with the call failed.
+ */
+struct mr *mr_reg(struct call *call, struct peer *peer,
+		const struct mr_reg_args *args, const char **note);
+
+/* mr_find -- the calling client's registration `id`; NULL: call failed */
+struct mr *mr_find(struct call *call, uint64_t id);
+
+/* mr_dereg -- deregisters; the mapping goes with the last reference */
+void mr_dereg(struct mr *mr);
+
+/*
+ * mr_advise -- ibv_advise_mr on the part [offset, offset + length) of
+ * the registration (read in early where rpmad maps it): 0, or a negative
+ * errno with the call failed
+ */
+int mr_advise(struct call *call, struct mr *mr, uint64_t offset,
+		uint64_t length, int advice, uint32_t flags);
 
 #endif /* RPMAD_MR_H */

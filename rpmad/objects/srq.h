@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "clients/reply.h"
+#include "clients/call.h"
 #include "core/registry.h"
 #include "objects/conn.h"
 #include "objects/qp.h"
@@ -43,10 +43,22 @@ struct srq {
 };
 
 /* srq_find -- the asking client's shared RQ `id`, or NULL (answer failed) */
-struct srq *srq_find(struct req_ctx *rc, uint64_t id);
+struct srq *srq_find(struct call *call, uint64_t id);
 
-void srq_handle_new(struct req_ctx *rc);
-void srq_handle_delete(struct req_ctx *rc);
+/*
+ * srq_new -- a shared receive queue of `rq_size` receives on the peer,
+ * with a completion queue of `rcq_size` (0: none, completions go to the
+ * connections'); NULL with the call failed. The client's ends of its
+ * queue stand in qp.client_fds until the answer takes them.
+ */
+struct srq *srq_new(struct call *call, struct peer *peer, uint32_t rq_size,
+		uint32_t rcq_size);
+
+/*
+ * srq_delete -- deletes the queue: 0, or -EBUSY with the call failed
+ * while connections use it
+ */
+int srq_delete(struct call *call, struct srq *srq);
 
 /* srq_attach / srq_detach -- conn takes its receives from srq (or not) */
 int srq_attach(struct srq *srq, struct conn *conn);

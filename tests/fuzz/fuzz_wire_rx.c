@@ -39,6 +39,9 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "control/conn_req.h"
+#include "control/mr_req.h"
+#include "control/peer_req.h"
 #include "control/request.h"
 #include "control/session.h"
 #include "core/daemon.h"

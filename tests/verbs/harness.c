@@ -13,6 +13,11 @@
 #include <unistd.h>
 #include <utlist.h>
 
+#include "control/conn_req.h"
+#include "control/device_req.h"
+#include "control/ep_req.h"
+#include "control/mr_req.h"
+#include "control/peer_req.h"
 #include "control/session.h"
 #include "core/daemon.h"
 #include "core/guard.h"
