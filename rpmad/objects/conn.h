@@ -10,10 +10,11 @@
  * transport holds meanwhile, works and receives, is kept here too ("in
  * flight"), so that every transport completes them the same way.
  *
- * struct conn is opaque: its fields are conn.c's. What a transport
- * may call of it, and the data handed to a transport (struct work, struct
- * recv_slot), stand in transport/transport.h; rpmactl gets a plain
- * description (conn_describe()).
+ * struct conn is opaque: its fields are those of conn.c, conn_work.c and
+ * conn_poll.c (conn_impl.h). What a transport may call of it, and the data
+ * handed to a transport (struct work, struct recv_slot), stand in
+ * transport/transport.h; rpmactl gets a plain description
+ * (conn_describe()).
  */
 
 #ifndef RPMAD_CONN_H

@@ -9,11 +9,11 @@
  * struct transport_env at init, calls it through struct transport_ops
  * (its device's) and struct transport_entry (its line in the table,
  * table.c), and the transport reports back through the functions below,
- * which the objects define (conn.c, ep.c, srq.c, mr*.c, device.c,
+ * which the objects define (conn*.c, ep.c, srq.c, mr*.c, device.c,
  * peer.c): the upcalls. It builds on the loop, the log and the client
  * memory batches of rpmad, whose headers come with this one.
  *
- * The objects (conn.c, ep.c, qp.c) own connections, their queue pairs and
+ * The objects (conn*.c, ep.c, qp.c) own connections, their queue pairs and
  * every work request. Work handed to a transport with post() is completed
  * by it exactly once, in the order it was posted, with conn_work_done()
  * -- unless the connection closes first: then the objects flush whatever
@@ -471,7 +471,7 @@ int ep_netns(const struct ep *ep);
  */
 int ep_incoming(struct ep *ep, struct incoming *inc);
 
-/* Connections (conn.c). */
+/* Connections (conn.c, conn_work.c, conn_poll.c). */
 
 /*
  * conn_activate -- put the connection on the poller's list (its transport
