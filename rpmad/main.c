@@ -18,29 +18,29 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "acceptor.h"
-#include "admin.h"
-#include "client.h"
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
-#include "fdreserve.h"
-#include "guard.h"
-#include "fsident.h"
-#include "fstype.h"
-#include "listener.h"
-#include "tenant.h"
-#include "log.h"
-#include "netns.h"
-#include "offload.h"
-#include "as_worker.h"
-#include "registry.h"
-#include "remote_log.h"
-#include "request.h"
-#include "session.h"
-#include "transport.h"
-#include "tcp_tls.h"
-#include "upgrade.h"
+#include "clients/as_worker.h"
+#include "clients/client.h"
+#include "clients/tenant.h"
+#include "control/acceptor.h"
+#include "control/admin.h"
+#include "control/listener.h"
+#include "control/request.h"
+#include "control/session.h"
+#include "control/upgrade.h"
+#include "core/daemon.h"
+#include "core/fdreserve.h"
+#include "core/guard.h"
+#include "core/netns.h"
+#include "core/offload.h"
+#include "core/registry.h"
+#include "fs/fsident.h"
+#include "fs/fstype.h"
+#include "log/log.h"
+#include "log/remote_log.h"
+#include "log/rlog.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "transport/transports.h"
 
 struct daemon_state rpmad;
 
@@ -374,9 +374,9 @@ reload(void)
 	int loaded = config_load(&next, opts.config, !opts.config_given,
 			&absent);
 	/* the keys' file is root's to read too */
-	char tls_err[512];
-	if (loaded == 0 && tcp_tls_setup(&next, tls_err, sizeof(tls_err))) {
-		log_err("reload: tls: %s", tls_err);
+	char why[512];
+	if (loaded == 0 && transports_configure(&next, why, sizeof(why))) {
+		log_err("reload: %s", why);
 		loaded = -EINVAL;
 	}
 	fsident_restore();
@@ -637,10 +637,10 @@ main(int argc, char *argv[])
 		return EXIT_BAD_CONFIG;
 	}
 	apply_options(&rpmad.cfg, &opts);
-	char tls_err[512];
-	if (tcp_tls_setup(&rpmad.cfg, tls_err, sizeof(tls_err))) {
-		log_err("%s: not %s: tls: %s", opts.config, opts.check_config ?
-				"valid" : "starting", tls_err);
+	char why[512];
+	if (transports_configure(&rpmad.cfg, why, sizeof(why))) {
+		log_err("%s: not %s: %s", opts.config,
+				opts.check_config ? "valid" : "starting", why);
 		return EXIT_BAD_CONFIG;
 	}
 	if (opts.check_config) {
@@ -688,13 +688,15 @@ main(int argc, char *argv[])
 		log_err("cannot set up the event loop: %s", strerror(errno));
 		return 1;
 	}
+	loop_set_log(rpmad.loop, log_msg);
+	rlog_set_loop(rpmad.loop);
 	rpmad.start_ns = loop_now_ns();
 	upgrade_watch_predecessors();
 	apply_runtime_settings();
 	registry_init();
 	conn_init();
 	/* devices are known from the start, for rpmactl and the log */
-	if (transports_init(rpmad.cfg.transport))
+	if (transports_init(rpmad.loop, rpmad.cfg.transport))
 		return 1;
 
 	session_set_handler(request_handle);

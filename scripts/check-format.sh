@@ -12,7 +12,8 @@
 # a clean clone (CI) it is the last commit (all of a merged branch when
 # the last commit is its merge). Before sending a branch:
 # scripts/check-format.sh main. New files count once added to the
-# index (git add). Fix what it reports with `git clang-format BASE`.
+# index (git add). Fix what it reports with the diff it prints (or
+# `git clang-format BASE`, which takes a moved file as all new).
 # Outside a git checkout (a release tarball) there is nothing to compare:
 # skipped. FORMAT_WHOLE_FILES=1 holds every line of a changed file to
 # 80 columns, not only the changed ones (332 lines of the tree were
@@ -38,12 +39,14 @@ fi
 base=$(git merge-base "$base" HEAD) ||
 	{ say "HEAD and $base share no history" >&2; exit 2; }
 short=$(git rev-parse --short "$base")
-for tool in clang-format git-clang-format; do
+for tool in clang-format; do
 	command -v "$tool" >/dev/null ||
 		{ say "$tool not found: scripts/install-deps.sh" >&2; exit 2; }
 done
 
-files=$(git diff --name-only --diff-filter=ACMR "$base" -- '*.c' '*.h')
+# Renames are followed (-M): a file moved to another folder is judged
+# by the lines that changed in it, not as a new file of old lines.
+files=$(git diff -M --name-only --diff-filter=ACMR "$base" -- '*.c' '*.h')
 if [ -z "$files" ]; then
 	say "no C file changed since $short"
 	exit 0
@@ -56,8 +59,7 @@ bad=0
 # files: the diff against the empty tree), tabs expanded to 8
 from=$base
 [ "${FORMAT_WHOLE_FILES:-0}" = 1 ] && from=$(git hash-object -t tree /dev/null)
-# shellcheck disable=SC2086
-long=$(git diff -U0 --no-color "$from" -- $files | awk '
+long=$(git diff -M -U0 --no-color "$from" -- '*.c' '*.h' | awk '
 	/^\+\+\+ / { file = substr($0, 7); next }
 	/^@@ / {
 		split($3, a, ","); line = substr(a[1], 2) + 0; next
@@ -80,19 +82,33 @@ if [ -n "$long" ]; then
 	bad=1
 fi
 
-# .clang-format on the changed lines only
-# shellcheck disable=SC2086
-out=$(git clang-format --diff --extensions c,h "$base" -- $files 2>&1)
-case $out in
-"" | "no modified files to format" | \
-"clang-format did not modify any files") ;;
-*)
-	say "not as .clang-format lays them out (git clang-format $short" \
-		"applies this):"
+# .clang-format on the changed lines only: each file's added hunks as
+# clang-format --lines ranges (git clang-format would take a moved file
+# as all new)
+ranges=$(git diff -M -U0 --no-color "$base" -- '*.c' '*.h' | awk '
+	/^\+\+\+ \/dev\/null/ { file = ""; next }
+	/^\+\+\+ / { file = substr($0, 7); next }
+	/^@@ / && file != "" {
+		split($3, a, ","); first = substr(a[1], 2) + 0
+		n = (a[2] == "") ? 1 : a[2] + 0
+		if (n > 0)
+			printf "%s --lines=%d:%d\n", file, first, first + n - 1
+	}')
+out=""
+for f in $files; do
+	args=$(echo "$ranges" | awk -v f="$f" '$1 == f { print $2 }')
+	[ -n "$args" ] || continue
+	# shellcheck disable=SC2086
+	d=$(clang-format --style=file --assume-filename="$f" $args <"$f" |
+		diff -u --label "a/$f" --label "b/$f" "$f" -) || true
+	[ -z "$d" ] || out="$out$d"$'\n'
+done
+if [ -n "$out" ]; then
+	say "not as .clang-format lays them out (clang-format -i" \
+		"--lines=... of these lines applies this):"
 	echo "$out"
 	bad=1
-	;;
-esac
+fi
 
 if [ "$bad" = 0 ]; then say "clean"; fi
 exit "$bad"

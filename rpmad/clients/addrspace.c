@@ -17,10 +17,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "addrspace.h"
-#include "as_worker.h"
-#include "landing.h"
-#include "fstype.h"
+#include "clients/addrspace.h"
+#include "clients/as_worker.h"
+#include "clients/landing.h"
+#include "fs/fstype.h"
 #include "proc_maps.h"
 
 struct addrspace {

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addrspace.h"
-#include "as_batch_impl.h"
-#include "daemon.h"
-#include "log.h"
-#include "loop.h"
+#include "clients/addrspace.h"
+#include "clients/as_batch_impl.h"
+#include "core/daemon.h"
+#include "log/log.h"
+#include "loop/loop.h"
 
 /* a batch's heap bytes come in chunks of at least this: pointers stay put */
 #define CHUNK_MIN (64u << 10)

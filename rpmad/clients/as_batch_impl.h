@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "as_worker.h"
+#include "clients/as_worker.h"
 
 struct loop;
 

@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "addrspace.h"
-#include "as_batch_impl.h"
-#include "daemon.h"
-#include "log.h"
-#include "loop.h"
+#include "clients/addrspace.h"
+#include "clients/as_batch_impl.h"
+#include "core/daemon.h"
+#include "log/log.h"
+#include "loop/loop.h"
 
 /* how long a thread without work waits for more before it ends */
 #define IDLE_NS (2000u * 1000000u)

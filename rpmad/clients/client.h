@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "registry.h"
+#include "core/registry.h"
 
 struct addrspace;
 struct tenant;

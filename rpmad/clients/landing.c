@@ -16,12 +16,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "addrspace.h"
-#include "as_batch_impl.h"
-#include "landing.h"
+#include "clients/addrspace.h"
+#include "clients/as_batch_impl.h"
+#include "clients/landing.h"
 #include "landing_area.h"
-#include "log.h"
-#include "loop.h"
+#include "log/log.h"
+#include "loop/loop.h"
 #include "qp_ring.h"
 
 /*

@@ -17,8 +17,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "fstype.h"
-#include "proc_ident.h"
+#include "clients/proc_ident.h"
+#include "fs/fstype.h"
 
 /*
  * An address no process can map on any architecture Linux runs on (above

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * reply.c -- how a handler answers its request: done, a failure with its
- * reason, the objects it names, the descriptors that go back
+ * reason, the descriptors that go back
  */
 
 #include <errno.h>
@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client.h"
+#include "clients/call.h"
+#include "clients/reply.h"
 #include "librpma.h"
-#include "reply.h"
 
 void
 req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
@@ -33,24 +33,16 @@ req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	rc->resp.body_case = RPMAD__RESPONSE__BODY__NOT_SET;
 }
 
-struct obj *
-req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind)
+void
+req_fail_call(struct req_ctx *rc, const struct call *call)
 {
-	static const char *const names[] = {
-		[OBJ_PEER] = "peer",
-		[OBJ_MR] = "registration",
-		[OBJ_EP] = "endpoint",
-		[OBJ_CONN] = "connection",
-		[OBJ_SRQ] = "shared receive queue",
-	};
-	struct obj *o = registry_find(id, kind, &rc->client->owner);
-	if (o == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no %s %llx in this session",
-				names[kind], (unsigned long long)id);
-		/* the library knows a delete that came late by it */
-		rc->err.errnum = ENOENT;
-	}
-	return o;
+	(void) snprintf(rc->errmsg, sizeof(rc->errmsg), "%s", call->msg);
+	rpmad__error__init(&rc->err);
+	rc->err.code = call->code;
+	rc->err.errnum = call->errnum;
+	rc->err.message = rc->errmsg;
+	rc->resp.error = &rc->err;
+	rc->resp.body_case = RPMAD__RESPONSE__BODY__NOT_SET;
 }
 
 void

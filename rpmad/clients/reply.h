@@ -5,8 +5,8 @@
  * A handler reads rc->req, takes the descriptors it expects, does its work
  * and ends with req_ok()/a body or req_fail(). Whatever it did not take is
  * closed; descriptors it queued with req_pass_fd() travel with the answer.
- * Below the objects, whose handlers answer through it, as the tenants'
- * refusals do; control/request.c makes one per request.
+ * The handlers of control/ answer through it; the objects they call see
+ * a call (call.h) instead. control/request.c makes one per request.
  */
 
 #ifndef RPMAD_REPLY_H
@@ -16,10 +16,11 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
+#include "core/registry.h"
 #include "ctl_socket.h"
-#include "registry.h"
 #include "rpmad.pb-c.h"
 
+struct call;
 struct client;
 
 struct req_ctx {
@@ -60,10 +61,10 @@ void req_fail(struct req_ctx *rc, int code, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * req_find -- the object `id` of this kind owned by the asking client;
- * NULL, with the request failed as RPMA_E_INVAL, when there is none.
+ * req_fail_call -- answer with the failure of an object's call
+ * (call.h): its code, errno and reason as the call wrote them
  */
-struct obj *req_find(struct req_ctx *rc, uint64_t id, enum obj_kind kind);
+void req_fail_call(struct req_ctx *rc, const struct call *call);
 
 /* req_ok -- answer "done", no body */
 void req_ok(struct req_ctx *rc);

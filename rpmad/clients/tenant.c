@@ -19,16 +19,16 @@
 #include <netinet/in.h>
 #include <uthash.h>
 
-#include "client.h"
-#include "daemon.h"
+#include "clients/call.h"
+#include "clients/client.h"
+#include "clients/tenant.h"
+#include "core/daemon.h"
+#include "core/registry.h"
 #include "librpma.h"
-#include "log.h"
-#include "loop.h"
-#include "ratelimit.h"
-#include "registry.h"
-#include "remote_log.h"
-#include "reply.h"
-#include "tenant.h"
+#include "log/log.h"
+#include "log/ratelimit.h"
+#include "log/remote_log.h"
+#include "loop/loop.h"
 
 /* users without sessions are kept (their log share lives on) up to this */
 #define IDLE_TENANTS_MAX 256
@@ -360,21 +360,24 @@ count_setting(const char *key)
 
 /* Fails the request for the limit `key` (its LIMIT_SET_* bit `bit`). */
 static void
-refuse(struct req_ctx *rc, unsigned bit, const char *key, const char *what,
+refuse(struct call *call, unsigned bit, const char *key, const char *what,
 		uint64_t have, uint64_t limit)
 {
-	struct client *who = rc->client;
+	struct client *who = call->client;
 	char source[96];
 	limit_source(who, bit, source, sizeof(source));
-	req_fail(rc, RPMA_E_NOMEM, 0, "uid %u has %" PRIu64 " %s (all its "
-			"clients together), its limit: %s = %" PRIu64 " from %s; "
+	call_fail(call, RPMA_E_NOMEM, 0,
+			"uid %u has %" PRIu64 " %s (all its "
+			"clients together), its limit: %s = %" PRIu64
+			" from %s; "
 			"an operator raises it in rpmad.conf (%s under [user %u], "
-			"or for everyone)", (unsigned)who->uid, have, what, key,
-			limit, source, key, (unsigned)who->uid);
+			"or for everyone)",
+			(unsigned) who->uid, have, what, key, limit, source,
+			key, (unsigned) who->uid);
 	count_refusal(who, &totals.refused_limits);
 	count_setting(key);
 	tenant_log(who, LOG_NOTICE, "session %s: refused: %s", who->name,
-			rc->errmsg);
+			call->msg);
 }
 
 /* whether `have` + `more` goes past a limit (0: none) */
@@ -385,12 +388,12 @@ over(uint64_t have, uint64_t more, uint64_t limit)
 }
 
 static int
-check_fds(struct req_ctx *rc, const struct limits *l,
+check_fds(struct call *call, const struct limits *l,
 		const struct tenant_usage *u, unsigned more)
 {
 	if (!over(u->descriptors, more, l->max_descriptors))
 		return 0;
-	refuse(rc, LIMIT_SET_DESCRIPTORS, "max_descriptors",
+	refuse(call, LIMIT_SET_DESCRIPTORS, "max_descriptors",
 			"descriptors in rpmad", u->descriptors,
 			l->max_descriptors);
 	return -ENOMEM;
@@ -426,40 +429,40 @@ tenant_admit_session(struct client *who, char *why, size_t len)
 }
 
 int
-tenant_admit_conn(struct req_ctx *rc)
+tenant_admit_conn(struct call *call)
 {
 	struct limits l;
 	struct tenant_usage u;
-	tenant_limits(rc->client, &l);
-	tenant_usage(rc->client, &u);
+	tenant_limits(call->client, &l);
+	tenant_usage(call->client, &u);
 	if (over(u.conns, 1, l.max_connections)) {
-		refuse(rc, LIMIT_SET_CONNECTIONS, "max_connections",
+		refuse(call, LIMIT_SET_CONNECTIONS, "max_connections",
 				"connections", u.conns, l.max_connections);
 		return -ENOMEM;
 	}
 	/* every new connection starts as a request */
 	if (over(u.pending, 1, l.max_pending_requests)) {
-		refuse(rc, LIMIT_SET_PENDING, "max_pending_requests",
+		refuse(call, LIMIT_SET_PENDING, "max_pending_requests",
 				"connection requests not connected yet",
 				u.pending, l.max_pending_requests);
 		return -ENOMEM;
 	}
-	return check_fds(rc, &l, &u, TENANT_FDS_CONN);
+	return check_fds(call, &l, &u, TENANT_FDS_CONN);
 }
 
 int
-tenant_admit_ep(struct req_ctx *rc)
+tenant_admit_ep(struct call *call)
 {
 	struct limits l;
 	struct tenant_usage u;
-	tenant_limits(rc->client, &l);
-	tenant_usage(rc->client, &u);
+	tenant_limits(call->client, &l);
+	tenant_usage(call->client, &u);
 	if (over(u.eps, 1, l.max_endpoints)) {
-		refuse(rc, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
+		refuse(call, LIMIT_SET_ENDPOINTS, "max_endpoints", "endpoints",
 				u.eps, l.max_endpoints);
 		return -ENOMEM;
 	}
-	return check_fds(rc, &l, &u, TENANT_FDS_EP);
+	return check_fds(call, &l, &u, TENANT_FDS_EP);
 }
 
 bool
@@ -473,9 +476,9 @@ tenant_fds_allow(const struct client *c, unsigned more)
 }
 
 int
-tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
+tenant_admit_mr(struct call *call, uint64_t bytes)
 {
-	struct client *who = rc->client;
+	struct client *who = call->client;
 	struct limits l;
 	struct tenant_usage u;
 	tenant_limits(who, &l);
@@ -487,25 +490,28 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 	if (memlock && limit == UINT64_MAX)
 		limit = 0;	/* unlimited, or CAP_IPC_LOCK */
 	if (memlock && who->memlock == 0) {
-		req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64 " bytes: "
+		call_fail(call, RPMA_E_NOMEM, 0,
+				"registering %" PRIu64 " bytes: "
 				"uid %u may register no memory: "
 				"max_registered_bytes = memlock, and this "
 				"process's RLIMIT_MEMLOCK is 0 (or unknown); "
 				"raise it (ulimit -l, LimitMEMLOCK=), or an "
 				"operator sets max_registered_bytes under "
-				"[user %u] in rpmad.conf", bytes,
-				(unsigned)who->uid, (unsigned)who->uid);
+				"[user %u] in rpmad.conf",
+				bytes, (unsigned) who->uid,
+				(unsigned) who->uid);
 		count_refusal(who, &totals.refused_limits);
 		count_setting("max_registered_bytes");
 		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
-				who->name, rc->errmsg);
+				who->name, call->msg);
 		return -ENOMEM;
 	}
 	if (over(u.registered_bytes, bytes, limit)) {
 		char source[96];
 		limit_source(who, LIMIT_SET_BYTES, source, sizeof(source));
 		if (memlock)
-			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
+			call_fail(call, RPMA_E_NOMEM, 0,
+					"registering %" PRIu64
 					" more bytes would bring uid %u (all "
 					"its clients together) to %" PRIu64
 					", over this process's RLIMIT_MEMLOCK "
@@ -514,26 +520,27 @@ tenant_admit_mr(struct req_ctx *rc, uint64_t bytes)
 					"process's limit (ulimit -l, "
 					"LimitMEMLOCK=), or an operator sets "
 					"max_registered_bytes under [user %u] "
-					"in rpmad.conf", bytes,
-					(unsigned)who->uid,
+					"in rpmad.conf",
+					bytes, (unsigned) who->uid,
 					u.registered_bytes + bytes, limit,
-					source, (unsigned)who->uid);
+					source, (unsigned) who->uid);
 		else
-			req_fail(rc, RPMA_E_NOMEM, 0, "registering %" PRIu64
+			call_fail(call, RPMA_E_NOMEM, 0,
+					"registering %" PRIu64
 					" more bytes would bring uid %u (all "
 					"its clients together) to %" PRIu64
 					", over its limit: max_registered_"
 					"bytes = %" PRIu64 " from %s; an "
 					"operator raises it in rpmad.conf "
 					"(max_registered_bytes under [user "
-					"%u], or for everyone)", bytes,
-					(unsigned)who->uid,
+					"%u], or for everyone)",
+					bytes, (unsigned) who->uid,
 					u.registered_bytes + bytes, limit,
-					source, (unsigned)who->uid);
+					source, (unsigned) who->uid);
 		count_refusal(who, &totals.refused_limits);
 		count_setting("max_registered_bytes");
 		tenant_log(who, LOG_NOTICE, "session %s: refused: %s",
-				who->name, rc->errmsg);
+				who->name, call->msg);
 		return -ENOMEM;
 	}
 	return 0;
@@ -583,9 +590,9 @@ addr_text(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 static int
-check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
+check_net(struct call *call, const struct sockaddr *sa, bool listen)
 {
-	struct client *who = rc->client;
+	struct client *who = call->client;
 	char source[96];
 	const struct net_rules *r = rules_for(who, listen, source,
 			sizeof(source));
@@ -594,28 +601,30 @@ check_net(struct req_ctx *rc, const struct sockaddr *sa, bool listen)
 	const char *key = listen ? "allow_listen" : "allow_connect";
 	char where[96];
 	addr_text(sa, where, sizeof(where));
-	req_fail(rc, RPMA_E_PROVIDER, EACCES, "uid %u may not %s %s (%s of "
+	call_fail(call, RPMA_E_PROVIDER, EACCES,
+			"uid %u may not %s %s (%s of "
 			"%s); an operator allows it in rpmad.conf (%s under "
-			"[user %u], or for everyone)", (unsigned)who->uid,
+			"[user %u], or for everyone)",
+			(unsigned) who->uid,
 			listen ? "listen on" : "connect to", where, key, source,
-			key, (unsigned)who->uid);
+			key, (unsigned) who->uid);
 	count_refusal(who, listen ? &totals.refused_listen :
 			&totals.refused_connect);
 	tenant_log(who, LOG_NOTICE, "session %s: refused: %s", who->name,
-			rc->errmsg);
+			call->msg);
 	return -EACCES;
 }
 
 int
-tenant_check_connect(struct req_ctx *rc, const struct sockaddr *sa)
+tenant_check_connect(struct call *call, const struct sockaddr *sa)
 {
-	return check_net(rc, sa, false);
+	return check_net(call, sa, false);
 }
 
 int
-tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa)
+tenant_check_listen(struct call *call, const struct sockaddr *sa)
 {
-	return check_net(rc, sa, true);
+	return check_net(call, sa, true);
 }
 
 /* ------------------------------------------------------------ log */

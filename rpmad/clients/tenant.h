@@ -17,13 +17,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "fairq.h"
-#include "origin.h"
+#include "core/config.h"
+#include "log/origin.h"
+#include "loop/fairq.h"
 #include "qp_region.h"
 
 struct client;
-struct req_ctx;
+struct call;
 struct tenant;
 
 /* descriptors rpmad holds, counted per object (see rpmad.conf(5)) */
@@ -101,13 +101,13 @@ int tenant_admit_session(struct client *c, char *why, size_t len);
 
 /*
  * Admission of a new object of the asking client: 0 when the user stays
- * within its limits; otherwise the request fails (RPMA_E_NOMEM, with
+ * within its limits; otherwise the call fails (RPMA_E_NOMEM, with
  * which limit and how to raise it), the refusal is counted and logged,
  * and -ENOMEM is returned.
  */
-int tenant_admit_conn(struct req_ctx *rc);
-int tenant_admit_ep(struct req_ctx *rc);
-int tenant_admit_mr(struct req_ctx *rc, uint64_t bytes);
+int tenant_admit_conn(struct call *call);
+int tenant_admit_ep(struct call *call);
+int tenant_admit_mr(struct call *call, uint64_t bytes);
 
 /*
  * tenant_fds_allow -- whether `more` descriptors keep the client's user
@@ -118,11 +118,11 @@ bool tenant_fds_allow(const struct client *c, unsigned more);
 
 /*
  * allow_connect / allow_listen: 0 when the client's user may connect to
- * (listen on) the address; otherwise the request fails (RPMA_E_PROVIDER,
+ * (listen on) the address; otherwise the call fails (RPMA_E_PROVIDER,
  * EACCES), the refusal is counted and logged, and -EACCES is returned.
  */
-int tenant_check_connect(struct req_ctx *rc, const struct sockaddr *sa);
-int tenant_check_listen(struct req_ctx *rc, const struct sockaddr *sa);
+int tenant_check_connect(struct call *call, const struct sockaddr *sa);
+int tenant_check_listen(struct call *call, const struct sockaddr *sa);
 
 /* tenant_totals -- refusals and held-back log lines since the start */
 void tenant_totals(struct tenant_totals *t);

@@ -9,13 +9,13 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "acceptor.h"
-#include "backoff.h"
-#include "daemon.h"
-#include "fdreserve.h"
-#include "log.h"
-#include "rlog.h"
-#include "session.h"
+#include "control/acceptor.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/fdreserve.h"
+#include "log/log.h"
+#include "log/rlog.h"
+#include "loop/backoff.h"
 
 /* Clients accepted per wake-up before the rest of the loop gets a turn. */
 #define ACCEPTS_PER_TURN 64
@@ -87,7 +87,7 @@ acceptor_start(int lfd)
 	rlog_init(&failures, "about accepting clients on the control socket");
 	watch.fd = lfd;
 	watch.fn = accept_ready;
-	backoff_init(&pause, &watch, EPOLLIN);
+	backoff_init(&pause, rpmad.loop, &watch, EPOLLIN);
 	return loop_add(rpmad.loop, &watch, EPOLLIN);
 }
 

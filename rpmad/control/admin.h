@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "reply.h"
+#include "clients/reply.h"
 
 void admin_handle_query(struct req_ctx *rc);
 void admin_handle_evict(struct req_ctx *rc);

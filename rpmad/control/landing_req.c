@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "client.h"
-#include "landing.h"
+#include "clients/client.h"
+#include "clients/landing.h"
+#include "clients/reply.h"
+#include "control/landing_req.h"
 #include "landing_area.h"
-#include "landing_req.h"
 #include "librpma.h"
-#include "reply.h"
 
 void
 landing_handle_open(struct req_ctx *rc)

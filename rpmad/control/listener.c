@@ -18,11 +18,11 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "listener.h"
-#include "log.h"
+#include "control/listener.h"
+#include "control/sock_path.h"
+#include "core/daemon.h"
+#include "log/log.h"
 #include "rpmad_user.h"
-#include "sock_path.h"
 
 /* whether rpmad made (and so owns) the socket file */
 static bool made_here;

@@ -17,20 +17,20 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "addrspace.h"
-#include "client.h"
-#include "daemon.h"
-#include "fdreserve.h"
+#include "clients/addrspace.h"
+#include "clients/client.h"
+#include "clients/landing.h"
+#include "clients/proc_ident.h"
+#include "clients/tenant.h"
+#include "control/session.h"
+#include "control/vouch.h"
+#include "core/daemon.h"
+#include "core/fdreserve.h"
+#include "core/netns.h"
+#include "core/registry.h"
 #include "librpma.h"
-#include "landing.h"
-#include "log.h"
-#include "loop.h"
-#include "netns.h"
-#include "proc_ident.h"
-#include "registry.h"
-#include "session.h"
-#include "tenant.h"
-#include "vouch.h"
+#include "log/log.h"
+#include "loop/loop.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16

@@ -20,8 +20,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "client.h"
-#include "reply.h"
+#include "clients/client.h"
+#include "clients/reply.h"
 
 struct session;
 

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sock_path.h"
+#include "control/sock_path.h"
 
 /* as the kernel allows (MAXSYMLINKS) */
 #define MAX_LINKS 40

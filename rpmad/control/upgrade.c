@@ -18,11 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon.h"
-#include "fsident.h"
-#include "log.h"
-#include "sock_path.h"
-#include "upgrade.h"
+#include "control/sock_path.h"
+#include "control/upgrade.h"
+#include "core/daemon.h"
+#include "fs/fsident.h"
+#include "log/log.h"
 
 #define ENV_FD "RPMAD_UPGRADE_FD"
 #define ENV_SOCKET "RPMAD_UPGRADE_SOCKET"

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "caps.h"
+#include "control/vouch.h"
+#include "core/caps.h"
 #include "ctl_socket.h"
-#include "vouch.h"
 
 int
 vouch_creds(pid_t pid, uid_t uid, struct ucred *as, char *err,

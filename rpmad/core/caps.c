@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "caps.h"
+#include "core/caps.h"
 
 static int
 caps_get(struct __user_cap_header_struct *h,

@@ -13,10 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "fairq.h"
-#include "fsident.h"
-#include "log.h"
+#include "core/config.h"
+#include "log/log.h"
+#include "loop/fairq.h"
 
 /*
  * The default of max_registered_bytes: a quarter of the host's physical
@@ -54,7 +53,7 @@ config_defaults(struct config *cfg)
 			RPMAD_DEFAULT_SOCKET);
 	cfg->socket_mode = 0660;
 	(void) snprintf(cfg->file_user, sizeof(cfg->file_user), "%s",
-			FSIDENT_USER);
+			CONFIG_FILE_USER);
 	(void) snprintf(cfg->transport, sizeof(cfg->transport), "auto");
 	cfg->log_level = LOG_NOTICE;
 	cfg->poll_spin_us = 50;
@@ -380,7 +379,7 @@ apply(struct config *c, const char *key, const char *value, const char *path,
 		/* the default may be missing: rpmad then picks an id */
 		if (parse_u64(value, UINT32_MAX - 1, &uid) &&
 				getpwnam(value) == NULL &&
-				strcmp(value, FSIDENT_USER) != 0) {
+				strcmp(value, CONFIG_FILE_USER) != 0) {
 			log_err("%s:%d: unknown user '%s'", path, line, value);
 			return -ENOENT;
 		}

@@ -12,14 +12,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/netrules.h"
 #include "ctl_socket.h"
-#include "netrules.h"
 
 #define RPMAD_DEFAULT_CONFIG "/etc/rpmad/rpmad.conf"
+/* file_user's default (fsident.h): the system user the package makes */
+#define CONFIG_FILE_USER "rpmad"
 #define CONFIG_MAX_IDS 32
 #define CONFIG_MAX_SECTIONS 32
 
-/* tls = off | on | required: the software transport's TLS (tcp_tls.h) */
+/* tls = off | on | required: the software transport's TLS (tcp_tls.c) */
 enum config_tls {
 	CONFIG_TLS_OFF,
 	CONFIG_TLS_ON,		/* TLS where the peer speaks it, plain else */

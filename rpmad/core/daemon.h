@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "config.h"
-#include "loop.h"
-#include "stats.h"
+#include "core/config.h"
+#include "core/stats.h"
+#include "loop/loop.h"
 
 struct daemon_state {
 	struct config cfg;

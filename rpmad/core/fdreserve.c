@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "fdreserve.h"
+#include "core/fdreserve.h"
 
 static int spares[FDRESERVE_SPARES];
 static unsigned held;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "guard.h"
+#include "core/guard.h"
 
 /* rpmad is single-threaded; thread-local keeps it right if that changes */
 static __thread sigjmp_buf *volatile guard_jmp;

@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "caps.h"
-#include "log.h"
-#include "netns.h"
+#include "core/caps.h"
+#include "core/netns.h"
+#include "log/log.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71

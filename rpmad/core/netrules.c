@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "netrules.h"
+#include "core/netrules.h"
 
 /* parse_port, parse_ports, parse_rule: 0 or -EINVAL */
 static int

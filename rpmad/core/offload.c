@@ -14,9 +14,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "loop.h"
-#include "offload.h"
+#include "core/offload.h"
+#include "log/log.h"
+#include "loop/loop.h"
 
 static struct {
 	struct loop *loop;
@@ -62,7 +62,7 @@ worker(void *arg)
 		if (ol.todo_head == NULL)
 			ol.todo_tail = NULL;
 		(void) pthread_mutex_unlock(&ol.lock);
-		j->result = j->work(j);
+		j->result = j->run(j);
 		(void) pthread_mutex_lock(&ol.lock);
 		append(&ol.done_head, &ol.done_tail, j);
 		uint64_t one = 1;

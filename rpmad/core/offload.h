@@ -4,7 +4,7 @@
  * writes back hundreds of megabytes, and waits for the disk), done by one
  * thread of rpmad's own, with its end reported on the loop
  *
- * The thread runs a job's work() and nothing else: no logging, no
+ * The thread runs a job's run() and nothing else: no logging, no
  * registry, nothing the loop changes. Jobs run one at a time, in order.
  */
 
@@ -15,15 +15,15 @@ struct loop;
 
 struct offload_job {
 	/* in the thread: the result done() gets (0 or a negative errno) */
-	int (*work)(struct offload_job *j);
-	/* on the loop, once work() returned; may free the job */
+	int (*run)(struct offload_job *j);
+	/* on the loop, once run() returned; may free the job */
 	void (*done)(struct offload_job *j, int result);
 	int result;
 	struct offload_job *next;
 };
 
 /*
- * offload_submit -- run j's work in the thread, then its done on the loop;
+ * offload_submit -- j's run() in the thread, then its done() on the loop;
  * 0, or a negative errno when there is no thread (the caller does the
  * work itself)
  */

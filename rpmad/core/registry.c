@@ -6,11 +6,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 #include <utlist.h>
 
-#include "registry.h"
+#include "core/random.h"
+#include "core/registry.h"
 
 /*
  * The order an owner's objects go in: users before what they use, as the
@@ -32,34 +31,9 @@ static struct obj_owner *owners;
 static uint64_t next_id;
 
 void
-registry_random_bytes(void *buf, size_t len)
-{
-	uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = getrandom(p, len, 0);
-		if (n <= 0) {
-			/* no entropy source: fall back to something varying */
-			for (size_t i = 0; i < len; i++)
-				p[i] = (uint8_t)(rand() ^ (int)time(NULL));
-			return;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-}
-
-uint32_t
-registry_random32(void)
-{
-	uint32_t v;
-	registry_random_bytes(&v, sizeof(v));
-	return v;
-}
-
-void
 registry_init(void)
 {
-	uint32_t base = registry_random32();
+	uint32_t base = random32();
 	next_id = ((uint64_t)base << 32) | 1;
 }
 

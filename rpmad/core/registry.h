@@ -113,10 +113,4 @@ void registry_remove(struct obj *o);
 struct obj *registry_find(uint64_t id, enum obj_kind kind,
 		const struct obj_owner *owner);
 
-/* registry_random32 -- a random number (keys, tokens) */
-uint32_t registry_random32(void);
-
-/* registry_random_bytes -- fill buf with random bytes */
-void registry_random_bytes(void *buf, size_t len);
-
 #endif /* RPMAD_REGISTRY_H */

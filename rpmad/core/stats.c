@@ -4,7 +4,7 @@
  * histogram carries)
  */
 
-#include "stats.h"
+#include "core/stats.h"
 
 void
 stats_flush_latency(struct stats *s, uint64_t ns)

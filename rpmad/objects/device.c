@@ -13,14 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <utlist.h>
 
-#include "client.h"
-#include "daemon.h"
-#include "device.h"
+#include "clients/client.h"
+#include "core/daemon.h"
+#include "core/netns.h"
+#include "core/registry.h"
 #include "librpma.h"
-#include "log.h"
-#include "netns.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "transport/transports.h"
 
 static struct device *devices;
 static uint32_t next_device_id = 1;
@@ -70,8 +75,66 @@ device_list(void)
 	return devices;
 }
 
+uint32_t
+device_id(const struct device *dev)
+{
+	return dev->id;
+}
+
+const char *
+device_name(const struct device *dev)
+{
+	return dev->name;
+}
+
+bool
+device_odp(const struct device *dev)
+{
+	return dev->odp_capable;
+}
+
+void *
+device_tp(const struct device *dev)
+{
+	return dev->tp_dev;
+}
+
+void
+device_let_go(struct device *dev)
+{
+	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
+		struct obj *x;
+		DL_FOREACH(registry_first(o, OBJ_EP), x)
+		{
+			struct ep *ep = (struct ep *) x;
+			if (ep_peer(ep)->dev == dev)
+				dev->tp->unlisten(ep);
+		}
+		DL_FOREACH(registry_first(o, OBJ_MR), x)
+		{
+			struct mr *mr = (struct mr *) x;
+			if (mr->peer->dev == dev && dev->tp->mr_deregister)
+				dev->tp->mr_deregister(mr);
+		}
+		DL_FOREACH(registry_first(o, OBJ_PEER), x)
+		{
+			struct peer *peer = (struct peer *) x;
+			if (peer->dev == dev && dev->tp->pd_free)
+				dev->tp->pd_free(peer);
+		}
+	}
+}
+
+void
+device_set_gone(struct device *dev)
+{
+	size_t n = strlen(dev->name);
+	if (n + sizeof(" (gone)") <= sizeof(dev->name))
+		memcpy(dev->name + n, " (gone)", sizeof(" (gone)"));
+}
+
 int
-resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
+resolve_addr(struct call *call, const char *addr, const char *port,
 		struct sockaddr_storage *ss, socklen_t *len)
 {
 	/* numbers only: the library resolves names on the client's side */
@@ -83,9 +146,11 @@ resolve_addr(struct req_ctx *rc, const char *addr, const char *port,
 	struct addrinfo *res = NULL;
 	int ret = getaddrinfo(addr, port, &hints, &res);
 	if (ret) {
-		req_fail(rc, ret == EAI_MEMORY ? RPMA_E_NOMEM :
-				RPMA_E_PROVIDER, 0, "cannot resolve %s%s%s: %s",
-				addr, port ? ":" : "", port ? port : "",
+		call_fail(call,
+				ret == EAI_MEMORY ? RPMA_E_NOMEM :
+						    RPMA_E_PROVIDER,
+				0, "cannot resolve %s%s%s: %s", addr,
+				port ? ":" : "", port ? port : "",
 				gai_strerror(ret));
 		return ret == EAI_MEMORY ? -ENOMEM : -EINVAL;
 	}
@@ -147,41 +212,28 @@ find_device(void *arg)
 	return 0;
 }
 
-static void
-reply_device(struct req_ctx *rc, const struct device *d)
+struct device *
+device_for_addr(struct call *call, const char *addr, bool local)
 {
-	rpmad__device_info__init(&rc->device);
-	rc->device.device_id = d->id;
-	rc->device.name = (char *)d->name;
-	rc->device.transport = (char *)d->tp->name;
-	rc->device.odp_capable = d->odp_capable;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_DEVICE;
-	rc->resp.device = &rc->device;
-}
-
-void
-device_handle_get(struct req_ctx *rc)
-{
-	const Rpmad__DeviceGet *m = rc->req->device_get;
 	struct sockaddr_storage ss;
 	socklen_t len;
 
-	if (m->addr == NULL || m->addr[0] == '\0') {
-		req_fail(rc, RPMA_E_INVAL, 0, "no address");
-		return;
+	if (addr == NULL || addr[0] == '\0') {
+		call_fail(call, RPMA_E_INVAL, 0, "no address");
+		return NULL;
 	}
-	if (resolve_addr(rc, m->addr, "9", &ss, &len))
-		return;
+	if (resolve_addr(call, addr, "9", &ss, &len))
+		return NULL;
 
-	bool local = m->type == RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	int nsfd = rc->client->netns;
+	int nsfd = call->client->netns;
 	int ret = local ? check_local(nsfd, &ss, len) :
 		route_exists(nsfd, &ss, len);
 	if (ret) {
-		req_fail(rc, RPMA_E_PROVIDER, -ret, local ?
-				"%s is not an address of this host" :
-				"no route to %s", m->addr);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, -ret,
+				local ? "%s is not an address of this host" :
+					"no route to %s",
+				addr);
+		return NULL;
 	}
 
 	const char *choice = rpmad.cfg.transport;
@@ -190,22 +242,11 @@ device_handle_get(struct req_ctx *rc)
 	ret = netns_run(nsfd, find_device, &f);
 	struct device *d = f.found;
 	if (d == NULL) {
-		req_fail(rc, RPMA_E_PROVIDER, -ret, "no %s serves %s and rpmad "
-				"runs with --transport %s", f.noun, m->addr,
-				choice);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, -ret,
+				"no %s serves %s and "
+				"rpmad runs with --transport %s",
+				f.noun, addr, choice);
+		return NULL;
 	}
-	reply_device(rc, d);
-}
-
-void
-device_handle_query(struct req_ctx *rc)
-{
-	struct device *d = device_by_id(rc->req->device_query->device_id);
-	if (d == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no device %u",
-				rc->req->device_query->device_id);
-		return;
-	}
-	reply_device(rc, d);
+	return d;
 }

@@ -16,16 +16,16 @@
 #include <utlist.h>
 #include <uthash.h>
 
-#include "client.h"
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
+#include "clients/client.h"
+#include "clients/tenant.h"
+#include "core/daemon.h"
 #include "librpma.h"
-#include "log.h"
-#include "peer.h"
-#include "tenant.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/peer.h"
+#include "transport/transport.h"
 
 /* One origin's requests waiting at an endpoint. */
 struct ep_origin {
@@ -86,6 +86,12 @@ const char *
 ep_port(const struct ep *ep)
 {
 	return ep->port;
+}
+
+uint64_t
+ep_id(const struct ep *ep)
+{
+	return ep->obj.id;
 }
 
 void
@@ -337,49 +343,49 @@ ep_release(struct obj *o, enum obj_release how)
 /* what the registry does with an endpoint whose client goes */
 static const struct obj_type ep_type = { OBJ_EP, ep_release };
 
-void
-ep_handle_listen(struct req_ctx *rc)
+struct ep *
+ep_listen(struct call *call, struct peer *peer, const char *addr,
+		const char *port, int *client_fd)
 {
-	const Rpmad__EpListen *m = rc->req->ep_listen;
-	struct peer *peer = peer_find(rc, m->peer_id);
-	if (peer == NULL)
-		return;
-	if (m->addr == NULL || m->port == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no address or port");
-		return;
+	if (addr == NULL || port == NULL) {
+		call_fail(call, RPMA_E_INVAL, 0, "no address or port");
+		return NULL;
 	}
-	if (tenant_admit_ep(rc))
-		return;
+	if (tenant_admit_ep(call))
+		return NULL;
 
 	struct sockaddr_storage ss;
 	socklen_t len;
-	if (resolve_addr(rc, m->addr, m->port, &ss, &len))
-		return;
-	if (tenant_check_listen(rc, (struct sockaddr *)&ss))
-		return;
+	if (resolve_addr(call, addr, port, &ss, &len))
+		return NULL;
+	if (tenant_check_listen(call, (struct sockaddr *) &ss))
+		return NULL;
 
 	/* rpmad's privileges are not the client's: no privileged ports */
-	if (rc->client->uid != 0 && port_of(&ss) < unprivileged_port_start()) {
-		req_fail(rc, RPMA_E_PROVIDER, EACCES, "port %u is privileged "
-				"and the client is not root", port_of(&ss));
-		return;
+	if (call->client->uid != 0 &&
+			port_of(&ss) < unprivileged_port_start()) {
+		call_fail(call, RPMA_E_PROVIDER, EACCES,
+				"port %u is privileged "
+				"and the client is not root",
+				port_of(&ss));
+		return NULL;
 	}
 
 	struct ep *ep = calloc(1, sizeof(*ep));
 	if (ep == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "endpoint");
-		return;
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "endpoint");
+		return NULL;
 	}
 	ep->peer = peer;
 	ep->tp = peer->dev->tp;
-	(void) snprintf(ep->addr, sizeof(ep->addr), "%s", m->addr);
-	(void) snprintf(ep->port, sizeof(ep->port), "%s", m->port);
+	(void) snprintf(ep->addr, sizeof(ep->addr), "%s", addr);
+	(void) snprintf(ep->port, sizeof(ep->port), "%s", port);
 
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-		req_fail(rc, RPMA_E_PROVIDER, errno, "socketpair");
+		call_fail(call, RPMA_E_PROVIDER, errno, "socketpair");
 		free(ep);
-		return;
+		return NULL;
 	}
 	(void) fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
 	(void) shutdown(sv[0], SHUT_RD);
@@ -392,69 +398,59 @@ ep_handle_listen(struct req_ctx *rc)
 				sizeof(sndbuf));
 	ep->notify_sock = sv[0];
 	/* known before it is the client's: the transport listens there */
-	ep->netns = rc->client->netns;
+	ep->netns = call->client->netns;
 
 	char err[256];
 	int ret = ep->tp->listen(ep, &ss, len, err, sizeof(err));
 	if (ret) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
 		(void) close(sv[0]);
 		(void) close(sv[1]);
 		free(ep);
-		return;
+		return NULL;
 	}
 
-	registry_add(&ep->obj, &ep_type, &rc->client->owner);
+	registry_add(&ep->obj, &ep_type, &call->client->owner);
 	peer->users++;
-	log_info("session %s: listening at %s:%s", rc->client->name,
-			ep->addr, ep->port);
+	log_info("session %s: listening at %s:%s", call->client->name, ep->addr,
+			ep->port);
 
-	rpmad__ep_reply__init(&rc->ep);
-	rc->ep.ep_id = ep->obj.id;
-	rc->ep.fd_count = 1;
-	req_pass_fd(rc, sv[1]);
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_EP;
-	rc->resp.ep = &rc->ep;
+	*client_fd = sv[1];
+	return ep;
 }
 
-static struct ep *
-ep_find(struct req_ctx *rc, uint64_t id)
+struct ep *
+ep_find(struct call *call, uint64_t id)
 {
-	return (struct ep *)req_find(rc, id, OBJ_EP);
+	return (struct ep *) call_find(call, id, OBJ_EP);
 }
 
 void
-ep_handle_shutdown(struct req_ctx *rc)
+ep_shutdown(struct ep *ep)
 {
-	struct ep *ep = ep_find(rc, rc->req->ep_shutdown->ep_id);
-	if (ep == NULL)
-		return;
 	ep_destroy(ep);
-	req_ok(rc);
 }
 
-void
-ep_handle_next_conn_req(struct req_ctx *rc)
+struct conn *
+ep_next_conn(struct call *call, struct ep *ep, const struct conn_cfg *cfg)
 {
-	const Rpmad__EpNextConnReq *m = rc->req->ep_next_conn_req;
-	struct ep *ep = ep_find(rc, m->ep_id);
-	if (ep == NULL)
-		return;
 	/* the application read a byte: room for one owed */
 	notify_flush(ep);
 	struct incoming *inc = ep_pop(ep);
 	if (inc == NULL) {
-		req_fail(rc, RPMA_E_NO_EVENT, 0, "no connection request waits");
-		return;
+		call_fail(call, RPMA_E_NO_EVENT, 0,
+				"no connection request "
+				"waits");
+		return NULL;
 	}
 
-	struct conn *conn = conn_new_passive(rc, ep->peer, inc, m->cfg);
+	struct conn *conn = conn_new_passive(call, ep->peer, inc, cfg);
 	if (conn == NULL) {
 		/* the request stays for a later try; keep the count right */
 		ep_unpop(ep, inc);
-		return;
+		return NULL;
 	}
 	free(inc);
-	conn_reply_qp(rc, conn);
+	return conn;
 }

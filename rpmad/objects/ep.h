@@ -2,10 +2,10 @@
 /*
  * ep.h -- listening endpoints and the requests waiting at them
  *
- * struct ep is opaque: its fields are ep.c's. A transport keeps its
- * listener in the endpoint (ep_tp(), ep_set_tp()) and hands it the
- * requests that arrive (struct incoming, the data it fills in);
- * rpmactl gets a plain description (ep_describe()).
+ * struct ep is opaque: its fields are ep.c's. What a transport may call
+ * of it, and the requests it hands in (struct incoming), stand in
+ * transport/transport.h; rpmactl gets a plain description
+ * (ep_describe()).
  */
 
 #ifndef RPMAD_EP_H
@@ -15,60 +15,14 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "conn_pdata.h"
-#include "origin.h"
-#include "registry.h"
-#include "reply.h"
+#include "clients/call.h"
+#include "core/registry.h"
+#include "log/origin.h"
+#include "transport/transport.h"
 
-struct ep;
+struct conn;
+struct conn_cfg;
 struct peer;
-struct transport_ops;
-
-/*
- * Most requests that may wait at one endpoint for the application. They
- * are shared fairly between their origins (origin.h: the remote hosts,
- * or the users of this rpmad they come from): the application is handed
- * one origin's request after another's, and a request arriving at a full
- * queue takes the place of the newest of the origin with the most, as
- * long as that one has more than its own; else it is refused. So one
- * origin's flood cannot keep another's requests out or behind it.
- */
-#define EP_BACKLOG 1024
-
-/* A connection request that arrived and waits for the application. */
-struct incoming {
-	struct ep *ep;
-	void *tp_state;			/* the transport's connection state */
-	uint8_t pdata[CONN_PDATA_MAX];
-	uint8_t pdata_len;
-	struct sockaddr_storage local, remote;
-	socklen_t remote_len;
-	/*
-	 * The transport sets these when the connecting end is a client of
-	 * this very rpmad: the request is then that user's doing, not its
-	 * address's (every local client shares the address).
-	 */
-	bool from_local;
-	uid_t from_uid;
-	struct origin origin;		/* ep.c's: whose share it is */
-	struct incoming *prev, *next;	/* its origin's, oldest first */
-};
-
-/* ep_tp -- the transport's own state of the endpoint, or NULL */
-void *ep_tp(const struct ep *ep);
-
-/* ep_set_tp -- set it (NULL: the transport let go, in unlisten()) */
-void ep_set_tp(struct ep *ep, void *tp_ep);
-
-/* ep_peer -- the client's peer the endpoint listens on */
-struct peer *ep_peer(const struct ep *ep);
-
-/* ep_addr, ep_port -- where it listens, as the client said (log lines) */
-const char *ep_addr(const struct ep *ep);
-
-/* ep_netns -- its client's network namespace (netns.h; -1: rpmad's) */
-int ep_netns(const struct ep *ep);
-const char *ep_port(const struct ep *ep);
 
 #define EP_ADDR_MAX 64
 #define EP_PORT_MAX 32
@@ -93,16 +47,29 @@ struct ep_info {
 void ep_describe(const struct ep *ep, struct ep_info *info);
 
 /*
- * ep_incoming -- a transport's new request for the endpoint. Returns 0
- * (it may have taken the place of another origin's, which the transport
- * was told to drop, rejecting it), or -ENOBUFS when the queue is full and
- * its origin has its share already (logged, charged to its origin; the
- * transport rejects it then).
+ * ep_listen -- an endpoint of the calling client listening at addr:port
+ * (numbers) for the peer; the client's end of its notification socket
+ * in *client_fd (the caller's to pass on and close). NULL with the call
+ * failed.
  */
-int ep_incoming(struct ep *ep, struct incoming *inc);
+struct ep *ep_listen(struct call *call, struct peer *peer, const char *addr,
+		const char *port, int *client_fd);
 
-void ep_handle_listen(struct req_ctx *rc);
-void ep_handle_shutdown(struct req_ctx *rc);
-void ep_handle_next_conn_req(struct req_ctx *rc);
+/* ep_id -- the number the client knows the endpoint by */
+uint64_t ep_id(const struct ep *ep);
+
+/* ep_find -- the calling client's endpoint `id`; NULL with the call failed */
+struct ep *ep_find(struct call *call, uint64_t id);
+
+/* ep_shutdown -- stops listening; waiting requests are rejected */
+void ep_shutdown(struct ep *ep);
+
+/*
+ * ep_next_conn -- a connection for the oldest request waiting at the
+ * endpoint (conn_new_passive); NULL with the call failed (RPMA_E_NO_EVENT
+ * when none waits; otherwise the request waits on).
+ */
+struct conn *ep_next_conn(struct call *call, struct ep *ep,
+		const struct conn_cfg *cfg);
 
 #endif /* RPMAD_EP_H */

@@ -14,7 +14,8 @@
  *    page-cache files);
  *  - the client's own memory, reached through its address space
  *    (addrspace.h): nothing of it is mapped in rpmad.
- * mr_io.h moves the bytes either way.
+ * mr_io.h moves the bytes either way. What a transport may call of a
+ * registration stands in transport/transport.h.
  */
 
 #ifndef RPMAD_MR_H
@@ -24,23 +25,15 @@
 #include <stdint.h>
 #include <uthash.h>
 
-#include "registry.h"
-#include "reply.h"
+#include "clients/call.h"
+#include "core/registry.h"
+#include "transport/transport.h"
 
 struct addrspace;
 struct mr_view;
 struct peer;
 struct pmem2_map;
 struct transport_ops;
-
-/* What an access needs from a registration's usage. */
-enum mr_access {
-	MR_LOCAL_READ,		/* source of a write or send */
-	MR_LOCAL_WRITE,		/* destination of a read or receive */
-	MR_REMOTE_READ,		/* a peer reads it (read, flush) */
-	MR_REMOTE_WRITE,	/* a peer writes it (write, atomic write) */
-	MR_REMOTE_PERSIST,	/* a peer flushes it to persistence */
-};
 
 enum mr_seg_kind {
 	MR_SEG_FILE,		/* a file of the application's: mapped, persisted */
@@ -136,12 +129,6 @@ struct mr *mr_by_lkey(uint32_t lkey);
 /* mr_by_rkey -- the live registration with this remote key on the device */
 struct mr *mr_by_rkey(uint32_t dev_id, uint32_t rkey);
 
-static inline uint32_t
-mr_rkey(const struct mr *mr)
-{
-	return mr->rkey_id.rkey;
-}
-
 /* mr_persistence_name -- how rpmactl names a persistence */
 const char *mr_persistence_name(enum mr_persistence p);
 
@@ -163,22 +150,12 @@ bool mr_allows(const struct mr *mr, enum mr_access access);
 bool mr_contains(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
- * Persisting the client's [addr, addr + len) (pages the client no longer
- * has have nothing to persist), in two parts:
- * mr_persist_cpu -- the DAX segments' cache flushes: CPU work of about
- * the length, on the loop (the caller cuts it into slices)
- * mr_persist_msync -- the page-cache segments' msync: it writes back and
- * waits for the disk, so the thread of offload.h runs it (mr_sync.h);
- * 0 or msync's negative errno, logging nothing
- * mr_persist_needs_msync -- whether the range has such segments at all
+ * mr_persist_msync -- the page-cache part of persisting the client's
+ * [addr, addr + len) (mr_persist_cpu() does the DAX part): msync writes
+ * back and waits for the disk, so the thread of offload.h runs it
+ * (mr_sync_start()); 0 or msync's negative errno, logging nothing
  */
-void mr_persist_cpu(struct mr *mr, uint64_t addr, uint64_t len);
 int mr_persist_msync(const struct mr *mr, uint64_t addr, uint64_t len);
-bool mr_persist_needs_msync(const struct mr *mr, uint64_t addr,
-		uint64_t len);
-
-void mr_get(struct mr *mr);
-void mr_put(struct mr *mr);
 
 /*
  * mr_staging_new -- the registration of a queue pair's staging bytes
@@ -194,8 +171,50 @@ struct mr *mr_staging_new(struct peer *peer, struct obj_owner *owner,
 		void *map, uint64_t len);
 void mr_staging_end(struct mr *mr);
 
-void mr_handle_reg(struct req_ctx *rc);
-void mr_handle_dereg(struct req_ctx *rc);
-void mr_handle_advise(struct req_ctx *rc);
+/* One segment of a registration as the client describes it. */
+struct mr_reg_segment {
+	uint32_t fd_index; /* of mr_reg_args.fds, unless in_process */
+	uint64_t offset; /* in the file */
+	uint64_t length;
+	bool file_backed; /* a file of the application's, not a memfd */
+	bool in_process; /* the client's own memory */
+};
+
+/* What a client asks to register: its range, its usage, its segments. */
+struct mr_reg_args {
+	uint64_t addr; /* the application's pointer */
+	uint64_t length;
+	uint32_t usage; /* RPMA_MR_USAGE_* */
+	/*
+	 * n_segments as asked; segments holds them when it is at most
+	 * MR_MAX_SEGMENTS (more are refused before any is read)
+	 */
+	size_t n_segments;
+	const struct mr_reg_segment *segments;
+	const int *fds; /* received with the request (dup'ed here) */
+	unsigned nfds;
+};
+
+/*
+ * mr_reg -- registers the range on the peer for the calling client;
+ * *note is what the library says of the persistence granted (a string
+ * literal, or NULL). NULL with the call failed.
+ */
+struct mr *mr_reg(struct call *call, struct peer *peer,
+		const struct mr_reg_args *args, const char **note);
+
+/* mr_find -- the calling client's registration `id`; NULL: call failed */
+struct mr *mr_find(struct call *call, uint64_t id);
+
+/* mr_dereg -- deregisters; the mapping goes with the last reference */
+void mr_dereg(struct mr *mr);
+
+/*
+ * mr_advise -- ibv_advise_mr on the part [offset, offset + length) of
+ * the registration (read in early where rpmad maps it): 0, or a negative
+ * errno with the call failed
+ */
+int mr_advise(struct call *call, struct mr *mr, uint64_t offset,
+		uint64_t length, int advice, uint32_t flags);
 
 #endif /* RPMAD_MR_H */

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "addrspace.h"
-#include "guard.h"
-#include "log.h"
-#include "mr.h"
-#include "mr_io.h"
+#include "clients/addrspace.h"
+#include "core/guard.h"
+#include "log/log.h"
+#include "objects/mr.h"
+#include "objects/mr_io.h"
 
 /* what a copy through rpmad's hands takes at a time */
 #define BOUNCE_SIZE (64u << 10)

@@ -41,57 +41,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct mr;
+#include "transport/transport.h"
 
 /* the smallest write into a persisted page-cache segment that pwrite
  * takes (16 KiB) */
 #define MR_IO_FD_WRITE_MIN (16u << 10)
 
-/* mr_io_read -- the client's [addr, addr + len) into buf */
-void mr_io_read(struct mr *mr, uint64_t addr, void *buf, size_t len);
+/*
+ * mr_io_read, mr_io_write_part, mr_io_store64, mr_io_copy, mr_io_direct,
+ * mr_io_direct_write, mr_io_in_process: the transports' too, in
+ * transport/transport.h
+ */
 
 /* mr_io_write -- buf into the client's [addr, addr + len) */
 void mr_io_write(struct mr *mr, uint64_t addr, const void *buf, size_t len);
-
-/*
- * mr_io_write_part -- the same for a part of a write of op_len bytes,
- * which arrives in pieces: the whole write's size decides whether it goes
- * through a write descriptor, so that its pieces all take the same way
- */
-void mr_io_write_part(struct mr *mr, uint64_t addr, const void *buf,
-		size_t len, uint64_t op_len);
-
-/* mr_io_store64 -- one aligned 8-byte store at the client's addr */
-void mr_io_store64(struct mr *mr, uint64_t addr, uint64_t value);
-
-/*
- * mr_io_copy -- len bytes from one registration to another, a part of a
- * write of op_len bytes (as mr_io_write_part: a copy goes in slices, and
- * a slice the arbiter shortened takes the way of the whole write)
- */
-void mr_io_copy(struct mr *dst, uint64_t daddr, struct mr *src,
-		uint64_t saddr, size_t len, uint64_t op_len);
-
-/*
- * mr_io_direct -- rpmad's own address of the client's [addr, addr + len)
- * when all of it is mapped in rpmad, for system calls that move bytes
- * straight out of it (writev: EFAULT tells them of a lost page, and the
- * caller then goes through mr_io_read); NULL when part of it is reached
- * only through the client's address space.
- * mr_io_direct_write -- the same for storing len bytes of a write of
- * op_len into it (recv, then mr_io_write_part after EFAULT): NULL also
- * where that write goes through a write descriptor.
- */
-void *mr_io_direct(const struct mr *mr, uint64_t addr, uint64_t len);
-void *mr_io_direct_write(const struct mr *mr, uint64_t addr, uint64_t len,
-		uint64_t op_len);
-
-/*
- * mr_io_in_process -- whether any of the client's [addr, addr + len) is
- * reached through the client's address space: such bytes are moved by
- * the client's thread (as_worker.h), never on the loop
- */
-bool mr_io_in_process(const struct mr *mr, uint64_t addr, uint64_t len);
 
 /*
  * mr_io_note_persist -- a persist of [addr, addr + len) starts: the

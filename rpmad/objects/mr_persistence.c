@@ -8,8 +8,8 @@
  */
 
 #include "librpma.h"
-#include "mr.h"
-#include "transport.h"
+#include "objects/mr.h"
+#include "transport/transport.h"
 
 const char *
 mr_persistence_name(enum mr_persistence p)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * mr_sync.c -- msync of a registration's page-cache range in the thread
- * of offload.h (mr_sync.h)
+ * of offload.h (mr_sync_start(), transport/transport.h)
  *
  * An msync of a quarter gigabyte takes rpmad half a second and more (it
  * waits for the disk), and cut into slices it is several times slower in
@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fairq.h"
-#include "log.h"
-#include "mr.h"
-#include "mr_io.h"
-#include "mr_sync.h"
-#include "offload.h"
+#include "core/offload.h"
+#include "log/log.h"
+#include "loop/fairq.h"
+#include "objects/mr.h"
+#include "objects/mr_io.h"
+#include "transport/transport.h"
 
 struct mr_sync {
 	struct offload_job job;		/* first: the job is the sync */
@@ -63,9 +63,12 @@ mr_sync_start(struct mr *mr, uint64_t addr, uint64_t len,
 	struct mr_sync *s = malloc(sizeof(*s));
 	if (s != NULL) {
 		*s = (struct mr_sync){
-			.job = { .work = sync_work, .done = sync_done },
-			.mr = mr, .addr = addr, .len = len,
-			.done = done, .arg = arg,
+			.job = { .run = sync_work, .done = sync_done },
+			.mr = mr,
+			.addr = addr,
+			.len = len,
+			.done = done,
+			.arg = arg,
 		};
 		mr_get(mr);
 		if (offload_submit(&s->job) == 0) {

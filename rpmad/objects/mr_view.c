@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <uthash.h>
 
-#include "mr_view.h"
+#include "objects/mr_view.h"
 
 struct view_key {
 	uint64_t dev;

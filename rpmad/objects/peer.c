@@ -6,12 +6,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "client.h"
-#include "device.h"
+#include "clients/client.h"
 #include "librpma.h"
-#include "log.h"
-#include "peer.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/device.h"
+#include "objects/peer.h"
+#include "transport/transport.h"
 
 static void peer_release(struct obj *o, enum obj_release how);
 
@@ -19,43 +19,58 @@ static void peer_release(struct obj *o, enum obj_release how);
 static const struct obj_type peer_type = { OBJ_PEER, peer_release };
 
 struct peer *
-peer_find(struct req_ctx *rc, uint64_t id)
+peer_find(struct call *call, uint64_t id)
 {
-	return (struct peer *)req_find(rc, id, OBJ_PEER);
+	return (struct peer *) call_find(call, id, OBJ_PEER);
+}
+
+struct device *
+peer_device(const struct peer *peer)
+{
+	return peer->dev;
+}
+
+void *
+peer_tp(const struct peer *peer)
+{
+	return peer->tp_pd;
 }
 
 void
-peer_handle_new(struct req_ctx *rc)
+peer_set_tp(struct peer *peer, void *tp_pd)
 {
-	struct device *dev = device_by_id(rc->req->peer_new->device_id);
+	peer->tp_pd = tp_pd;
+}
+
+struct peer *
+peer_new(struct call *call, uint32_t device_id)
+{
+	struct device *dev = device_by_id(device_id);
 	if (dev == NULL) {
-		req_fail(rc, RPMA_E_INVAL, 0, "no device %u",
-				rc->req->peer_new->device_id);
-		return;
+		call_fail(call, RPMA_E_INVAL, 0, "no device %u", device_id);
+		return NULL;
 	}
 	struct peer *peer = calloc(1, sizeof(*peer));
 	if (peer == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "peer");
-		return;
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "peer");
+		return NULL;
 	}
 	peer->dev = dev;
 	if (dev->tp->pd_alloc) {
 		char err[256];
 		int ret = dev->tp->pd_alloc(peer, err, sizeof(err));
 		if (ret) {
-			req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM :
-					RPMA_E_PROVIDER, -ret, "%s", err);
+			call_fail(call,
+					ret == -ENOMEM ? RPMA_E_NOMEM :
+							 RPMA_E_PROVIDER,
+					-ret, "%s", err);
 			free(peer);
-			return;
+			return NULL;
 		}
 	}
 
-	registry_add(&peer->obj, &peer_type, &rc->client->owner);
-
-	rpmad__peer_reply__init(&rc->peer);
-	rc->peer.peer_id = peer->obj.id;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_PEER;
-	rc->resp.peer = &rc->peer;
+	registry_add(&peer->obj, &peer_type, &call->client->owner);
+	return peer;
 }
 
 /* Its users must be gone. */
@@ -75,18 +90,16 @@ peer_release(struct obj *o, enum obj_release how)
 	peer_destroy((struct peer *)o);
 }
 
-void
-peer_handle_delete(struct req_ctx *rc)
+int
+peer_delete(struct call *call, struct peer *peer)
 {
-	struct peer *peer = peer_find(rc, rc->req->peer_delete->peer_id);
-	if (peer == NULL)
-		return;
 	if (peer->users > 0) {
-		req_fail(rc, RPMA_E_PROVIDER, EBUSY, "the peer still has %u "
+		call_fail(call, RPMA_E_PROVIDER, EBUSY,
+				"the peer still has %u "
 				"registrations, endpoints or connections",
 				peer->users);
-		return;
+		return -EBUSY;
 	}
 	peer_destroy(peer);
-	req_ok(rc);
+	return 0;
 }

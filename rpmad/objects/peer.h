@@ -9,10 +9,9 @@
 
 #include <stdint.h>
 
-#include "registry.h"
-#include "reply.h"
-
-struct device;
+#include "clients/call.h"
+#include "core/registry.h"
+#include "transport/transport.h"
 
 struct peer {
 	struct obj obj;
@@ -22,9 +21,18 @@ struct peer {
 };
 
 /* peer_find -- the asking client's peer `id`, or NULL (answer failed) */
-struct peer *peer_find(struct req_ctx *rc, uint64_t id);
+struct peer *peer_find(struct call *call, uint64_t id);
 
-void peer_handle_new(struct req_ctx *rc);
-void peer_handle_delete(struct req_ctx *rc);
+/*
+ * peer_new -- a peer (protection domain) of the calling client on device
+ * `device_id`; NULL with the call failed
+ */
+struct peer *peer_new(struct call *call, uint32_t device_id);
+
+/*
+ * peer_delete -- deletes the peer: 0, or -EBUSY with the call failed
+ * while registrations, endpoints or connections use it
+ */
+int peer_delete(struct call *call, struct peer *peer);
 
 #endif /* RPMAD_PEER_H */

@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "qp.h"
+#include "log/log.h"
+#include "objects/qp.h"
 
 static void
 close_fd(int *fd)

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "loop/loop.h"
 #include "qp_region.h"
 #include "qp_ring.h"
 

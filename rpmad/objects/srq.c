@@ -9,16 +9,16 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "client.h"
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
+#include "clients/client.h"
+#include "core/daemon.h"
 #include "librpma.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "srq.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "objects/srq.h"
+#include "transport/transport.h"
 
 static void srq_release(struct obj *o, enum obj_release how);
 
@@ -26,9 +26,33 @@ static void srq_release(struct obj *o, enum obj_release how);
 static const struct obj_type srq_type = { OBJ_SRQ, srq_release };
 
 struct srq *
-srq_find(struct req_ctx *rc, uint64_t id)
+srq_find(struct call *call, uint64_t id)
 {
-	return (struct srq *)req_find(rc, id, OBJ_SRQ);
+	return (struct srq *) call_find(call, id, OBJ_SRQ);
+}
+
+struct peer *
+srq_peer(const struct srq *srq)
+{
+	return srq->peer;
+}
+
+void *
+srq_tp(const struct srq *srq)
+{
+	return srq->tp_srq;
+}
+
+void
+srq_set_tp(struct srq *srq, void *tp_srq)
+{
+	srq->tp_srq = tp_srq;
+}
+
+uint32_t
+srq_slots(const struct srq *srq)
+{
+	return srq->n_slots;
 }
 
 /*
@@ -161,33 +185,32 @@ srq_done(struct srq *srq, uint64_t wr_id, struct conn *conn,
 		srq->peer->dev->tp->srq_posted(srq);
 }
 
-void
-srq_handle_new(struct req_ctx *rc)
+struct srq *
+srq_new(struct call *call, struct peer *peer, uint32_t rq_size,
+		uint32_t rcq_size)
 {
-	const Rpmad__SrqNew *m = rc->req->srq_new;
-	struct peer *peer = peer_find(rc, m->peer_id);
-	if (peer == NULL)
-		return;
 	/*
 	 * a transport that hands receives to its device per queue pair
 	 * needs a shared queue of the device
 	 */
 	const struct transport_ops *tp = peer->dev->tp;
 	if (tp->eager_recv && tp->srq_create == NULL) {
-		req_fail(rc, RPMA_E_NOSUPP, 0, "shared receive queues are not "
-				"served over %s", tp->name);
-		return;
+		call_fail(call, RPMA_E_NOSUPP, 0,
+				"shared receive queues are not "
+				"served over %s",
+				tp->name);
+		return NULL;
 	}
 	struct srq *srq = calloc(1, sizeof(*srq));
 	if (srq == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "shared receive queue");
-		return;
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "shared receive queue");
+		return NULL;
 	}
 	/* its CQ is the shared receive CQ; a CQ of 1 when it has none */
 	struct qp_sizes sizes = {
 		.sq = 0,
-		.rq = m->rq_size,
-		.cq = m->rcq_size ? m->rcq_size : 1,
+		.rq = rq_size,
+		.cq = rcq_size ? rcq_size : 1,
 		.rcq = 0,
 	};
 	/* no staging: its receives land in the application's registrations */
@@ -196,24 +219,24 @@ srq_handle_new(struct req_ctx *rc)
 	int ret = qp_create(&srq->qp, &sizes, &no_staging, 0, err,
 			sizeof(err));
 	if (ret) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
 		free(srq);
-		return;
+		return NULL;
 	}
-	srq->has_rcq = m->rcq_size > 0;
+	srq->has_rcq = rcq_size > 0;
 	srq->peer = peer;
 	srq->n_slots = srq->qp.layout.rq_entries;
 	srq->slots = calloc(srq->n_slots, sizeof(*srq->slots));
 	srq->free_slots = calloc(srq->n_slots, sizeof(*srq->free_slots));
 	if (srq->slots == NULL || srq->free_slots == NULL) {
-		req_fail(rc, RPMA_E_NOMEM, ENOMEM, "shared receive queue");
+		call_fail(call, RPMA_E_NOMEM, ENOMEM, "shared receive queue");
 		goto err_region;
 	}
 	for (uint32_t i = 0; i < srq->n_slots; i++)
 		srq->free_slots[srq->n_free++] = srq->n_slots - 1 - i;
 	if (tp->srq_create && (ret = tp->srq_create(srq, err, sizeof(err)))) {
-		req_fail(rc, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
+		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				-ret, "%s", err);
 		goto err_region;
 	}
@@ -225,33 +248,22 @@ srq_handle_new(struct req_ctx *rc)
 	srq->qp.doorbell_watch.fn = doorbell_ready;
 	srq->qp.doorbell_watch.arg = srq;
 	if (loop_add(rpmad.loop, &srq->qp.doorbell_watch, EPOLLIN)) {
-		req_fail(rc, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
+		call_fail(call, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
 		if (tp->srq_destroy)
 			tp->srq_destroy(srq);
 		goto err_region;
 	}
 	peer->users++;
-	registry_add(&srq->obj, &srq_type, &rc->client->owner);
+	registry_add(&srq->obj, &srq_type, &call->client->owner);
 
-	rpmad__qp_reply__init(&rc->qp);
-	rc->qp.conn_id = srq->obj.id;
-	rc->qp.region_size = srq->qp.layout.size;
-	rc->qp.fd_count = srq->qp.n_client_fds;
-	/* the client's ends go with the answer and are closed after it */
-	for (unsigned i = 0; i < srq->qp.n_client_fds; i++) {
-		req_pass_fd(rc, srq->qp.client_fds[i]);
-		srq->qp.client_fds[i] = -1;
-	}
-	srq->qp.n_client_fds = 0;
-	rc->resp.body_case = RPMAD__RESPONSE__BODY_QP;
-	rc->resp.qp = &rc->qp;
-	return;
+	return srq;
 
 err_region:
 	free(srq->slots);
 	free(srq->free_slots);
 	qp_destroy(&srq->qp);
 	free(srq);
+	return NULL;
 }
 
 int
@@ -308,18 +320,17 @@ srq_release(struct obj *o, enum obj_release how)
 	srq_destroy((struct srq *)o);
 }
 
-void
-srq_handle_delete(struct req_ctx *rc)
+int
+srq_delete(struct call *call, struct srq *srq)
 {
-	struct srq *srq = srq_find(rc, rc->req->srq_delete->srq_id);
-	if (srq == NULL)
-		return;
 	/* as ibv_destroy_srq while queue pairs use it */
 	if (srq->n_users > 0) {
-		req_fail(rc, RPMA_E_PROVIDER, EBUSY, "the shared receive queue "
-				"still has %u connections", srq->n_users);
-		return;
+		call_fail(call, RPMA_E_PROVIDER, EBUSY,
+				"the shared receive "
+				"queue still has %u connections",
+				srq->n_users);
+		return -EBUSY;
 	}
 	srq_destroy(srq);
-	req_ok(rc);
+	return 0;
 }

@@ -20,12 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <infiniband/verbs.h>
-
-#include "conn.h"
-#include "qp.h"
-#include "registry.h"
-#include "reply.h"
+#include "clients/call.h"
+#include "core/registry.h"
+#include "objects/conn.h"
+#include "objects/qp.h"
 
 struct peer;
 
@@ -45,30 +43,22 @@ struct srq {
 };
 
 /* srq_find -- the asking client's shared RQ `id`, or NULL (answer failed) */
-struct srq *srq_find(struct req_ctx *rc, uint64_t id);
-
-void srq_handle_new(struct req_ctx *rc);
-void srq_handle_delete(struct req_ctx *rc);
+struct srq *srq_find(struct call *call, uint64_t id);
 
 /*
- * srq_take -- the client's next posted receive, for the transport's queue:
- * its slot in *rs, the wr_id to give the device in *wr_id. 0, -EAGAIN
- * (none posted, or every slot in the device's hands), -EPROTO (the region
- * is corrupted). A receive naming memory it may not use completes at once
- * with IBV_WC_LOC_PROT_ERR and the next is taken.
+ * srq_new -- a shared receive queue of `rq_size` receives on the peer,
+ * with a completion queue of `rcq_size` (0: none, completions go to the
+ * connections'); NULL with the call failed. The client's ends of its
+ * queue stand in qp.client_fds until the answer takes them.
  */
-int srq_take(struct srq *srq, struct recv_slot **rs, uint64_t *wr_id);
-
-/* srq_untake -- the device refused the receive just taken: it is flushed */
-void srq_untake(struct srq *srq, uint64_t wr_id);
+struct srq *srq_new(struct call *call, struct peer *peer, uint32_t rq_size,
+		uint32_t rcq_size);
 
 /*
- * srq_done -- the device completed receive wr_id on conn's queue pair
- * (conn_recv_done's arguments); an unknown wr_id is ignored
+ * srq_delete -- deletes the queue: 0, or -EBUSY with the call failed
+ * while connections use it
  */
-void srq_done(struct srq *srq, uint64_t wr_id, struct conn *conn,
-		enum ibv_wc_status status, uint32_t byte_len,
-		enum ibv_wc_opcode opcode, bool with_imm, uint32_t imm);
+int srq_delete(struct call *call, struct srq *srq);
 
 /* srq_attach / srq_detach -- conn takes its receives from srq (or not) */
 int srq_attach(struct srq *srq, struct conn *conn);

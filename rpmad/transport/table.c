@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "transport.h"
+#include "transport/transports.h"
 
 extern const struct transport_entry transport_tcp_entry;
 extern const struct transport_entry transport_verbs_entry;

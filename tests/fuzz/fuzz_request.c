@@ -37,18 +37,18 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
+#include "control/request.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "ctl_socket.h"
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
 #include "fuzz_target.h"
-#include "guard.h"
-#include "log.h"
-#include "registry.h"
-#include "request.h"
-#include "session.h"
-#include "transport.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "transport/transports.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
@@ -176,8 +176,9 @@ static const struct transport_ops fake_transport = {
 static struct device *fake_device;
 
 static int
-fake_init(void)
+fake_init(const struct transport_env *env)
 {
+	(void) env;
 	fake_device = device_add("fuzz0", &fake_transport, false, NULL);
 	return fake_device ? 0 : -1;
 }
@@ -230,7 +231,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (transports_init("tcp"))
+	char why[512];
+	if (transports_configure(&rpmad.cfg, why, sizeof(why)) ||
+			transports_init(rpmad.loop, "tcp"))
 		abort();
 	session_set_handler(request_handle);
 	return 0;

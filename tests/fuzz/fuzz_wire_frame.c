@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fuzz_target.h"
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -39,22 +39,24 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "conn.h"
-#include "daemon.h"
-#include "device.h"
+#include "control/conn_req.h"
+#include "control/mr_req.h"
+#include "control/peer_req.h"
+#include "control/request.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "fuzz_target.h"
-#include "guard.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "qp.h"
-#include "registry.h"
-#include "request.h"
-#include "session.h"
-#include "tcp_conn.h"
-#include "tcp_rx.h"
-#include "transport_tcp.h"
 #include "fuzz_wire_rx.h"
+#include "log/log.h"
+#include "objects/conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "objects/qp.h"
+#include "tcp/tcp.h"
+#include "transport/transports.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
@@ -115,14 +117,14 @@ wire_connect(struct conn *conn, const void *pdata, uint8_t len, char *err,
 
 /* device 1, the peer's; then the software transport's own */
 static int
-wire_init(void)
+wire_init(const struct transport_env *env)
 {
 	wire_ops = transport_tcp;
 	wire_ops.connect = wire_connect;
 	wire_device = device_add("fuzz-wire", &wire_ops, false, NULL);
 	if (wire_device == NULL)
 		return -ENOMEM;
-	return transport_tcp_init();
+	return transport_tcp_init(env);
 }
 
 static struct device *
@@ -183,7 +185,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	if (transports_init("tcp"))
+	char why[512];
+	if (transports_configure(&rpmad.cfg, why, sizeof(why)) ||
+			transports_init(rpmad.loop, "tcp"))
 		abort();
 	return 0;
 }

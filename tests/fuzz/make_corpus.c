@@ -41,7 +41,7 @@
 #include "ctl_socket.h"
 #include "fuzz_wire_rx.h"
 #include "rpmad.pb-c.h"
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 #include "test_daemon.h"
 
 #define ADDR "127.0.0.1"

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 
 /* wire_connect -- a TCP socket to 127.0.0.1:port from 127.0.0.1 */
 int wire_connect(const char *port);

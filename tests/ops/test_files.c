@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "fstype.h"
+#include "fs/fstype.h"
 #include "librpma.h"
 #include "ops_child.h"
 #include "ops_util.h"

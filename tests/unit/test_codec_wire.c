@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "tcp_wire.h"
+#include "tcp/tcp_wire.h"
 
 static const uint8_t all_types[] = {
 	TF_HELLO, TF_ACCEPT, TF_REJECT, TF_READY, TF_DISCONNECT, TF_HEARTBEAT,

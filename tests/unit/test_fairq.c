@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "fairq.h"
-#include "loop.h"
+#include "loop/fairq.h"
+#include "loop/loop.h"
 
 /* fairq_init's poller and kicks are not needed: the tests run rounds */
 void

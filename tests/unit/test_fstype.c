@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "fstype.h"
+#include "fs/fstype.h"
 
 START_TEST(test_mountinfo_lines)
 {

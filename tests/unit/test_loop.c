@@ -11,8 +11,8 @@
 #include <stdlib.h>
 
 #include "check_run.h"
-#include "daemon.h"
-#include "loop.h"
+#include "core/daemon.h"
+#include "loop/loop.h"
 
 struct daemon_state rpmad;
 

@@ -19,11 +19,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "addrspace.h"
 #include "check_run.h"
-#include "daemon.h"
-#include "mr.h"
-#include "mr_io.h"
+#include "clients/addrspace.h"
+#include "core/daemon.h"
+#include "objects/mr.h"
+#include "objects/mr_io.h"
 
 struct daemon_state rpmad;
 

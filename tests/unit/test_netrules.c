@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "netrules.h"
-#include "ratelimit.h"
+#include "core/netrules.h"
+#include "log/ratelimit.h"
 
 static struct sockaddr_storage ss;
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "tcp_psk.h"
+#include "tcp/tcp.h"
 
 #define HEX32 "00112233445566778899aabbccddeeff" \
 	"00112233445566778899AABBCCDDEEFF"

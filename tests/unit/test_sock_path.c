@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check_run.h"
-#include "sock_path.h"
+#include "control/sock_path.h"
 
 #define OTHER 65534	/* the attacker */
 

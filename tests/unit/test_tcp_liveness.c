@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * test_tcp_liveness.c -- the remote rpmads of the software transport and
- * their liveness (rpmad/transport/tcp/tcp_liveness.c), linked straight in
+ * their liveness (rpmad/tcp/tcp_liveness.c), linked straight in
  * with rpmad's real loop: connections to one (host, id) share one remote
  * and one heartbeat however many they are, a silent remote ends all its
  * connections and no other's, and hearing from a remote keeps it.
@@ -14,11 +14,9 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "daemon.h"
-#include "loop.h"
-#include "tcp_liveness.h"
-
-struct daemon_state rpmad;
+#include "loop/loop.h"
+#include "tcp/tcp.h"
+#include "transport/transport.h"
 
 /* a connection, as far as liveness knows one */
 struct fake {
@@ -63,19 +61,23 @@ v4(const char *a, unsigned port)
 	return ss;
 }
 
+/* what the transport gives the file: the loop, tcp_timeout_ms */
+static struct transport_env env;
+
 static void
 setup(void)
 {
-	rpmad.loop = loop_new();
-	ck_assert_ptr_nonnull(rpmad.loop);
-	rpmad.cfg.tcp_timeout_ms = 5000;
+	env.loop = loop_new();
+	ck_assert_ptr_nonnull(env.loop);
+	env.set.tcp_timeout_ms = 5000;
+	tcp_liveness_init(&env);
 }
 
 static void
 teardown(void)
 {
-	loop_delete(rpmad.loop);
-	rpmad.loop = NULL;
+	loop_delete(env.loop);
+	env.loop = NULL;
 }
 
 static void
@@ -167,7 +169,7 @@ run_for(unsigned ms, struct fake *talker)
 	while (loop_now_ns() < end) {
 		if (talker && talker->stamp)
 			*talker->stamp = loop_now_ns();
-		ck_assert_int_eq(loop_run_once(rpmad.loop, 2), 0);
+		ck_assert_int_eq(loop_run_once(env.loop, 2), 0);
 	}
 }
 
@@ -181,7 +183,7 @@ run_for(unsigned ms, struct fake *talker)
 START_TEST(silent_remote_ends_its_own)
 {
 	const unsigned timeout_ms = 200;
-	rpmad.cfg.tcp_timeout_ms = timeout_ms;
+	env.set.tcp_timeout_ms = timeout_ms;
 	static struct fake quiet[MANY], talking[MANY];
 	uint64_t t0 = loop_now_ns();
 	for (int i = 0; i < MANY; i++) {
@@ -221,7 +223,7 @@ START_TEST(join_restarts_the_clock)
 {
 	/* alone, first would end at 7/8 of it: before the check below */
 	const unsigned timeout_ms = 400;
-	rpmad.cfg.tcp_timeout_ms = timeout_ms;
+	env.set.tcp_timeout_ms = timeout_ms;
 	struct fake first, second;
 	join(&first, "10.0.0.3", 1, 3);
 	run_for(timeout_ms / 2, NULL);

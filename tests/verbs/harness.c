@@ -13,22 +13,27 @@
 #include <unistd.h>
 #include <utlist.h>
 
-#include "daemon.h"
-#include "device.h"
-#include "ep.h"
+#include "control/conn_req.h"
+#include "control/device_req.h"
+#include "control/ep_req.h"
+#include "control/mr_req.h"
+#include "control/peer_req.h"
+#include "control/session.h"
+#include "core/daemon.h"
+#include "core/guard.h"
+#include "core/registry.h"
 #include "fake_rdma.h"
-#include "guard.h"
 #include "harness.h"
 #include "librpma.h"
-#include "log.h"
-#include "mr.h"
-#include "peer.h"
-#include "registry.h"
-#include "remote_log.h"
-#include "session.h"
-#include "transport.h"
-#include "transport_tcp.h"
-#include "transport_verbs.h"
+#include "log/log.h"
+#include "log/remote_log.h"
+#include "objects/device.h"
+#include "objects/ep.h"
+#include "objects/mr.h"
+#include "objects/peer.h"
+#include "tcp/tcp.h"
+#include "transport/transports.h"
+#include "verbs/verbs.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
 struct daemon_state rpmad;
@@ -50,7 +55,16 @@ h_setup(void)
 	rpmad.start_ns = loop_now_ns();
 	registry_init();
 	conn_init();
-	ck_assert_int_eq(transport_tcp_init(), 0);
+	h_configure();
+	ck_assert_int_eq(transports_init(rpmad.loop, rpmad.cfg.transport), 0);
+}
+
+void
+h_configure(void)
+{
+	char why[512];
+	ck_assert_msg(transports_configure(&rpmad.cfg, why, sizeof(why)) == 0,
+			"%s", why);
 }
 
 void

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
-#include "qp.h"
+#include "objects/conn.h"
+#include "objects/qp.h"
 #include "qp_region.h"
 
 struct session;
@@ -37,6 +37,9 @@ struct h_reply {
 
 /* h_setup -- rpmad's state, loop and software device, transport auto */
 void h_setup(void);
+
+/* h_configure -- rpmad.cfg's settings (changed by a test) to the transports */
+void h_configure(void);
 
 /*
  * h_teardown -- every session destroyed, the verbs transport closed; fails

@@ -18,15 +18,15 @@
 #include <string.h>
 
 #include "check_run.h"
-#include "daemon.h"
-#include "device.h"
+#include "control/session.h"
+#include "core/daemon.h"
 #include "fake_rdma.h"
 #include "harness.h"
 #include "librpma.h"
-#include "mr.h"
-#include "session.h"
-#include "transport_verbs.h"
-#include "verbs_conn.h"
+#include "objects/device.h"
+#include "objects/mr.h"
+#include "transport/transports.h"
+#include "verbs/verbs.h"
 
 #define WAIT_MS 2000
 #define MEM_SIZE (4 * 4096)
@@ -225,7 +225,7 @@ START_TEST(test_devices_at_start)
 {
 	h_setup();
 	two_devices();
-	transport_verbs_init();
+	transport_verbs_init(transports_env());
 	const char *names[3] = { NULL };
 	unsigned n = 0;
 	for (struct device *d = device_list(); d && n < 3; d = d->next)
@@ -450,6 +450,7 @@ START_TEST(test_setup_deadlines)
 	pair_prepare(&p);
 	rpmad.cfg.accept_timeout_ms = 300;
 	rpmad.cfg.setup_timeout_ms = 300;
+	h_configure();
 	struct h_reply r, req;
 
 	/* nobody answers the request */
@@ -482,6 +483,7 @@ START_TEST(test_setup_deadlines)
 
 	/* and the next one connects */
 	rpmad.cfg.accept_timeout_ms = 60000;
+	h_configure();
 	pair_connect(&p, CFG, CFG);
 	pair_teardown(&p);
 }

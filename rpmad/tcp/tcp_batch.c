@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_batch.c -- a channel's batches of bytes for a client's own memory:
+ * gathering, the one with the client's thread, slices of big payloads,
+ * and reading on once they are back (tcp.h)
+ */
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "tcp/tcp.h"
+
+bool
+tcp_batch_pending(const struct tcp_chan *ch)
+{
+	return ch->rx_busy ||
+		(ch->rx_batch && as_batch_size(ch->rx_batch) > 0);
+}
+
+struct as_batch *
+tcp_batch_busy(const struct tcp_chan *ch)
+{
+	return ch->rx_busy;
+}
+
+struct as_batch *
+tcp_batch_gathering(const struct tcp_chan *ch)
+{
+	return ch->rx_batch && as_batch_size(ch->rx_batch) > 0 ?
+		ch->rx_batch : NULL;
+}
+
+struct as_batch *
+tcp_batch_for(struct tcp_chan *ch, struct mr *mr)
+{
+	if (ch->rx_batch == NULL)
+		ch->rx_batch = as_batch_new(mr_addrspace(mr));
+	return ch->rx_batch;
+}
+
+/* Room in the batch for the next slice of the current frame's payload. */
+static int
+slice(struct tcp_chan *ch)
+{
+	uint32_t n = ch->cur_payload - ch->got;
+	if (n > TCP_BATCH_SLICE)
+		n = TCP_BATCH_SLICE;
+	struct as_batch *b = tcp_batch_for(ch, ch->dst_mr);
+	uint8_t *p = b ? as_batch_write_space(b, ch->dst_addr + ch->got, n,
+			ch->cur.seq) : NULL;
+	if (p == NULL)
+		return -ENOMEM;
+	ch->batch_dst = p;
+	ch->batch_start = ch->got;
+	ch->batch_end = ch->got + n;
+	return 0;
+}
+
+int
+tcp_batch_sink(struct tcp_chan *ch, struct mr *mr, uint64_t addr)
+{
+	ch->dst_mr = mr;
+	ch->dst_addr = addr;
+	if (slice(ch))
+		return -ENOMEM;
+	ch->sink = SINK_BATCH;
+	return 0;
+}
+
+static void done(struct as_batch *b, enum as_status status, void *arg);
+
+/* Whether a payload is still filling its slice: the batch waits for it. */
+static bool
+filling(const struct tcp_chan *ch)
+{
+	return ch->in_frame && ch->sink == SINK_BATCH &&
+		ch->got < ch->batch_end;
+}
+
+void
+tcp_batch_flush(struct tcp_chan *ch)
+{
+	if (ch->rx_busy || filling(ch) || ch->rx_batch == NULL ||
+			as_batch_size(ch->rx_batch) == 0)
+		return;
+	ch->rx_busy = ch->rx_batch;
+	ch->rx_batch = NULL;
+	as_batch_submit(ch->rx_busy, done, ch);
+}
+
+/* Reading stops until the batches are back (done() reads on). */
+static void
+stop_reading(struct tcp_chan *ch)
+{
+	ch->batch_paused = true;
+	tcp_chan_pause(ch, true);
+}
+
+int
+tcp_batch_room(struct tcp_chan *ch)
+{
+	/* the slice filled goes to the thread once the one before is back */
+	if (ch->rx_busy) {
+		stop_reading(ch);
+		return 1;
+	}
+	tcp_batch_flush(ch);
+	if (slice(ch) == 0)
+		return 0;
+	/* rpmad cannot hold the bytes: the role refuses the frame at its end */
+	ch->sink = SINK_DISCARD;
+	ch->rx_nomem = true;
+	return 0;
+}
+
+int
+tcp_batch_wait(struct tcp_chan *ch)
+{
+	tcp_batch_flush(ch);
+	stop_reading(ch);
+	return 1;
+}
+
+void
+tcp_batch_end_waits(struct tcp_chan *ch)
+{
+	ch->rx_end_pending = true;
+	stop_reading(ch);
+	tcp_batch_flush(ch);
+}
+
+void
+tcp_batch_discard(struct tcp_chan *ch)
+{
+	as_batch_free(ch->rx_batch);
+	ch->rx_batch = NULL;
+	if (ch->in_frame && ch->sink == SINK_BATCH)
+		ch->sink = SINK_DISCARD;
+}
+
+/*
+ * A batch is back: the role hears how it went; the next goes; a frame
+ * whose end waited ends once all its bytes are in; answers that waited
+ * go; and reading goes on.
+ */
+static void
+done(struct as_batch *b, enum as_status status, void *arg)
+{
+	struct tcp_chan *ch = arg;
+	ch->rx_busy = NULL;
+	ch->rx_role->back(ch, b, status);
+	as_batch_free(b);
+	tcp_batch_flush(ch);
+	if (ch->rx_end_pending && !ch->rx_busy) {
+		ch->rx_end_pending = false;
+		ch->rx_role->end(ch);
+	}
+	ch->rx_role->after(ch);
+	if (ch->fd >= 0 && ch->batch_paused && !ch->rx_end_pending &&
+			!ch->throttled) {
+		ch->batch_paused = false;
+		tcp_chan_pause(ch, false);
+		ch->rx_resume(ch);
+	}
+}
+
+void
+tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
+		void (*resume)(struct tcp_chan *ch))
+{
+	ch->rx_role = role;
+	ch->rx_resume = resume;
+}
+
+void
+tcp_batch_forget(struct tcp_chan *ch)
+{
+	if (ch->rx_busy)
+		as_batch_cancel(ch->rx_busy);
+	as_batch_free(ch->rx_batch);
+	ch->rx_busy = ch->rx_batch = NULL;
+	ch->rx_end_pending = ch->rx_deferred = ch->rx_nomem = false;
+	ch->batch_paused = false;
+}
