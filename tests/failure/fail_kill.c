@@ -29,10 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "fstream.h"
 #include "itest.h"
+#include "th_suite.h"
 
 /*
  * How soon after the kill a survivor must have seen everything. Nothing

@@ -35,9 +35,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
+#include "th_suite.h"
 
 /*
  * How soon after rpmad's end the blocked calls must return. They wait on
@@ -481,13 +481,11 @@ START_TEST(test_restart_under_apps)
 {
 	struct restart_opts o = { .how = (enum how)_i };
 	struct it_env env;
-	char config[64], config_path[300];
+	char config[64];
 	(void) snprintf(config, sizeof(config), "admin_groups = %u\n",
 			(unsigned)getgid());
 	ck_assert_int_eq(it_env_start_cfg(&env, 2, config), 0);
 	ck_assert_int_eq(it_free_port(env.port, sizeof(env.port)), 0);
-	(void) snprintf(config_path, sizeof(config_path), "%s/rpmad.conf",
-			env.dir);
 	struct test_daemon *a = env.srv, *b = env.cli;
 	struct it_admin adm_a, adm_b;
 	ck_assert_int_eq(it_admin_open(&adm_b, b), 0);
@@ -518,8 +516,7 @@ START_TEST(test_restart_under_apps)
 				code);
 	}
 	/* as it_env_start_cfg started it: its transport, its configuration */
-	const char *const again[] = { "--config", config_path, NULL };
-	ck_assert_msg(test_daemon_restart(a, again) == 0, "rpmad did not "
+	ck_assert_msg(test_daemon_restart(a, NULL) == 0, "rpmad did not "
 			"start again on %s", a->socket);
 	ck_assert_int_eq(it_admin_open(&adm_a, a), 0);
 	footprint_now(&adm_a, a->pid, &empty_a);

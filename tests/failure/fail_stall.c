@@ -31,8 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_logcap.h"
+#include "th_suite.h"
 
 /* how long B's clients wait for an answer */
 #define STALL_REPLY_MS 1500
@@ -42,32 +43,6 @@
 
 enum { TAG_READY = 100, TAG_STOPPED, TAG_CALLED, TAG_RESUMED, TAG_DISCONNECT,
 	TAG_CHECK, TAG_CHECKED, TAG_DONE };
-
-/* ------------------------------------------------------ the client's log */
-
-static char logged[8192];
-
-static void capture(enum rpma_log_level level, const char *file,
-		const int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-capture(enum rpma_log_level level, const char *file, const int line,
-		const char *func, const char *fmt, ...)
-{
-	(void) level;
-	(void) file;
-	(void) line;
-	(void) func;
-	size_t used = strlen(logged);
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	if (used + 1 < sizeof(logged))
-		strcat(logged, "\n");
-}
 
 /* ------------------------------------------------------ the applications */
 
@@ -129,7 +104,7 @@ static int
 client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	IT_OK(rpma_log_set_function(capture));
+	IT_OK(th_log_capture());
 	struct ibv_context *dev;
 	IT_OK(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE,
 			&dev));
@@ -153,7 +128,7 @@ client(const struct it_env *env, void *arg)
 
 	/* 2. B stands still during calls: each fails alone */
 	stop_b(TAG_READY);
-	logged[0] = '\0';
+	th_log_clear();
 	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(peer, spare, BUF,
 			RPMA_MR_USAGE_READ_SRC, &late));
 	IT_ASSERT(late == NULL);
@@ -164,8 +139,8 @@ client(const struct it_env *env, void *arg)
 	char want[64];
 	(void) snprintf(want, sizeof(want), "did not answer within %d ms",
 			STALL_REPLY_MS);
-	IT_ASSERT_MSG(strstr(logged, want) && strstr(logged, "the session "
-			"and its objects stay"), "%s", logged);
+	IT_ASSERT_MSG(strstr(th_logged, want) && strstr(th_logged, "the "
+			"session and its objects stay"), "%s", th_logged);
 	resume_b();
 	/* the dereg that came late happened: retried, it is done */
 	IT_OK(rpma_mr_dereg(&extra));

@@ -35,10 +35,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_socket.h"
 #include "hostile.h"
 #include "rpmad.pb-c.h"
+#include "th_suite.h"
 
 #define PAGE 4096
 /* the answer to a request comes at once; this only bounds a hang */
@@ -343,13 +343,13 @@ START_TEST(test_bad_packets)
 	sess_close(&s);
 
 	/* the bystander is fine; nothing was kept */
-	ck_assert_int_eq(hu_daemon_serves(d, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
 	Rpmad__PeerDelete bpd = RPMAD__PEER_DELETE__INIT;
 	bpd.peer_id = by_peer;
 	req.peer_delete = &bpd;
 	ck_assert_int_eq(sess_code(&by, &req, NULL, 0), 0);
 	sess_close(&by);
-	ck_assert_int_le(hu_wait_fds(pid, base, IT_WAIT_MS), base);
+	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -521,8 +521,8 @@ START_TEST(test_foreign_ids)
 	ck_assert_int_eq(sess_code(&x, &req, NULL, 0), 0);
 	sess_close(&x);
 
-	ck_assert_int_eq(hu_daemon_serves(d, pid), 0);
-	ck_assert_int_le(hu_wait_fds(pid, base, IT_WAIT_MS), base);
+	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -647,8 +647,8 @@ START_TEST(test_bad_segments)
 	sess_close(&s);
 	(void) close(fds[0]);
 	(void) close(fds[1]);
-	ck_assert_int_le(hu_wait_fds(pid, base, IT_WAIT_MS), base);
-	ck_assert_int_eq(hu_daemon_serves(d, pid), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
+	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -794,8 +794,8 @@ START_TEST(test_fd_kinds)
 			(void) close(extras[k]);
 	}
 	sess_close(&s);
-	ck_assert_int_le(hu_wait_fds(pid, base, IT_WAIT_MS), base);
-	ck_assert_int_eq(hu_daemon_serves(d, pid), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
+	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -844,7 +844,7 @@ START_TEST(test_private_data_300)
 	req.conn_req_delete = &cd;
 	ck_assert_int_eq(sess_code(&s, &req, NULL, 0), 0);
 	sess_close(&s);
-	ck_assert_int_eq(hu_daemon_serves(d, d->pid), 0);
+	ck_assert_int_eq(it_daemon_serves(d, d->pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -1044,7 +1044,7 @@ START_TEST(test_truncated_file)
 	ck_assert_msg(it_run_pair(&env, file_server, file_client, NULL) == 0,
 			"%s", it_report());
 	for (int i = 0; i < env.ndaemons; i++)
-		ck_assert_int_eq(hu_daemon_serves(&env.d[i], pids[i]), 0);
+		ck_assert_int_eq(it_daemon_serves(&env.d[i], pids[i]), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST

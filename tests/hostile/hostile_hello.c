@@ -40,10 +40,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_socket.h"
 #include "hostile.h"
 #include "rpmad.pb-c.h"
+#include "th_suite.h"
 
 #define ANSWER_MS 10000
 #define EXEC_ARG "--exec-hello"

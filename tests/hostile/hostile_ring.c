@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 
 enum { TAG_NEXT = 100, TAG_SEND_NOW, TAG_SENT, TAG_H_DONE, TAG_S_DONE };
 
@@ -650,9 +650,9 @@ START_TEST(test_idle_after_abuse)
 				it_report());
 		/* let what follows the abuse settle first */
 		it_sleep_ms(100);
-		long before = hu_cpu_ms(b->pid);
+		long before = it_proc_cpu_ms(b->pid);
 		it_sleep_ms(IDLE_WINDOW_MS);
-		long used = hu_cpu_ms(b->pid) - before;
+		long used = it_proc_cpu_ms(b->pid) - before;
 		ck_assert_msg(used < IDLE_CPU_MS, "with %s, rpmad used %ld ms "
 				"of CPU in %d ms", what[i], used,
 				IDLE_WINDOW_MS);
@@ -660,7 +660,7 @@ START_TEST(test_idle_after_abuse)
 	}
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	/* one warning per corrupted connection, not one per look at it */
-	ck_assert_int_eq(hu_log_count(b, "corrupted its queue pair"), 2);
+	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"), 2);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -702,14 +702,14 @@ START_TEST(test_hostile_rings)
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 
 	/* nothing of theirs stays in the daemons; both still serve */
-	ck_assert_int_le(hu_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_le(it_proc_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
 	/* one warning per connection H corrupted, none about anyone else */
-	ck_assert_int_eq(hu_log_count(b, "corrupted its queue pair"),
+	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"),
 			CORRUPTING_ATTACKS);
-	ck_assert_int_eq(hu_log_count(a, "corrupted its queue pair"), 0);
-	ck_assert_int_eq(hu_daemon_serves(a, pid_a), 0);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_eq(test_daemon_log_count(a, "corrupted its queue pair"), 0);
+	ck_assert_int_eq(it_daemon_serves(a, pid_a), 0);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST

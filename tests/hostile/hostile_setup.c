@@ -32,8 +32,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define FORGER "127.0.0.2"	/* another host, as far as rpmad can tell */
@@ -410,7 +410,7 @@ START_TEST(test_forged_flood)
 	ck_assert_uint_eq(t.server_share, 0);
 	ck_assert_uint_ge(t.forger, 1);
 	ck_assert_uint_le(t.forger, BURST * 3);
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -497,7 +497,7 @@ START_TEST(test_log_flood)
 
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -617,7 +617,7 @@ START_TEST(test_accepted_flood)
 			"connections were not its share", t.from_others);
 	ck_assert_uint_ge(t.reports, 1);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST

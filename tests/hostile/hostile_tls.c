@@ -37,8 +37,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define SECRET_SIZE (64 * 1024)
@@ -397,9 +397,9 @@ START_TEST(test_sniffed)
 		/* a TLS record, a handshake, and both logs name the keys */
 		ck_assert_uint_eq(sn.first[0], 0x16);
 		ck_assert_uint_eq(sn.first[1], 0x03);
-		ck_assert_int_ge(hu_log_count(env.srv, "TLS 1.3 with the key "
+		ck_assert_int_ge(test_daemon_log_count(env.srv, "TLS 1.3 with the key "
 				"of 'rpmad-b'"), 1);
-		ck_assert_int_ge(hu_log_count(env.cli, "TLS 1.3 with the key "
+		ck_assert_int_ge(test_daemon_log_count(env.cli, "TLS 1.3 with the key "
 				"of 'rpmad-b'"), 1);
 	}
 	free(sn.cap);
@@ -483,8 +483,8 @@ START_TEST(test_forged_peer)
 	ck_assert(wire_closed_within(s, IT_WAIT_MS));
 	(void) close(p);
 	(void) close(s);
-	ck_assert_int_ge(hu_log_count(env.srv, "a TLS handshake failed"), 1);
-	ck_assert_int_ge(hu_log_count(env.srv, "without TLS refused (tls = "
+	ck_assert_int_ge(test_daemon_log_count(env.srv, "a TLS handshake failed"), 1);
+	ck_assert_int_ge(test_daemon_log_count(env.srv, "without TLS refused (tls = "
 			"required) (from 127.0.0.2)"), 1);
 
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_DONE, NULL, 0), 0);

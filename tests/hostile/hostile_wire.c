@@ -42,8 +42,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define PAGE 4096
@@ -573,10 +573,10 @@ flood_test(struct liar *l, pid_t daemon, uint8_t type, const char *what,
 		unsigned count)
 {
 	liar_connect(l, NEXT_CONN);
-	long before = hu_rss_kb(daemon);
+	long before = it_proc_rss_kb(daemon);
 	unsigned n = flood(l, type, 64, l->ref + S_REG_OFF, count);
 	it_sleep_ms(200);
-	long after = hu_rss_kb(daemon);
+	long after = it_proc_rss_kb(daemon);
 	(void) fprintf(stderr, "hostile_wire: flood of %s: %u frames went "
 			"out; rpmad's RSS %ld -> %ld KiB\n", what, n, before,
 			after);
@@ -787,10 +787,10 @@ START_TEST(test_liar_active)
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	free(l);
 
-	ck_assert_int_le(hu_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
-	ck_assert_int_eq(hu_daemon_serves(a, pid_a), 0);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_eq(it_daemon_serves(a, pid_a), 0);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -1062,8 +1062,8 @@ START_TEST(test_liar_passive)
 			it_report());
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	(void) close(lfd);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST

@@ -32,8 +32,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define PAGE 4096
@@ -209,7 +209,7 @@ START_TEST(test_old_active)
 	(void) close(p);
 	(void) close(s);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_log_count(&env.d[0], "broke the protocol"), 0);
+	ck_assert_int_eq(test_daemon_log_count(&env.d[0], "broke the protocol"), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST

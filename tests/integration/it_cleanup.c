@@ -20,9 +20,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_BUSY = 100, TAG_SURVIVOR_UP, TAG_SURVIVOR_DONE, TAG_EXIT,
 	TAG_PARTNER_UP };

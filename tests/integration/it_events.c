@@ -22,8 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_READY = 100, TAG_KILLED, TAG_GO, TAG_ANNOUNCED };
 

@@ -26,9 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
 #include "qp_region.h"
+#include "th_suite.h"
 
 #define BIG_LEN (64u << 20)
 #define SMALL_OFF BIG_LEN	/* the small write lands after the big one */

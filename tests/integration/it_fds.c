@@ -16,8 +16,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_SENT_BACK = 100 };
 

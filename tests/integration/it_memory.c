@@ -29,8 +29,8 @@
 #include <linux/mempolicy.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
@@ -102,7 +102,7 @@ run(it_fn *server, int ndaemons, enum who who)
 	char dir[300];
 	(void) snprintf(dir, sizeof(dir), "%s/nobody", env.dir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	ck_assert_int_eq(chown(dir, IT_NOBODY, IT_NOBODY), 0);
+	ck_assert_int_eq(chown(dir, TH_NOBODY, TH_NOBODY), 0);
 	struct mem_case mc = { who };
 	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
 			"%s", it_report());

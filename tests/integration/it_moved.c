@@ -35,8 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
@@ -92,7 +92,7 @@ grant_userfaultfd(const struct it_env *env)
 	IT_EQ(mount("tmpfs", dir, "tmpfs", 0, "mode=0755"), 0);
 	(void) snprintf(node, sizeof(node), "%s/userfaultfd", dir);
 	IT_EQ(mknod(node, S_IFCHR | 0600, st.st_rdev), 0);
-	IT_EQ(chown(node, IT_NOBODY, IT_NOBODY), 0);
+	IT_EQ(chown(node, TH_NOBODY, TH_NOBODY), 0);
 	IT_EQ(mount(node, "/dev/userfaultfd", NULL, MS_BIND, NULL), 0);
 	return true;
 }

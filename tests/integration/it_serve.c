@@ -17,8 +17,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_SERVED = 100, TAG_READ_DONE };
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED };
 

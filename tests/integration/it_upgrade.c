@@ -42,8 +42,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #define BUF (64 * 1024)
 #define CHUNK 4096

@@ -56,15 +56,8 @@ hosts_env_start(struct it_env *env, const char *config)
 			hosts.dir);
 	ck_assert_ptr_nonnull(mkdtemp(env->dir));
 	(void) snprintf(env->port, sizeof(env->port), "%s", PORT_EXCHANGE);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/rpmad.conf", env->dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_ge(fputs(config, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	const char *args[] = { "--config", path, NULL };
 	for (int i = 0; i < 2; i++) {
-		ck_assert_msg(ns_daemon_start(&hosts, i, &env->d[i], args) ==
+		ck_assert_msg(ns_daemon_start(&hosts, i, &env->d[i], config) ==
 				0, "rpmad did not start in %s", hosts.ns[i]);
 		env->ndaemons = i + 1;
 		ck_assert_msg(ns_holds(&hosts, i, env->d[i].pid), "rpmad %d "

@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "format.h"
+#include "harness.h"
 #include "json.h"
-#include "ops_util.h"
 #include "table.h"
 
 /* what the writer made of one string */

@@ -22,8 +22,8 @@
 
 #include <check.h>
 
-#include "check_run.h"
 #include "librpma.h"
+#include "th_suite.h"
 
 /* librpma 0.12.0's functions (its src/librpma.map) */
 static const char *const v0_12[] = {

@@ -61,13 +61,13 @@ END_TEST
 START_TEST(get_ibv_context_not_local)
 {
 	(void) api_daemon();
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct ibv_context *ctx = UNTOUCHED_CTX;
 	ck_assert_int_eq(rpma_utils_get_ibv_context(API_FOREIGN_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ctx, UNTOUCHED_CTX);
 	/* the daemon's reason reaches the log */
-	const struct api_log_entry *e = api_log_find(API_FOREIGN_ADDR);
+	const struct th_log_entry *e = th_log_find(API_FOREIGN_ADDR);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_ERROR);
 	ck_assert_ptr_nonnull(strstr(e->msg, "rpmad"));
@@ -177,20 +177,20 @@ static void
 check_unreachable(const char *path, const char *why)
 {
 	(void) setenv("RPMAD_SOCKET", path, 1);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	struct ibv_context *ctx = UNTOUCHED_CTX;
-	double t0 = api_now_ms();
+	double t0 = (double)it_now_ms();
 	int ret = rpma_utils_get_ibv_context(API_LOCAL_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx);
-	double elapsed = api_now_ms() - t0;
+	double elapsed = (double)it_now_ms() - t0;
 
 	ck_assert_int_eq(ret, RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ctx, UNTOUCHED_CTX);
 	/* a liveness bound (no waiting, no retrying), not a performance one */
 	ck_assert_msg(elapsed < 1000.0, "took %.0f ms", elapsed);
 
-	const struct api_log_entry *e = api_log_find(path);
+	const struct th_log_entry *e = th_log_find(path);
 	ck_assert_msg(e != NULL, "no log line names %s", path);
 	ck_assert_msg(strstr(e->msg, why) != NULL, "\"%s\" lacks \"%s\"",
 			e->msg, why);

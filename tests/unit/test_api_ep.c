@@ -72,12 +72,12 @@ START_TEST(listen_port_in_use)
 	sin.sin_port = htons((uint16_t)atoi(port));
 	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	ck_assert_int_eq(listen(s, 1), 0);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct rpma_ep *ep = UNTOUCHED_EP;
 	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep),
 			RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ep, UNTOUCHED_EP);
-	ck_assert_ptr_nonnull(api_log_find(port));
+	ck_assert_ptr_nonnull(th_log_find(port));
 	(void) close(s);
 
 	/* one endpoint of ours listens there */

@@ -128,11 +128,11 @@ END_TEST
 
 START_TEST(user_function_gets_where_and_message)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	provoke_error_message();
 
-	ck_assert_uint_eq(api_log_count(), 1);
-	const struct api_log_entry *e = api_log_entry(0);
+	ck_assert_uint_eq(th_log_count(), 1);
+	const struct th_log_entry *e = th_log_entry(0);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_ERROR);
 	/* where in the library: a source file, a line, the function */
 	const char *base = strrchr(e->file, '/');
@@ -149,15 +149,15 @@ END_TEST
 
 START_TEST(threshold_filters_messages)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	/* ERROR passes WARNING (the default) and ERROR */
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);
+	ck_assert_uint_eq(th_log_count(), 1);
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_LEVEL_ERROR), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 2);
+	ck_assert_uint_eq(th_log_count(), 2);
 
 	/* it does not pass FATAL nor DISABLED */
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
@@ -166,7 +166,7 @@ START_TEST(threshold_filters_messages)
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_DISABLED), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 2);
+	ck_assert_uint_eq(th_log_count(), 2);
 
 	/* the auxiliary threshold is the function's business only */
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
@@ -174,20 +174,20 @@ START_TEST(threshold_filters_messages)
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
 			RPMA_LOG_DISABLED), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 3);
+	ck_assert_uint_eq(th_log_count(), 3);
 }
 END_TEST
 
 START_TEST(set_function_back_to_default)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);
+	ck_assert_uint_eq(th_log_count(), 1);
 
 	ck_assert_int_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION),
 			0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);	/* no longer called */
+	ck_assert_uint_eq(th_log_count(), 1);	/* no longer called */
 }
 END_TEST
 
@@ -348,24 +348,24 @@ END_TEST
  */
 START_TEST(notice_filtered_by_threshold)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct api_pair p;
 	api_pair_connect(&p, NULL, NULL);
-	ck_assert_ptr_null(api_log_find("Connection established"));
+	ck_assert_ptr_null(th_log_find("Connection established"));
 	api_pair_close(&p);
 
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_LEVEL_NOTICE), 0);
-	api_log_clear();
+	th_log_clear();
 	api_pair_connect(&p, NULL, NULL);
-	const struct api_log_entry *e = api_log_find("Connection established");
+	const struct th_log_entry *e = th_log_find("Connection established");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_NOTICE);
 	ck_assert_int_gt(e->line, 0);
 	ck_assert_str_ne(e->func, "");
 	/* nothing above the threshold came through */
-	for (unsigned i = 0; i < api_log_count(); i++)
-		ck_assert_int_le(api_log_entry(i)->level,
+	for (unsigned i = 0; i < th_log_count(); i++)
+		ck_assert_int_le(th_log_entry(i)->level,
 				RPMA_LOG_LEVEL_NOTICE);
 	api_pair_close(&p);
 }

@@ -376,9 +376,9 @@ START_TEST(sq_full)
 
 	ck_assert_int_eq(rpma_write(c, e.remote, 0, e.local, 0, 8, ON_ERROR,
 			NULL), 0);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	post_all_fail(&e, c);
-	ck_assert_ptr_nonnull(api_log_find("full"));
+	ck_assert_ptr_nonnull(th_log_find("full"));
 
 	env_close(&e);
 	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);

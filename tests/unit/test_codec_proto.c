@@ -25,11 +25,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_socket.h"
 #include "librpma.h"
 #include "rpmad.pb-c.h"
 #include "test_daemon.h"
+#include "th_suite.h"
 
 /* ------------------------------------------------ an allocation arena */
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "tcp/tcp_wire.h"
+#include "th_suite.h"
 
 static const uint8_t all_types[] = {
 	TF_HELLO, TF_ACCEPT, TF_REJECT, TF_READY, TF_DISCONNECT, TF_HEARTBEAT,

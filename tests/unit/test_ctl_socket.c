@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_call.h"
 #include "ctl_socket.h"
+#include "th_suite.h"
 
 static int sv[2];
 

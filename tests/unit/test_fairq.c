@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "loop/fairq.h"
 #include "loop/loop.h"
+#include "th_suite.h"
 
 /* fairq_init's poller and kicks are not needed: the tests run rounds */
 void

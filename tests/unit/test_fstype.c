@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "fs/fstype.h"
+#include "th_suite.h"
 
 START_TEST(test_mountinfo_lines)
 {

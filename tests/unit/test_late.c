@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "late.h"
+#include "th_suite.h"
 
 /* A request of `body` numbered `id`, as the library sent it. */
 static void

@@ -10,9 +10,9 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "check_run.h"
 #include "core/daemon.h"
 #include "loop/loop.h"
+#include "th_suite.h"
 
 struct daemon_state rpmad;
 

@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "proc_maps.h"
+#include "th_suite.h"
 
 static struct maps_entry
 parse_ok(const char *line)

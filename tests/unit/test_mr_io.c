@@ -19,11 +19,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "clients/addrspace.h"
 #include "core/daemon.h"
 #include "objects/mr.h"
 #include "objects/mr_io.h"
+#include "th_suite.h"
 
 struct daemon_state rpmad;
 

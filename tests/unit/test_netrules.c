@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "core/netrules.h"
 #include "log/ratelimit.h"
+#include "th_suite.h"
 
 static struct sockaddr_storage ss;
 

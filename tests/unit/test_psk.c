@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "tcp/tcp.h"
+#include "th_suite.h"
 
 #define HEX32 "00112233445566778899aabbccddeeff" \
 	"00112233445566778899AABBCCDDEEFF"

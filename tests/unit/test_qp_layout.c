@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "qp_region.h"
+#include "th_suite.h"
 
 static const uint32_t depths[] = {
 	0, 1, 2, 3, 7, 10, 16, 17, 100, 1000, 4096, 4097, 32767, 32768,

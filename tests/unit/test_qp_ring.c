@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "qp_region.h"
 #include "qp_ring.h"
+#include "th_suite.h"
 
 /* A region as rpmad makes it, and its SQ and CQ as both sides see them. */
 struct fixture {

@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "control/sock_path.h"
+#include "th_suite.h"
 
 #define OTHER 65534	/* the attacker */
 

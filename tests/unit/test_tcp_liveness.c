@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "loop/loop.h"
 #include "tcp/tcp.h"
+#include "th_suite.h"
 #include "transport/transport.h"
 
 /* a connection, as far as liveness knows one */

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "control/session.h"
 #include "core/daemon.h"
 #include "fake_rdma.h"
@@ -25,6 +24,7 @@
 #include "librpma.h"
 #include "objects/device.h"
 #include "objects/mr.h"
+#include "th_suite.h"
 #include "transport/transports.h"
 #include "verbs/verbs.h"
 

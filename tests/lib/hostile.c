@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * hostile_lib.c -- what the hostile-input tests share (see hostile.h)
+ * hostile.c -- what the hostile-input tests share (see hostile.h)
  */
 
 #include <dirent.h>
@@ -14,88 +14,6 @@
 #include <unistd.h>
 
 #include "hostile.h"
-
-/* ---------------------------------------------------- the daemon seen */
-
-long
-hu_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	long kb = -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	}
-	(void) fclose(f);
-	return kb;
-}
-
-long
-hu_cpu_ms(pid_t pid)
-{
-	char path[64], buf[1024];
-	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	(void) fclose(f);
-	buf[n] = '\0';
-	/* the fields after the command, which may hold anything but ')' */
-	char *p = strrchr(buf, ')');
-	unsigned long utime, stime;
-	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-			"%*u %*u %lu %lu", &utime, &stime) != 2)
-		return -1;
-	long hz = sysconf(_SC_CLK_TCK);
-	return (long)((utime + stime) * 1000 / (unsigned long)hz);
-}
-
-int
-hu_log_count(const struct test_daemon *d, const char *what)
-{
-	FILE *f = fopen(d->log, "r");
-	if (f == NULL)
-		return -1;
-	char line[1024];
-	int n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, what))
-			n++;
-	}
-	(void) fclose(f);
-	return n;
-}
-
-int
-hu_daemon_serves(const struct test_daemon *d, pid_t pid_at_start)
-{
-	if (d->pid != pid_at_start || !test_daemon_alive(d))
-		return -1;
-	struct it_admin a;
-	if (it_admin_open(&a, d))
-		return -1;
-	struct it_counts c;
-	int ret = it_admin_status(&a, &c);
-	it_admin_close(&a);
-	return ret;
-}
-
-int
-hu_wait_fds(pid_t pid, int want, int timeout_ms)
-{
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	int n = it_proc_fds(pid);
-	while (n > want && it_now_ms() < end) {
-		it_sleep_ms(10);
-		n = it_proc_fds(pid);
-	}
-	return n;
-}
 
 /* ------------------------------------- a queue pair behind the library */
 

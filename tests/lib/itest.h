@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * itest.h -- what the integration tests share: two rpmads as two "hosts",
- * processes playing server and client on them, messages between those
- * processes, bounded waits on librpma objects and the daemon's admin view.
+ * itest.h -- the harness of the tests with real rpmads and applications:
+ * two rpmads as two "hosts", processes playing server and client on
+ * them, messages between those processes, bounded waits on librpma
+ * objects and the daemon's admin view (itest_*.c), on top of the generic
+ * pieces it includes (daemons, waits, processes, /proc).
  *
  * Model: a Check test (the "parent", which never calls librpma itself)
  * starts the daemons, then forks one process per role. A role process
@@ -24,6 +26,9 @@
 #include <librpma.h>
 
 #include "test_daemon.h"
+#include "th_child.h"
+#include "th_procfs.h"
+#include "th_wait.h"
 
 /*
  * Bound of a liveness wait (an event, a completion, a message of the
@@ -96,18 +101,15 @@ int it_env_start_cfg(struct it_env *env, int ndaemons, const char *config);
 int it_env_start_cfgs(struct it_env *env, int ndaemons, const char *config0,
 		const char *config1);
 
-/* The other user some tests run a role as (nobody). */
-#define IT_NOBODY 65534
-
 /*
- * it_env_start_nobody -- it_env_start for roles of root and of IT_NOBODY:
+ * it_env_start_nobody -- it_env_start for roles of root and of TH_NOBODY:
  * the daemons let both in (socket_mode, allow_users) and others may
  * search their directories and the scratch directory
  */
 int it_env_start_nobody(struct it_env *env, int ndaemons);
 
 /*
- * it_become_nobody -- in a role: become IT_NOBODY (no other groups),
+ * it_become_nobody -- in a role: become TH_NOBODY (no other groups),
  * dumpable or not (a process that changed its user is not, unless it
  * says so)
  */
@@ -145,13 +147,6 @@ typedef int it_fn(const struct it_env *env, void *arg);
  */
 pid_t it_spawn(enum it_role role, const struct it_env *env,
 		const struct test_daemon *d, it_fn *fn, void *arg);
-
-/*
- * it_join -- wait at most timeout_ms for pid (SIGKILL after that).
- * Returns its exit code, 128 + signal when a signal ended it, -1 when it
- * had to be killed.
- */
-int it_join(pid_t pid, int timeout_ms);
 
 /*
  * it_run_pair -- run server (on env->srv) and client (on env->cli) and
@@ -447,9 +442,6 @@ void it_fill(void *buf, size_t len, uint32_t seed);
 /* Returns the offset of the first mismatch, or -1. */
 long it_check(const void *buf, size_t len, uint32_t seed);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-uint64_t it_now_ms(void);
-void it_sleep_ms(int ms);
 /* where pid's threads are (kernel and user stacks), to stderr: for a hang */
 void it_dump_stacks(pid_t pid);
 
@@ -506,18 +498,11 @@ int it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage,
 int it_admin_ep_pending(struct it_admin *a, const char *port,
 		const char *origin);
 
-/* Entries of /proc/PID/fd; -1 on error. */
-int it_proc_fds(pid_t pid);
-
-/* Which lines of /proc/PID/maps it_proc_maps counts. */
-enum it_maps {
-	IT_MAPS_ALL,
-	/* shared mappings only: client registrations, queue-pair regions */
-	IT_MAPS_SHARED,
-};
-
-/* it_proc_maps -- the lines of /proc/PID/maps of a kind; -1 on error */
-int it_proc_maps(pid_t pid, enum it_maps which);
+/*
+ * it_daemon_serves -- rpmad d still runs (same pid as at the start) and a
+ * new admin session gets its status: 0, else -1
+ */
+int it_daemon_serves(const struct test_daemon *d, pid_t pid_at_start);
 
 /*
  * Whether this is an AddressSanitizer build: its allocator maps regions
@@ -534,14 +519,5 @@ int it_proc_maps(pid_t pid, enum it_maps which);
 #ifndef IT_ASAN
 #define IT_ASAN 0
 #endif
-
-/* it_wait_listening -- until something listens on TCP port (bounded) */
-int it_wait_listening(const char *port, int timeout_ms);
-
-/*
- * it_free_port -- a TCP port nothing uses now, as a string; below the
- * ephemeral range where there is room, so no outgoing connection takes it
- */
-int it_free_port(char *buf, size_t len);
 
 #endif /* ITEST_H */

@@ -2,8 +2,7 @@
 /*
  * itest_admin.c -- what a daemon holds, as the tests see it: its admin
  * protocol (AdminQuery STATUS and CLIENTS, spoken here directly rather than
- * by parsing rpmactl's output, whose wording may change), its descriptors
- * and mappings in /proc, and the TCP ports listening on this host
+ * by parsing rpmactl's output, whose wording may change)
  */
 
 #include <dirent.h>
@@ -218,103 +217,15 @@ it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage, char *persistence,
 }
 
 int
-it_proc_fds(pid_t pid)
+it_daemon_serves(const struct test_daemon *d, pid_t pid_at_start)
 {
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	DIR *dir = opendir(path);
-	if (dir == NULL)
+	if (d->pid != pid_at_start || !test_daemon_alive(d))
 		return -1;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(dir)) != NULL) {
-		if (e->d_name[0] != '.')
-			n++;
-	}
-	(void) closedir(dir);
-	return n;
-}
-
-int
-it_proc_maps(pid_t pid, enum it_maps which)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
+	struct it_admin a;
+	if (it_admin_open(&a, d))
 		return -1;
-	int n = 0;
-	char line[1024];
-	while (fgets(line, sizeof(line), f)) {
-		/* "start-end perms offset dev inode [path]" */
-		char perms[8] = "";
-		(void) sscanf(line, "%*s %7s", perms);
-		if (which == IT_MAPS_SHARED && perms[3] != 's')
-			continue;
-		n++;
-	}
-	(void) fclose(f);
-	return n;
-}
-
-/* Whether /proc/net/<table> has a socket in LISTEN on port. */
-static int
-listening_in(const char *table, unsigned port)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/net/%s", table);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	char line[512];
-	int found = 0;
-	/* "sl local_address rem_address st ...": address is HEX:PORT */
-	while (!found && fgets(line, sizeof(line), f)) {
-		char local[128];
-		unsigned st;
-		if (sscanf(line, " %*s %127s %*s %x", local, &st) != 2)
-			continue;
-		const char *colon = strrchr(local, ':');
-		if (colon && strtoul(colon + 1, NULL, 16) == port && st == 0x0A)
-			found = 1;
-	}
-	(void) fclose(f);
-	return found;
-}
-
-/*
- * Whether an RDMA CM id listens on port: rdma_cm's port space is its own,
- * so iproute2's `rdma resource show cm_id` tells, not /proc/net/tcp.
- */
-static int
-listening_rdma(unsigned port)
-{
-	FILE *f = popen("rdma resource show cm_id 2>/dev/null", "r");
-	if (f == NULL)
-		return 0;
-	char line[512], want[32];
-	(void) snprintf(want, sizeof(want), ":%u ", port);
-	int found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		const char *src = strstr(line, "src-addr ");
-		if (strstr(line, "state LISTEN") && src && strstr(src, want))
-			found = 1;
-	}
-	(void) pclose(f);
-	return found;
-}
-
-int
-it_wait_listening(const char *port, int timeout_ms)
-{
-	unsigned p = (unsigned)strtoul(port, NULL, 10);
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		if (listening_in("tcp", p) || listening_in("tcp6", p) ||
-				(!it_transport_is("tcp") && listening_rdma(p)))
-			return 0;
-		if (it_now_ms() >= end)
-			return -1;
-		it_sleep_ms(5);
-	}
+	struct it_counts c;
+	int ret = it_admin_status(&a, &c);
+	it_admin_close(&a);
+	return ret;
 }
