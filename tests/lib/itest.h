@@ -26,6 +26,7 @@
 #include <librpma.h>
 
 #include "test_daemon.h"
+#include "th_ctl.h"
 #include "th_child.h"
 #include "th_procfs.h"
 #include "th_wait.h"
@@ -458,8 +459,7 @@ struct it_counts {
  * descriptor in the daemon is constant rather than coming and going).
  */
 struct it_admin {
-	int sock;
-	uint64_t next_id;
+	struct th_ctl ctl;
 };
 
 int it_admin_open(struct it_admin *a, const struct test_daemon *d);

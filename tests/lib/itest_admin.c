@@ -14,77 +14,35 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl_call.h"
 #include "itest.h"
 #include "rpmad.pb-c.h"
-
-/* One request, its response (or NULL). */
-static Rpmad__Response *
-call(int sock, Rpmad__Request *req, uint64_t id)
-{
-	req->id = id;
-	struct ctl_answer ans = { .fds = NULL };
-	if (ctl_call(sock, req, NULL, 0, -1, &ans))
-		return NULL;
-	Rpmad__Response *resp = ans.resp;
-	if (resp->error) {
-		(void) fprintf(stderr, "itest: rpmad refused: %s\n",
-				resp->error->message);
-		rpmad__response__free_unpacked(resp, NULL);
-		resp = NULL;
-	}
-	return resp;
-}
+#include "th_ctl.h"
 
 int
 it_admin_open(struct it_admin *a, const struct test_daemon *d)
 {
-	a->next_id = 1;
-	a->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (a->sock < 0)
-		return -1;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t len = strlen(d->socket);
-	if (len >= sizeof(sun.sun_path))
-		goto err;
-	memcpy(sun.sun_path, d->socket, len + 1);
-	if (connect(a->sock, (struct sockaddr *)&sun, sizeof(sun)))
-		goto err;
-
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "itest-admin");
-	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
-	if (resp == NULL)
-		goto err;
-	rpmad__response__free_unpacked(resp, NULL);
-	return 0;
-err:
-	(void) close(a->sock);
-	a->sock = -1;
-	return -1;
+	return th_ctl_open(&a->ctl, d->socket, "itest-admin");
 }
 
 void
 it_admin_close(struct it_admin *a)
 {
-	if (a->sock >= 0)
-		(void) close(a->sock);
-	a->sock = -1;
+	th_ctl_close(&a->ctl);
 }
 
 /* One admin query; the reply or NULL. */
 static Rpmad__Response *
 admin_query(struct it_admin *a, Rpmad__AdminQuery__Kind kind)
 {
-	Rpmad__AdminQuery q = RPMAD__ADMIN_QUERY__INIT;
-	q.kind = kind;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_ADMIN_QUERY;
-	req.admin_query = &q;
-	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
-	if (resp && (resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
-			resp->admin == NULL)) {
+	struct th_req q;
+	Rpmad__Response *resp;
+	if (th_ctl_call(&a->ctl, th_req_admin(&q, kind), NULL, 0, &resp))
+		return NULL;
+	if (resp->error)
+		(void) fprintf(stderr, "itest: rpmad refused: %s\n",
+				resp->error->message);
+	if (resp->error || resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
+			resp->admin == NULL) {
 		rpmad__response__free_unpacked(resp, NULL);
 		resp = NULL;
 	}

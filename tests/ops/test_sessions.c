@@ -32,10 +32,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl_call.h"
 #include "harness.h"
 #include "librpma.h"
 #include "th_child.h"
+#include "th_ctl.h"
 #include "th_logcap.h"
 
 #define VICTIM 4242
@@ -92,17 +92,10 @@ raw_connect(const char *path)
 static int
 say_hello(int fd)
 {
-	static uint64_t id;
-	Rpmad__Request req;
-	Rpmad__Hello hello;
-	ctl_hello(&req, &hello, "test_sessions");
-	req.id = ++id;
-	struct ctl_answer ans = { .fds = NULL };
-	if (ctl_call(fd, &req, NULL, 0, TH_WAIT_MS, &ans))
-		return -1;
-	int ret = ans.resp->error ? -1 : 0;
-	rpmad__response__free_unpacked(ans.resp, NULL);
-	return ret;
+	struct th_ctl s = { .fd = fd, .next_id = 1 };
+	struct th_req q;
+	return th_ctl_code(&s, th_req_hello(&q, "test_sessions"), NULL, 0) ?
+		-1 : 0;
 }
 
 /* whether rpmad closed this connection (end of file, now) */

@@ -12,21 +12,21 @@
 #include <unistd.h>
 
 #include "late.h"
+#include "th_requests.h"
 #include "th_suite.h"
 
 /* A request of `body` numbered `id`, as the library sent it. */
 static void
 sent(uint64_t id, Rpmad__Request__BodyCase body, uint64_t conn_id)
 {
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	Rpmad__ConnNextEvent ev = RPMAD__CONN_NEXT_EVENT__INIT;
-	req.id = id;
-	req.body_case = body;
-	if (body == RPMAD__REQUEST__BODY_CONN_NEXT_EVENT) {
-		ev.conn_id = conn_id;
-		req.conn_next_event = &ev;
-	}
-	late_add(&req);
+	struct th_req q;
+	Rpmad__Request bare = RPMAD__REQUEST__INIT;
+	Rpmad__Request *req = &bare;
+	bare.body_case = body;	/* the kind is all the library keeps */
+	if (body == RPMAD__REQUEST__BODY_CONN_NEXT_EVENT)
+		req = th_req_id(&q, body, conn_id);
+	req->id = id;
+	late_add(req);
 }
 
 /*
