@@ -340,11 +340,7 @@ sniffed_client(const struct it_env *env, void *arg)
 			(void *)2));
 	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_READ, &wc);
 	IT_EQ(it_tell(IT_SERVER, TAG_DONE, NULL, 0), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

@@ -253,11 +253,7 @@ client(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf, 64, SEED_OLD), -1);
 	/* idle while the old rpmad watches its sockets */
 	IT_EQ(it_hear(TAG_C_DONE, NULL, 0, IT_ROLE_MS), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

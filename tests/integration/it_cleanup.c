@@ -88,11 +88,7 @@ survivor(const struct it_env *env, void *arg)
 	round_trip(conn, cq, mr, buf, rmr, 2);
 	IT_EQ(it_tell(IT_PARENT, TAG_SURVIVOR_DONE, NULL, 0), 0);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

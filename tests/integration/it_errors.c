@@ -81,11 +81,7 @@ access_server(const struct it_env *env, void *arg)
 	it_no_wc(cq, 0);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -185,11 +181,7 @@ access_client(const struct it_env *env, void *arg)
 
 	IT_EQ(it_tell(IT_SERVER, TAG_CHECK, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -391,11 +383,7 @@ rnr_server(const struct it_env *env, void *arg)
 		IT_EQ(it_check(buf, 128, 12), -1);
 	}
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 

@@ -284,11 +284,7 @@ other_user_writer(const struct it_env *env, void *arg)
 		struct ibv_wc wc;
 		it_wc_ok(conn, cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
 	} while (it_hear(TAG_STOP, NULL, 0, 0) < 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	IT_EQ(it_tell(IT_CLIENT, TAG_STOPPED, NULL, 0), 0);
 	return 0;
 }

@@ -226,11 +226,7 @@ stopped_server(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
 	IT_EQ(it_check(buf, LEN, 31), -1);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -405,11 +401,7 @@ stuck_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 
 	drop(&one);
-	it_close(&two);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&ms));
-	IT_OK(rpma_peer_delete(&peer));
-	free(src);
+	it_client_end(&two, &rmr, &ms, &peer, src);
 	return 0;
 }
 

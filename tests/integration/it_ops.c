@@ -94,11 +94,7 @@ rma_server(const struct it_env *env, void *arg)
 	it_fill(buf + RD_OFF, 64, SEED_AGAIN);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -194,11 +190,7 @@ rma_client(const struct it_env *env, void *arg)
 	it_wc_ok(conn, cq, 0x1006, IBV_WC_RDMA_WRITE, &wc);
 	it_no_wc(cq, 20);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -289,11 +281,7 @@ atomic_server(const struct it_env *env, void *arg)
 	}
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -325,11 +313,7 @@ atomic_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_CHECK, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(src);
+	it_client_end(&conn, &rmr, &mr, &peer, src);
 	return 0;
 }
 
@@ -755,11 +739,7 @@ answer_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_recv(conn, mr, 64, 8, (void *)0x4002));
 	IT_EQ(it_tell(IT_CLIENT, IT_TAG_GO, NULL, 0), 0);
 	send_then_answer(conn, cq, mr, false, arg);
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 

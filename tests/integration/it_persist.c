@@ -602,11 +602,7 @@ bulk_writer(const struct it_env *env, void *arg)
 		IT_EQ(it_tell(IT_PARENT, TAG_ROUND, NULL, 0), 0);
 		(void) it_expect(TAG_GO, NULL, 0);
 	}
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

@@ -149,11 +149,7 @@ client(const struct it_env *env, void *arg)
 	IT_EQ(poll(&pfd, 1, 0), 0);
 	uint32_t seed = 1000 + rounds - 1;
 	IT_EQ(it_tell(IT_SERVER, TAG_DONE, &seed, sizeof(seed)), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

@@ -152,11 +152,7 @@ hu_innocent_server(const struct it_env *env, void *arg)
 			"the registration does not hold the client's last "
 			"pattern");
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(ref);
+	it_server_end(&conn, &mr, &ep, &peer, ref);
 	free(buf);
 	return 0;
 }

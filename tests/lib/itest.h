@@ -356,6 +356,21 @@ void it_close(struct rpma_conn **conn);
  */
 void it_await_close(struct rpma_conn **conn);
 
+/*
+ * it_client_end -- the usual end of a client role: it_close, then the
+ * remote registration, the local one, the peer and the buffer, each
+ * release checked
+ */
+void it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
+		struct rpma_mr_local **mr, struct rpma_peer **peer, void *buf);
+
+/*
+ * it_server_end -- the usual end of a server role: it_await_close, then
+ * the registration, the endpoint, the peer and the buffer, each checked
+ */
+void it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
+		struct rpma_ep **ep, struct rpma_peer **peer, void *buf);
+
 /* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
 void *it_alloc(size_t size);
 

@@ -192,6 +192,28 @@ it_await_close(struct rpma_conn **conn)
 	IT_ASSERT(*conn == NULL);
 }
 
+void
+it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
+		struct rpma_mr_local **mr, struct rpma_peer **peer, void *buf)
+{
+	it_close(conn);
+	IT_OK(rpma_mr_remote_delete(rmr));
+	IT_OK(rpma_mr_dereg(mr));
+	IT_OK(rpma_peer_delete(peer));
+	free(buf);
+}
+
+void
+it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
+		struct rpma_ep **ep, struct rpma_peer **peer, void *buf)
+{
+	it_await_close(conn);
+	IT_OK(rpma_mr_dereg(mr));
+	IT_OK(rpma_ep_shutdown(ep));
+	IT_OK(rpma_peer_delete(peer));
+	free(buf);
+}
+
 void *
 it_alloc(size_t size)
 {

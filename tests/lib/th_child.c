@@ -5,12 +5,23 @@
 
 #include <check.h>
 #include <grp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "th_child.h"
 #include "th_logcap.h"
+
+bool
+child_can_play_users(void)
+{
+	if (geteuid() == 0)
+		return true;
+	(void) fprintf(stderr, "not root: other users cannot be played; "
+			"skipping\n");
+	return false;
+}
 
 void
 child_start_as(struct child *c, uid_t uid, child_fn *prepare, child_fn *fn,

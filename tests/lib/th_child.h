@@ -10,6 +10,7 @@
 #ifndef TH_CHILD_H
 #define TH_CHILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,6 +26,12 @@ struct child {
 };
 
 typedef int child_fn(struct child *c, void *arg);
+
+/*
+ * child_can_play_users -- true as root; else says on stderr that the
+ * test is skipped (other users cannot be played) and returns false
+ */
+bool child_can_play_users(void);
 
 /*
  * child_start_as -- fork a child that runs `prepare` (as root, when not

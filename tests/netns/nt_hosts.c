@@ -223,11 +223,7 @@ exchange_client(const struct it_env *env, void *arg)
 	IT_EQ(wc.byte_len, MSG_LEN);
 	IT_EQ(it_check(answer, MSG_LEN, SEED_ANSWER), -1);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 

@@ -24,6 +24,7 @@
 
 #include "harness.h"
 #include "librpma.h"
+#include "th_child.h"
 #include "th_logcap.h"
 
 #define NOBODY 65534
@@ -137,16 +138,6 @@ END_TEST
 
 /* ------------------------------------------------------------ other users */
 
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
-
 /*
  * In a child running as uid NOBODY with the given groups: make a peer.
  * Returns the librpma result (or 1 when the child failed otherwise); the
@@ -197,7 +188,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 
 START_TEST(test_allow_lists)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nlog_level = info\n"
 			"allow_users = 12345\nallow_groups = 4242\n");
@@ -259,7 +250,7 @@ rpmactl_as_nobody(struct run *r, const gid_t *groups, size_t n,
 
 START_TEST(test_admin_groups)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nadmin_groups = 4243\n");
 	struct run r;
@@ -306,7 +297,7 @@ END_TEST
 
 START_TEST(test_socket_mode)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	/* the default 0660 root:root keeps others out before rpmad is asked */
 	start(NULL);

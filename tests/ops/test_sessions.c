@@ -46,16 +46,6 @@
 
 static struct test_daemon d;
 
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
-
 static void
 start(const char *config)
 {
@@ -281,7 +271,7 @@ silent_sessions(struct child *c, void *p)
 
 START_TEST(test_silent_sessions_count)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 40\n");
 	/* 40 fill the limit; of 60 more, 8 stay to be told, 52 go at once */
@@ -351,7 +341,7 @@ fill_rpmad(struct child *c, void *p)
 
 START_TEST(test_out_of_descriptors)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n");
 	/* rpmad may open 64 more descriptors than it has now */
@@ -445,7 +435,7 @@ idle_sessions(struct child *c, void *p)
 
 START_TEST(test_use_counted)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n");
 	struct idle_arg a = { .n = 300 };

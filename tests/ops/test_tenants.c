@@ -50,16 +50,6 @@
 static struct test_daemon d;
 
 
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
-
 static void
 start(const char *config)
 {
@@ -113,7 +103,7 @@ END_TEST
 
 START_TEST(test_socket_symlink_on_reload)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0660\n");
 	/* a root-only file the attacker wants */
@@ -207,7 +197,7 @@ client_of(const struct flat *f, unsigned uid)
 
 START_TEST(test_limits_per_user)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nmax_connections = 3\n");
 	struct conns_arg a = { .make = 2 };
@@ -323,7 +313,7 @@ register_file_pages(struct child *c, void *p)
  */
 START_TEST(test_write_descriptors)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 3\n");
 	char path[300];
@@ -402,7 +392,7 @@ register_past_memlock(struct child *c, void *arg)
 /* max_registered_bytes = memlock: each client's own RLIMIT_MEMLOCK */
 START_TEST(test_memlock)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nmax_registered_bytes = memlock\n");
 	struct child c;
@@ -455,7 +445,7 @@ try_networks(struct child *c, void *p)
 
 START_TEST(test_allow_networks_and_log_share)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	struct net_arg a;
 	ck_assert_int_eq(it_free_port(a.port2, sizeof(a.port2)), 0);
@@ -732,7 +722,7 @@ register_sparse(struct child *c, void *p)
 
 START_TEST(test_memory_cgroup)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char parent[300];
 	bool v2;
@@ -938,7 +928,7 @@ assert_reserve_whole(const char *mnt)
 
 START_TEST(test_reserved_blocks)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
 
@@ -1101,7 +1091,7 @@ register_target(struct child *c, void *p)
  */
 START_TEST(test_reserved_for_nobody)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char dir[] = "/tmp/rpmad-reserve.XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));

@@ -37,19 +37,10 @@
 
 #include "harness.h"
 #include "librpma.h"
+#include "th_child.h"
 #include "th_logcap.h"
 
 #define OTHER 65534
-
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
 
 static void
 drop_to_other(void)
@@ -167,7 +158,7 @@ relay_stop(struct relay *r)
  */
 START_TEST(test_relay_of_another_user)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	struct relay r;
 	relay_start(&r);
@@ -200,7 +191,7 @@ END_TEST
  */
 START_TEST(test_privileged_program_ignores_socket_env)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char dir[] = "/tmp/rpmad-trust.XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -421,7 +412,7 @@ rpmad_refuses(const char *sock, const char *who, const char *why)
  */
 START_TEST(test_socket_under_attacker_dir)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("evil", 0755, OTHER);
 	make_dir("evil/run", 0700, 0);
@@ -438,7 +429,7 @@ END_TEST
  */
 START_TEST(test_socket_through_attacker_symlink)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("run", 0700, 0);
 	make_dir("tmp", 01777, 0);
@@ -454,7 +445,7 @@ END_TEST
 /* A directory on the way its group may write (and that is not sticky). */
 START_TEST(test_socket_under_group_writable_dir)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("shared", 0775, 0);
 	make_dir("shared/run", 0700, 0);
@@ -470,7 +461,7 @@ END_TEST
  */
 START_TEST(test_socket_in_sticky_dir_of_root)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("tmp", 01777, 0);
 	make_dir("tmp/run", 0700, 0);
