@@ -221,9 +221,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("failure: a frozen rpmad");
-	TCase *tc = it_tcase_create("freeze");
-	tcase_add_test(tc, test_frozen_rpmad);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_freeze[] = { test_frozen_rpmad, NULL };
+	const struct th_tcase tcases[] = {
+		{ "freeze", .tests = tc_freeze, .create = it_tcase_create },
+	};
+	return check_run(th_suite("failure: a frozen rpmad", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -275,11 +275,13 @@ END_TEST
 static Suite *
 kill_suite(void)
 {
-	Suite *s = suite_create("failure: SIGKILL mid-stream");
-	TCase *tc = it_tcase_create("kill");
-	tcase_add_loop_test(tc, test_kill_mid_stream, 0, VICTIMS);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_kill[] = {
+		TH_LOOP(test_kill_mid_stream, 0, VICTIMS), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "kill", .steps = tc_kill, .create = it_tcase_create },
+	};
+	return th_suite("failure: SIGKILL mid-stream", tcases, TH_N(tcases));
 }
 
 int

@@ -516,8 +516,10 @@ START_TEST(test_restart_under_apps)
 				code);
 	}
 	/* as it_env_start_cfg started it: its transport, its configuration */
-	ck_assert_msg(test_daemon_restart(a, NULL) == 0, "rpmad did not "
-			"start again on %s", a->socket);
+	ck_assert_msg(test_daemon_restart(a, NULL) == 0,
+			"rpmad did not "
+			"start again on %s",
+			a->socket);
 	ck_assert_int_eq(it_admin_open(&adm_a, a), 0);
 	footprint_now(&adm_a, a->pid, &empty_a);
 	ck_assert_int_eq(empty_a.counts.sessions, 0);
@@ -543,12 +545,13 @@ END_TEST
 static Suite *
 restart_suite(void)
 {
-	Suite *s = suite_create("failure: rpmad restarted");
-	TCase *tc = it_tcase_create("restart");
-	tcase_add_loop_test(tc, test_restart_under_apps, 0, HOWS);
-	tcase_add_test(tc, test_device_handle_outlives_restart);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_restart[] = { TH_LOOP(test_restart_under_apps,
+							      0, HOWS),
+		TH_TEST(test_device_handle_outlives_restart), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "restart", .steps = tc_restart, .create = it_tcase_create },
+	};
+	return th_suite("failure: rpmad restarted", tcases, TH_N(tcases));
 }
 
 int

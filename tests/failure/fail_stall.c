@@ -139,8 +139,11 @@ client(const struct it_env *env, void *arg)
 	char want[64];
 	(void) snprintf(want, sizeof(want), "did not answer within %d ms",
 			STALL_REPLY_MS);
-	IT_ASSERT_MSG(strstr(th_logged, want) && strstr(th_logged, "the "
-			"session and its objects stay"), "%s", th_logged);
+	IT_ASSERT_MSG(strstr(th_logged, want) &&
+					strstr(th_logged,
+							"the "
+							"session and its objects stay"),
+			"%s", th_logged);
 	resume_b();
 	/* the dereg that came late happened: retried, it is done */
 	IT_OK(rpma_mr_dereg(&extra));
@@ -286,11 +289,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("failure: a stalled rpmad");
-	TCase *tc = it_tcase_create("stall");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_stalls);
-	tcase_add_test(tc, test_stopped_then_killed);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_stall[] = { test_stalls, test_stopped_then_killed,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "stall", .tests = tc_stall, .create = it_tcase_create,
+				.timeout = 60 },
+	};
+	return check_run(th_suite("failure: a stalled rpmad", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

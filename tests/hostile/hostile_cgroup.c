@@ -214,10 +214,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile: memory cgroups");
-	TCase *tc = it_tcase_create("cgroup");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_tenant_pays_for_its_pages);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_cgroup[] = { test_tenant_pays_for_its_pages,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "cgroup", .tests = tc_cgroup, .create = it_tcase_create,
+				.timeout = 120 },
+	};
+	return check_run(th_suite("hostile: memory cgroups", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -52,12 +52,11 @@ sess_hello(struct th_ctl *s, const struct test_daemon *d)
 
 /* The answer to a request: a success of this kind. */
 static Rpmad__Response *
-answer_ok(struct th_ctl *s, Rpmad__Request *req, const int *fds,
-		unsigned nfds)
+answer_ok(struct th_ctl *s, Rpmad__Request *req, const int *fds, unsigned nfds)
 {
 	Rpmad__Response *r = NULL;
 	ck_assert_int_eq(th_ctl_call(s, req, fds, nfds, &r), 0);
-	ck_assert_msg(r->error == NULL, "request %d: %s", (int)req->body_case,
+	ck_assert_msg(r->error == NULL, "request %d: %s", (int) req->body_case,
 			r->error ? r->error->message : "");
 	return r;
 }
@@ -66,8 +65,8 @@ static uint64_t
 new_peer(struct th_ctl *s)
 {
 	struct th_req q;
-	Rpmad__Response *r = answer_ok(s, th_req_device_get(&q, IT_ADDR,
-			false), NULL, 0);
+	Rpmad__Response *r = answer_ok(s, th_req_device_get(&q, IT_ADDR, false),
+			NULL, 0);
 	uint32_t dev = r->device->device_id;
 	rpmad__response__free_unpacked(r, NULL);
 
@@ -102,8 +101,11 @@ new_mr(struct th_ctl *s, uint64_t peer)
 {
 	struct th_req q;
 	int fd = sealed_memfd(PAGE);
-	Rpmad__Response *resp = answer_ok(s, reg_init(&q, peer,
-			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST), &fd, 1);
+	Rpmad__Response *resp = answer_ok(s,
+			reg_init(&q, peer,
+					RPMA_MR_USAGE_READ_SRC |
+							RPMA_MR_USAGE_WRITE_DST),
+			&fd, 1);
 	(void) close(fd);
 	uint64_t id = resp->mr->mr_id;
 	rpmad__response__free_unpacked(resp, NULL);
@@ -148,18 +150,24 @@ START_TEST(test_bad_packets)
 	for (unsigned i = 0; i < 3; i++) {
 		sess_hello(&s, d);
 		uint8_t buf[64];
-		size_t len = rpmad__request__pack(th_req_id(&q,
-				RPMAD__REQUEST__BODY_PEER_DELETE, 0), buf);
+		size_t len = rpmad__request__pack(
+				th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE,
+						0),
+				buf);
 		ck_assert_int_eq(th_ctl_ended_after(&s, buf, len, many,
-				counts[i]), 1);
+						 counts[i]),
+				1);
 		th_ctl_close(&s);
 	}
 
 	/* 32 (the most) where none belong: an error; the session goes on */
 	sess_hello(&s, d);
-	ck_assert_int_eq(th_ctl_code(&s, th_req_id(&q,
-			RPMAD__REQUEST__BODY_PEER_DELETE, 0), many,
-			CTL_MAX_FDS), RPMA_E_INVAL);
+	ck_assert_int_eq(
+			th_ctl_code(&s,
+					th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE,
+							0),
+					many, CTL_MAX_FDS),
+			RPMA_E_INVAL);
 
 	/* a registration that says 3 descriptors and carries 2, or 32 */
 	uint64_t peer = new_peer(&s);
@@ -191,8 +199,11 @@ START_TEST(test_bad_packets)
 
 	/* the bystander is fine; nothing was kept */
 	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
-	ck_assert_int_eq(th_ctl_code(&by, th_req_id(&q,
-			RPMAD__REQUEST__BODY_PEER_DELETE, by_peer), NULL, 0),
+	ck_assert_int_eq(
+			th_ctl_code(&by,
+					th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE,
+							by_peer),
+					NULL, 0),
 			0);
 	th_ctl_close(&by);
 	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
@@ -261,12 +272,14 @@ START_TEST(test_foreign_ids)
 	char port[16];
 	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct th_req q;
-	Rpmad__Response *resp = answer_ok(&x, th_req_ep_listen(&q, peer,
-			IT_ADDR, port), NULL, 0);
+	Rpmad__Response *resp = answer_ok(&x,
+			th_req_ep_listen(&q, peer, IT_ADDR, port), NULL, 0);
 	uint64_t ep = resp->ep->ep_id;
 	rpmad__response__free_unpacked(resp, NULL);
-	resp = answer_ok(&x, naming_req(&q, RPMAD__REQUEST__BODY_CONN_REQ_NEW,
-			peer, port), NULL, 0);
+	resp = answer_ok(&x,
+			naming_req(&q, RPMAD__REQUEST__BODY_CONN_REQ_NEW, peer,
+					port),
+			NULL, 0);
 	uint64_t conn = resp->qp->conn_id;
 	rpmad__response__free_unpacked(resp, NULL);
 
@@ -280,30 +293,42 @@ START_TEST(test_foreign_ids)
 				k++) {
 			int fd = sealed_memfd(PAGE);
 			bool reg = naming[k] == RPMAD__REQUEST__BODY_MR_REG;
-			ck_assert_msg(th_ctl_code(&y, naming_req(&q, naming[k],
-					ids[i], port), &fd, reg) ==
-					RPMA_E_INVAL, "request %d naming %#llx",
-					(int)naming[k],
-					(unsigned long long)ids[i]);
+			ck_assert_msg(th_ctl_code(&y,
+						      naming_req(&q, naming[k],
+								      ids[i],
+								      port),
+						      &fd, reg) == RPMA_E_INVAL,
+					"request %d naming %#llx",
+					(int) naming[k],
+					(unsigned long long) ids[i]);
 			(void) close(fd);
 		}
 	}
 	/* the owner's own ids of the wrong kind are nothing either */
-	ck_assert_int_eq(th_ctl_code(&x, th_req_id(&q,
-			RPMAD__REQUEST__BODY_MR_DEREG, peer), NULL, 0),
+	ck_assert_int_eq(
+			th_ctl_code(&x,
+					th_req_id(&q, RPMAD__REQUEST__BODY_MR_DEREG,
+							peer),
+					NULL, 0),
 			RPMA_E_INVAL);
 	th_ctl_close(&y);
 
 	/* the owner's objects are all there and go away as asked */
-	const struct { Rpmad__Request__BodyCase kind; uint64_t id; } mine[] = {
+	const struct {
+		Rpmad__Request__BodyCase kind;
+		uint64_t id;
+	} mine[] = {
 		{ RPMAD__REQUEST__BODY_CONN_REQ_DELETE, conn },
 		{ RPMAD__REQUEST__BODY_EP_SHUTDOWN, ep },
 		{ RPMAD__REQUEST__BODY_MR_DEREG, mr },
 		{ RPMAD__REQUEST__BODY_PEER_DELETE, peer },
 	};
 	for (size_t k = 0; k < sizeof(mine) / sizeof(mine[0]); k++)
-		ck_assert_int_eq(th_ctl_code(&x, th_req_id(&q, mine[k].kind,
-				mine[k].id), NULL, 0), 0);
+		ck_assert_int_eq(th_ctl_code(&x,
+						 th_req_id(&q, mine[k].kind,
+								 mine[k].id),
+						 NULL, 0),
+				0);
 	th_ctl_close(&x);
 
 	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
@@ -348,8 +373,9 @@ START_TEST(test_bad_segments)
 
 	for (int c = 0; c < SEG_CASES; c++) {
 		struct th_req r;
-		Rpmad__Request *req = reg_init(&r, peer, RPMA_MR_USAGE_READ_SRC |
-				RPMA_MR_USAGE_WRITE_DST);
+		Rpmad__Request *req = reg_init(&r, peer,
+				RPMA_MR_USAGE_READ_SRC |
+						RPMA_MR_USAGE_WRITE_DST);
 		r.u.mr_reg.fd_count = 2;
 		switch (c) {
 		case SEG_INDEX_BEYOND:
@@ -413,7 +439,8 @@ START_TEST(test_bad_segments)
 	}
 	/* ... and the very same registration, well-formed, works */
 	struct th_req r;
-	Rpmad__Request *req = reg_init(&r, peer, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST);
+	Rpmad__Request *req = reg_init(&r, peer,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST);
 	r.u.mr_reg.fd_count = 2;
 	r.u.mr_reg.length = 2 * PAGE;
 	r.u.mr_reg.n_segments = 2;
@@ -531,7 +558,7 @@ START_TEST(test_fd_kinds)
 			struct th_req r;
 			Rpmad__Request *req = reg_init(&r, peer,
 					RPMA_MR_USAGE_READ_SRC |
-					RPMA_MR_USAGE_WRITE_DST);
+							RPMA_MR_USAGE_WRITE_DST);
 			r.seg[0].file_backed = file_backed;
 			Rpmad__Response *resp;
 			ck_assert_msg(th_ctl_call(&s, req, &fd, 1, &resp) == 0,
@@ -546,9 +573,12 @@ START_TEST(test_fd_kinds)
 					" (file-backed)" : "", resp->error ?
 					resp->error->message : "accepted");
 			if (resp->error == NULL)
-				ck_assert_int_eq(th_ctl_code(&s, th_req_id(&r,
-						RPMAD__REQUEST__BODY_MR_DEREG,
-						resp->mr->mr_id), NULL, 0), 0);
+				ck_assert_int_eq(
+						th_ctl_code(&s,
+								th_req_id(&r, RPMAD__REQUEST__BODY_MR_DEREG,
+										resp->mr->mr_id),
+								NULL, 0),
+						0);
 			rpmad__response__free_unpacked(resp, NULL);
 			(void) close(fd);
 			if (extra >= 0)
@@ -560,8 +590,8 @@ START_TEST(test_fd_kinds)
 	for (int k = 0; k < FD_KINDS; k++)
 		all[k] = make_fd((enum fd_kind)k, env.dir, &extras[k]);
 	struct th_req r;
-	Rpmad__Request *req = reg_init(&r, peer, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_WRITE_DST);
+	Rpmad__Request *req = reg_init(&r, peer,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST);
 	r.u.mr_reg.fd_count = FD_KINDS;
 	r.u.mr_reg.length = FD_KINDS * PAGE;
 	r.u.mr_reg.n_segments = FD_KINDS;
@@ -606,8 +636,12 @@ START_TEST(test_private_data_300)
 	q.u.conn_req_connect.private_data.len = 256;
 	ck_assert_int_eq(th_ctl_code(&s, req, NULL, 0), RPMA_E_INVAL);
 	/* the request is still a request: it can be deleted */
-	ck_assert_int_eq(th_ctl_code(&s, th_req_id(&q,
-			RPMAD__REQUEST__BODY_CONN_REQ_DELETE, conn), NULL, 0), 0);
+	ck_assert_int_eq(
+			th_ctl_code(&s,
+					th_req_id(&q, RPMAD__REQUEST__BODY_CONN_REQ_DELETE,
+							conn),
+					NULL, 0),
+			0);
 	th_ctl_close(&s);
 	ck_assert_int_eq(it_daemon_serves(d, d->pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
@@ -817,14 +851,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_ctl");
-	TCase *tc = it_tcase_create("control");
-	tcase_add_test(tc, test_bad_packets);
-	tcase_add_test(tc, test_foreign_ids);
-	tcase_add_test(tc, test_bad_segments);
-	tcase_add_test(tc, test_fd_kinds);
-	tcase_add_test(tc, test_private_data_300);
-	tcase_add_loop_test(tc, test_truncated_file, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_control[] = { TH_TEST(test_bad_packets),
+		TH_TEST(test_foreign_ids), TH_TEST(test_bad_segments),
+		TH_TEST(test_fd_kinds), TH_TEST(test_private_data_300),
+		TH_LOOP(test_truncated_file, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "control", .steps = tc_control, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("hostile_ctl", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

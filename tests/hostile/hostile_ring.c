@@ -660,7 +660,8 @@ START_TEST(test_idle_after_abuse)
 	}
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	/* one warning per corrupted connection, not one per look at it */
-	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"), 2);
+	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"),
+			2);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -707,7 +708,8 @@ START_TEST(test_hostile_rings)
 	/* one warning per connection H corrupted, none about anyone else */
 	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"),
 			CORRUPTING_ATTACKS);
-	ck_assert_int_eq(test_daemon_log_count(a, "corrupted its queue pair"), 0);
+	ck_assert_int_eq(test_daemon_log_count(a, "corrupted its queue pair"),
+			0);
 	ck_assert_int_eq(it_daemon_serves(a, pid_a), 0);
 	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
@@ -717,10 +719,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_ring");
-	TCase *tc = it_tcase_create("rings");
-	tcase_add_test(tc, test_hostile_rings);
-	tcase_add_test(tc, test_idle_after_abuse);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_rings[] = { test_hostile_rings,
+		test_idle_after_abuse, NULL };
+	const struct th_tcase tcases[] = {
+		{ "rings", .tests = tc_rings, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("hostile_ring", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

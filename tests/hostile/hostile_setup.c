@@ -625,14 +625,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_setup");
-	TCase *tc = it_tcase_create("setup");
-	/* a flood of 1,100 forged requests and its windows of log lines */
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_unfinished_requests);
-	tcase_add_test(tc, test_forged_flood);
-	tcase_add_test(tc, test_log_flood);
-	tcase_add_loop_test(tc, test_accepted_flood, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_setup[] = { TH_TEST(test_unfinished_requests),
+		TH_TEST(test_forged_flood), TH_TEST(test_log_flood),
+		TH_LOOP(test_accepted_flood, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		/* a flood of 1,100 forged requests and its windows of log lines */
+		{ "setup", .steps = tc_setup, .create = it_tcase_create,
+				.timeout = 120 },
+	};
+	return check_run_forked(th_suite("hostile_setup", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -393,10 +393,14 @@ START_TEST(test_sniffed)
 		/* a TLS record, a handshake, and both logs name the keys */
 		ck_assert_uint_eq(sn.first[0], 0x16);
 		ck_assert_uint_eq(sn.first[1], 0x03);
-		ck_assert_int_ge(test_daemon_log_count(env.srv, "TLS 1.3 with the key "
-				"of 'rpmad-b'"), 1);
-		ck_assert_int_ge(test_daemon_log_count(env.cli, "TLS 1.3 with the key "
-				"of 'rpmad-b'"), 1);
+		ck_assert_int_ge(test_daemon_log_count(env.srv,
+						 "TLS 1.3 with the key "
+						 "of 'rpmad-b'"),
+				1);
+		ck_assert_int_ge(test_daemon_log_count(env.cli,
+						 "TLS 1.3 with the key "
+						 "of 'rpmad-b'"),
+				1);
 	}
 	free(sn.cap);
 	stop_pair(&env);
@@ -479,9 +483,13 @@ START_TEST(test_forged_peer)
 	ck_assert(wire_closed_within(s, IT_WAIT_MS));
 	(void) close(p);
 	(void) close(s);
-	ck_assert_int_ge(test_daemon_log_count(env.srv, "a TLS handshake failed"), 1);
-	ck_assert_int_ge(test_daemon_log_count(env.srv, "without TLS refused (tls = "
-			"required) (from 127.0.0.2)"), 1);
+	ck_assert_int_ge(test_daemon_log_count(env.srv,
+					 "a TLS handshake failed"),
+			1);
+	ck_assert_int_ge(test_daemon_log_count(env.srv,
+					 "without TLS refused (tls = "
+					 "required) (from 127.0.0.2)"),
+			1);
 
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_DONE, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
@@ -714,13 +722,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_tls");
-	TCase *tc = it_tcase_create("tls");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_sniffed, 0, 3);
-	tcase_add_loop_test(tc, test_forged_peer, 0, 2);
-	tcase_add_loop_test(tc, test_old_passive, 0, 2);
-	tcase_add_loop_test(tc, test_old_active, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_tls[] = { TH_LOOP(test_sniffed, 0, 3),
+		TH_LOOP(test_forged_peer, 0, 2),
+		TH_LOOP(test_old_passive, 0, 2), TH_LOOP(test_old_active, 0, 2),
+		TH_END };
+	const struct th_tcase tcases[] = {
+		{ "tls", .steps = tc_tls, .create = it_tcase_create,
+				.timeout = 60 },
+	};
+	return check_run_forked(th_suite("hostile_tls", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -1071,10 +1071,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_wire");
-	TCase *tc = it_tcase_create("wire");
-	tcase_add_test(tc, test_liar_active);
-	tcase_add_test(tc, test_liar_passive);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_wire[] = { test_liar_active, test_liar_passive,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "wire", .tests = tc_wire, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("hostile_wire", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -209,7 +209,8 @@ START_TEST(test_old_active)
 	(void) close(p);
 	(void) close(s);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(test_daemon_log_count(&env.d[0], "broke the protocol"), 0);
+	ck_assert_int_eq(test_daemon_log_count(&env.d[0], "broke the protocol"),
+			0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -364,10 +365,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("old_rpmad");
-	TCase *tc = it_tcase_create("wire_v1");
-	tcase_add_test(tc, test_old_active);
-	tcase_add_test(tc, test_old_passive);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_wire_v1[] = { test_old_active, test_old_passive,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "wire_v1", .tests = tc_wire_v1, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("old_rpmad", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -444,13 +444,15 @@ END_TEST
 static Suite *
 errors_suite(void)
 {
-	Suite *s = suite_create("integration: errors");
-	TCase *tc = it_tcase_create("errors");
-	tcase_add_loop_test(tc, test_remote_access_error, 0, 2 * ACCESS_CASES);
-	tcase_add_loop_test(tc, test_full_queues, 0, 2);
-	tcase_add_loop_test(tc, test_receiver_not_ready, 0, 4);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_errors[] = {
+		TH_LOOP(test_remote_access_error, 0, 2 * ACCESS_CASES),
+		TH_LOOP(test_full_queues, 0, 2),
+		TH_LOOP(test_receiver_not_ready, 0, 4), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "errors", .steps = tc_errors, .create = it_tcase_create },
+	};
+	return th_suite("integration: errors", tcases, TH_N(tcases));
 }
 
 int

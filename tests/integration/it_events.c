@@ -716,17 +716,18 @@ END_TEST
 static Suite *
 events_suite(void)
 {
-	Suite *s = suite_create("integration: connection events");
-	TCase *tc = it_tcase_create("events");
-	tcase_add_test(tc, test_established_private_data);
-	tcase_add_loop_test(tc, test_closed, 0, 4);
-	tcase_add_test(tc, test_rejected);
-	tcase_add_loop_test(tc, test_unreachable, 0, 6);
-	tcase_add_test(tc, test_retry_until_listening);
-	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
-	tcase_add_test(tc, test_announced_then_rpmad_gone);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_events[] = {
+		TH_TEST(test_established_private_data),
+		TH_LOOP(test_closed, 0, 4), TH_TEST(test_rejected),
+		TH_LOOP(test_unreachable, 0, 6),
+		TH_TEST(test_retry_until_listening),
+		TH_LOOP(test_lost, 0, 2 * LOST_HOWS),
+		TH_TEST(test_announced_then_rpmad_gone), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "events", .steps = tc_events, .create = it_tcase_create },
+	};
+	return th_suite("integration: connection events", tcases, TH_N(tcases));
 }
 
 int

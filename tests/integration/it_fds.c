@@ -263,11 +263,12 @@ END_TEST
 static Suite *
 fds_suite(void)
 {
-	Suite *s = suite_create("integration: descriptors");
-	TCase *tc = it_tcase_create("fds");
-	tcase_add_loop_test(tc, test_nonblocking_epoll, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fds[] = { TH_LOOP(test_nonblocking_epoll, 0, 2),
+		TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fds", .steps = tc_fds, .create = it_tcase_create },
+	};
+	return th_suite("integration: descriptors", tcases, TH_N(tcases));
 }
 
 int

@@ -554,16 +554,15 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("landing");
-	TCase *tc = it_tcase_create("landing");
-	tcase_add_loop_test(tc, test_landed_and_gone, 0, 2);
-	tcase_add_test(tc, test_switched_off);
-	tcase_add_loop_test(tc, test_stopped_server, 0, 2);
-	tcase_add_test(tc, test_stuck_page);
-	tcase_add_test(tc, test_scribbled_area);
-	tcase_add_test(tc, test_fork);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_landing[] = {
+		TH_LOOP(test_landed_and_gone, 0, 2), TH_TEST(test_switched_off),
+		TH_LOOP(test_stopped_server, 0, 2), TH_TEST(test_stuck_page),
+		TH_TEST(test_scribbled_area), TH_TEST(test_fork), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "landing", .steps = tc_landing, .create = it_tcase_create },
+	};
+	return th_suite("landing", tcases, TH_N(tcases));
 }
 
 int

@@ -1298,23 +1298,24 @@ END_TEST
 static Suite *
 memory_suite(void)
 {
-	Suite *s = suite_create("integration: the application's memory");
-	TCase *tc = it_tcase_create("memory");
-	tcase_add_loop_test(tc, test_fork, 0, 4);
-	tcase_add_loop_test(tc, test_fork_heap, 0, 2);
-	tcase_add_loop_test(tc, test_other_threads_stores, 0, 2);
-	tcase_add_loop_test(tc, test_freed_memory, 0, 2);
-	tcase_add_test(tc, test_freed_memory_jemalloc);
-	tcase_add_loop_test(tc, test_growing_memory, 0, 2);
-	tcase_add_loop_test(tc, test_readonly_memory, 0, 2);
-	tcase_add_loop_test(tc, test_pinned_by_io_uring, 0, 4);
-	tcase_add_loop_test(tc, test_descriptors, 0, 2);
-	tcase_add_loop_test(tc, test_memory_given_back, 0, 2);
-	tcase_add_loop_test(tc, test_mapping_attributes, 0, 2);
-	tcase_add_loop_test(tc, test_memory_native_takes, 0, 4);
-	tcase_add_test(tc, test_memory_native_takes_sealed);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_memory[] = { TH_LOOP(test_fork, 0, 4),
+		TH_LOOP(test_fork_heap, 0, 2),
+		TH_LOOP(test_other_threads_stores, 0, 2),
+		TH_LOOP(test_freed_memory, 0, 2),
+		TH_TEST(test_freed_memory_jemalloc),
+		TH_LOOP(test_growing_memory, 0, 2),
+		TH_LOOP(test_readonly_memory, 0, 2),
+		TH_LOOP(test_pinned_by_io_uring, 0, 4),
+		TH_LOOP(test_descriptors, 0, 2),
+		TH_LOOP(test_memory_given_back, 0, 2),
+		TH_LOOP(test_mapping_attributes, 0, 2),
+		TH_LOOP(test_memory_native_takes, 0, 4),
+		TH_TEST(test_memory_native_takes_sealed), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "memory", .steps = tc_memory, .create = it_tcase_create },
+	};
+	return th_suite("integration: the application's memory", tcases,
+			TH_N(tcases));
 }
 
 int

@@ -1104,21 +1104,23 @@ END_TEST
 static Suite *
 moved_suite(void)
 {
-	Suite *s = suite_create("integration: the moved-pages path");
-	TCase *tc = it_tcase_create("moved");
-	tcase_add_loop_test(tc, test_signal_handler_stores, 0, 2);
-	tcase_add_loop_test(tc, test_recv_during_registration, 0, 2);
-	tcase_add_loop_test(tc, test_attributes_set_while_registered, 0, 2);
-	tcase_add_loop_test(tc, test_fork_advice, 0, 2);
-	tcase_add_loop_test(tc, test_fork_under_debugger, 0, 2);
-	tcase_add_loop_test(tc, test_pool_merges_again, 0, 2);
-	tcase_add_loop_test(tc, test_private_hugetlb,
-			it_transport_is("verbs") ? 0 : 1, 2);
-	tcase_add_loop_test(tc, test_dontneed_documented, 0, 2);
-	tcase_add_loop_test(tc, test_errno_and_memfd, 0, 2);
-	tcase_add_loop_test(tc, test_which_path, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_moved[] = { TH_LOOP(test_signal_handler_stores,
+							    0, 2),
+		TH_LOOP(test_recv_during_registration, 0, 2),
+		TH_LOOP(test_attributes_set_while_registered, 0, 2),
+		TH_LOOP(test_fork_advice, 0, 2),
+		TH_LOOP(test_fork_under_debugger, 0, 2),
+		TH_LOOP(test_pool_merges_again, 0, 2),
+		TH_LOOP(test_private_hugetlb, it_transport_is("verbs") ? 0 : 1,
+				2),
+		TH_LOOP(test_dontneed_documented, 0, 2),
+		TH_LOOP(test_errno_and_memfd, 0, 2),
+		TH_LOOP(test_which_path, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "moved", .steps = tc_moved, .create = it_tcase_create },
+	};
+	return th_suite("integration: the moved-pages path", tcases,
+			TH_N(tcases));
 }
 
 int

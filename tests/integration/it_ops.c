@@ -782,15 +782,14 @@ END_TEST
 static Suite *
 ops_suite(void)
 {
-	Suite *s = suite_create("integration: operations");
-	TCase *tc = it_tcase_create("ops");
-	tcase_add_loop_test(tc, test_rma, 0, 2);
-	tcase_add_test(tc, test_atomic_write_is_one_store);
-	tcase_add_test(tc, test_flush_persistent);
-	tcase_add_loop_test(tc, test_messages, 0, 3);
-	tcase_add_loop_test(tc, test_send_completes_before_its_answer, 0, 4);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_ops[] = { TH_LOOP(test_rma, 0, 2),
+		TH_TEST(test_atomic_write_is_one_store),
+		TH_TEST(test_flush_persistent), TH_LOOP(test_messages, 0, 3),
+		TH_LOOP(test_send_completes_before_its_answer, 0, 4), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "ops", .steps = tc_ops, .create = it_tcase_create },
+	};
+	return th_suite("integration: operations", tcases, TH_N(tcases));
 }
 
 int

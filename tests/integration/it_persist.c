@@ -666,13 +666,15 @@ END_TEST
 static Suite *
 persist_suite(void)
 {
-	Suite *s = suite_create("integration: persistence");
-	TCase *tc = it_tcase_create("persist");
-	tcase_add_loop_test(tc, test_persistent_flush_by_kind, 0,
-			sizeof(cases) / sizeof(cases[0]));
-	tcase_add_test(tc, test_large_writes_after_persist);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_persist[] = {
+		TH_LOOP(test_persistent_flush_by_kind, 0,
+				sizeof(cases) / sizeof(cases[0])),
+		TH_TEST(test_large_writes_after_persist), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "persist", .steps = tc_persist, .create = it_tcase_create },
+	};
+	return th_suite("integration: persistence", tcases, TH_N(tcases));
 }
 
 int

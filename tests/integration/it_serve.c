@@ -391,14 +391,20 @@ END_TEST
 static Suite *
 serve_suite(void)
 {
-	Suite *s = suite_create("integration: long-lived servers");
-	TCase *tc = it_tcase_create("sequential");
-	tcase_add_loop_test(tc, test_clients_one_after_another, 0, 4);
-	suite_add_tcase(s, tc);
-	tc = it_tcase_create("side by side");
-	tcase_add_loop_test(tc, test_servers_side_by_side, 1, 3);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_sequential[] = {
+		TH_LOOP(test_clients_one_after_another, 0, 4), TH_END
+	};
+	const struct th_test tc_side_by_side[] = {
+		TH_LOOP(test_servers_side_by_side, 1, 3), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "sequential", .steps = tc_sequential,
+				.create = it_tcase_create },
+		{ "side by side", .steps = tc_side_by_side,
+				.create = it_tcase_create },
+	};
+	return th_suite("integration: long-lived servers", tcases,
+			TH_N(tcases));
 }
 
 int

@@ -249,11 +249,13 @@ END_TEST
 static Suite *
 threads_suite(void)
 {
-	Suite *s = suite_create("integration: threads");
-	TCase *tc = it_tcase_create("threads");
-	tcase_add_loop_test(tc, test_concurrent_writers, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_threads[] = {
+		TH_LOOP(test_concurrent_writers, 0, 2), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "threads", .steps = tc_threads, .create = it_tcase_create },
+	};
+	return th_suite("integration: threads", tcases, TH_N(tcases));
 }
 
 int

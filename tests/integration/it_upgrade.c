@@ -551,12 +551,12 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("it_upgrade");
-	TCase *tc = it_tcase_create("upgrade");
-	tcase_add_test(tc, test_stream_two_rpmads);
-	tcase_add_test(tc, test_stream_one_rpmad);
-	tcase_add_test(tc, test_drain_deadline_and_second_upgrade);
-	tcase_add_test(tc, test_swapped_binary);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_upgrade[] = { test_stream_two_rpmads,
+		test_stream_one_rpmad, test_drain_deadline_and_second_upgrade,
+		test_swapped_binary, NULL };
+	const struct th_tcase tcases[] = {
+		{ "upgrade", .tests = tc_upgrade, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("it_upgrade", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

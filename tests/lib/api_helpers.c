@@ -199,6 +199,30 @@ api_tcase_create(const char *name, enum api_daemon_kind daemon)
 	return tc;
 }
 
+TCase *
+api_tcase_none(const char *name)
+{
+	return api_tcase_create(name, API_NO_DAEMON);
+}
+
+TCase *
+api_tcase_shared(const char *name)
+{
+	return api_tcase_create(name, API_SHARED_DAEMON);
+}
+
+TCase *
+api_tcase_limited(const char *name)
+{
+	return api_tcase_create(name, API_LIMITED_DAEMON);
+}
+
+TCase *
+api_tcase_own(const char *name)
+{
+	return api_tcase_create(name, API_OWN_DAEMON);
+}
+
 int
 api_run(Suite *s)
 {

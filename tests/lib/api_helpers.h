@@ -113,6 +113,12 @@ enum api_daemon_kind {
  */
 TCase *api_tcase_create(const char *name, enum api_daemon_kind daemon);
 
+/* api_tcase_create of each kind, as a th_tcase's .create */
+TCase *api_tcase_none(const char *name);
+TCase *api_tcase_shared(const char *name);
+TCase *api_tcase_limited(const char *name);
+TCase *api_tcase_own(const char *name);
+
 /*
  * api_run -- run the suite in fork mode; the exit status for main()
  */

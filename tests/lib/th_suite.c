@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * th_suite.c -- test cases from lists, suites run (see th_suite.h)
+ * th_suite.c -- suites from tables of test cases, suites run (see
+ * th_suite.h)
  */
 
 #include <stdbool.h>
@@ -8,25 +9,32 @@
 
 #include "th_suite.h"
 
-TCase *
-th_add(Suite *s, TCase *tc, const TTest *const *tests)
+static TCase *
+th_tcase_make(const struct th_tcase *t)
 {
-	for (size_t i = 0; tests[i] != NULL; i++)
-		tcase_add_test(tc, tests[i]);
-	suite_add_tcase(s, tc);
+	TCase *tc = t->create ? t->create(t->name) : tcase_create(t->name);
+	if (t->timeout > 0)
+		tcase_set_timeout(tc, t->timeout);
+	if (t->setup || t->teardown)
+		tcase_add_checked_fixture(tc, t->setup, t->teardown);
+	for (size_t i = 0; t->tests && t->tests[i]; i++)
+		tcase_add_test(tc, t->tests[i]);
+	for (const struct th_test *st = t->steps; st && st->test; st++) {
+		if (st->end > 0)
+			tcase_add_loop_test(tc, st->test, st->start, st->end);
+		else
+			tcase_add_test(tc, st->test);
+	}
 	return tc;
 }
 
-TCase *
-th_tcase(const char *name, int timeout, void (*setup)(void),
-		void (*teardown)(void))
+Suite *
+th_suite(const char *name, const struct th_tcase *tcases, size_t n)
 {
-	TCase *tc = tcase_create(name);
-	if (timeout > 0)
-		tcase_set_timeout(tc, timeout);
-	if (setup || teardown)
-		tcase_add_checked_fixture(tc, setup, teardown);
-	return tc;
+	Suite *s = suite_create(name);
+	for (size_t i = 0; i < n; i++)
+		suite_add_tcase(s, th_tcase_make(&tcases[i]));
+	return s;
 }
 
 static int

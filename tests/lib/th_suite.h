@@ -8,23 +8,46 @@
 #ifndef TH_SUITE_H
 #define TH_SUITE_H
 
+#include <stddef.h>
+
 #include <check.h>
 
 /*
- * th_add -- add the tests of a NULL-terminated list to tc, then tc to s;
- * returns tc. TH_ADD(s, tc, test, ...) is the same with the tests listed.
+ * A test case as data: its name, its tests in order, how it is made and
+ * run. A program's main (or suite function) lists its test cases in a
+ * table and th_suite makes the suite, so that no program spells out the
+ * tcase_create / tcase_add_test / suite_add_tcase sequence again.
  */
-TCase *th_add(Suite *s, TCase *tc, const TTest *const *tests);
+struct th_test {
+	const TTest *test;
+	int start, end; /* end > 0: a loop test over [start, end) */
+};
 
-#define TH_ADD(s, tc, ...) \
-	th_add((s), (tc), (const TTest *const []){ __VA_ARGS__, NULL })
+struct th_tcase {
+	const char *name;
+	const TTest *const *tests; /* ended by NULL, or: */
+	const struct th_test *steps; /* loop tests among them, TH_END */
+	TCase *(*create)(const char *name); /* NULL: tcase_create */
+	int timeout; /* seconds; 0: as created */
+	void (*setup)(void); /* a checked fixture: around each test */
+	void (*teardown)(void);
+};
 
 /*
- * th_tcase -- a test case with a Check timeout (seconds; 0: Check's) and
- * a fixture run around each test in its process (either may be NULL)
+ * TH_TEST(t), TH_LOOP(t, start, end) -- the steps of a th_tcase's .steps,
+ * ended by TH_END (initializers, not blocks, whatever clang-format thinks)
  */
-TCase *th_tcase(const char *name, int timeout, void (*setup)(void),
-		void (*teardown)(void));
+/* clang-format off */
+#define TH_TEST(t) { (t), 0, 0 }
+#define TH_LOOP(t, start, end) { (t), (start), (end) }
+#define TH_END { NULL, 0, 0 }
+/* clang-format on */
+
+/* TH_N -- the number of elements of an array */
+#define TH_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* th_suite -- a suite named name of the n test cases of tcases */
+Suite *th_suite(const char *name, const struct th_tcase *tcases, size_t n);
 
 /*
  * check_run -- run every test of s (how: CK_ENV lets CK_VERBOSITY choose,

@@ -28,6 +28,7 @@
 #include "fstream.h"
 #include "itest.h"
 #include "netns_env.h"
+#include "th_suite.h"
 
 /* made by main before the runner forks the tests */
 static struct ns_hosts hosts;
@@ -58,7 +59,8 @@ hosts_env_start(struct it_env *env, const char *config)
 	(void) snprintf(env->port, sizeof(env->port), "%s", PORT_EXCHANGE);
 	for (int i = 0; i < 2; i++) {
 		ck_assert_msg(ns_daemon_start(&hosts, i, &env->d[i], config) ==
-				0, "rpmad did not start in %s", hosts.ns[i]);
+						0,
+				"rpmad did not start in %s", hosts.ns[i]);
 		env->ndaemons = i + 1;
 		ck_assert_msg(ns_holds(&hosts, i, env->d[i].pid), "rpmad %d "
 				"is not inside %s", (int)env->d[i].pid,
@@ -386,12 +388,12 @@ END_TEST
 static Suite *
 hosts_suite(void)
 {
-	Suite *s = suite_create("two hosts (network namespaces)");
-	TCase *tc = it_tcase_create("hosts");
-	tcase_add_test(tc, test_exchange);
-	tcase_add_loop_test(tc, test_cut, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_hosts[] = { TH_TEST(test_exchange),
+		TH_LOOP(test_cut, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "hosts", .steps = tc_hosts, .create = it_tcase_create },
+	};
+	return th_suite("two hosts (network namespaces)", tcases, TH_N(tcases));
 }
 
 int

@@ -72,8 +72,9 @@ START_TEST(test_max_connections)
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
 			&req[2]), RPMA_E_NOMEM);
 	ck_assert_ptr_null(req[2]);
-	ck_assert_msg(strstr(th_logged, "uid 0 has 2 connections (all its "
-			"clients together), its limit: max_connections = 2"),
+	ck_assert_msg(strstr(th_logged,
+				      "uid 0 has 2 connections (all its "
+				      "clients together), its limit: max_connections = 2"),
 			"th_logged: %s", th_logged);
 	/* a freed slot is usable again */
 	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
@@ -97,9 +98,10 @@ START_TEST(test_max_endpoints)
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p1, &ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2),
 			RPMA_E_NOMEM);
-	ck_assert_msg(strstr(th_logged, "uid 0 has 1 endpoints (all its clients "
-			"together), its limit: max_endpoints = 1"), "th_logged: %s",
-			th_logged);
+	ck_assert_msg(strstr(th_logged,
+				      "uid 0 has 1 endpoints (all its clients "
+				      "together), its limit: max_endpoints = 1"),
+			"th_logged: %s", th_logged);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2), 0);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep2), 0);
@@ -123,8 +125,10 @@ START_TEST(test_max_registered_bytes)
 			RPMA_MR_USAGE_READ_SRC, &b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), RPMA_E_NOMEM);
-	ck_assert_msg(strstr(th_logged, "over its limit: max_registered_bytes = "
-			"16384"), "th_logged: %s", th_logged);
+	ck_assert_msg(strstr(th_logged,
+				      "over its limit: max_registered_bytes = "
+				      "16384"),
+			"th_logged: %s", th_logged);
 	ck_assert_int_eq(rpma_mr_dereg(&b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), 0);
@@ -199,7 +203,8 @@ START_TEST(test_allow_lists)
 			RPMA_E_PROVIDER);
 	ck_assert_msg(strstr(log, "uid 65534 may not use this rpmad "
 			"(allow_users/allow_groups)"), "client log: %s", log);
-	ck_assert(wait_text(d.log, "refused: uid 65534 (gid 65534) is not in "
+	ck_assert(wait_text(d.log,
+			"refused: uid 65534 (gid 65534) is not in "
 			"allow_users and has no group of allow_groups",
 			TH_WAIT_MS));
 
@@ -230,7 +235,7 @@ rpmactl_copy(void)
 	const char *bin = getenv("RPMACTL_BIN");
 	char *cp[] = { "cp", (char *)(bin ? bin : "rpmactl"), path, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, cp, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, cp, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
@@ -245,7 +250,8 @@ rpmactl_as_nobody(struct run *r, const gid_t *groups, size_t n,
 	char *argv[] = { (char *)rpmactl_copy(), "--socket", d.socket,
 		(char *)cmd, (char *)arg, NULL };
 	ck_assert_int_eq(run_cmd(r, argv, NOBODY, NOBODY, groups, n,
-			TH_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 }
 
 START_TEST(test_admin_groups)
@@ -340,20 +346,15 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("access");
-	TCase *tc = tcase_create("limits");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_max_connections);
-	tcase_add_test(tc, test_max_endpoints);
-	tcase_add_test(tc, test_max_registered_bytes);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("users");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_allow_lists);
-	tcase_add_test(tc, test_admin_groups);
-	tcase_add_test(tc, test_socket_mode);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_limits[] = { test_max_connections,
+		test_max_endpoints, test_max_registered_bytes, NULL };
+	const TTest *const tc_users[] = { test_allow_lists, test_admin_groups,
+		test_socket_mode, NULL };
+	const struct th_tcase tcases[] = {
+		{ "limits", .tests = tc_limits, .timeout = 60 },
+		{ "users", .tests = tc_users, .timeout = 60 },
+	};
+	return th_suite("access", tcases, TH_N(tcases));
 }
 
 int

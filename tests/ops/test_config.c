@@ -46,7 +46,7 @@ run_rpmad(struct run *r, char *const args[])
 	for (int i = 0; args[i] && argc < 15; i++)
 		argv[argc++] = args[i];
 	argv[argc] = NULL;
-	ck_assert_int_eq(run_cmd(r, argv, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS),
+	ck_assert_int_eq(run_cmd(r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 }
 
@@ -66,7 +66,7 @@ teardown_dir(void)
 {
 	char *rm[] = { "rm", "-rf", dir, NULL };
 	struct run r;
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 
@@ -261,8 +261,7 @@ START_TEST(test_registered_default_documented)
 			(long long)pages * psize / 4);
 	const char *const configs[] = { NULL, "max_registered_bytes = 25%\n" };
 	for (size_t i = 0; i < 2; i++) {
-		ck_assert_int_eq(test_daemon_start_cfg(&od, configs[i]),
-				0);
+		ck_assert_int_eq(test_daemon_start_cfg(&od, configs[i]), 0);
 		ck_assert_int_eq(rpmactl(&r, od.socket, "--json", "status",
 				NULL), 0);
 		struct flat f;
@@ -377,8 +376,11 @@ hup_and_wait(const char *log_text)
 
 START_TEST(test_reload)
 {
-	ck_assert_int_eq(test_daemon_start_cfg(&d, "log_level = notice\n"
-			"max_connections = 1\nmax_registered_bytes = memlock\n"), 0);
+	ck_assert_int_eq(
+			test_daemon_start_cfg(&d,
+					"log_level = notice\n"
+					"max_connections = 1\nmax_registered_bytes = memlock\n"),
+			0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "notice");
@@ -438,10 +440,15 @@ END_TEST
 START_TEST(test_options_win)
 {
 	char *extra[] = { "--log-level", "info", NULL };
-	ck_assert_int_eq(test_daemon_start_opts(&d, &(struct test_daemon_opts){
-			.config = "log_level = err\ntransport = verbs\n",
-			.args = (const char *const *)extra,
-			.cfg_log_level = true }), 0);
+	ck_assert_int_eq(
+			test_daemon_start_opts(&d,
+					&(struct test_daemon_opts){
+							.config = "log_level = err\ntransport = verbs\n",
+							.args = (const char *const *)
+									extra,
+							.cfg_log_level =
+									true }),
+			0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "info");
@@ -462,21 +469,17 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("config");
-	TCase *tc = tcase_create("file");
-	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_bad_file_refused);
-	tcase_add_test(tc, test_check_config);
-	tcase_add_test(tc, test_sample_file);
-	tcase_add_test(tc, test_registered_default_documented);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("reload");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_reload);
-	tcase_add_test(tc, test_options_win);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_file[] = { test_bad_file_refused,
+		test_check_config, test_sample_file,
+		test_registered_default_documented, NULL };
+	const TTest *const tc_reload[] = { test_reload, test_options_win,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "file", .tests = tc_file, .timeout = 60, .setup = setup_dir,
+				.teardown = teardown_dir },
+		{ "reload", .tests = tc_reload, .timeout = 60 },
+	};
+	return th_suite("config", tcases, TH_N(tcases));
 }
 
 int

@@ -117,8 +117,9 @@ fuse_stop(struct fuse_mount *f)
 	(void) proc_end(&f->p, SIGKILL);
 	char *umount_cmd[] = { "umount", "-l", f->mnt, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t) -1, 0, NULL, 0,
+					 TH_WAIT_MS),
+			0);
 	run_free(&r);
 	(void) rmdir(f->mnt);
 	(void) unlink(f->log);
@@ -479,8 +480,10 @@ START_TEST(test_fuse_over_registration)
 		return;
 	struct fuse_mount f;
 	fuse_start(&f);
-	ck_assert_int_eq(test_daemon_start_cfg(&d, "socket_mode = 0666\n"
-			"memory_timeout_ms = 2000\n"), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d,
+					 "socket_mode = 0666\n"
+					 "memory_timeout_ms = 2000\n"),
+			0);
 
 	struct child attacker, victim;
 	char log[8192];
@@ -524,8 +527,8 @@ static char *
 sh(char *const argv[])
 {
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status == 0, "%s: %s", argv[0], r.err);
 	char *out = strdup(r.out);
 	run_free(&r);
@@ -679,17 +682,17 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("files");
-	TCase *tc = tcase_create("fuse");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_fuse_file_refused, 0, 2);
-	tcase_add_test(tc, test_fstype_of_fuse);
-	tcase_add_test(tc, test_fuse_over_registration);
-	tcase_add_test(tc, test_fstype_of_loop_on_fuse);
-	tcase_add_loop_test(tc, test_loop_on_fuse_refused, 0, 2);
-	tcase_add_test(tc, test_fstype_of_loop_local);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fuse[] = { TH_LOOP(test_fuse_file_refused, 0,
+							   2),
+		TH_TEST(test_fstype_of_fuse),
+		TH_TEST(test_fuse_over_registration),
+		TH_TEST(test_fstype_of_loop_on_fuse),
+		TH_LOOP(test_loop_on_fuse_refused, 0, 2),
+		TH_TEST(test_fstype_of_loop_local), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fuse", .steps = tc_fuse, .timeout = 60 },
+	};
+	return th_suite("files", tcases, TH_N(tcases));
 }
 
 int

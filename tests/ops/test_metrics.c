@@ -72,8 +72,8 @@ parsed_metrics(void)
 	(void) snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 -c \"$0\" "
 			"< '%s'", path);
 	char *argv[] = { "sh", "-c", cmd, (char *)parser, NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status == 0, "the parser refused the text: %s",
 			r.err);
 	char *out = r.out;
@@ -103,8 +103,8 @@ setup_pair(void)
 	(void) snprintf(pmem, sizeof(pmem), "%s/pmem.file", d.dir);
 	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
 
@@ -205,12 +205,14 @@ END_TEST
 /* a registration over max_registered_bytes is counted as a refusal */
 START_TEST(test_refusal)
 {
-	ck_assert_int_eq(test_daemon_start_cfg(&d, "max_registered_bytes = 8192\n"), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d,
+					 "max_registered_bytes = 8192\n"),
+			0);
 	/* three registrations of a page each: the third is refused */
 	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", "3", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status != 0, "ops_peer many 3 passed the limit");
 	run_free(&r);
 	char *m = parsed_metrics();
@@ -230,8 +232,8 @@ START_TEST(test_units)
 {
 	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	bool have = r.status == 0;
 	run_free(&r);
 	if (!have)
@@ -243,8 +245,8 @@ START_TEST(test_units)
 			srcdir_path("systemd/rpmad-metrics.timer"));
 	char *argv[] = { "systemd-analyze", "verify", "--man=no", svc, timer,
 		NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	/* it also complains about the binaries not being installed yet */
 	ck_assert_ptr_null(strstr(r.err, "Unknown key"));
 	ck_assert_ptr_null(strstr(r.err, "nknown section"));
@@ -257,23 +259,16 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("metrics");
-	TCase *tc = tcase_create("pair");
-	tcase_add_checked_fixture(tc, setup_pair, teardown_pair);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_pair);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("refusal");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_refusal);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("units");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_units);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_pair[] = { test_pair, NULL };
+	const TTest *const tc_refusal[] = { test_refusal, NULL };
+	const TTest *const tc_units[] = { test_units, NULL };
+	const struct th_tcase tcases[] = {
+		{ "pair", .tests = tc_pair, .timeout = 60, .setup = setup_pair,
+				.teardown = teardown_pair },
+		{ "refusal", .tests = tc_refusal, .timeout = 60 },
+		{ "units", .tests = tc_units, .timeout = 60 },
+	};
+	return th_suite("metrics", tcases, TH_N(tcases));
 }
 
 int

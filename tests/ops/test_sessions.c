@@ -85,7 +85,8 @@ say_hello(int fd)
 	struct th_ctl s = { .fd = fd, .next_id = 1 };
 	struct th_req q;
 	return th_ctl_code(&s, th_req_hello(&q, "test_sessions"), NULL, 0) ?
-		-1 : 0;
+			-1 :
+			0;
 }
 
 /* whether rpmad closed this connection (end of file, now) */
@@ -258,7 +259,7 @@ silent_sessions(struct child *c, void *p)
 			return 5;
 	}
 	if (wait_closed(fds + a->first, a->more, a->closed_at_once,
-			TH_WAIT_MS) != a->closed_at_once)
+			    TH_WAIT_MS) != a->closed_at_once)
 		return 6;
 	child_pause(c);
 	/* the rest said nothing: they end after the hello time-out */
@@ -348,7 +349,7 @@ START_TEST(test_out_of_descriptors)
 	struct rlimit rl;
 	int fds = it_proc_fds(d.pid);
 	ck_assert_int_gt(fds, 0);
-	rl.rlim_cur = rl.rlim_max = (rlim_t)fds + 64;
+	rl.rlim_cur = rl.rlim_max = (rlim_t) fds + 64;
 	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &rl, NULL), 0);
 
 	int pp[2];
@@ -461,14 +462,12 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("sessions");
-	TCase *tc = tcase_create("descriptors");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_silent_sessions_count);
-	tcase_add_test(tc, test_out_of_descriptors);
-	tcase_add_test(tc, test_use_counted);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_descriptors[] = { test_silent_sessions_count,
+		test_out_of_descriptors, test_use_counted, NULL };
+	const struct th_tcase tcases[] = {
+		{ "descriptors", .tests = tc_descriptors, .timeout = 120 },
+	};
+	return th_suite("sessions", tcases, TH_N(tcases));
 }
 
 int

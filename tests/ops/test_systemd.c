@@ -72,9 +72,12 @@ next_notify(int s, const char *want, char *msg, size_t len, int timeout_ms)
 static int
 start_with(char *const *env)
 {
-	return test_daemon_start_opts(&d, &(struct test_daemon_opts){
-			.config = "log_level = info\n", .env = env,
-			.dir_mode = 0755, .cfg_log_level = true });
+	return test_daemon_start_opts(&d,
+			&(struct test_daemon_opts){
+					.config = "log_level = info\n",
+					.env = env,
+					.dir_mode = 0755,
+					.cfg_log_level = true });
 }
 
 START_TEST(test_notify_and_watchdog)
@@ -96,13 +99,16 @@ START_TEST(test_notify_and_watchdog)
 	ck_assert_ptr_nonnull(strstr(msg, "STATUS=0 clients, 0 connections"));
 	ck_assert_ptr_nonnull(strstr(msg, "transport tcp"));
 	char mainpid[32];
-	(void) snprintf(mainpid, sizeof(mainpid), "MAINPID=%d", (int)d.pid);
+	(void) snprintf(mainpid, sizeof(mainpid), "MAINPID=%d", (int) d.pid);
 	ck_assert_ptr_nonnull(strstr(msg, mainpid));
 
 	ck_assert_msg(next_notify(s, "WATCHDOG=1", msg, sizeof(msg),
-			TH_WAIT_MS), "no WATCHDOG=1");
-	ck_assert(wait_text(d.log, "watchdog: pinging the service manager "
-			"every 100 ms", TH_WAIT_MS));
+				      TH_WAIT_MS),
+			"no WATCHDOG=1");
+	ck_assert(wait_text(d.log,
+			"watchdog: pinging the service manager "
+			"every 100 ms",
+			TH_WAIT_MS));
 
 	/* a client: the status says so within about a second */
 	struct ibv_context *dev;
@@ -115,29 +121,36 @@ START_TEST(test_notify_and_watchdog)
 	struct rpma_mr_local *mr;
 	ck_assert_int_eq(rpma_mr_reg(peer, buf, 8192, RPMA_MR_USAGE_READ_SRC,
 			&mr), 0);
-	ck_assert_msg(next_notify(s, "STATUS=1 client, 0 connections, 0 "
-			"endpoints, 1 registration (8.0 KiB pinned)", msg,
-			sizeof(msg), TH_WAIT_MS), "the status did not follow");
+	ck_assert_msg(next_notify(s,
+				      "STATUS=1 client, 0 connections, 0 "
+				      "endpoints, 1 registration (8.0 KiB pinned)",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"the status did not follow");
 
 	/* reload: RELOADING=1, then READY=1 */
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
 	ck_assert_msg(next_notify(s, "RELOADING=1", msg, sizeof(msg),
-			TH_WAIT_MS), "no RELOADING=1");
+				      TH_WAIT_MS),
+			"no RELOADING=1");
 	ck_assert_ptr_nonnull(strstr(msg, "MONOTONIC_USEC="));
 	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), TH_WAIT_MS),
 			"no READY=1 after the reload");
 	/* a bad file: READY=1 again, and the status tells */
 	ck_assert_int_eq(write_text(d.config, "log_level = shouty\n"), 0);
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
-	ck_assert_msg(next_notify(s, "; the last reload failed, the "
-			"configuration before it is in use", msg, sizeof(msg),
-			TH_WAIT_MS), "no failed-reload status");
+	ck_assert_msg(next_notify(s,
+				      "; the last reload failed, the "
+				      "configuration before it is in use",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"no failed-reload status");
 	ck_assert_ptr_nonnull(strstr(msg, "READY=1"));
 	/* and it stays in the status until a reload succeeds */
 	ck_assert_int_eq(rpma_mr_dereg(&mr), 0);
-	ck_assert_msg(next_notify(s, "STATUS=1 client, 0 connections, 0 "
-			"endpoints, 0 registrations", msg, sizeof(msg),
-			TH_WAIT_MS), "the status did not follow");
+	ck_assert_msg(next_notify(s,
+				      "STATUS=1 client, 0 connections, 0 "
+				      "endpoints, 0 registrations",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"the status did not follow");
 	ck_assert_ptr_nonnull(strstr(msg, "the last reload failed"));
 	ck_assert_int_eq(write_text(d.config, "log_level = info\n"), 0);
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
@@ -152,7 +165,8 @@ START_TEST(test_notify_and_watchdog)
 	/* SIGTERM: STOPPING=1, then a clean exit */
 	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	ck_assert_msg(next_notify(s, "STOPPING=1", msg, sizeof(msg),
-			TH_WAIT_MS), "no STOPPING=1");
+				      TH_WAIT_MS),
+			"no STOPPING=1");
 	int status = test_daemon_stop(&d);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	(void) close(s);
@@ -184,7 +198,7 @@ have(const char *prog)
 	(void) snprintf(cmd, sizeof(cmd), "command -v %s", prog);
 	argv[2] = cmd;
 	struct run r;
-	if (run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS))
+	if (run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS))
 		return false;
 	bool ok = r.status == 0;
 	run_free(&r);
@@ -238,8 +252,10 @@ START_TEST(test_socket_activation)
 			"passed by the service manager (socket activation)",
 			sock);
 	ck_assert(wait_text(log, want, TH_WAIT_MS));
-	ck_assert(wait_text(log, "socket_group and socket_mode do not apply "
-			"to a passed socket", TH_WAIT_MS));
+	ck_assert(wait_text(log,
+			"socket_group and socket_mode do not apply "
+			"to a passed socket",
+			TH_WAIT_MS));
 
 	/* clients use it as any socket */
 	(void) setenv("RPMAD_SOCKET", sock, 1);
@@ -259,7 +275,7 @@ START_TEST(test_socket_activation)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(access(sock, F_OK), 0);
 	char *rm[] = { "rm", "-rf", dir, NULL };
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 END_TEST
@@ -279,7 +295,7 @@ START_TEST(test_detach)
 			sock, log);
 	char *argv[] = { "sh", "-c", cmd, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	/* it returned: the socket already accepts */
 	ck_assert_msg(r.status == 0, "%d %s", r.status, r.err);
@@ -308,8 +324,8 @@ START_TEST(test_detach)
 			"--transport tcp --config /dev/null 2>>%s",
 			bin ? bin : "rpmad", log);
 	char *argv2[] = { "sh", "-c", bad, NULL };
-	ck_assert_int_eq(run_cmd(&r, argv2, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv2, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 1);
 	run_free(&r);
 	(void) unlink(log);
@@ -320,15 +336,13 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("systemd");
-	TCase *tc = tcase_create("notify");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_notify_and_watchdog);
-	tcase_add_test(tc, test_no_notify_socket);
-	tcase_add_test(tc, test_socket_activation);
-	tcase_add_test(tc, test_detach);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_notify[] = { test_notify_and_watchdog,
+		test_no_notify_socket, test_socket_activation, test_detach,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "notify", .tests = tc_notify, .timeout = 60 },
+	};
+	return th_suite("systemd", tcases, TH_N(tcases));
 }
 
 int

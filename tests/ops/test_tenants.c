@@ -49,7 +49,6 @@
 
 static struct test_daemon d;
 
-
 static void
 start(const char *config)
 {
@@ -89,8 +88,8 @@ START_TEST(test_socket_dir_writable_by_others)
 		"--socket", sock, "--transport", "tcp", "--config",
 		"/dev/null", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_ne(r.status, 0);
 	ck_assert_msg(strstr(r.err, "may be written by others (mode 1777)"),
 			"%s", r.err);
@@ -121,7 +120,8 @@ START_TEST(test_socket_symlink_on_reload)
 	ck_assert_int_eq(write_text(d.config, "socket_mode = 0666\n"
 			"socket_group = 4246\n"), 0);
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
-	ck_assert(wait_text(d.log, "is no longer the socket rpmad made (a "
+	ck_assert(wait_text(d.log,
+			"is no longer the socket rpmad made (a "
 			"symbolic link); its owner and mode are left alone",
 			TH_WAIT_MS));
 	ck_assert(wait_text(d.log, "socket_mode 0660 -> 0666", TH_WAIT_MS));
@@ -494,8 +494,10 @@ START_TEST(test_allow_networks_and_log_share)
 	 * The user's 40 refusals and its session lines: at most 20 lines
 	 * in the window, and the rest said in one line when it ends.
 	 */
-	ck_assert(wait_text(d.log, "messages from uid 65534 (last from "
-			"client pid", 2 * TH_WAIT_MS));
+	ck_assert(wait_text(d.log,
+			"messages from uid 65534 (last from "
+			"client pid",
+			2 * TH_WAIT_MS));
 	char *text = read_text(d.log);
 	ck_assert_ptr_nonnull(text);
 	size_t refusals = count_lines_with(text, "refused: uid 65534 may not",
@@ -877,8 +879,8 @@ ext4_mount(const char *dir, const char *opts, char *mnt, size_t len)
 	(void) close(fd);
 	char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-m", "10", img, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, mkfs, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, mkfs, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	int mkfs_status = r.status;
 	run_free(&r);
 	ck_assert_int_eq(mkdir(mnt, 0755), 0);
@@ -886,8 +888,10 @@ ext4_mount(const char *dir, const char *opts, char *mnt, size_t len)
 	(void) snprintf(o, sizeof(o), "loop%s%s", opts ? "," : "",
 			opts ? opts : "");
 	char *mount_cmd[] = { "mount", "-o", o, img, mnt, NULL };
-	if (mkfs_status != 0 || run_cmd(&r, mount_cmd, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS) || r.status != 0) {
+	if (mkfs_status != 0 ||
+			run_cmd(&r, mount_cmd, (uid_t) -1, 0, NULL, 0,
+					TH_WAIT_MS) ||
+			r.status != 0) {
 		(void) fprintf(stderr, "cannot make or mount an ext4 image: "
 				"skipping the file-system part\n");
 		(void) rmdir(mnt);
@@ -904,8 +908,9 @@ ext4_unmount(const char *dir, const char *mnt)
 {
 	char *umount_cmd[] = { "umount", (char *)mnt, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t) -1, 0, NULL, 0,
+					 TH_WAIT_MS),
+			0);
 	run_free(&r);
 	(void) rmdir(mnt);
 	char img[300];
@@ -940,7 +945,7 @@ START_TEST(test_reserved_blocks)
 	unsigned long long caps;
 	proc_ids(d.pid, &fsuid, &caps);
 	char dir[64];
-	(void) snprintf(dir, sizeof(dir), "/proc/%d/task", (int)d.pid);
+	(void) snprintf(dir, sizeof(dir), "/proc/%d/task", (int) d.pid);
 	DIR *tasks = opendir(dir);
 	ck_assert_ptr_nonnull(tasks);
 	int threads = 0;
@@ -1139,28 +1144,19 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("tenants");
-	TCase *tc = tcase_create("socket");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_socket_dir_writable_by_others);
-	tcase_add_test(tc, test_socket_symlink_on_reload);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("limits");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_limits_per_user);
-	tcase_add_test(tc, test_write_descriptors);
-	tcase_add_test(tc, test_memlock);
-	tcase_add_test(tc, test_allow_networks_and_log_share);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("charging");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_memory_cgroup);
-	tcase_add_test(tc, test_reserved_blocks);
-	tcase_add_test(tc, test_reserved_for_nobody);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_socket[] = { test_socket_dir_writable_by_others,
+		test_socket_symlink_on_reload, NULL };
+	const TTest *const tc_limits[] = { test_limits_per_user,
+		test_write_descriptors, test_memlock,
+		test_allow_networks_and_log_share, NULL };
+	const TTest *const tc_charging[] = { test_memory_cgroup,
+		test_reserved_blocks, test_reserved_for_nobody, NULL };
+	const struct th_tcase tcases[] = {
+		{ "socket", .tests = tc_socket, .timeout = 60 },
+		{ "limits", .tests = tc_limits, .timeout = 120 },
+		{ "charging", .tests = tc_charging, .timeout = 120 },
+	};
+	return th_suite("tenants", tcases, TH_N(tcases));
 }
 
 int

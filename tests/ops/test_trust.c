@@ -202,11 +202,11 @@ START_TEST(test_privileged_program_ignores_socket_env)
 		prog, NULL };
 	char *setcap[] = { "setcap", "cap_ipc_lock+ep", prog, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, cp, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, cp, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	run_free(&r);
-	if (run_cmd(&r, setcap, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS) ||
+	if (run_cmd(&r, setcap, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
 			r.status != 0) {
 		(void) fprintf(stderr, "setcap failed (libcap2-bin, or a file "
 				"system without capabilities): skipping\n");
@@ -370,7 +370,7 @@ teardown_base(void)
 {
 	char *rm[] = { "rm", "-rf", base, NULL };
 	struct run r;
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 
@@ -394,8 +394,8 @@ rpmad_refuses(const char *sock, const char *who, const char *why)
 		"--socket", (char *)sock, "--transport", "tcp", "--config",
 		"/dev/null", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status != 0, "rpmad started on %s", sock);
 	ck_assert_msg(strstr(r.err, who) && strstr(r.err, why),
 			"%s: wanted \"%s\" ... \"%s\" in:\n%s", sock, who, why,
@@ -483,22 +483,20 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("trust");
-	TCase *tc = tcase_create("library");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_relay_of_another_user);
-	tcase_add_test(tc, test_privileged_program_ignores_socket_env);
-	tcase_add_test(tc, test_environment_read);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("rpmad");
-	tcase_add_checked_fixture(tc, setup_base, teardown_base);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_socket_under_attacker_dir);
-	tcase_add_test(tc, test_socket_through_attacker_symlink);
-	tcase_add_test(tc, test_socket_under_group_writable_dir);
-	tcase_add_test(tc, test_socket_in_sticky_dir_of_root);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_library[] = { test_relay_of_another_user,
+		test_privileged_program_ignores_socket_env,
+		test_environment_read, NULL };
+	const TTest *const tc_rpmad[] = { test_socket_under_attacker_dir,
+		test_socket_through_attacker_symlink,
+		test_socket_under_group_writable_dir,
+		test_socket_in_sticky_dir_of_root, NULL };
+	const struct th_tcase tcases[] = {
+		{ "library", .tests = tc_library, .timeout = 60 },
+		{ "rpmad", .tests = tc_rpmad, .timeout = 60,
+				.setup = setup_base,
+				.teardown = teardown_base },
+	};
+	return th_suite("trust", tcases, TH_N(tcases));
 }
 
 int

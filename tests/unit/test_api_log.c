@@ -187,7 +187,7 @@ START_TEST(set_function_back_to_default)
 	ck_assert_int_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION),
 			0);
 	provoke_error_message();
-	ck_assert_uint_eq(th_log_count(), 1);	/* no longer called */
+	ck_assert_uint_eq(th_log_count(), 1); /* no longer called */
 }
 END_TEST
 
@@ -365,8 +365,7 @@ START_TEST(notice_filtered_by_threshold)
 	ck_assert_str_ne(e->func, "");
 	/* nothing above the threshold came through */
 	for (unsigned i = 0; i < th_log_count(); i++)
-		ck_assert_int_le(th_log_entry(i)->level,
-				RPMA_LOG_LEVEL_NOTICE);
+		ck_assert_int_le(th_log_entry(i)->level, RPMA_LOG_LEVEL_NOTICE);
 	api_pair_close(&p);
 }
 END_TEST
@@ -374,24 +373,22 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_log");
-	TCase *tc = tcase_create("thresholds");
-	tcase_add_test(tc, threshold_values_are_abi);
-	tcase_add_test(tc, threshold_defaults);
-	tcase_add_test(tc, threshold_invalid);
-	tcase_add_test(tc, threshold_every_level);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("functions");
-	tcase_add_test(tc, user_function_gets_where_and_message);
-	tcase_add_test(tc, threshold_filters_messages);
-	tcase_add_test(tc, set_function_back_to_default);
-	tcase_add_test(tc, default_function_stderr_by_aux);
-	tcase_add_test(tc, default_function_stderr_without_syslog);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);
-	tcase_add_test(tc, notice_filtered_by_threshold);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_thresholds[] = { threshold_values_are_abi,
+		threshold_defaults, threshold_invalid, threshold_every_level,
+		NULL };
+	const TTest *const tc_functions[] = {
+		user_function_gets_where_and_message,
+		threshold_filters_messages, set_function_back_to_default,
+		default_function_stderr_by_aux,
+		default_function_stderr_without_syslog, NULL
+	};
+	const TTest *const tc_with_rpmad[] = { notice_filtered_by_threshold,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "thresholds", .tests = tc_thresholds },
+		{ "functions", .tests = tc_functions },
+		{ "with_rpmad", .tests = tc_with_rpmad,
+				.create = api_tcase_shared },
+	};
+	return api_run(th_suite("api_log", tcases, TH_N(tcases)));
 }

@@ -543,30 +543,18 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_mr");
-
-	TCase *tc = api_tcase_create("reg", API_SHARED_DAEMON);
-	tcase_add_test(tc, reg_args);
-	tcase_add_test(tc, reg_unshareable);
-	tcase_add_test(tc, reg_private_memory);
-	tcase_add_test(tc, reg_private_file_and_globals);
-	tcase_add_test(tc, reg_shared_file);
-	tcase_add_test(tc, dereg_args);
-	tcase_add_test(tc, getters);
-	tcase_add_test(tc, descriptor_layout);
-	tcase_add_test(tc, advise_validation);
-	tcase_add_test(tc, advise_success);
-	suite_add_tcase(s, tc);
-
-	/* functional, not timed: room for a sanitizer build on a busy machine */
-	tc = api_tcase_create("scale", API_SHARED_DAEMON);
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, reg_many);
-	tcase_add_test(tc, reg_many_separate);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
-	tcase_add_test(tc, reg_quota);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_reg[] = { reg_args, reg_unshareable,
+		reg_private_memory, reg_private_file_and_globals,
+		reg_shared_file, dereg_args, getters, descriptor_layout,
+		advise_validation, advise_success, NULL };
+	const TTest *const tc_scale[] = { reg_many, reg_many_separate, NULL };
+	const TTest *const tc_quota[] = { reg_quota, NULL };
+	const struct th_tcase tcases[] = {
+		{ "reg", .tests = tc_reg, .create = api_tcase_shared },
+		/* functional, not timed: room for a sanitizer build on a busy machine */
+		{ "scale", .tests = tc_scale, .create = api_tcase_shared,
+				.timeout = 600 },
+		{ "quota", .tests = tc_quota, .create = api_tcase_limited },
+	};
+	return api_run(th_suite("api_mr", tcases, TH_N(tcases)));
 }
