@@ -139,11 +139,9 @@ client(const struct it_env *env, void *arg)
 	char want[64];
 	(void) snprintf(want, sizeof(want), "did not answer within %d ms",
 			STALL_REPLY_MS);
-	IT_ASSERT_MSG(strstr(th_logged, want) &&
-					strstr(th_logged,
-							"the "
-							"session and its objects stay"),
-			"%s", th_logged);
+	const char *stay = "the session and its objects stay";
+	IT_ASSERT_MSG(strstr(th_logged, want) && strstr(th_logged, stay), "%s",
+			th_logged);
 	resume_b();
 	/* the dereg that came late happened: retried, it is done */
 	IT_OK(rpma_mr_dereg(&extra));

@@ -230,8 +230,9 @@ objects(struct session *s, uint64_t *conn_id)
 {
 	struct req_ctx rc;
 	struct th_req q;
-	call(s, peer_handle_new, th_req_id(&q, RPMAD__REQUEST__BODY_PEER_NEW,
-			1), NULL, 0, &rc);
+	call(s, peer_handle_new,
+			th_req_id(&q, RPMAD__REQUEST__BODY_PEER_NEW, 1), NULL,
+			0, &rc);
 	uint64_t peer = rc.peer.peer_id;
 
 	int fd = memfd_create("fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -239,8 +240,9 @@ objects(struct session *s, uint64_t *conn_id)
 			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
 		abort();
 	/* usage: everything, so that the peer reaches every path */
-	call(s, mr_handle_reg, th_req_mr_reg(&q, peer, FUZZ_ADDR, FUZZ_LEN,
-			0xff), &fd, 1, &rc);
+	call(s, mr_handle_reg,
+			th_req_mr_reg(&q, peer, FUZZ_ADDR, FUZZ_LEN, 0xff), &fd,
+			1, &rc);
 	if (rc.mr.key != FUZZ_KEY)
 		abort();
 

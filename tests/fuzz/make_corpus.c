@@ -350,9 +350,9 @@ admin(const char *socket_path)
 		Rpmad__Request *req = th_req_id(&q,
 				RPMAD__REQUEST__BODY_ADMIN_EVICT, 1);
 		if (i <= RPMAD__ADMIN_QUERY__KIND__STATS) {
-			req = th_req_admin(&q, (Rpmad__AdminQuery__Kind)i);
+			req = th_req_admin(&q, (Rpmad__AdminQuery__Kind) i);
 			q.u.admin_query.limit =
-				i == RPMAD__ADMIN_QUERY__KIND__CLIENTS;
+					i == RPMAD__ADMIN_QUERY__KIND__CLIENTS;
 		}
 		Rpmad__Response *r;
 		if (th_ctl_call(&s, req, NULL, 0, &r))

@@ -40,6 +40,7 @@
 #include "th_suite.h"
 
 #define PAGE 4096
+#define RW (RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST)
 
 /* ------------------------------------------------- objects of a session */
 
@@ -96,16 +97,21 @@ reg_init(struct th_req *q, uint64_t peer, uint32_t usage)
 	return th_req_mr_reg(q, peer, 0x7f0000000000ull, PAGE, usage);
 }
 
+/* The code rpmad answers a request of a kind that names object id with. */
+static int
+id_code(struct th_ctl *s, Rpmad__Request__BodyCase kind, uint64_t id,
+		const int *fds, unsigned nfds)
+{
+	struct th_req q;
+	return th_ctl_code(s, th_req_id(&q, kind, id), fds, nfds);
+}
+
 static uint64_t
 new_mr(struct th_ctl *s, uint64_t peer)
 {
 	struct th_req q;
 	int fd = sealed_memfd(PAGE);
-	Rpmad__Response *resp = answer_ok(s,
-			reg_init(&q, peer,
-					RPMA_MR_USAGE_READ_SRC |
-							RPMA_MR_USAGE_WRITE_DST),
-			&fd, 1);
+	Rpmad__Response *resp = answer_ok(s, reg_init(&q, peer, RW), &fd, 1);
 	(void) close(fd);
 	uint64_t id = resp->mr->mr_id;
 	rpmad__response__free_unpacked(resp, NULL);
@@ -162,11 +168,8 @@ START_TEST(test_bad_packets)
 
 	/* 32 (the most) where none belong: an error; the session goes on */
 	sess_hello(&s, d);
-	ck_assert_int_eq(
-			th_ctl_code(&s,
-					th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE,
-							0),
-					many, CTL_MAX_FDS),
+	ck_assert_int_eq(id_code(&s, RPMAD__REQUEST__BODY_PEER_DELETE, 0, many,
+					 CTL_MAX_FDS),
 			RPMA_E_INVAL);
 
 	/* a registration that says 3 descriptors and carries 2, or 32 */
@@ -199,11 +202,8 @@ START_TEST(test_bad_packets)
 
 	/* the bystander is fine; nothing was kept */
 	ck_assert_int_eq(it_daemon_serves(d, pid), 0);
-	ck_assert_int_eq(
-			th_ctl_code(&by,
-					th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE,
-							by_peer),
-					NULL, 0),
+	ck_assert_int_eq(id_code(&by, RPMAD__REQUEST__BODY_PEER_DELETE, by_peer,
+					 NULL, 0),
 			0);
 	th_ctl_close(&by);
 	ck_assert_int_le(it_proc_wait_fds(pid, base, IT_WAIT_MS), base);
@@ -305,11 +305,8 @@ START_TEST(test_foreign_ids)
 		}
 	}
 	/* the owner's own ids of the wrong kind are nothing either */
-	ck_assert_int_eq(
-			th_ctl_code(&x,
-					th_req_id(&q, RPMAD__REQUEST__BODY_MR_DEREG,
-							peer),
-					NULL, 0),
+	ck_assert_int_eq(id_code(&x, RPMAD__REQUEST__BODY_MR_DEREG, peer, NULL,
+					 0),
 			RPMA_E_INVAL);
 	th_ctl_close(&y);
 
@@ -556,9 +553,7 @@ START_TEST(test_fd_kinds)
 			int fd = make_fd((enum fd_kind)k, env.dir, &extra);
 			ck_assert_int_ge(fd, 0);
 			struct th_req r;
-			Rpmad__Request *req = reg_init(&r, peer,
-					RPMA_MR_USAGE_READ_SRC |
-							RPMA_MR_USAGE_WRITE_DST);
+			Rpmad__Request *req = reg_init(&r, peer, RW);
 			r.seg[0].file_backed = file_backed;
 			Rpmad__Response *resp;
 			ck_assert_msg(th_ctl_call(&s, req, &fd, 1, &resp) == 0,
@@ -572,12 +567,11 @@ START_TEST(test_fd_kinds)
 					fd_names[k], file_backed ?
 					" (file-backed)" : "", resp->error ?
 					resp->error->message : "accepted");
+			const int dereg = RPMAD__REQUEST__BODY_MR_DEREG;
 			if (resp->error == NULL)
-				ck_assert_int_eq(
-						th_ctl_code(&s,
-								th_req_id(&r, RPMAD__REQUEST__BODY_MR_DEREG,
-										resp->mr->mr_id),
-								NULL, 0),
+				ck_assert_int_eq(id_code(&s, dereg,
+							 resp->mr->mr_id, NULL,
+							 0),
 						0);
 			rpmad__response__free_unpacked(resp, NULL);
 			(void) close(fd);
@@ -636,11 +630,8 @@ START_TEST(test_private_data_300)
 	q.u.conn_req_connect.private_data.len = 256;
 	ck_assert_int_eq(th_ctl_code(&s, req, NULL, 0), RPMA_E_INVAL);
 	/* the request is still a request: it can be deleted */
-	ck_assert_int_eq(
-			th_ctl_code(&s,
-					th_req_id(&q, RPMAD__REQUEST__BODY_CONN_REQ_DELETE,
-							conn),
-					NULL, 0),
+	ck_assert_int_eq(id_code(&s, RPMAD__REQUEST__BODY_CONN_REQ_DELETE, conn,
+					 NULL, 0),
 			0);
 	th_ctl_close(&s);
 	ck_assert_int_eq(it_daemon_serves(d, d->pid), 0);

@@ -629,7 +629,7 @@ main(void)
 		TH_TEST(test_forged_flood), TH_TEST(test_log_flood),
 		TH_LOOP(test_accepted_flood, 0, 2), TH_END };
 	const struct th_tcase tcases[] = {
-		/* a flood of 1,100 forged requests and its windows of log lines */
+		/* a flood of 1,100 forged requests, its windows of log lines */
 		{ "setup", .steps = tc_setup, .create = it_tcase_create,
 				.timeout = 120 },
 	};

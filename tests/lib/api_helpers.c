@@ -25,7 +25,8 @@ static void
 start_with_config(const char *text)
 {
 	daemon_started = test_daemon_start_opts(&daemon_state,
-			&(struct test_daemon_opts){ .config = text }) == 0;
+					 &(struct test_daemon_opts){
+							 .config = text }) == 0;
 	if (!daemon_started)
 		fprintf(stderr, "cannot start rpmad (RPMAD_BIN=%s)\n",
 				getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "");

@@ -178,8 +178,10 @@ int
 it_env_start_nobody(struct it_env *env, int ndaemons)
 {
 	char config[128];
-	(void) snprintf(config, sizeof(config), "socket_mode = 0666\n"
-			"allow_users = 0,%d\n", TH_NOBODY);
+	(void) snprintf(config, sizeof(config),
+			"socket_mode = 0666\n"
+			"allow_users = 0,%d\n",
+			TH_NOBODY);
 	if (start(env, ndaemons, config, config, 0755))
 		return -1;
 	return chmod(env->dir, 0755);

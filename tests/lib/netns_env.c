@@ -351,8 +351,9 @@ int
 ns_daemon_start(const struct ns_hosts *h, int i, struct test_daemon *d,
 		const char *config)
 {
-	return test_daemon_start_opts(d, &(struct test_daemon_opts){
-			.config = config, .bin = h->rpmad[i] });
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .config = config,
+					.bin = h->rpmad[i] });
 }
 
 bool

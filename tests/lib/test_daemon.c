@@ -31,12 +31,11 @@ test_daemon_transport(void)
 
 /* Runs rpmad in d's directory, on d's socket and log, and waits for it. */
 static int
-spawn(struct test_daemon *d, const char *const *extra_args,
-		char *const *env)
+spawn(struct test_daemon *d, const char *const *extra_args, char *const *env)
 {
-	const char *argv[40] = { d->bin, "--foreground", "--socket",
-			d->socket, "--transport", test_daemon_transport(),
-			"--config", d->config[0] ? d->config : "/dev/null" };
+	const char *argv[40] = { d->bin, "--foreground", "--socket", d->socket,
+		"--transport", test_daemon_transport(), "--config",
+		d->config[0] ? d->config : "/dev/null" };
 	int argc = 8;
 	if (!d->cfg_log_level) {
 		/* RPMAD_TEST_LOG_LEVEL=debug: more of the daemons' story,
@@ -59,7 +58,7 @@ spawn(struct test_daemon *d, const char *const *extra_args,
 			(void) dup2(fd, STDERR_FILENO);
 			(void) dup2(fd, STDOUT_FILENO);
 		}
-		th_exec((char *const *)argv, env);
+		th_exec((char *const *) argv, env);
 	}
 	uint64_t end = it_now_ms() + START_MS;
 	while (!th_socket_accepts(d->socket)) {
@@ -79,8 +78,7 @@ spawn(struct test_daemon *d, const char *const *extra_args,
 }
 
 int
-test_daemon_start_opts(struct test_daemon *d,
-		const struct test_daemon_opts *o)
+test_daemon_start_opts(struct test_daemon *d, const struct test_daemon_opts *o)
 {
 	memset(d, 0, sizeof(*d));
 	d->cfg_log_level = o->cfg_log_level;
@@ -105,16 +103,18 @@ test_daemon_start_opts(struct test_daemon *d,
 int
 test_daemon_start(struct test_daemon *d, const char *const *extra_args)
 {
-	return test_daemon_start_opts(d, &(struct test_daemon_opts){
-			.args = extra_args });
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .args = extra_args });
 }
 
 int
 test_daemon_start_cfg(struct test_daemon *d, const char *config)
 {
-	return test_daemon_start_opts(d, &(struct test_daemon_opts){
-			.config = config ? config : "", .dir_mode = 0755,
-			.cfg_log_level = true });
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .config = config ? config :
+								       "",
+					.dir_mode = 0755,
+					.cfg_log_level = true });
 }
 
 int

@@ -20,20 +20,20 @@ struct test_daemon {
 	pid_t pid;
 	char dir[256];
 	char socket[300];
-	char log[300];		/* its standard output and error */
-	char config[300];	/* its rpmad.conf; empty: --config /dev/null */
-	char bin[300];		/* the program it runs */
-	bool cfg_log_level;	/* started without --log-level */
+	char log[300]; /* its standard output and error */
+	char config[300]; /* its rpmad.conf; empty: --config /dev/null */
+	char bin[300]; /* the program it runs */
+	bool cfg_log_level; /* started without --log-level */
 };
 
 /* How to start one (all optional). */
 struct test_daemon_opts {
-	const char *config;		/* rpmad.conf's text */
-	const char *const *args;	/* more arguments, NULL-terminated */
-	char *const *env;		/* more environment, "NAME=value" */
-	const char *bin;		/* else $RPMAD_BIN, else rpmad */
-	mode_t dir_mode;		/* its directory's; 0: 0700 */
-	bool cfg_log_level;		/* no --log-level: the file's wins */
+	const char *config; /* rpmad.conf's text */
+	const char *const *args; /* more arguments, NULL-terminated */
+	char *const *env; /* more environment, "NAME=value" */
+	const char *bin; /* else $RPMAD_BIN, else rpmad */
+	mode_t dir_mode; /* its directory's; 0: 0700 */
+	bool cfg_log_level; /* no --log-level: the file's wins */
 };
 
 /*

@@ -18,7 +18,8 @@ child_can_play_users(void)
 {
 	if (geteuid() == 0)
 		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
+	(void) fprintf(stderr,
+			"not root: other users cannot be played; "
 			"skipping\n");
 	return false;
 }

@@ -28,7 +28,7 @@ th_ctl_connect(struct th_ctl *s, const char *path)
 	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s->fd < 0)
 		return -1;
-	if (connect(s->fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+	if (connect(s->fd, (struct sockaddr *) &sun, sizeof(sun)) == 0)
 		return 0;
 	th_ctl_close(s);
 	return -1;
@@ -87,7 +87,7 @@ th_ctl_send_raw(int fd, const void *buf, size_t len, const int *fds,
 	char *control = nfds ? calloc(1, space) : NULL;
 	if (nfds && control == NULL)
 		return -1;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	if (nfds) {
 		msg.msg_control = control;
@@ -100,7 +100,7 @@ th_ctl_send_raw(int fd, const void *buf, size_t len, const int *fds,
 	}
 	ssize_t r = sendmsg(fd, &msg, MSG_NOSIGNAL);
 	free(control);
-	return r == (ssize_t)len ? 0 : -1;
+	return r == (ssize_t) len ? 0 : -1;
 }
 
 int
@@ -131,9 +131,9 @@ th_ctl_answer(int fd, int timeout_ms, Rpmad__Response **resp, int *fds,
 	if (len == 0 || len == -ECONNRESET)
 		ret = -ECONNRESET;
 	else if (len < 0)
-		ret = (int)len;
-	else if ((*resp = rpmad__response__unpack(NULL, (size_t)len,
-			buf)) == NULL)
+		ret = (int) len;
+	else if ((*resp = rpmad__response__unpack(NULL, (size_t) len, buf)) ==
+			NULL)
 		ret = -EBADMSG;
 	free(buf);
 	return ret;
@@ -144,7 +144,7 @@ th_ctl_ended_after(struct th_ctl *s, const void *buf, size_t len,
 		const int *fds, unsigned nfds)
 {
 	if (th_ctl_send_raw(s->fd, buf, len, fds, nfds))
-		return 1;	/* refused by the kernel: nothing reached rpmad */
+		return 1; /* refused by the kernel: nothing reached rpmad */
 	Rpmad__Response *r;
 	int ret = th_ctl_answer(s->fd, TH_WAIT_MS, &r, NULL, NULL);
 	if (ret == -ECONNRESET)

@@ -37,7 +37,7 @@ read_text(const char *path)
 			continue;
 		if (n <= 0)
 			break;
-		len += (size_t)n;
+		len += (size_t) n;
 	}
 	(void) close(fd);
 	if (buf)
@@ -58,7 +58,7 @@ write_text(const char *path, const char *text)
 bool
 wait_text(const char *path, const char *text, int timeout_ms)
 {
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = it_now_ms() + (uint64_t) timeout_ms;
 	for (;;) {
 		char *t = read_text(path);
 		bool found = t && strstr(t, text);
@@ -78,7 +78,7 @@ count_lines_with(const char *text, ...)
 	const char *line = text;
 	while (line && *line) {
 		const char *end = strchr(line, '\n');
-		size_t len = end ? (size_t)(end - line) : strlen(line);
+		size_t len = end ? (size_t) (end - line) : strlen(line);
 		char *copy = strndup(line, len);
 		bool all = copy != NULL;
 		va_list ap;
@@ -132,8 +132,7 @@ th_mkdtemp(char *buf, size_t len, const char *prefix)
 }
 
 static int
-remove_entry(const char *path, const struct stat *st, int flag,
-		struct FTW *ftw)
+remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void) st;
 	(void) flag;

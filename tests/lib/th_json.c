@@ -15,21 +15,22 @@
 
 /* strict: one document, valid UTF-8; lists give "path.#" = length */
 static const char flatten_py[] =
-"import json, sys\n"
-"doc = json.loads(open(sys.argv[1], 'rb').read().decode('utf-8'))\n"
-"def show(v):\n"
-"    if v is None: return 'null'\n"
-"    if isinstance(v, bool): return 'true' if v else 'false'\n"
-"    return str(v).encode('unicode_escape').decode('ascii')\n"
-"def walk(path, v):\n"
-"    if isinstance(v, dict):\n"
-"        for k, x in v.items(): walk(path + [k], x)\n"
-"    elif isinstance(v, list):\n"
-"        print('.'.join(path + ['#']) + '\\t' + str(len(v)))\n"
-"        for i, x in enumerate(v): walk(path + [str(i)], x)\n"
-"    else:\n"
-"        print('.'.join(path) + '\\t' + show(v))\n"
-"walk([], doc)\n";
+		"import json, sys\n"
+		"doc = json.loads(open(sys.argv[1], 'rb').read()"
+		".decode('utf-8'))\n"
+		"def show(v):\n"
+		"    if v is None: return 'null'\n"
+		"    if isinstance(v, bool): return 'true' if v else 'false'\n"
+		"    return str(v).encode('unicode_escape').decode('ascii')\n"
+		"def walk(path, v):\n"
+		"    if isinstance(v, dict):\n"
+		"        for k, x in v.items(): walk(path + [k], x)\n"
+		"    elif isinstance(v, list):\n"
+		"        print('.'.join(path + ['#']) + '\\t' + str(len(v)))\n"
+		"        for i, x in enumerate(v): walk(path + [str(i)], x)\n"
+		"    else:\n"
+		"        print('.'.join(path) + '\\t' + show(v))\n"
+		"walk([], doc)\n";
 
 int
 flat_parse(struct flat *f, const char *json)
@@ -40,12 +41,12 @@ flat_parse(struct flat *f, const char *json)
 	if (fd < 0)
 		return -1;
 	size_t len = strlen(json);
-	bool ok = write(fd, json, len) == (ssize_t)len;
+	bool ok = write(fd, json, len) == (ssize_t) len;
 	(void) close(fd);
 	struct run r;
-	char *argv[] = { "python3", "-c", (char *)flatten_py, path, NULL };
-	int ret = ok ? run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS) : -1;
+	char *argv[] = { "python3", "-c", (char *) flatten_py, path, NULL };
+	int ret = ok ? run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) :
+		       -1;
 	(void) unlink(path);
 	if (ret || r.status != 0) {
 		if (ret == 0) {
@@ -84,7 +85,8 @@ flat_parse(struct flat *f, const char *json)
 		f->indexed = true;
 		for (size_t i = 0; i < f->n; i++) {
 			ENTRY e = { f->key[i], f->val[i] }, *found;
-			if (f->key[i] && !hsearch_r(e, ENTER, &found, &f->index))
+			if (f->key[i] &&
+					!hsearch_r(e, ENTER, &found, &f->index))
 				f->indexed = false;
 		}
 	}
@@ -102,8 +104,9 @@ flat_get(const struct flat *f, const char *fmt, ...)
 	if (f->indexed) {
 		ENTRY e = { path, NULL }, *found = NULL;
 		return hsearch_r(e, FIND, &found,
-				(struct hsearch_data *)&f->index) ?
-			found->data : NULL;
+				       (struct hsearch_data *) &f->index) ?
+				found->data :
+				NULL;
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		if (f->key[i] && strcmp(f->key[i], path) == 0)
@@ -132,4 +135,3 @@ flat_free(struct flat *f)
 	free(f->val);
 	memset(f, 0, sizeof(*f));
 }
-

@@ -16,7 +16,7 @@ struct flat {
 	size_t n;
 	char **key;
 	char **val;
-	struct hsearch_data index;	/* key -> value: listings of thousands */
+	struct hsearch_data index; /* key -> value: listings of thousands */
 	bool indexed;
 };
 
@@ -28,7 +28,7 @@ int flat_parse(struct flat *f, const char *json);
 
 /* flat_get -- the value at the path made from fmt, or NULL */
 const char *flat_get(const struct flat *f, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+		__attribute__((format(printf, 2, 3)));
 
 /* flat_len -- the length of the array at `path`, or -1 */
 long flat_len(const struct flat *f, const char *path);

@@ -19,9 +19,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct th_log_entry entries[LOG_MAX];
 static unsigned n_entries;
 
-static void capture(enum rpma_log_level level, const char *file,
-		const int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+static void capture(enum rpma_log_level level, const char *file, const int line,
+		const char *func, const char *fmt, ...)
+		__attribute__((format(printf, 5, 6)));
 
 static void
 capture(enum rpma_log_level level, const char *file, const int line,

@@ -16,7 +16,7 @@ int
 it_proc_fds(pid_t pid)
 {
 	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
 	DIR *dir = opendir(path);
 	if (dir == NULL)
 		return -1;
@@ -33,7 +33,7 @@ it_proc_fds(pid_t pid)
 int
 it_proc_wait_fds(pid_t pid, int want, int timeout_ms)
 {
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = it_now_ms() + (uint64_t) timeout_ms;
 	int n = it_proc_fds(pid);
 	while (n > want && it_now_ms() < end) {
 		it_sleep_ms(10);
@@ -46,7 +46,7 @@ int
 it_proc_fds_of(pid_t pid, const char *path)
 {
 	char dir[64];
-	(void) snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	(void) snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
 	DIR *fds = opendir(dir);
 	if (fds == NULL)
 		return -1;
@@ -68,7 +68,7 @@ int
 it_proc_maps(pid_t pid, enum it_maps which)
 {
 	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	(void) snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -90,7 +90,7 @@ long
 it_proc_rss_kb(pid_t pid)
 {
 	char path[64], line[256];
-	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -107,7 +107,7 @@ long
 it_proc_cpu_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
-	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
 	FILE *f = fopen(path, "r");
 	if (f == NULL)
 		return -1;
@@ -117,10 +117,13 @@ it_proc_cpu_ticks(pid_t pid)
 	/* the fields after the command, which may hold anything but ')' */
 	char *p = strrchr(buf, ')');
 	unsigned long utime, stime;
-	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-			"%*u %*u %lu %lu", &utime, &stime) != 2)
+	if (p == NULL ||
+			sscanf(p + 2,
+					"%*c %*d %*d %*d %*d %*d %*u %*u %*u "
+					"%*u %*u %lu %lu",
+					&utime, &stime) != 2)
 		return -1;
-	return (long)(utime + stime);
+	return (long) (utime + stime);
 }
 
 long

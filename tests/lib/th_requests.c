@@ -15,7 +15,7 @@
 static char *
 str(const char *s)
 {
-	return (char *)(s ? s : protobuf_c_empty_string);
+	return (char *) (s ? s : protobuf_c_empty_string);
 }
 
 void *
@@ -24,16 +24,17 @@ th_req_new(struct th_req *q, Rpmad__Request__BodyCase kind)
 	memset(q, 0, sizeof(*q));
 	rpmad__request__init(&q->req);
 	const ProtobufCFieldDescriptor *f =
-		protobuf_c_message_descriptor_get_field(
-			&rpmad__request__descriptor, (unsigned)kind);
+			protobuf_c_message_descriptor_get_field(
+					&rpmad__request__descriptor,
+					(unsigned) kind);
 	if (f == NULL || f->type != PROTOBUF_C_TYPE_MESSAGE ||
 			f->quantifier_offset == 0)
 		return NULL;
 	const ProtobufCMessageDescriptor *body = f->descriptor;
 	if (body->sizeof_message > sizeof(q->u))
 		return NULL;
-	body->message_init((ProtobufCMessage *)&q->u);
-	*(void **)((char *)&q->req + f->offset) = &q->u;
+	body->message_init((ProtobufCMessage *) &q->u);
+	*(void **) ((char *) &q->req + f->offset) = &q->u;
 	q->req.body_case = kind;
 	rpmad__conn_cfg__init(&q->cfg);
 	for (size_t i = 0; i < TH_REQ_SEGS; i++) {
@@ -50,13 +51,13 @@ th_req_id(struct th_req *q, Rpmad__Request__BodyCase kind, uint64_t id)
 	if (body == NULL || body->descriptor->n_fields == 0)
 		return NULL;
 	const ProtobufCFieldDescriptor *first = &body->descriptor->fields[0];
-	char *at = (char *)body + first->offset;
+	char *at = (char *) body + first->offset;
 	switch (first->type) {
 	case PROTOBUF_C_TYPE_UINT64:
-		*(uint64_t *)at = id;
+		*(uint64_t *) at = id;
 		return &q->req;
 	case PROTOBUF_C_TYPE_UINT32:
-		*(uint32_t *)at = (uint32_t)id;
+		*(uint32_t *) at = (uint32_t) id;
 		return &q->req;
 	default:
 		return NULL;
@@ -78,7 +79,7 @@ th_req_device_get(struct th_req *q, const char *addr, bool remote)
 	Rpmad__DeviceGet *m = th_req_new(q, RPMAD__REQUEST__BODY_DEVICE_GET);
 	m->addr = str(addr);
 	m->type = remote ? RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE :
-		RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
+			   RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
 	return &q->req;
 }
 
@@ -124,8 +125,8 @@ th_req_ep_listen(struct th_req *q, uint64_t peer, const char *addr,
 Rpmad__Request *
 th_req_ep_next(struct th_req *q, uint64_t ep)
 {
-	Rpmad__EpNextConnReq *m = th_req_new(q,
-			RPMAD__REQUEST__BODY_EP_NEXT_CONN_REQ);
+	Rpmad__EpNextConnReq *m =
+			th_req_new(q, RPMAD__REQUEST__BODY_EP_NEXT_CONN_REQ);
 	m->ep_id = ep;
 	m->cfg = &q->cfg;
 	return &q->req;
@@ -135,8 +136,7 @@ Rpmad__Request *
 th_req_conn_req_new(struct th_req *q, uint64_t peer, const char *addr,
 		const char *port)
 {
-	Rpmad__ConnReqNew *m = th_req_new(q,
-			RPMAD__REQUEST__BODY_CONN_REQ_NEW);
+	Rpmad__ConnReqNew *m = th_req_new(q, RPMAD__REQUEST__BODY_CONN_REQ_NEW);
 	m->peer_id = peer;
 	m->addr = str(addr);
 	m->port = str(port);
@@ -145,13 +145,12 @@ th_req_conn_req_new(struct th_req *q, uint64_t peer, const char *addr,
 }
 
 Rpmad__Request *
-th_req_connect(struct th_req *q, uint64_t conn, const void *pdata,
-		size_t len)
+th_req_connect(struct th_req *q, uint64_t conn, const void *pdata, size_t len)
 {
-	Rpmad__ConnReqConnect *m = th_req_new(q,
-			RPMAD__REQUEST__BODY_CONN_REQ_CONNECT);
+	Rpmad__ConnReqConnect *m =
+			th_req_new(q, RPMAD__REQUEST__BODY_CONN_REQ_CONNECT);
 	m->conn_id = conn;
-	m->private_data.data = (uint8_t *)pdata;
+	m->private_data.data = (uint8_t *) pdata;
 	m->private_data.len = len;
 	return &q->req;
 }
@@ -159,8 +158,7 @@ th_req_connect(struct th_req *q, uint64_t conn, const void *pdata,
 Rpmad__Request *
 th_req_admin(struct th_req *q, Rpmad__AdminQuery__Kind kind)
 {
-	Rpmad__AdminQuery *m = th_req_new(q,
-			RPMAD__REQUEST__BODY_ADMIN_QUERY);
+	Rpmad__AdminQuery *m = th_req_new(q, RPMAD__REQUEST__BODY_ADMIN_QUERY);
 	m->kind = kind;
 	return &q->req;
 }

@@ -6,8 +6,9 @@
  * what its case is about.
  *
  * Every builder starts from a fresh request (id 0: the session numbers
- * it) and returns &q->req; a NULL string stays the empty default. Plain protobuf-c, no Check and no daemon: the
- * fuzz targets and rpmad's core in the verbs tests build with it too.
+ * it) and returns &q->req; a NULL string stays the empty default.
+ * Plain protobuf-c, no Check and no daemon: the fuzz targets and rpmad's
+ * core in the verbs tests build with it too.
  */
 
 #ifndef TH_REQUESTS_H

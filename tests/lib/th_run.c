@@ -57,8 +57,7 @@ th_exec(char *const argv[], char *const env[])
 	char **e = merged_env(env);
 	if (e)
 		(void) execvpe(argv[0], argv, e);
-	(void) fprintf(stderr, "cannot run %s: %s\n", argv[0],
-			strerror(errno));
+	(void) fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
@@ -99,13 +98,13 @@ int
 proc_line(struct proc *p, const char *prefix, char *line, size_t len,
 		int timeout_ms)
 {
-	uint64_t until = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t until = it_now_ms() + (uint64_t) timeout_ms;
 	for (;;) {
 		char *nl;
 		while ((nl = memchr(p->buf, '\n', p->len)) != NULL) {
-			size_t n = (size_t)(nl - p->buf);
-			bool match = strncmp(p->buf, prefix,
-					strlen(prefix)) == 0;
+			size_t n = (size_t) (nl - p->buf);
+			bool match = strncmp(p->buf, prefix, strlen(prefix)) ==
+					0;
 			if (match) {
 				size_t c = n < len - 1 ? n : len - 1;
 				memcpy(line, p->buf, c);
@@ -116,11 +115,11 @@ proc_line(struct proc *p, const char *prefix, char *line, size_t len,
 			if (match)
 				return 0;
 		}
-		long long left = (long long)until - (long long)it_now_ms();
+		long long left = (long long) until - (long long) it_now_ms();
 		if (left <= 0 || p->len == sizeof(p->buf))
 			return -1;
 		struct pollfd pfd = { .fd = p->out, .events = POLLIN };
-		int r = poll(&pfd, 1, (int)left);
+		int r = poll(&pfd, 1, (int) left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -129,7 +128,7 @@ proc_line(struct proc *p, const char *prefix, char *line, size_t len,
 				sizeof(p->buf) - p->len);
 		if (got <= 0)
 			return -1;
-		p->len += (size_t)got;
+		p->len += (size_t) got;
 	}
 }
 
@@ -137,7 +136,7 @@ int
 proc_send(struct proc *p, const char *text)
 {
 	size_t len = strlen(text);
-	return write(p->in, text, len) == (ssize_t)len ? 0 : -1;
+	return write(p->in, text, len) == (ssize_t) len ? 0 : -1;
 }
 
 bool
@@ -181,7 +180,7 @@ slurp(int fd, char **buf, size_t *len, size_t *cap)
 		return true;
 	if (n <= 0)
 		return false;
-	*len += (size_t)n;
+	*len += (size_t) n;
 	(*buf)[*len] = '\0';
 	return true;
 }
@@ -208,8 +207,9 @@ run_cmd(struct run *r, char *const argv[], uid_t uid, gid_t gid,
 		(void) dup2(null, STDIN_FILENO);
 		(void) dup2(out[1], STDOUT_FILENO);
 		(void) dup2(err[1], STDERR_FILENO);
-		if (uid != (uid_t)-1 && (setgroups(n_groups, groups) ||
-				setgid(gid) || setuid(uid))) {
+		if (uid != (uid_t) -1 &&
+				(setgroups(n_groups, groups) || setgid(gid) ||
+						setuid(uid))) {
 			perror("dropping privileges");
 			_exit(126);
 		}
@@ -220,10 +220,10 @@ run_cmd(struct run *r, char *const argv[], uid_t uid, gid_t gid,
 
 	size_t olen = 0, ocap = 0, elen = 0, ecap = 0;
 	bool oopen = true, eopen = true;
-	uint64_t until = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t until = it_now_ms() + (uint64_t) timeout_ms;
 	int ret = 0;
 	while (oopen || eopen) {
-		long long left = (long long)until - (long long)it_now_ms();
+		long long left = (long long) until - (long long) it_now_ms();
 		if (left <= 0) {
 			ret = -1;
 			break;
@@ -232,7 +232,7 @@ run_cmd(struct run *r, char *const argv[], uid_t uid, gid_t gid,
 			{ .fd = oopen ? out[0] : -1, .events = POLLIN },
 			{ .fd = eopen ? err[0] : -1, .events = POLLIN },
 		};
-		int n = poll(pfd, 2, (int)left);
+		int n = poll(pfd, 2, (int) left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -276,16 +276,15 @@ int
 rpmactl(struct run *r, const char *socket, ...)
 {
 	const char *bin = getenv("RPMACTL_BIN");
-	char *argv[32] = { (char *)(bin && *bin ? bin : "rpmactl"),
-		"--socket", (char *)socket };
+	char *argv[32] = { (char *) (bin && *bin ? bin : "rpmactl"), "--socket",
+		(char *) socket };
 	int argc = 3;
 	va_list ap;
 	va_start(ap, socket);
 	const char *a;
 	while ((a = va_arg(ap, const char *)) != NULL && argc < 31)
-		argv[argc++] = (char *)a;
+		argv[argc++] = (char *) a;
 	va_end(ap);
 	argv[argc] = NULL;
-	return run_cmd(r, argv, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS);
+	return run_cmd(r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS);
 }
-

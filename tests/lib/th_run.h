@@ -18,14 +18,13 @@
  * ("NAME=value", NULL-terminated, may be NULL; it wins), after asking for
  * SIGKILL when the parent ends. Returns only by exiting with 127.
  */
-void th_exec(char *const argv[], char *const env[])
-	__attribute__((noreturn));
+void th_exec(char *const argv[], char *const env[]) __attribute__((noreturn));
 
 /* A child process with its standard input and output on pipes. */
 struct proc {
 	pid_t pid;
-	int in;			/* its stdin */
-	int out;		/* its stdout (and stderr when merged) */
+	int in; /* its stdin */
+	int out; /* its stdout (and stderr when merged) */
 	char buf[8192];
 	size_t len;
 };
@@ -59,9 +58,9 @@ int proc_end(struct proc *p, int sig);
 
 /* The result of a command run to completion. */
 struct run {
-	int status;		/* exit status, or 128 + signal, or -1 */
-	char *out;		/* its stdout, NUL-terminated */
-	char *err;		/* its stderr */
+	int status; /* exit status, or 128 + signal, or -1 */
+	char *out; /* its stdout, NUL-terminated */
+	char *err; /* its stderr */
 };
 
 /*
@@ -77,7 +76,6 @@ void run_free(struct run *r);
  * rpmactl -- run $RPMACTL_BIN --socket SOCKET with the NULL-terminated
  * arguments, as root. 0 or -1 (see run_cmd).
  */
-int rpmactl(struct run *r, const char *socket, ...)
-	__attribute__((sentinel));
+int rpmactl(struct run *r, const char *socket, ...) __attribute__((sentinel));
 
 #endif /* TH_RUN_H */

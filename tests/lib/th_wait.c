@@ -28,13 +28,13 @@ it_now_ms(void)
 {
 	struct timespec ts;
 	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return (uint64_t) ts.tv_sec * 1000u + (uint64_t) ts.tv_nsec / 1000000u;
 }
 
 void
 it_sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = { ms / 1000, (long) (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
@@ -42,7 +42,7 @@ it_sleep_ms(int ms)
 int
 th_wait_pid(pid_t pid, int timeout_ms, int *status)
 {
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = it_now_ms() + (uint64_t) timeout_ms;
 	for (;;) {
 		pid_t r = waitpid(pid, status, WNOHANG);
 		if (r == pid)
@@ -81,7 +81,7 @@ th_socket_accepts(const char *path)
 	if (s < 0)
 		return false;
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	bool ok = connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	bool ok = connect(s, (struct sockaddr *) &sun, sizeof(sun)) == 0;
 	(void) close(s);
 	return ok;
 }
@@ -89,7 +89,7 @@ th_socket_accepts(const char *path)
 bool
 th_wait_socket(const char *path, int timeout_ms)
 {
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = it_now_ms() + (uint64_t) timeout_ms;
 	while (!th_socket_accepts(path)) {
 		if (it_now_ms() >= end)
 			return false;
@@ -148,9 +148,9 @@ bindable(unsigned port)
 	if (s < 0)
 		return 0;
 	struct sockaddr_in sin = { .sin_family = AF_INET,
-		.sin_port = htons((uint16_t)port) };
+		.sin_port = htons((uint16_t) port) };
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int ok = bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+	int ok = bind(s, (struct sockaddr *) &sin, sizeof(sin)) == 0;
 	(void) close(s);
 	return ok;
 }
@@ -163,11 +163,12 @@ it_free_port(char *buf, size_t len)
 		/* one sequence per process: two calls never repeat a port */
 		static unsigned seed;
 		if (seed == 0)
-			seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^
-				(unsigned)it_now_ms();
+			seed = (unsigned) getpid() ^ (unsigned) time(NULL) ^
+					(unsigned) it_now_ms();
 		for (int i = 0; i < PORT_TRIES; i++) {
-			unsigned port = LOWEST_PORT + (unsigned)rand_r(&seed) %
-					(low - LOWEST_PORT);
+			unsigned port = LOWEST_PORT +
+					(unsigned) rand_r(&seed) %
+							(low - LOWEST_PORT);
 			if (bindable(port) && claim(port)) {
 				(void) snprintf(buf, len, "%u", port);
 				return 0;
@@ -182,8 +183,8 @@ it_free_port(char *buf, size_t len)
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t sl = sizeof(sin);
 	int ret = -1;
-	if (bind(s, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-			getsockname(s, (struct sockaddr *)&sin, &sl) == 0) {
+	if (bind(s, (struct sockaddr *) &sin, sizeof(sin)) == 0 &&
+			getsockname(s, (struct sockaddr *) &sin, &sl) == 0) {
 		(void) snprintf(buf, len, "%u", ntohs(sin.sin_port));
 		ret = 0;
 	}
@@ -241,9 +242,9 @@ listening_rdma(unsigned port)
 int
 it_wait_listening(const char *port, int timeout_ms)
 {
-	unsigned p = (unsigned)strtoul(port, NULL, 10);
+	unsigned p = (unsigned) strtoul(port, NULL, 10);
 	bool rdma = strcmp(test_daemon_transport(), "tcp") != 0;
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = it_now_ms() + (uint64_t) timeout_ms;
 	for (;;) {
 		if (listening_in("tcp", p) || listening_in("tcp6", p) ||
 				(rdma && listening_rdma(p)))

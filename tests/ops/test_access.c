@@ -74,7 +74,8 @@ START_TEST(test_max_connections)
 	ck_assert_ptr_null(req[2]);
 	ck_assert_msg(strstr(th_logged,
 				      "uid 0 has 2 connections (all its "
-				      "clients together), its limit: max_connections = 2"),
+				      "clients together), its limit: "
+				      "max_connections = 2"),
 			"th_logged: %s", th_logged);
 	/* a freed slot is usable again */
 	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
@@ -100,7 +101,8 @@ START_TEST(test_max_endpoints)
 			RPMA_E_NOMEM);
 	ck_assert_msg(strstr(th_logged,
 				      "uid 0 has 1 endpoints (all its clients "
-				      "together), its limit: max_endpoints = 1"),
+				      "together), its limit: "
+				      "max_endpoints = 1"),
 			"th_logged: %s", th_logged);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2), 0);

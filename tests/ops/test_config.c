@@ -376,11 +376,10 @@ hup_and_wait(const char *log_text)
 
 START_TEST(test_reload)
 {
-	ck_assert_int_eq(
-			test_daemon_start_cfg(&d,
-					"log_level = notice\n"
-					"max_connections = 1\nmax_registered_bytes = memlock\n"),
-			0);
+	const char *cfg = "log_level = notice\n"
+			  "max_connections = 1\n"
+			  "max_registered_bytes = memlock\n";
+	ck_assert_int_eq(test_daemon_start_cfg(&d, cfg), 0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "notice");
@@ -440,15 +439,12 @@ END_TEST
 START_TEST(test_options_win)
 {
 	char *extra[] = { "--log-level", "info", NULL };
-	ck_assert_int_eq(
-			test_daemon_start_opts(&d,
-					&(struct test_daemon_opts){
-							.config = "log_level = err\ntransport = verbs\n",
-							.args = (const char *const *)
-									extra,
-							.cfg_log_level =
-									true }),
-			0);
+	struct test_daemon_opts o = {
+		.config = "log_level = err\ntransport = verbs\n",
+		.args = (const char *const *) extra,
+		.cfg_log_level = true,
+	};
+	ck_assert_int_eq(test_daemon_start_opts(&d, &o), 0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "info");

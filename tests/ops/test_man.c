@@ -38,8 +38,9 @@ START_TEST(test_render_all)
 				e->d_name);
 		char *argv[] = { "groff", "-man", "-ww", "-z", path, NULL };
 		struct run r;
-		ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-				TH_WAIT_MS), 0);
+		ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0,
+						 TH_WAIT_MS),
+				0);
 		ck_assert_msg(r.status == 0 && r.out[0] == '\0' &&
 				r.err[0] == '\0', "%s: exit %d\n%s%s",
 				e->d_name, r.status, r.out, r.err);
@@ -68,7 +69,7 @@ START_TEST(test_checker_speaks)
 	(void) close(fd);
 	char *argv[] = { "groff", "-man", "-ww", "-z", path, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_msg(r.err[0] != '\0', "groff said nothing");
 	run_free(&r);
@@ -81,7 +82,7 @@ main(void)
 {
 	char *probe[] = { "sh", "-c", "command -v groff", NULL };
 	struct run r;
-	if (run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0, TH_WAIT_MS) ||
+	if (run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
 			r.status != 0) {
 		(void) fprintf(stderr, "groff is not installed: skipped\n");
 		return 77;

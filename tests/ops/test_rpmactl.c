@@ -70,8 +70,8 @@ setup_pair(void)
 	(void) snprintf(pmem, sizeof(pmem), "%s/%s", d.dir, pmem_name);
 	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
 
@@ -80,7 +80,8 @@ setup_pair(void)
 	ck_assert_int_eq(proc_start(&server, sargv, NULL, NULL), 0);
 	char line[256];
 	ck_assert_msg(proc_line(&server, "listening", line, sizeof(line),
-			TH_WAIT_MS) == 0, "the server does not listen");
+				      TH_WAIT_MS) == 0,
+			"the server does not listen");
 	char *cargv[] = { (char *)peer_bin(), "client", "127.0.0.1", port_s,
 		NULL };
 	ck_assert_int_eq(proc_start(&client, cargv, NULL, NULL), 0);
@@ -536,7 +537,8 @@ START_TEST(test_evict)
 	ck_assert_int_eq(proc_send(&server, "reg\n"), 0);
 	char line[128];
 	ck_assert_int_eq(proc_line(&server, "reg ", line, sizeof(line),
-			TH_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 	char want[32];
 	(void) snprintf(want, sizeof(want), "reg %d", RPMA_E_PROVIDER);
 	ck_assert_str_eq(line, want);
@@ -544,7 +546,8 @@ START_TEST(test_evict)
 	/* the client stays, its connection lost */
 	ck_assert_int_eq(proc_send(&client, "reg\n"), 0);
 	ck_assert_int_eq(proc_line(&client, "reg ", line, sizeof(line),
-			TH_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 	ck_assert_str_eq(line, "reg 0");
 
 	/* nobody there: refused (1); JSON form too */
@@ -677,14 +680,14 @@ START_TEST(test_exit_codes)
 	}
 	const char *bin = getenv("RPMACTL_BIN");
 	char *none[] = { (char *)(bin ? bin : "rpmactl"), NULL };
-	ck_assert_int_eq(run_cmd(&r, none, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, none, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "usage:"));
 	run_free(&r);
 	char *help[] = { (char *)(bin ? bin : "rpmactl"), "--help", NULL };
-	ck_assert_int_eq(run_cmd(&r, help, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, help, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "exit status"));
 	run_free(&r);
@@ -692,15 +695,15 @@ START_TEST(test_exit_codes)
 	/* $RPMAD_SOCKET is the default socket */
 	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char *plain[] = { (char *)(bin ? bin : "rpmactl"), "status", NULL };
-	ck_assert_int_eq(run_cmd(&r, plain, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, plain, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, d.socket));
 	run_free(&r);
 	/* 3: rpmad went away */
 	(void) test_daemon_stop(&d);
-	ck_assert_int_eq(run_cmd(&r, plain, (uid_t)-1, 0, NULL, 0,
-			TH_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, plain, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 3);
 	run_free(&r);
 }

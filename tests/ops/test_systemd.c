@@ -123,7 +123,8 @@ START_TEST(test_notify_and_watchdog)
 			&mr), 0);
 	ck_assert_msg(next_notify(s,
 				      "STATUS=1 client, 0 connections, 0 "
-				      "endpoints, 1 registration (8.0 KiB pinned)",
+				      "endpoints, 1 registration "
+				      "(8.0 KiB pinned)",
 				      msg, sizeof(msg), TH_WAIT_MS),
 			"the status did not follow");
 

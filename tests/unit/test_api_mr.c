@@ -551,7 +551,7 @@ main(void)
 	const TTest *const tc_quota[] = { reg_quota, NULL };
 	const struct th_tcase tcases[] = {
 		{ "reg", .tests = tc_reg, .create = api_tcase_shared },
-		/* functional, not timed: room for a sanitizer build on a busy machine */
+		/* functional, not timed: sanitizers on a busy machine */
 		{ "scale", .tests = tc_scale, .create = api_tcase_shared,
 				.timeout = 600 },
 		{ "quota", .tests = tc_quota, .create = api_tcase_limited },

@@ -672,8 +672,8 @@ static void
 say_hello(struct th_ctl *s)
 {
 	struct th_req q;
-	Rpmad__Response *r = call(s, th_req_hello(&q, "test_codec_proto"),
-			NULL, 0);
+	Rpmad__Response *r =
+			call(s, th_req_hello(&q, "test_codec_proto"), NULL, 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_ptr_null(r->error);
 	ck_assert_int_eq(r->body_case, RPMAD__RESPONSE__BODY_HELLO);

@@ -475,7 +475,7 @@ main(void)
 		hello_pdata_lengths, hello_rejected, hello_of_version_1,
 		hello_of_another_version, NULL };
 	const struct th_tcase tcases[] = {
-		/* 200,000 random headers: seconds under ASan on a loaded host */
+		/* 200,000 random headers: seconds under ASan, a loaded host */
 		{ "frame", .steps = tc_frame, .timeout = 120 },
 		{ "hello", .tests = tc_hello },
 	};

@@ -276,7 +276,7 @@ main(void)
 		TH_LOOP(header_check_field, 0, N_FIELDS),
 		TH_TEST(header_check_sizes), TH_END };
 	const struct th_tcase tcases[] = {
-		/* every combination, each region malloc'ed: seconds under ASan */
+		/* every combination, each region malloc'ed: slow under ASan */
 		{ "layout", .tests = tc_layout, .timeout = 120 },
 		{ "header", .steps = tc_header },
 	};

@@ -255,8 +255,10 @@ h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m, uint32_t usage,
 {
 	struct th_req q;
 	int fds[1] = { dup(m->fd) };
-	call(s, th_req_mr_reg(&q, peer, (uint64_t)(uintptr_t)m->ptr, m->len,
-			usage), fds, 1, r);
+	call(s,
+			th_req_mr_reg(&q, peer, (uint64_t) (uintptr_t) m->ptr,
+					m->len, usage),
+			fds, 1, r);
 	if (r->code == 0) {
 		m->mr_id = r->id;
 		m->key = r->key;
@@ -312,8 +314,8 @@ h_conn_req_new(struct session *s, uint64_t peer, const char *addr,
 		const char *port, const uint32_t cfg[4], struct h_reply *r)
 {
 	struct th_req q;
-	call(s, sized(&q, th_req_conn_req_new(&q, peer, addr, port), cfg),
-			NULL, 0, r);
+	call(s, sized(&q, th_req_conn_req_new(&q, peer, addr, port), cfg), NULL,
+			0, r);
 }
 
 void
