@@ -569,9 +569,10 @@ START_TEST(test_fd_kinds)
 					resp->error->message : "accepted");
 			const int dereg = RPMAD__REQUEST__BODY_MR_DEREG;
 			if (resp->error == NULL)
-				ck_assert_int_eq(id_code(&s, dereg,
-							 resp->mr->mr_id, NULL,
-							 0),
+				ck_assert_int_eq(
+						id_code(&s, dereg,
+								resp->mr->mr_id,
+								NULL, 0),
 						0);
 			rpmad__response__free_unpacked(resp, NULL);
 			(void) close(fd);

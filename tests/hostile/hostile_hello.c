@@ -394,16 +394,13 @@ main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], EXEC_ARG) == 0)
 		return exec_hello(argv);
-	Suite *s = suite_create("hostile_hello");
-	TCase *tc = tcase_create("hello");
-	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_own_accepted);
-	tcase_add_test(tc, test_child_maps);
-	tcase_add_test(tc, test_thread_mem);
-	tcase_add_test(tc, test_execed_mem);
-	tcase_add_test(tc, test_ended_process);
-	tcase_add_test(tc, test_container);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_hello[] = { test_own_accepted, test_child_maps,
+		test_thread_mem, test_execed_mem, test_ended_process,
+		test_container, NULL };
+	const struct th_tcase tcases[] = {
+		{ "hello", .tests = tc_hello, .timeout = 60, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run_forked(th_suite("hostile_hello", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -373,13 +373,15 @@ END_TEST
 static Suite *
 cleanup_suite(void)
 {
-	Suite *s = suite_create("integration: cleanup");
-	TCase *tc = it_tcase_create("cleanup");
-	tcase_add_loop_test(tc, test_client_vanishes, 0, VICTIM_ENDS);
-	if (!IT_ASAN)	/* the sanitizer's allocator maps as it likes */
-		tcase_add_test(tc, test_file_registration_unmapped);
-	suite_add_tcase(s, tc);
-	return s;
+	struct th_test tc_cleanup[] = { TH_LOOP(test_client_vanishes, 0,
+							VICTIM_ENDS),
+		TH_TEST(test_file_registration_unmapped), TH_END };
+	if (IT_ASAN) /* the sanitizer's allocator maps as it likes */
+		tc_cleanup[1] = (struct th_test) TH_END;
+	const struct th_tcase tcases[] = {
+		{ "cleanup", .steps = tc_cleanup, .create = it_tcase_create },
+	};
+	return th_suite("integration: cleanup", tcases, TH_N(tcases));
 }
 
 int

@@ -406,15 +406,16 @@ END_TEST
 static Suite *
 fair_suite(void)
 {
-	Suite *s = suite_create("integration: arbitration");
-	TCase *tc = it_tcase_create("fair");
 	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
-	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
-	tcase_add_loop_test(tc, test_small_beside_a_persist, 0, 2);
-	tcase_add_loop_test(tc, test_bandwidth_cap, 0, 2);
-	tcase_add_loop_test(tc, test_contended_told, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fair[] = { TH_LOOP(test_small_between_slices, 0,
+							   2),
+		TH_LOOP(test_small_beside_a_persist, 0, 2),
+		TH_LOOP(test_bandwidth_cap, 0, 2),
+		TH_LOOP(test_contended_told, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fair", .steps = tc_fair, .create = it_tcase_create },
+	};
+	return th_suite("integration: arbitration", tcases, TH_N(tcases));
 }
 
 int

@@ -88,11 +88,10 @@ main(void)
 		return 77;
 	}
 	run_free(&r);
-	Suite *s = suite_create("man");
-	TCase *tc = tcase_create("man");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_render_all);
-	tcase_add_test(tc, test_checker_speaks);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_man[] = { test_render_all, test_checker_speaks,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "man", .tests = tc_man, .timeout = 120 },
+	};
+	return check_run(th_suite("man", tcases, TH_N(tcases)), CK_NORMAL);
 }

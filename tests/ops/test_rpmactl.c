@@ -712,36 +712,25 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("rpmactl");
-	TCase *tc = tcase_create("pair");
-	tcase_add_checked_fixture(tc, setup_pair, teardown_pair);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_status);
-	tcase_add_test(tc, test_clients);
-	tcase_add_test(tc, test_connections);
-	tcase_add_test(tc, test_mrs);
-	tcase_add_test(tc, test_endpoints);
-	tcase_add_test(tc, test_stats);
-	tcase_add_test(tc, test_sigkill_leaves_listings);
-	tcase_add_test(tc, test_evict);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("many");
-	tcase_add_checked_fixture(tc, setup_many, teardown_many);
-	/*
-	 * 2000 registrations made, listed twice (once in 286 pages) and
-	 * parsed: about two minutes of CPU under ASan, which two loaded
-	 * cores stretch further
-	 */
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_thousands_of_registrations);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("exit");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_exit_codes);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_pair[] = { test_status, test_clients,
+		test_connections, test_mrs, test_endpoints, test_stats,
+		test_sigkill_leaves_listings, test_evict, NULL };
+	const TTest *const tc_many[] = { test_thousands_of_registrations,
+		NULL };
+	const TTest *const tc_exit[] = { test_exit_codes, NULL };
+	const struct th_tcase tcases[] = {
+		{ "pair", .tests = tc_pair, .timeout = 60, .setup = setup_pair,
+				.teardown = teardown_pair },
+		/*
+		 * 2000 registrations made, listed twice (once in 286 pages)
+		 * and parsed: about two minutes of CPU under ASan, which two
+		 * loaded cores stretch further
+		 */
+		{ "many", .tests = tc_many, .timeout = 300, .setup = setup_many,
+				.teardown = teardown_many },
+		{ "exit", .tests = tc_exit, .timeout = 60 },
+	};
+	return th_suite("rpmactl", tcases, TH_N(tcases));
 }
 
 int

@@ -849,6 +849,15 @@ START_TEST(dispatch_garbage)
 }
 END_TEST
 
+/* the dispatcher's test case: one rpmad for all of its tests */
+static TCase *
+dispatcher(const char *name)
+{
+	TCase *tc = tcase_create(name);
+	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
+	return tc;
+}
+
 int
 main(void)
 {
@@ -857,30 +866,22 @@ main(void)
 	n_response_ids = oneof_ids(&rpmad__response__descriptor, response_ids,
 			MAX_BODIES);
 
-	Suite *s = suite_create("codec_proto");
-	TCase *tc = tcase_create("round_trip");
-	tcase_add_loop_test(tc, request_round_trip, 0, (int)n_request_ids);
-	tcase_add_loop_test(tc, response_round_trip, 0, (int)n_response_ids);
-	tcase_add_test(tc, specific_values);
-	tcase_add_test(tc, oneof_twice);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, truncated);
-	tcase_add_test(tc, mutated);
-	tcase_add_test(tc, random_bytes);
-	tcase_add_test(tc, oversized);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("dispatcher");
-	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, dispatch_hello_first);
-	tcase_add_test(tc, dispatch_envelope_errors);
-	tcase_add_test(tc, dispatch_every_request_filled);
-	tcase_add_test(tc, dispatch_garbage);
-	suite_add_tcase(s, tc);
-
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_round_trip[] = {
+		TH_LOOP(request_round_trip, 0, (int) n_request_ids),
+		TH_LOOP(response_round_trip, 0, (int) n_response_ids),
+		TH_TEST(specific_values), TH_TEST(oneof_twice), TH_END
+	};
+	const TTest *const tc_malformed[] = { truncated, mutated, random_bytes,
+		oversized, NULL };
+	const TTest *const tc_dispatcher[] = { dispatch_hello_first,
+		dispatch_envelope_errors, dispatch_every_request_filled,
+		dispatch_garbage, NULL };
+	const struct th_tcase tcases[] = {
+		{ "round_trip", .steps = tc_round_trip },
+		{ "malformed", .tests = tc_malformed, .timeout = 120 },
+		{ "dispatcher", .tests = tc_dispatcher, .create = dispatcher,
+				.timeout = 120 },
+	};
+	return check_run_forked(th_suite("codec_proto", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }
