@@ -70,9 +70,8 @@ server_a(const struct it_env *env, void *arg)
 	}
 	for (int i = 0; i < CONNS; i++)
 		it_await_close(&conn[i]);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 

@@ -335,12 +335,9 @@ server(const struct it_env *env, void *arg)
 			&ep2));
 
 	/* the old objects go, each without an error */
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	IT_OK(rpma_peer_delete(&peer2));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer), rpma_peer_delete(&peer2));
 	free(buf);
 	return 0;
 }

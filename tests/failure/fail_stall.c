@@ -66,10 +66,8 @@ server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf + BUF / 2, BUF / 2, 2), -1);
 	IT_OK(rpma_conn_disconnect(conn));
 	it_expect_event(conn, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_ep_shutdown(&ep),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -172,9 +170,8 @@ client(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_disconnect(conn));
 	IT_OK(rpma_conn_delete(&conn));
 
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	free(spare);
 	return 0;

@@ -695,10 +695,8 @@ file_server(const struct it_env *env, void *arg)
 	struct stat st;
 	IT_EQ(fstat(fd, &st), 0);
 	IT_EQ(st.st_size, 0);
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_peer_cfg_delete(&pcfg), rpma_mr_dereg(&mr),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, FILE_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	return 0;

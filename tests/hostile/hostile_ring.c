@@ -151,10 +151,8 @@ server(const struct it_env *env, void *arg)
 				"(registration [%d, %d))", i, S_REG_OFF,
 				S_REG_OFF + S_REG_LEN);
 	free(ref);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&msg_mr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&msg_mr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(msg);
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
@@ -552,9 +550,8 @@ idle_server(const struct it_env *env, void *arg)
 		(void) rpma_conn_disconnect(conn);
 		IT_OK(rpma_conn_delete(&conn));
 	}
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }

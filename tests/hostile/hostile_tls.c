@@ -301,9 +301,8 @@ secret_server(const struct it_env *env, void *arg)
 	/* what the client wrote arrived */
 	IT_EQ(it_check(buf + SECRET_SIZE, SECRET_SIZE, CLIENT_SEED), -1);
 	it_await_close(&conn);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }

@@ -151,11 +151,8 @@ server(const struct it_env *env, void *arg)
 	for (size_t i = 0; i < 3 * PAGE; i++)
 		IT_ASSERT_MSG(buf[i] == ref[i], "byte %zu of S's buffer changed",
 				i);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&fmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&fmr), rpma_mr_dereg(&rmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, FILE_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	free(ref);
@@ -880,9 +877,8 @@ lied_to_client(const struct it_env *env, void *arg)
 		IT_OK(rpma_conn_delete(&conn));
 		IT_EQ(it_tell(IT_PARENT, TAG_C_DONE, NULL, 0), 0);
 	}
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(ref);
 	free(buf);
 	return 0;

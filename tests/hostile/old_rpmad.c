@@ -137,11 +137,9 @@ server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf, 64, SEED_OLD), -1);
 	/* after the idle time: longer than it_expect_event waits */
 	IT_EQ(it_next_event(conn, IT_ROLE_MS), RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
 	return 0;

@@ -111,11 +111,9 @@ survivor_partner(const struct it_env *env, void *arg)
 	/* W closes once the parent saw everything */
 	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);
 	IT_EQ(ev, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }

@@ -245,10 +245,8 @@ queues_server(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
 	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&smr), rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(sbuf);
 	free(words);
 	return 0;
@@ -329,11 +327,9 @@ queues_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&rmr_local));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&rmr),
+			rpma_mr_dereg(&rmr_local), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(rbuf);
 	free(src);
 	return 0;

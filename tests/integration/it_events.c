@@ -244,10 +244,8 @@ late_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_ep_next_conn_req(ep, NULL, &req));
 	struct rpma_conn *conn = it_accept(&req, NULL);
 	it_expect_event(conn, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -356,9 +354,8 @@ silent_client(const struct it_env *env, void *arg)
 	IT_ASSERT_MSG(!o->hangs || took >= SILENT_TIMEOUT_MS * 8 / 10,
 			"the failure came after %llu ms, before the %d ms "
 			"timeout", (unsigned long long)took, SILENT_TIMEOUT_MS);
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_conn_cfg_delete(&cfg),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -669,9 +666,8 @@ announced_server(const struct it_env *env, void *arg)
 			rpma_utils_conn_event_2str(ev));
 	/* and it is said once */
 	IT_ERR(RPMA_E_PROVIDER, rpma_conn_next_event(conn, &ev));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 

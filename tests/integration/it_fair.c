@@ -80,10 +80,8 @@ server(const struct it_env *env, void *arg)
 	it_await_close(&small);
 	IT_EQ(it_check(buf, BIG_LEN, SEED_BIG), -1);
 	IT_EQ(it_check(buf + SMALL_OFF, 8, SEED_SMALL), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	if (big_op == BIG_PERSIST)
 		it_pmem_unmap(&pm);
 	else
@@ -168,9 +166,8 @@ pair_close(struct pair *p)
 	if (p->big)
 		it_close(&p->big);
 	it_close(&p->small);
-	IT_OK(rpma_mr_remote_delete(&p->rmr));
-	IT_OK(rpma_mr_dereg(&p->mr));
-	IT_OK(rpma_peer_delete(&p->peer));
+	IT_OKS(rpma_mr_remote_delete(&p->rmr), rpma_mr_dereg(&p->mr),
+			rpma_peer_delete(&p->peer));
 	free(p->buf);
 }
 

@@ -179,10 +179,8 @@ fds_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_delete(&conn));
 
 	IT_EQ(close(epfd), 0);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_dereg(&mr),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }

@@ -268,10 +268,8 @@ stopped_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&ms));
-	IT_OK(rpma_mr_dereg(&mb));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&ms),
+			rpma_mr_dereg(&mb), rpma_peer_delete(&peer));
 	free(src);
 	free(back);
 	return 0;

@@ -571,10 +571,8 @@ fork_advice_server(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(a[i] == 0x31 && b[i] == 0x32 && w[i] == 0x33 &&
 				v[i] == 0x34, "byte %zu: the child's store "
 				"reached the parent", i);
-	IT_OK(rpma_mr_dereg(&mra));
-	IT_OK(rpma_mr_dereg(&mrb));
-	IT_OK(rpma_mr_dereg(&mrw));
-	IT_OK(rpma_mr_dereg(&mrv));
+	IT_OKS(rpma_mr_dereg(&mra), rpma_mr_dereg(&mrb), rpma_mr_dereg(&mrw),
+			rpma_mr_dereg(&mrv));
 	IT_ASSERT(!has_vmflag(a, "dc") && has_vmflag(b, "dc"));
 	IT_ASSERT(has_vmflag(w, "wf"));
 	uint8_t *maps[] = { a, b, w, v };
@@ -712,9 +710,8 @@ pool_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_reg(r.peer, pool + 300 * ps, 8, RW, &mr[1]));
 	IT_OK(rpma_mr_reg(r.peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
 	it_remote_write(mr[0], 0, 4096, 8);
-	IT_OK(rpma_mr_dereg(&mr[1]));
-	IT_OK(rpma_mr_dereg(&mr[0]));
-	IT_OK(rpma_mr_dereg(&mr[2]));
+	IT_OKS(rpma_mr_dereg(&mr[1]), rpma_mr_dereg(&mr[0]),
+			rpma_mr_dereg(&mr[2]));
 	IT_ASSERT_MSG(mappings_over(pool, len) == 1, "the pool is %d "
 			"mappings after deregistration",
 			mappings_over(pool, len));

@@ -376,11 +376,9 @@ persist_server(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
 	it_await_close(&conn);
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&vmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_peer_cfg_delete(&pcfg), rpma_mr_dereg(&vmr),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(vol);
 	it_pmem_unmap(&pmem);
 	return 0;
@@ -442,10 +440,8 @@ persist_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&vrmr));
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&vrmr), rpma_mr_remote_delete(&rmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -571,12 +567,9 @@ msg_server(const struct it_env *env, void *arg)
 		it_no_wc(rcq, 10);
 
 	it_await_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_mr_dereg(&tmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_dereg(&smr),
+			rpma_mr_dereg(&tmr), rpma_mr_dereg(&rmr),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	free(sbuf);
 	free(target);
 	free(rbuf);
@@ -629,11 +622,9 @@ msg_client(const struct it_env *env, void *arg)
 		it_no_wc(cq, 10);
 
 	it_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&tmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&tmr),
+			rpma_mr_dereg(&rmr), rpma_mr_dereg(&smr),
+			rpma_peer_delete(&peer));
 	free(rbuf);
 	free(sbuf);
 	return 0;

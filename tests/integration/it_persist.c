@@ -338,10 +338,8 @@ target(const struct it_env *env, void *arg)
 	for (size_t i = 0; i < NPIECES; i++)
 		IT_EQ(it_check(pm + pieces[i].off, pieces[i].len,
 				pieces[i].seed), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	if (c->kind == K_ANON)
 		free(map);
 	else if (c->kind == K_DEVDAX_ANON)
@@ -438,10 +436,8 @@ initiator(const struct it_env *env, void *arg)
 		IT_EQ(it_tell(IT_PARENT, TAG_FLUSHED, NULL, 0), 0);
 		it_close(&conn);
 	}
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_mr_dereg(&back_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_mr_dereg(&back_mr), rpma_peer_delete(&peer));
 	free(buf);
 	free(back);
 	return 0;
@@ -568,10 +564,8 @@ bulk_target(const struct it_env *env, void *arg)
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	it_await_close(&conn);
 	IT_EQ(it_check(pm, BULK_SIZE, 2), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, BULK_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	return 0;

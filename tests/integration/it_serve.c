@@ -196,9 +196,8 @@ epoll_server(const struct it_env *env, void *arg)
 	for (int i = 0; i < NCLIENTS; i++)
 		IT_EQ(it_check(names + i * NAME_LEN, NAME_LEN, 300 + i), -1);
 	IT_EQ(close(s.epoll), 0);
-	IT_OK(rpma_ep_shutdown(&s.ep));
-	IT_OK(rpma_mr_dereg(&s.names_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&s.ep), rpma_mr_dereg(&s.names_mr),
+			rpma_peer_delete(&peer));
 	free(names);
 	return 0;
 }
@@ -303,9 +302,8 @@ side_server(const struct it_env *env, void *arg)
 	struct rpma_conn *conn = it_accept(&req, &pd);
 	it_await_close(&conn);
 	IT_EQ(it_check(area, AREA, 400 + (uint32_t)a->server), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(area);
 	return 0;
 }
@@ -353,9 +351,8 @@ side_client(const struct it_env *env, void *arg)
 		it_close(&conns[i]);
 		IT_OK(rpma_mr_remote_delete(&dst[i]));
 	}
-	IT_OK(rpma_mr_dereg(&src_mr));
-	IT_OK(rpma_mr_dereg(&back_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&src_mr), rpma_mr_dereg(&back_mr),
+			rpma_peer_delete(&peer));
 	free(src);
 	free(back);
 	return 0;

@@ -229,10 +229,8 @@ threads_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&sc->conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&sc->rmr));
-	IT_OK(rpma_mr_dereg(&sc->mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&sc->rmr),
+			rpma_mr_dereg(&sc->mr), rpma_peer_delete(&peer));
 	free(sc);
 	free(buf);
 	return 0;

@@ -88,9 +88,8 @@ server(const struct it_env *env, void *arg)
 	for (size_t off = 0; off < BUF; off += CHUNK)
 		IT_EQ(it_check(buf + off, CHUNK, seed), -1);
 	it_await_close(&conn);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
 	return 0;

@@ -236,10 +236,8 @@ hu_innocent_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(p->server, HU_TAG_INNOCENT_DONE, &last, sizeof(last)),
 			0);
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&gmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&gmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(guard);
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, HU_TAG_INNOCENT_DONE, NULL, 0), 0);

@@ -238,6 +238,21 @@ void it_fail(const char *file, int line, const char *fmt, ...)
 				rpma_err_2str(it_ret_)); \
 } while (0)
 
+/*
+ * IT_OKS(call, ...) -- IT_OK of each of up to six calls, in their order
+ * (a role's releases on one line)
+ */
+/* clang-format off */
+#define IT_OKS(...) IT_OKS_PICK_(__VA_ARGS__, IT_OKS6_, IT_OKS5_, IT_OKS4_, \
+		IT_OKS3_, IT_OKS2_, IT_OK)(__VA_ARGS__)
+#define IT_OKS_PICK_(a, b, c, d, e, f, which, ...) which
+#define IT_OKS2_(a, b) do { IT_OK(a); IT_OK(b); } while (0)
+#define IT_OKS3_(a, ...) do { IT_OK(a); IT_OKS2_(__VA_ARGS__); } while (0)
+#define IT_OKS4_(a, ...) do { IT_OK(a); IT_OKS3_(__VA_ARGS__); } while (0)
+#define IT_OKS5_(a, ...) do { IT_OK(a); IT_OKS4_(__VA_ARGS__); } while (0)
+#define IT_OKS6_(a, ...) do { IT_OK(a); IT_OKS5_(__VA_ARGS__); } while (0)
+/* clang-format on */
+
 /* A librpma call that must fail with `code`. */
 #define IT_ERR(code, call) do { \
 	int it_ret_ = (call); \

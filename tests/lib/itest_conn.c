@@ -197,9 +197,8 @@ it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
 		struct rpma_mr_local **mr, struct rpma_peer **peer, void *buf)
 {
 	it_close(conn);
-	IT_OK(rpma_mr_remote_delete(rmr));
-	IT_OK(rpma_mr_dereg(mr));
-	IT_OK(rpma_peer_delete(peer));
+	IT_OKS(rpma_mr_remote_delete(rmr), rpma_mr_dereg(mr),
+			rpma_peer_delete(peer));
 	free(buf);
 }
 
@@ -208,9 +207,7 @@ it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
 		struct rpma_ep **ep, struct rpma_peer **peer, void *buf)
 {
 	it_await_close(conn);
-	IT_OK(rpma_mr_dereg(mr));
-	IT_OK(rpma_ep_shutdown(ep));
-	IT_OK(rpma_peer_delete(peer));
+	IT_OKS(rpma_mr_dereg(mr), rpma_ep_shutdown(ep), rpma_peer_delete(peer));
 	free(buf);
 }
 

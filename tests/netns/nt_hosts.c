@@ -163,11 +163,9 @@ exchange_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(file, DATA_LEN, SEED_DATA), -1);
 	free(file);
 
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&msg_mr));
-	IT_OK(rpma_mr_dereg(&pm_mr));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&msg_mr),
+			rpma_mr_dereg(&pm_mr), rpma_peer_cfg_delete(&pcfg),
+			rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, PM_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	free(msg);
