@@ -244,10 +244,10 @@ hear_restarted(void)
 static struct rpma_mr_local *
 target_mr(struct rpma_peer *peer, uint8_t *buf)
 {
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, BUF,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_RECV |
+					RPMA_MR_USAGE_SEND);
 	return mr;
 }
 
@@ -259,9 +259,8 @@ round_trip(struct rpma_conn *conn, struct rpma_peer *peer, uint32_t seed)
 	it_expect_desc(&desc);
 	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
 	uint8_t *buf = it_alloc(2 * BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * BUF, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * BUF,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	struct ibv_wc wc;
@@ -285,8 +284,7 @@ serve_once(struct rpma_peer *peer, const struct it_env *env)
 	uint8_t *buf = it_alloc(BUF);
 	struct rpma_mr_local *mr = target_mr(peer, buf);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	it_await_close(&conn);
 	IT_OK(rpma_ep_shutdown(&ep));
@@ -301,8 +299,7 @@ server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(BUF);
 	struct rpma_mr_local *mr = target_mr(peer, buf);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	post_recvs(conn, mr);
 

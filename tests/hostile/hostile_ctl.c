@@ -664,10 +664,9 @@ file_server(const struct it_env *env, void *arg)
 	uint8_t *pm = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
 			MAP_SHARED, fd, 0);
 	IT_ASSERT(pm != MAP_FAILED);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, pm, FILE_SIZE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	/* a persistent flush needs the remote side to say it may */
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
@@ -683,8 +682,7 @@ file_server(const struct it_env *env, void *arg)
 			IT_EQ(it_tell(IT_CLIENT, TAG_TRUNCATED, NULL, 0), 0);
 			continue;
 		}
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		it_send_desc(IT_CLIENT, mr, pcfg);
 		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
 		IT_ASSERT(ev == RPMA_CONN_CLOSED || ev == RPMA_CONN_LOST);
@@ -801,9 +799,8 @@ file_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(FILE_SIZE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, FILE_SIZE, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, FILE_SIZE,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
 	for (int op = 0; op < FILE_OPS; op++) {
 		if (op == OP_GOOD_WRITE + 1) {

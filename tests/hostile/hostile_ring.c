@@ -108,8 +108,8 @@ server(const struct it_env *env, void *arg)
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
 	uint8_t *msg = it_alloc(PAGE);
-	struct rpma_mr_local *msg_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, msg, PAGE, RPMA_MR_USAGE_SEND, &msg_mr));
+	struct rpma_mr_local *msg_mr =
+			IT_REG(peer, msg, PAGE, RPMA_MR_USAGE_SEND);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
 	IT_EQ(it_tell(IT_THIRD, HU_TAG_LISTENING, NULL, 0), 0);
@@ -119,8 +119,7 @@ server(const struct it_env *env, void *arg)
 		IT_EQ(it_expect(TAG_NEXT, &a, sizeof(a)), sizeof(a));
 		if (a < 0)
 			break;
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		it_send_desc(IT_THIRD, mr, NULL);
 		if (needs_message(a)) {
 			(void) it_expect(TAG_SEND_NOW, NULL, 0);
@@ -536,14 +535,13 @@ idle_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
 	IT_EQ(it_tell(IT_THIRD, HU_TAG_LISTENING, NULL, 0), 0);
 	for (int i = IDLE_CORRUPT_SQ; i < IDLE_STEPS; i++) {
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		it_send_desc(IT_THIRD, mr, NULL);
 		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
 		IT_ASSERT(ev == RPMA_CONN_LOST || ev == RPMA_CONN_CLOSED);
@@ -571,8 +569,8 @@ idle_client(const struct it_env *env, void *arg)
 	static const struct qp_sizes sizes = { 10, 10, 10, 0 };
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_SRC);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	(void) it_expect(HU_TAG_LISTENING, NULL, 0);

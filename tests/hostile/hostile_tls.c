@@ -286,16 +286,14 @@ secret_server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(2 * SECRET_SIZE);
 	it_fill(buf, SECRET_SIZE, SERVER_SEED);
 	memset(buf + SECRET_SIZE, 0, SECRET_SIZE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * SECRET_SIZE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * SECRET_SIZE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	IT_EQ(it_tell(IT_PARENT, TAG_DESC_PARENT, desc, 21), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	IT_EQ(it_hear(TAG_DONE, NULL, 0, IT_ROLE_MS), 0);
 	/* what the client wrote arrived */
@@ -317,9 +315,8 @@ sniffed_client(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(2 * SECRET_SIZE);
 	memset(buf, 0, SECRET_SIZE);
 	it_fill(buf + SECRET_SIZE, SECRET_SIZE, CLIENT_SEED);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * SECRET_SIZE, RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * SECRET_SIZE,
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC);
 	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
 	struct rpma_conn *conn = it_connect_to(peer, port, NULL, NULL);
 	struct it_desc desc;

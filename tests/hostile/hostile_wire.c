@@ -88,8 +88,7 @@ server(const struct it_env *env, void *arg)
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
 	/* receives land in the first page, guarded by the pattern too */
-	struct rpma_mr_local *rmr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_RECV, &rmr));
+	struct rpma_mr_local *rmr = IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_RECV);
 	/* a file this process will truncate under the liar's write */
 	char path[300];
 	(void) snprintf(path, sizeof(path), "%s/wire.pmem", env->dir);
@@ -99,8 +98,8 @@ server(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			fd, 0);
 	IT_ASSERT(pm != MAP_FAILED);
-	struct rpma_mr_local *fmr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST, &fmr));
+	struct rpma_mr_local *fmr =
+			IT_REG(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST);
 
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
@@ -123,8 +122,7 @@ server(const struct it_env *env, void *arg)
 			IT_EQ(it_tell(IT_PARENT, TAG_RECV_POSTED, NULL, 0), 0);
 			continue;
 		}
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		if (next == NEXT_CONN_RECV || next == NEXT_CONN_RECV_FLUSHED) {
 			IT_OK(rpma_recv(conn, rmr, S_RECV_OFF, S_RECV_LEN,
 					(void *)0x5e));

@@ -118,9 +118,8 @@ server(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(PAGE);
 	memset(buf, 0, PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, PAGE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	struct rpma_ep *ep = NULL;
@@ -223,8 +222,8 @@ client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PAGE);
 	memset(buf, 0, PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_READ_DST);
 	/* the old rpmad's registration: 0x1000 bytes at 0x1000, key 0x42 */
 	uint8_t rdesc[21];
 	memset(rdesc, 0, sizeof(rdesc));

@@ -70,9 +70,8 @@ survivor(const struct it_env *env, void *arg)
 	const struct cleanup_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
 	struct rpma_conn *conn = it_connect_to(peer, o->port_s, NULL, NULL);
 	struct rpma_cq *cq = NULL;
@@ -98,14 +97,12 @@ survivor_partner(const struct it_env *env, void *arg)
 	const struct cleanup_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, o->port_s, &ep));
 	IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_THIRD, mr, NULL);
 
 	/* W closes once the parent saw everything */
@@ -201,9 +198,8 @@ victim_partner(const struct it_env *env, void *arg)
 			RPMA_UTIL_IBV_CONTEXT_REMOTE :
 			RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(65536);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 65536, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 65536,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (o->end == KILL_PASSIVE) {
@@ -327,10 +323,10 @@ file_mr_client(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	IT_ASSERT(pm != MAP_FAILED);
+	const int usage = RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	for (int i = 0; i < FILE_ROUNDS; i++) {
-		struct rpma_mr_local *mr = NULL;
-		IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-				RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+		struct rpma_mr_local *mr = IT_REG(peer, pm, PM_SIZE, usage);
 		IT_OK(rpma_mr_dereg(&mr));
 	}
 	IT_OK(rpma_peer_delete(&peer));

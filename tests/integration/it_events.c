@@ -169,8 +169,7 @@ reject_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_req_delete(&req));
 	IT_ASSERT(req == NULL);
 	/* the endpoint takes the next request as usual */
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_await_close(&conn);
 	IT_OK(rpma_ep_shutdown(&ep));
 	IT_OK(rpma_peer_delete(&peer));
@@ -483,9 +482,8 @@ observe_loss(struct rpma_conn *conn, struct rpma_peer *peer, int with_send,
 		enum rpma_conn_event want_event)
 {
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	for (int i = 0; i < N_RECV; i++)
@@ -557,8 +555,7 @@ lost_server(const struct it_env *env, void *arg)
 	const struct lost_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 
 	switch (o->how) {
 	case KILL_SERVER_APP:
@@ -651,8 +648,7 @@ announced_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
 	int fd = -1;
 	IT_OK(rpma_conn_get_event_fd(conn, &fd));

@@ -57,21 +57,19 @@ server(const struct it_env *env, void *arg)
 	} else {
 		buf = it_alloc(REG_LEN);
 	}
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-			(big_op == BIG_PERSIST ?
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : 0), &mr));
+	int usage = RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+	if (big_op == BIG_PERSIST)
+		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	struct rpma_mr_local *mr = IT_REG(peer, buf, REG_LEN, usage);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
 	if (big_op == BIG_OTHER_USER)
 		IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *big = it_accept(&req, NULL);
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *small = it_accept(&req, NULL);
+	struct rpma_conn *big = it_accept_next(ep, NULL, NULL);
+	struct rpma_conn *small = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	if (big_op == BIG_OTHER_USER)
 		it_send_desc(IT_THIRD, mr, pcfg);
@@ -270,8 +268,8 @@ other_user_writer(const struct it_env *env, void *arg)
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(BIG_LEN);
 	it_fill(buf, BIG_LEN, SEED_BIG);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_mr_remote *rmr;
 	struct rpma_cq *cq;
 	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);

@@ -94,9 +94,8 @@ fds_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	IT_ASSERT(epfd >= 0);
 
@@ -190,9 +189,8 @@ fds_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	IT_ASSERT(epfd >= 0);
 

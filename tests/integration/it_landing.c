@@ -214,11 +214,9 @@ stopped_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	pid_t self = getpid();
 	IT_EQ(it_tell(IT_CLIENT, TAG_PID, &self, sizeof(self)), 0);
@@ -315,14 +313,11 @@ stuck_server(const struct it_env *env, void *arg)
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(buf != MAP_FAILED);
 	memset(buf, 0x33, LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
 	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *one = it_accept(&req, NULL);
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *two = it_accept(&req, NULL);
+	struct rpma_conn *one = it_accept_next(ep, NULL, NULL);
+	struct rpma_conn *two = it_accept_next(ep, NULL, NULL);
 
 	/* the last page goes, and only the userfaultfd could bring it */
 	uint8_t *held = buf + LEN - page();
@@ -365,8 +360,8 @@ stuck_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *src = it_alloc(LEN);
-	struct rpma_mr_local *ms = NULL;
-	IT_OK(rpma_mr_reg(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC, &ms));
+	struct rpma_mr_local *ms =
+			IT_REG(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *one = it_connect(peer, env, NULL, NULL);
 	struct rpma_conn *two = it_connect_to(peer, env->port, NULL, NULL);
 	struct it_desc desc;

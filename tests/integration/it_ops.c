@@ -73,14 +73,12 @@ rma_server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(RMA_SIZE);
 	it_fill(buf, RMA_SIZE, SEED_BG);
 	it_fill(buf + RD_OFF, RD_LEN, SEED_RD);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, RMA_SIZE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, RMA_SIZE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_CHECK, NULL, 0);
@@ -103,9 +101,8 @@ rma_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(RMA_SIZE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, RMA_SIZE, RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, RMA_SIZE,
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL, *rcq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -238,12 +235,11 @@ atomic_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 
 	struct watcher w = { .word = (const uint64_t *)(buf + 64) };
 	pthread_t th;
@@ -292,8 +288,8 @@ atomic_client(const struct it_env *env, void *arg)
 	uint64_t *src = it_alloc(4096);
 	src[0] = AT_A;
 	src[1] = AT_B;
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, src, 4096, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, src, 4096, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -345,22 +341,20 @@ persist_server(const struct it_env *env, void *arg)
 	uint8_t *pm = pmem.ptr;
 
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, pm, PM_SIZE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	/* volatile memory, visibility only */
 	uint8_t *vol = it_alloc(4096);
-	struct rpma_mr_local *vmr = NULL;
-	IT_OK(rpma_mr_reg(peer, vol, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &vmr));
+	struct rpma_mr_local *vmr = IT_REG(peer, vol, 4096,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	it_send_desc(IT_CLIENT, vmr, pcfg);
 
@@ -393,8 +387,8 @@ persist_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PM_LEN);
 	it_fill(buf, PM_LEN, SEED_PM);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PM_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PM_LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -719,12 +713,10 @@ answer_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(MSG_BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, MSG_BUF, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, MSG_BUF,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	IT_OK(rpma_recv(conn, mr, 64, 8, (void *)0x4002));
@@ -739,9 +731,8 @@ answer_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(MSG_BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, MSG_BUF, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, MSG_BUF,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));

@@ -324,8 +324,7 @@ target(const struct it_env *env, void *arg)
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
 	IT_EQ(it_tell(IT_PARENT, TAG_TARGET_UP, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 
 	if (persistable(c->kind)) {
@@ -552,15 +551,14 @@ bulk_target(const struct it_env *env, void *arg)
 			MAP_SHARED, fd, 0);
 	IT_ASSERT(pm != MAP_FAILED);
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, BULK_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, pm, BULK_SIZE,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	it_await_close(&conn);
 	IT_EQ(it_check(pm, BULK_SIZE, 2), -1);

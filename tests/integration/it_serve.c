@@ -210,8 +210,8 @@ named_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *name = it_alloc(NAME_LEN);
 	it_fill(name, NAME_LEN, 300 + (uint32_t)a->client);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, name, NAME_LEN, RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, name, NAME_LEN, RPMA_MR_USAGE_READ_SRC);
 	uint8_t desc[21];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	struct rpma_conn_private_data pd = { desc, sizeof(desc) };
@@ -287,10 +287,9 @@ side_server(const struct it_env *env, void *arg)
 	const struct side_arg *a = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *area = it_alloc(AREA);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, area, AREA, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, area, AREA,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, a->ports[a->server], &ep));
 	uint8_t desc[21];

@@ -74,12 +74,11 @@ server(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(BUF);
 	memset(buf, 0, BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, BUF,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	uint32_t seed;
 	IT_EQ(it_hear(TAG_DONE, &seed, sizeof(seed), IT_ROLE_MS),
@@ -120,8 +119,8 @@ client(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_mr_remote *rmr;
 	struct rpma_cq *cq;
 	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
@@ -322,8 +321,7 @@ holder_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	IT_EQ(it_tell(IT_PARENT, TAG_HOLDING, NULL, 0), 0);
 	/* the drain deadline ends the old rpmad: the connection is lost */
 	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);

@@ -136,8 +136,7 @@ hu_innocent_server(const struct it_env *env, void *arg)
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, p->port, &ep));
 	IT_EQ(it_tell(p->client, HU_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(p->client, mr, NULL);
 
 	/* the client's rounds take long: no bound but the role's */
@@ -185,17 +184,17 @@ hu_innocent_client(const struct it_env *env, void *arg)
 	const struct hu_pair *p = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(2 * ROUND_LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * ROUND_LEN, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * ROUND_LEN,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	/* never used: every usage, so that only ownership protects it */
 	uint8_t *guard = it_alloc(PAGE);
 	it_fill(guard, PAGE, SEED_CLIENT_GUARD);
-	struct rpma_mr_local *gmr = NULL;
-	IT_OK(rpma_mr_reg(peer, guard, PAGE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &gmr));
+	struct rpma_mr_local *gmr = IT_REG(peer, guard, PAGE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
+					RPMA_MR_USAGE_WRITE_SRC |
+					RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_RECV |
+					RPMA_MR_USAGE_SEND);
 	if (p->steal_to != IT_PARENT) {
 		struct it_desc d[2];
 		memset(d, 0, sizeof(d));

@@ -239,6 +239,17 @@ void it_fail(const char *file, int line, const char *fmt, ...)
 } while (0)
 
 /*
+ * IT_REG(peer, buf, size, usage) -- rpma_mr_reg of buf, checked where it
+ * stands as IT_OK is; the registration
+ */
+#define IT_REG(peer, buf, size, usage) \
+	({ \
+		struct rpma_mr_local *it_mr_ = NULL; \
+		IT_OK(rpma_mr_reg((peer), (buf), (size), (usage), &it_mr_)); \
+		it_mr_; \
+	})
+
+/*
  * IT_OKS(call, ...) -- IT_OK of each of up to six calls, in their order
  * (a role's releases on one line)
  */
@@ -319,6 +330,11 @@ void it_expect_event(struct rpma_conn *conn, enum rpma_conn_event want);
  * and wait for RPMA_CONN_ESTABLISHED.
  */
 struct rpma_conn *it_accept(struct rpma_conn_req **req,
+		const struct rpma_conn_private_data *pdata);
+
+/* it_accept_next -- it_next_req, then it_accept of what came */
+struct rpma_conn *it_accept_next(struct rpma_ep *ep,
+		const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata);
 
 /*

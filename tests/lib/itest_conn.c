@@ -92,6 +92,14 @@ it_accept(struct rpma_conn_req **req,
 }
 
 struct rpma_conn *
+it_accept_next(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata)
+{
+	struct rpma_conn_req *req = it_next_req(ep, cfg);
+	return it_accept(&req, pdata);
+}
+
+struct rpma_conn *
 it_connect(struct rpma_peer *peer, const struct it_env *env,
 		const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata)

@@ -126,17 +126,15 @@ exchange_server(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	IT_ASSERT(pm != MAP_FAILED);
-	struct rpma_mr_local *pm_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &pm_mr));
+	struct rpma_mr_local *pm_mr = IT_REG(peer, pm, PM_SIZE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	uint8_t *msg = it_alloc(2 * MSG_LEN);
-	struct rpma_mr_local *msg_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, msg, 2 * MSG_LEN, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &msg_mr));
+	struct rpma_mr_local *msg_mr = IT_REG(peer, msg, 2 * MSG_LEN,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 
 	struct rpma_ep *ep = listen_at_a(peer, port);
 	struct rpma_conn_req *req = it_next_req(ep, NULL);
@@ -182,10 +180,10 @@ exchange_client(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(size);
 	uint8_t *back = buf + DATA_LEN, *ask = buf + 2 * DATA_LEN;
 	uint8_t *answer = ask + MSG_LEN;
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, size, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, size,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
+					RPMA_MR_USAGE_SEND |
+					RPMA_MR_USAGE_RECV);
 	struct rpma_conn *conn = connect_to_a(peer, port, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
