@@ -208,8 +208,7 @@ START_TEST(test_frozen_rpmad)
 	/* long enough for a connection to A to be taken for lost too */
 	(void) usleep(2 * TIMEOUT_MS * 1000);
 	ck_assert_int_eq(kill(c.pid, SIGCONT), 0);
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell_both(TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	ck_assert_int_eq(test_daemon_alive(&c), 1);
 	ck_assert_int_eq(test_daemon_stop(&c), 0);

@@ -135,9 +135,7 @@ stream_role(const struct it_env *env, void *arg)
 {
 	const struct kill_opts *o = arg;
 	bool server = it_role() == IT_SERVER;
-	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
-			RPMA_UTIL_IBV_CONTEXT_LOCAL :
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_peer *peer = it_role_peer(IT_ADDR);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (server) {

@@ -496,10 +496,8 @@ START_TEST(test_restart_under_apps)
 			it_report());
 
 	uint64_t kill_at = it_now_ms();
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_KILL_AT, &kill_at,
-			sizeof(kill_at)), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_KILL_AT, &kill_at,
-			sizeof(kill_at)), 0);
+	ck_assert_int_eq(it_tell_both(TAG_KILL_AT, &kill_at, sizeof(kill_at)),
+			0);
 	if (o.how == HOW_SIGKILL) {
 		test_daemon_kill(a);
 	} else {

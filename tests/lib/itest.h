@@ -284,6 +284,9 @@ void it_fail(const char *file, int line, const char *fmt, ...)
 /* it_tell -- send a message to `to`; 0 or -1 */
 int it_tell(enum it_role to, uint32_t tag, const void *data, size_t len);
 
+/* it_tell_both -- it_tell the server, then the client: 0 when both were */
+int it_tell_both(uint32_t tag, const void *data, size_t len);
+
 /*
  * it_hear -- take the next message of this role's inbox, waiting at most
  * timeout_ms. Returns its length, or -1 on timeout, a tag other than
@@ -308,6 +311,12 @@ enum {
 
 /* it_peer -- a peer for the device serving addr (fails the role) */
 struct rpma_peer *it_peer(const char *addr, enum rpma_util_ibv_context_type t);
+
+/*
+ * it_role_peer -- it_peer on addr with the context of this role's side:
+ * local for IT_SERVER, remote for the others
+ */
+struct rpma_peer *it_role_peer(const char *addr);
 
 /*
  * it_listen -- listen at IT_ADDR:env->port and tell the client role

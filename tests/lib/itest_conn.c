@@ -23,6 +23,14 @@ it_peer(const char *addr, enum rpma_util_ibv_context_type type)
 	return peer;
 }
 
+struct rpma_peer *
+it_role_peer(const char *addr)
+{
+	return it_peer(addr,
+			it_role() == IT_SERVER ? RPMA_UTIL_IBV_CONTEXT_LOCAL :
+						 RPMA_UTIL_IBV_CONTEXT_REMOTE);
+}
+
 struct rpma_ep *
 it_listen(struct rpma_peer *peer, const struct it_env *env)
 {

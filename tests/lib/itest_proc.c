@@ -323,6 +323,14 @@ it_tell(enum it_role to, uint32_t tag, const void *data, size_t len)
 }
 
 int
+it_tell_both(uint32_t tag, const void *data, size_t len)
+{
+	if (it_tell(IT_SERVER, tag, data, len))
+		return -1;
+	return it_tell(IT_CLIENT, tag, data, len);
+}
+
+int
 it_hear(uint32_t tag, void *data, size_t cap, int timeout_ms)
 {
 	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;

@@ -266,9 +266,7 @@ cut_role(const struct it_env *env, void *arg)
 {
 	const struct cut_opts *o = arg;
 	bool server = it_role() == IT_SERVER;
-	struct rpma_peer *peer = it_peer(NS_ADDR_A, server ?
-			RPMA_UTIL_IBV_CONTEXT_LOCAL :
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_peer *peer = it_role_peer(NS_ADDR_A);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (server) {
@@ -349,10 +347,7 @@ START_TEST(test_cut)
 			it_report());
 
 	uint64_t cut_at = it_now_ms();
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
+	ck_assert_int_eq(it_tell_both(TAG_CUT_AT, &cut_at, sizeof(cut_at)), 0);
 	ck_assert_int_eq(ns_link(&hosts, 0, false), 0);
 
 	/* both rpmads let go of the connection the applications deleted */
@@ -362,8 +357,7 @@ START_TEST(test_cut)
 		(void) footprint_expect_no_conns(&adm[i], IT_WAIT_MS,
 				i ? "rpmad B after the cut" :
 				"rpmad A after the cut");
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell_both(TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 
 	/* the link comes back: so do new connections */
