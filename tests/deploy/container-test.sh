@@ -43,35 +43,16 @@ CONTAINER_ADDR=10.78.0.2
 
 say() { echo "container-test: $*"; }
 fail() { echo "container-test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/deploy/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root (overlay, bind mount)"; exit 77; fi
 unshare --help 2>&1 | grep -- --map-current-user >/dev/null || { say "skipped: unshare too old"; exit 77; }
 grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 	{ say "skipped: no overlay file system"; exit 77; }
-lib=$(readlink -f "$top_build/.libs/librpma.so.0")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
-# a sanitizer build's library needs its run time linked first into the
-# programs (the image is the host's /, so the run time is there too); grep
-# reads all of ldd's output, or pipefail would see ldd's SIGPIPE
-if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
+deploy_lib
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-container.XXXXXX")
-chmod 755 "$work"
-pids=()
-cleanup() {
-	local rc=$?
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [ "$rc" != 0 ]; then
-		for f in "$work"/*.log "$work"/*.out "$work"/upper/data/*.out; do
-			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
-		done
-	fi
-	rm -rf "$work"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+deploy_work container 'upper/data/*.out'
 
 say "building the demo programs (cc ... -lrpma) into the image's /app"
 mkdir -p "$work/app"

@@ -14,32 +14,12 @@ say() { echo "first-program: $*"; }
 fail() { echo "first-program: FAIL: $*" >&2; exit 1; }
 # each program's bound: a hang fails the test instead of stalling make check
 LIMIT=120
+# shellcheck source=tests/deploy/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-lib=$(readlink -f "$top_build/.libs/librpma.so.0")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
-# a sanitizer build's library needs its run time linked first (grep reads
-# all of ldd's output, or pipefail would see ldd's SIGPIPE)
-san=""
-if ldd "$lib" | grep libasan >/dev/null; then
-	san="-fsanitize=address,undefined"
-fi
+deploy_lib
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-first.XXXXXX")
-pids=()
-cleanup() {
-	local rc=$?
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [ "$rc" != 0 ]; then
-		for f in "$work"/*.log "$work"/*.out; do
-			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
-		done
-	fi
-	rm -rf "$work"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+deploy_work first
 
 say "cc -Wall -Wextra -Werror examples/hello-rpma.c against $lib"
 # shellcheck disable=SC2086

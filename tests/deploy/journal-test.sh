@@ -24,29 +24,15 @@ port=$((20000 + $$ % 20000))
 
 say() { echo "journal-test: $*"; }
 fail() { echo "journal-test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/deploy/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root (mount namespace)"; exit 77; fi
 [ -x "$JOURNALD" ] || { say "skipped: no $JOURNALD"; exit 77; }
 command -v journalctl >/dev/null || { say "skipped: no journalctl"; exit 77; }
-lib=$(readlink -f "$top_build/.libs/librpma.so.0")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
-# grep reads all of ldd's output (with -q, pipefail would see ldd's SIGPIPE)
-if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
+deploy_lib
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-journal.XXXXXX")
-chmod 755 "$work"
-cleanup() {
-	local rc=$?
-	if [ "$rc" != 0 ]; then
-		for f in "$work"/*.log "$work"/*.out "$work"/*.json; do
-			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
-		done
-	fi
-	rm -rf "$work"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+deploy_work journal '*.json'
 
 for p in pmem-server pmem-client; do
 	# shellcheck disable=SC2086

@@ -24,32 +24,16 @@ host_port=$((port + 1))
 
 say() { echo "netns-test: $*"; }
 fail() { echo "netns-test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/deploy/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root"; exit 77; fi
 for tool in ip unshare nsenter python3; do
 	command -v "$tool" >/dev/null || { say "skipped: no $tool"; exit 77; }
 done
-lib=$(readlink -f "$top_build/.libs/librpma.so.0")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
-if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
+deploy_lib
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-netns.XXXXXX")
-chmod 755 "$work"
-pids=()
-cleanup() {
-	local rc=$?
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [ "$rc" != 0 ]; then
-		for f in "$work"/*.log "$work"/*.out; do
-			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
-		done
-	fi
-	rm -rf "$work"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+deploy_work netns
 
 say "building the demo programs"
 for p in pmem-server pmem-client; do

@@ -38,6 +38,8 @@ port=$((20000 + $$ % 20000))
 
 say() { echo "userns-test: $*"; }
 fail() { echo "userns-test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/deploy/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then say "skipped: needs root"; exit 77; fi
 for tool in newuidmap newgidmap nsenter unshare setpriv /usr/bin/python3; do
@@ -49,27 +51,9 @@ if [ -z "${USERNS_TEST_INNER:-}" ]; then
 	USERNS_TEST_INNER=1 exec unshare --mount --propagation private -- "$0" "$@"
 fi
 
-lib=$(readlink -f "$top_build/.libs/librpma.so.0")
-[ -f "$lib" ] || fail "build first: no $top_build/.libs/librpma.so.0"
-if ldd "$lib" | grep libasan >/dev/null; then san="-fsanitize=address,undefined"; else san=""; fi
+deploy_lib
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rpmad-userns.XXXXXX")
-chmod 755 "$work"
-pids=()
-cleanup() {
-	local rc=$?
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	if [ "$rc" != 0 ]; then
-		for f in "$work"/*.log "$work"/*.out; do
-			[ -f "$f" ] && { echo "--- $f"; cat "$f"; }
-		done
-	fi
-	rm -rf "$work"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+deploy_work userns
 
 say "the rootless user and its subordinate ranges, in this mount namespace only"
 for f in passwd group subuid subgid; do

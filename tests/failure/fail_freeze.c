@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #define CONNS 8
 #define TIMEOUT_MS 1000
@@ -70,9 +70,8 @@ server_a(const struct it_env *env, void *arg)
 	}
 	for (int i = 0; i < CONNS; i++)
 		it_await_close(&conn[i]);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -209,8 +208,7 @@ START_TEST(test_frozen_rpmad)
 	/* long enough for a connection to A to be taken for lost too */
 	(void) usleep(2 * TIMEOUT_MS * 1000);
 	ck_assert_int_eq(kill(c.pid, SIGCONT), 0);
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell_both(TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	ck_assert_int_eq(test_daemon_alive(&c), 1);
 	ck_assert_int_eq(test_daemon_stop(&c), 0);
@@ -221,9 +219,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("failure: a frozen rpmad");
-	TCase *tc = it_tcase_create("freeze");
-	tcase_add_test(tc, test_frozen_rpmad);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_freeze[] = { test_frozen_rpmad, NULL };
+	const struct th_tcase tcases[] = {
+		{ "freeze", .tests = tc_freeze, .create = it_tcase_create },
+	};
+	return check_run(th_suite("failure: a frozen rpmad", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -29,10 +29,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "fstream.h"
 #include "itest.h"
+#include "th_suite.h"
 
 /*
  * How soon after the kill a survivor must have seen everything. Nothing
@@ -135,9 +135,7 @@ stream_role(const struct it_env *env, void *arg)
 {
 	const struct kill_opts *o = arg;
 	bool server = it_role() == IT_SERVER;
-	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
-			RPMA_UTIL_IBV_CONTEXT_LOCAL :
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_peer *peer = it_role_peer(IT_ADDR);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (server) {
@@ -275,11 +273,13 @@ END_TEST
 static Suite *
 kill_suite(void)
 {
-	Suite *s = suite_create("failure: SIGKILL mid-stream");
-	TCase *tc = it_tcase_create("kill");
-	tcase_add_loop_test(tc, test_kill_mid_stream, 0, VICTIMS);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_kill[] = {
+		TH_LOOP(test_kill_mid_stream, 0, VICTIMS), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "kill", .steps = tc_kill, .create = it_tcase_create },
+	};
+	return th_suite("failure: SIGKILL mid-stream", tcases, TH_N(tcases));
 }
 
 int

@@ -35,9 +35,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
+#include "th_suite.h"
 
 /*
  * How soon after rpmad's end the blocked calls must return. They wait on
@@ -244,10 +244,10 @@ hear_restarted(void)
 static struct rpma_mr_local *
 target_mr(struct rpma_peer *peer, uint8_t *buf)
 {
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, BUF,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_RECV |
+					RPMA_MR_USAGE_SEND);
 	return mr;
 }
 
@@ -259,9 +259,8 @@ round_trip(struct rpma_conn *conn, struct rpma_peer *peer, uint32_t seed)
 	it_expect_desc(&desc);
 	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
 	uint8_t *buf = it_alloc(2 * BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * BUF, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * BUF,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	struct ibv_wc wc;
@@ -285,8 +284,7 @@ serve_once(struct rpma_peer *peer, const struct it_env *env)
 	uint8_t *buf = it_alloc(BUF);
 	struct rpma_mr_local *mr = target_mr(peer, buf);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	it_await_close(&conn);
 	IT_OK(rpma_ep_shutdown(&ep));
@@ -301,8 +299,7 @@ server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(BUF);
 	struct rpma_mr_local *mr = target_mr(peer, buf);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	post_recvs(conn, mr);
 
@@ -335,12 +332,9 @@ server(const struct it_env *env, void *arg)
 			&ep2));
 
 	/* the old objects go, each without an error */
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	IT_OK(rpma_peer_delete(&peer2));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer), rpma_peer_delete(&peer2));
 	free(buf);
 	return 0;
 }
@@ -481,13 +475,11 @@ START_TEST(test_restart_under_apps)
 {
 	struct restart_opts o = { .how = (enum how)_i };
 	struct it_env env;
-	char config[64], config_path[300];
+	char config[64];
 	(void) snprintf(config, sizeof(config), "admin_groups = %u\n",
 			(unsigned)getgid());
 	ck_assert_int_eq(it_env_start_cfg(&env, 2, config), 0);
 	ck_assert_int_eq(it_free_port(env.port, sizeof(env.port)), 0);
-	(void) snprintf(config_path, sizeof(config_path), "%s/rpmad.conf",
-			env.dir);
 	struct test_daemon *a = env.srv, *b = env.cli;
 	struct it_admin adm_a, adm_b;
 	ck_assert_int_eq(it_admin_open(&adm_b, b), 0);
@@ -504,10 +496,8 @@ START_TEST(test_restart_under_apps)
 			it_report());
 
 	uint64_t kill_at = it_now_ms();
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_KILL_AT, &kill_at,
-			sizeof(kill_at)), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_KILL_AT, &kill_at,
-			sizeof(kill_at)), 0);
+	ck_assert_int_eq(it_tell_both(TAG_KILL_AT, &kill_at, sizeof(kill_at)),
+			0);
 	if (o.how == HOW_SIGKILL) {
 		test_daemon_kill(a);
 	} else {
@@ -518,9 +508,10 @@ START_TEST(test_restart_under_apps)
 				code);
 	}
 	/* as it_env_start_cfg started it: its transport, its configuration */
-	const char *const again[] = { "--config", config_path, NULL };
-	ck_assert_msg(test_daemon_restart(a, again) == 0, "rpmad did not "
-			"start again on %s", a->socket);
+	ck_assert_msg(test_daemon_restart(a, NULL) == 0,
+			"rpmad did not "
+			"start again on %s",
+			a->socket);
 	ck_assert_int_eq(it_admin_open(&adm_a, a), 0);
 	footprint_now(&adm_a, a->pid, &empty_a);
 	ck_assert_int_eq(empty_a.counts.sessions, 0);
@@ -546,12 +537,13 @@ END_TEST
 static Suite *
 restart_suite(void)
 {
-	Suite *s = suite_create("failure: rpmad restarted");
-	TCase *tc = it_tcase_create("restart");
-	tcase_add_loop_test(tc, test_restart_under_apps, 0, HOWS);
-	tcase_add_test(tc, test_device_handle_outlives_restart);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_restart[] = { TH_LOOP(test_restart_under_apps,
+							      0, HOWS),
+		TH_TEST(test_device_handle_outlives_restart), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "restart", .steps = tc_restart, .create = it_tcase_create },
+	};
+	return th_suite("failure: rpmad restarted", tcases, TH_N(tcases));
 }
 
 int

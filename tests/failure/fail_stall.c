@@ -31,8 +31,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_logcap.h"
+#include "th_suite.h"
 
 /* how long B's clients wait for an answer */
 #define STALL_REPLY_MS 1500
@@ -43,32 +44,6 @@
 enum { TAG_READY = 100, TAG_STOPPED, TAG_CALLED, TAG_RESUMED, TAG_DISCONNECT,
 	TAG_CHECK, TAG_CHECKED, TAG_DONE };
 
-/* ------------------------------------------------------ the client's log */
-
-static char logged[8192];
-
-static void capture(enum rpma_log_level level, const char *file,
-		const int line, const char *func, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-capture(enum rpma_log_level level, const char *file, const int line,
-		const char *func, const char *fmt, ...)
-{
-	(void) level;
-	(void) file;
-	(void) line;
-	(void) func;
-	size_t used = strlen(logged);
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(logged + used, sizeof(logged) - used, fmt, ap);
-	va_end(ap);
-	used = strlen(logged);
-	if (used + 1 < sizeof(logged))
-		strcat(logged, "\n");
-}
-
 /* ------------------------------------------------------ the applications */
 
 static int
@@ -77,12 +52,10 @@ server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, BUF,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	IT_ASSERT(it_hear(TAG_DISCONNECT, NULL, 0, IT_ROLE_MS) == 0);
@@ -91,10 +64,8 @@ server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf + BUF / 2, BUF / 2, 2), -1);
 	IT_OK(rpma_conn_disconnect(conn));
 	it_expect_event(conn, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_ep_shutdown(&ep),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -129,7 +100,7 @@ static int
 client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	IT_OK(rpma_log_set_function(capture));
+	IT_OK(th_log_capture());
 	struct ibv_context *dev;
 	IT_OK(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE,
 			&dev));
@@ -153,7 +124,7 @@ client(const struct it_env *env, void *arg)
 
 	/* 2. B stands still during calls: each fails alone */
 	stop_b(TAG_READY);
-	logged[0] = '\0';
+	th_log_clear();
 	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(peer, spare, BUF,
 			RPMA_MR_USAGE_READ_SRC, &late));
 	IT_ASSERT(late == NULL);
@@ -164,8 +135,9 @@ client(const struct it_env *env, void *arg)
 	char want[64];
 	(void) snprintf(want, sizeof(want), "did not answer within %d ms",
 			STALL_REPLY_MS);
-	IT_ASSERT_MSG(strstr(logged, want) && strstr(logged, "the session "
-			"and its objects stay"), "%s", logged);
+	const char *stay = "the session and its objects stay";
+	IT_ASSERT_MSG(strstr(th_logged, want) && strstr(th_logged, stay), "%s",
+			th_logged);
 	resume_b();
 	/* the dereg that came late happened: retried, it is done */
 	IT_OK(rpma_mr_dereg(&extra));
@@ -196,9 +168,8 @@ client(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_disconnect(conn));
 	IT_OK(rpma_conn_delete(&conn));
 
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	free(spare);
 	return 0;
@@ -311,11 +282,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("failure: a stalled rpmad");
-	TCase *tc = it_tcase_create("stall");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_stalls);
-	tcase_add_test(tc, test_stopped_then_killed);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_stall[] = { test_stalls, test_stopped_then_killed,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "stall", .tests = tc_stall, .create = it_tcase_create,
+				.timeout = 60 },
+	};
+	return check_run(th_suite("failure: a stalled rpmad", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -56,6 +56,7 @@
 #include "objects/peer.h"
 #include "objects/qp.h"
 #include "tcp/tcp.h"
+#include "th_requests.h"
 #include "transport/transports.h"
 
 /* rpmad's process-wide state; main.c has it in the daemon */
@@ -231,46 +232,26 @@ static struct conn *
 objects(struct session *s, uint64_t *conn_id)
 {
 	struct req_ctx rc;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-
-	Rpmad__PeerNew pn = RPMAD__PEER_NEW__INIT;
-	pn.device_id = 1;
-	req.body_case = RPMAD__REQUEST__BODY_PEER_NEW;
-	req.peer_new = &pn;
-	call(s, peer_handle_new, &req, NULL, 0, &rc);
+	struct th_req q;
+	call(s, peer_handle_new,
+			th_req_id(&q, RPMAD__REQUEST__BODY_PEER_NEW, 1), NULL,
+			0, &rc);
 	uint64_t peer = rc.peer.peer_id;
 
 	int fd = memfd_create("fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || ftruncate(fd, FUZZ_LEN) ||
 			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))
 		abort();
-	Rpmad__Segment seg = RPMAD__SEGMENT__INIT;
-	seg.length = FUZZ_LEN;
-	Rpmad__Segment *segs[] = { &seg };
-	Rpmad__MrReg reg = RPMAD__MR_REG__INIT;
-	reg.peer_id = peer;
-	reg.addr = FUZZ_ADDR;
-	reg.length = FUZZ_LEN;
-	reg.usage = 0xff;	/* everything: the peer reaches every path */
-	reg.n_segments = 1;
-	reg.segments = segs;
-	reg.fd_count = 1;
-	req.body_case = RPMAD__REQUEST__BODY_MR_REG;
-	req.mr_reg = &reg;
-	call(s, mr_handle_reg, &req, &fd, 1, &rc);
+	/* usage: everything, so that the peer reaches every path */
+	call(s, mr_handle_reg,
+			th_req_mr_reg(&q, peer, FUZZ_ADDR, FUZZ_LEN, 0xff), &fd,
+			1, &rc);
 	if (rc.mr.key != FUZZ_KEY)
 		abort();
 
-	Rpmad__ConnCfg cfg = RPMAD__CONN_CFG__INIT;
-	cfg.sq_size = cfg.rq_size = cfg.cq_size = 8;
-	Rpmad__ConnReqNew crn = RPMAD__CONN_REQ_NEW__INIT;
-	crn.peer_id = peer;
-	crn.addr = "127.0.0.1";
-	crn.port = "9";
-	crn.cfg = &cfg;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
-	req.conn_req_new = &crn;
-	call(s, conn_handle_req_new, &req, NULL, 0, &rc);
+	th_req_conn_req_new(&q, peer, "127.0.0.1", "9");
+	q.cfg.sq_size = q.cfg.rq_size = q.cfg.cq_size = 8;
+	call(s, conn_handle_req_new, &q.req, NULL, 0, &rc);
 	*conn_id = rc.qp.conn_id;
 	return (struct conn *)registry_find(rc.qp.conn_id, OBJ_CONN,
 			&session_client(s)->owner);
@@ -320,14 +301,11 @@ wire_up(struct session *s, struct conn *conn, uint64_t conn_id,
 		unsigned flags, int peer_end[2])
 {
 	struct req_ctx rc;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	Rpmad__ConnReqConnect m = RPMAD__CONN_REQ_CONNECT__INIT;
-	m.conn_id = conn_id;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
-	req.conn_req_connect = &m;
+	struct th_req q;
 	wiring.flags = flags;
 	wiring.peer_end = peer_end;
-	call(s, conn_handle_req_connect, &req, NULL, 0, &rc);
+	call(s, conn_handle_req_connect, th_req_connect(&q, conn_id, NULL, 0),
+			NULL, 0, &rc);
 	if (!(flags & FUZZ_F_SETUP))
 		conn_established(conn, NULL, 0, false);
 }

@@ -37,12 +37,12 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "ctl_call.h"
 #include "ctl_socket.h"
 #include "fuzz_wire_rx.h"
 #include "rpmad.pb-c.h"
 #include "tcp/tcp_wire.h"
 #include "test_daemon.h"
+#include "th_ctl.h"
 
 #define ADDR "127.0.0.1"
 #define PAGE 4096
@@ -342,36 +342,24 @@ client(const char *port, int from_server)
 static int
 admin(const char *socket_path)
 {
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sun = unix_addr(socket_path);
-	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof(sun)))
-		die("admin connect");
-	Rpmad__Hello hello;
-	Rpmad__Request hello_req;
-	ctl_hello(&hello_req, &hello, "rpmactl");
-	Rpmad__AdminQuery q = RPMAD__ADMIN_QUERY__INIT;
-	Rpmad__AdminEvict ev = RPMAD__ADMIN_EVICT__INIT;
-	ev.pid = 1;
-	for (int i = -1; i <= RPMAD__ADMIN_QUERY__KIND__STATS + 1; i++) {
-		Rpmad__Request req = RPMAD__REQUEST__INIT;
-		if (i < 0) {
-			req = hello_req;
-		} else if (i > RPMAD__ADMIN_QUERY__KIND__STATS) {
-			req.body_case = RPMAD__REQUEST__BODY_ADMIN_EVICT;
-			req.admin_evict = &ev;
-		} else {
-			q.kind = (Rpmad__AdminQuery__Kind)i;
-			q.limit = i == RPMAD__ADMIN_QUERY__KIND__CLIENTS ? 1 : 0;
-			req.body_case = RPMAD__REQUEST__BODY_ADMIN_QUERY;
-			req.admin_query = &q;
+	struct th_ctl s;
+	if (th_ctl_open(&s, socket_path, "rpmactl"))
+		die("admin hello");
+	for (int i = 0; i <= RPMAD__ADMIN_QUERY__KIND__STATS + 1; i++) {
+		struct th_req q;
+		Rpmad__Request *req = th_req_id(&q,
+				RPMAD__REQUEST__BODY_ADMIN_EVICT, 1);
+		if (i <= RPMAD__ADMIN_QUERY__KIND__STATS) {
+			req = th_req_admin(&q, (Rpmad__AdminQuery__Kind) i);
+			q.u.admin_query.limit =
+					i == RPMAD__ADMIN_QUERY__KIND__CLIENTS;
 		}
-		req.id = (uint64_t)(i + 2);
-		struct ctl_answer ans = { .fds = NULL };
-		if (ctl_call(s, &req, NULL, 0, -1, &ans))
+		Rpmad__Response *r;
+		if (th_ctl_call(&s, req, NULL, 0, &r))
 			die("admin request");
-		rpmad__response__free_unpacked(ans.resp, NULL);
+		rpmad__response__free_unpacked(r, NULL);
 	}
-	(void) close(s);
+	th_ctl_close(&s);
 	return 0;
 }
 

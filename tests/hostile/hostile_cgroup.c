@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 
 #define TENANT_LIMIT (64ull << 20)
 #define BUF (40u << 20)
@@ -200,7 +200,7 @@ START_TEST(test_tenant_pays_for_its_pages)
 	ck_assert_msg(after - before < RPMAD_GROWTH_MAX, "rpmad's memory "
 			"cgroup grew by %lld kB while the tenant's pages were "
 			"filled", (after - before) >> 10);
-	ck_assert_int_eq(hu_daemon_serves(&env.d[0], env.d[0].pid), 0);
+	ck_assert_int_eq(it_daemon_serves(&env.d[0], env.d[0].pid), 0);
 
 	/* the daemons leave the groups before they go */
 	ck_assert_int_eq(cg_join(cg.root, env.d[0].pid), 0);
@@ -214,10 +214,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile: memory cgroups");
-	TCase *tc = it_tcase_create("cgroup");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_tenant_pays_for_its_pages);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_cgroup[] = { test_tenant_pays_for_its_pages,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "cgroup", .tests = tc_cgroup, .create = it_tcase_create,
+				.timeout = 120 },
+	};
+	return check_run(th_suite("hostile: memory cgroups", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

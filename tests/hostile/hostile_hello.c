@@ -40,37 +40,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_socket.h"
 #include "hostile.h"
 #include "rpmad.pb-c.h"
+#include "th_ctl.h"
+#include "th_suite.h"
 
-#define ANSWER_MS 10000
 #define EXEC_ARG "--exec-hello"
 
 static struct test_daemon d;
 
 /* ------------------------------------------------------ raw hellos */
-
-/* One packet with descriptors; 0 or -1. */
-static int
-send_packet(int sock, const void *buf, size_t len, const int *fds,
-		unsigned n)
-{
-	char control[CMSG_SPACE(sizeof(int) * 2)] = { 0 };
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (n) {
-		msg.msg_control = control;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
 
 /*
  * A hello carrying `mem` and `maps` on a new session of the daemon at
@@ -82,44 +62,22 @@ hello_with(const char *socket_path, int mem, int maps, char *why,
 		size_t len)
 {
 	why[0] = '\0';
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	(void) snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
-			socket_path);
-	if (s < 0 || connect(s, (struct sockaddr *)&sun, sizeof(sun)))
+	struct th_ctl s;
+	if (th_ctl_connect(&s, socket_path))
 		return -1;
-	Rpmad__Hello h = RPMAD__HELLO__INIT;
-	h.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	h.client_name = "hostile_hello";
-	h.fd_count = 2;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.id = 1;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &h;
-	uint8_t buf[256];
-	size_t n = rpmad__request__pack(&req, buf);
+	struct th_req q;
+	th_req_hello(&q, "hostile_hello");
+	q.u.hello.fd_count = 2;
 	int fds[2] = { mem, maps };
+	Rpmad__Response *r;
 	int ret = -1;
-	struct pollfd p = { .fd = s, .events = POLLIN };
-	static uint8_t answer[CTL_MAX_MSG];
-	int got[CTL_MAX_FDS];
-	unsigned ngot = 0;
-	long alen;
-	if (send_packet(s, buf, n, fds, 2) || poll(&p, 1, ANSWER_MS) != 1 ||
-			(alen = ctl_recv(s, answer, sizeof(answer), got,
-			CTL_MAX_FDS, &ngot)) <= 0)
-		goto out;
-	ctl_close_fds(got, ngot);
-	Rpmad__Response *r = rpmad__response__unpack(NULL, (size_t)alen,
-			answer);
-	if (r == NULL)
-		goto out;
-	ret = r->error ? r->error->code : 0;
-	if (r->error && r->error->message)
-		(void) snprintf(why, len, "%s", r->error->message);
-	rpmad__response__free_unpacked(r, NULL);
-out:
-	(void) close(s);
+	if (th_ctl_call(&s, &q.req, fds, 2, &r) == 0) {
+		ret = r->error ? r->error->code : 0;
+		if (r->error && r->error->message)
+			(void) snprintf(why, len, "%s", r->error->message);
+		rpmad__response__free_unpacked(r, NULL);
+	}
+	th_ctl_close(&s);
 	return ret;
 }
 
@@ -347,7 +305,7 @@ START_TEST(test_ended_process)
 		int fds[2] = { open("/proc/self/mem", O_RDWR),
 			open("/proc/self/maps", O_RDONLY) };
 		char b = 0;
-		_exit(send_packet(sp[1], &b, 1, fds, 2) ? 1 : 0);
+		_exit(th_ctl_send_raw(sp[1], &b, 1, fds, 2) ? 1 : 0);
 	}
 	int status;
 	ck_assert_int_eq(waitpid(c, &status, 0), c);
@@ -436,16 +394,13 @@ main(int argc, char **argv)
 {
 	if (argc == 5 && strcmp(argv[1], EXEC_ARG) == 0)
 		return exec_hello(argv);
-	Suite *s = suite_create("hostile_hello");
-	TCase *tc = tcase_create("hello");
-	tcase_set_timeout(tc, 60);
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_own_accepted);
-	tcase_add_test(tc, test_child_maps);
-	tcase_add_test(tc, test_thread_mem);
-	tcase_add_test(tc, test_execed_mem);
-	tcase_add_test(tc, test_ended_process);
-	tcase_add_test(tc, test_container);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_hello[] = { test_own_accepted, test_child_maps,
+		test_thread_mem, test_execed_mem, test_ended_process,
+		test_container, NULL };
+	const struct th_tcase tcases[] = {
+		{ "hello", .tests = tc_hello, .timeout = 60, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run_forked(th_suite("hostile_hello", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 
 enum { TAG_NEXT = 100, TAG_SEND_NOW, TAG_SENT, TAG_H_DONE, TAG_S_DONE };
 
@@ -108,8 +108,8 @@ server(const struct it_env *env, void *arg)
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
 	uint8_t *msg = it_alloc(PAGE);
-	struct rpma_mr_local *msg_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, msg, PAGE, RPMA_MR_USAGE_SEND, &msg_mr));
+	struct rpma_mr_local *msg_mr =
+			IT_REG(peer, msg, PAGE, RPMA_MR_USAGE_SEND);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
 	IT_EQ(it_tell(IT_THIRD, HU_TAG_LISTENING, NULL, 0), 0);
@@ -119,8 +119,7 @@ server(const struct it_env *env, void *arg)
 		IT_EQ(it_expect(TAG_NEXT, &a, sizeof(a)), sizeof(a));
 		if (a < 0)
 			break;
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		it_send_desc(IT_THIRD, mr, NULL);
 		if (needs_message(a)) {
 			(void) it_expect(TAG_SEND_NOW, NULL, 0);
@@ -151,10 +150,8 @@ server(const struct it_env *env, void *arg)
 				"(registration [%d, %d))", i, S_REG_OFF,
 				S_REG_OFF + S_REG_LEN);
 	free(ref);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&msg_mr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&msg_mr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(msg);
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
@@ -538,23 +535,21 @@ idle_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
 	IT_EQ(it_tell(IT_THIRD, HU_TAG_LISTENING, NULL, 0), 0);
 	for (int i = IDLE_CORRUPT_SQ; i < IDLE_STEPS; i++) {
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		it_send_desc(IT_THIRD, mr, NULL);
 		enum rpma_conn_event ev = it_next_event(conn, IT_WAIT_MS);
 		IT_ASSERT(ev == RPMA_CONN_LOST || ev == RPMA_CONN_CLOSED);
 		(void) rpma_conn_disconnect(conn);
 		IT_OK(rpma_conn_delete(&conn));
 	}
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -574,8 +569,8 @@ idle_client(const struct it_env *env, void *arg)
 	static const struct qp_sizes sizes = { 10, 10, 10, 0 };
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_SRC);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	(void) it_expect(HU_TAG_LISTENING, NULL, 0);
@@ -650,9 +645,9 @@ START_TEST(test_idle_after_abuse)
 				it_report());
 		/* let what follows the abuse settle first */
 		it_sleep_ms(100);
-		long before = hu_cpu_ms(b->pid);
+		long before = it_proc_cpu_ms(b->pid);
 		it_sleep_ms(IDLE_WINDOW_MS);
-		long used = hu_cpu_ms(b->pid) - before;
+		long used = it_proc_cpu_ms(b->pid) - before;
 		ck_assert_msg(used < IDLE_CPU_MS, "with %s, rpmad used %ld ms "
 				"of CPU in %d ms", what[i], used,
 				IDLE_WINDOW_MS);
@@ -660,7 +655,8 @@ START_TEST(test_idle_after_abuse)
 	}
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	/* one warning per corrupted connection, not one per look at it */
-	ck_assert_int_eq(hu_log_count(b, "corrupted its queue pair"), 2);
+	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"),
+			2);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -702,14 +698,15 @@ START_TEST(test_hostile_rings)
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 
 	/* nothing of theirs stays in the daemons; both still serve */
-	ck_assert_int_le(hu_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_le(it_proc_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
 	/* one warning per connection H corrupted, none about anyone else */
-	ck_assert_int_eq(hu_log_count(b, "corrupted its queue pair"),
+	ck_assert_int_eq(test_daemon_log_count(b, "corrupted its queue pair"),
 			CORRUPTING_ATTACKS);
-	ck_assert_int_eq(hu_log_count(a, "corrupted its queue pair"), 0);
-	ck_assert_int_eq(hu_daemon_serves(a, pid_a), 0);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_eq(test_daemon_log_count(a, "corrupted its queue pair"),
+			0);
+	ck_assert_int_eq(it_daemon_serves(a, pid_a), 0);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -717,10 +714,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_ring");
-	TCase *tc = it_tcase_create("rings");
-	tcase_add_test(tc, test_hostile_rings);
-	tcase_add_test(tc, test_idle_after_abuse);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_rings[] = { test_hostile_rings,
+		test_idle_after_abuse, NULL };
+	const struct th_tcase tcases[] = {
+		{ "rings", .tests = tc_rings, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("hostile_ring", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -32,8 +32,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define FORGER "127.0.0.2"	/* another host, as far as rpmad can tell */
@@ -410,7 +410,7 @@ START_TEST(test_forged_flood)
 	ck_assert_uint_eq(t.server_share, 0);
 	ck_assert_uint_ge(t.forger, 1);
 	ck_assert_uint_le(t.forger, BURST * 3);
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -497,7 +497,7 @@ START_TEST(test_log_flood)
 
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -617,7 +617,7 @@ START_TEST(test_accepted_flood)
 			"connections were not its share", t.from_others);
 	ck_assert_uint_ge(t.reports, 1);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_daemon_serves(env.srv, pid), 0);
+	ck_assert_int_eq(it_daemon_serves(env.srv, pid), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -625,14 +625,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_setup");
-	TCase *tc = it_tcase_create("setup");
-	/* a flood of 1,100 forged requests and its windows of log lines */
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_unfinished_requests);
-	tcase_add_test(tc, test_forged_flood);
-	tcase_add_test(tc, test_log_flood);
-	tcase_add_loop_test(tc, test_accepted_flood, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_setup[] = { TH_TEST(test_unfinished_requests),
+		TH_TEST(test_forged_flood), TH_TEST(test_log_flood),
+		TH_LOOP(test_accepted_flood, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		/* a flood of 1,100 forged requests, its windows of log lines */
+		{ "setup", .steps = tc_setup, .create = it_tcase_create,
+				.timeout = 120 },
+	};
+	return check_run_forked(th_suite("hostile_setup", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

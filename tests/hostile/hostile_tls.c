@@ -37,8 +37,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define SECRET_SIZE (64 * 1024)
@@ -286,24 +286,21 @@ secret_server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(2 * SECRET_SIZE);
 	it_fill(buf, SECRET_SIZE, SERVER_SEED);
 	memset(buf + SECRET_SIZE, 0, SECRET_SIZE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * SECRET_SIZE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * SECRET_SIZE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	IT_EQ(it_tell(IT_PARENT, TAG_DESC_PARENT, desc, 21), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	IT_EQ(it_hear(TAG_DONE, NULL, 0, IT_ROLE_MS), 0);
 	/* what the client wrote arrived */
 	IT_EQ(it_check(buf + SECRET_SIZE, SECRET_SIZE, CLIENT_SEED), -1);
 	it_await_close(&conn);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -318,9 +315,8 @@ sniffed_client(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(2 * SECRET_SIZE);
 	memset(buf, 0, SECRET_SIZE);
 	it_fill(buf + SECRET_SIZE, SECRET_SIZE, CLIENT_SEED);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * SECRET_SIZE, RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * SECRET_SIZE,
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC);
 	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
 	struct rpma_conn *conn = it_connect_to(peer, port, NULL, NULL);
 	struct it_desc desc;
@@ -340,11 +336,7 @@ sniffed_client(const struct it_env *env, void *arg)
 			(void *)2));
 	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_READ, &wc);
 	IT_EQ(it_tell(IT_SERVER, TAG_DONE, NULL, 0), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -397,10 +389,14 @@ START_TEST(test_sniffed)
 		/* a TLS record, a handshake, and both logs name the keys */
 		ck_assert_uint_eq(sn.first[0], 0x16);
 		ck_assert_uint_eq(sn.first[1], 0x03);
-		ck_assert_int_ge(hu_log_count(env.srv, "TLS 1.3 with the key "
-				"of 'rpmad-b'"), 1);
-		ck_assert_int_ge(hu_log_count(env.cli, "TLS 1.3 with the key "
-				"of 'rpmad-b'"), 1);
+		ck_assert_int_ge(test_daemon_log_count(env.srv,
+						 "TLS 1.3 with the key "
+						 "of 'rpmad-b'"),
+				1);
+		ck_assert_int_ge(test_daemon_log_count(env.cli,
+						 "TLS 1.3 with the key "
+						 "of 'rpmad-b'"),
+				1);
 	}
 	free(sn.cap);
 	stop_pair(&env);
@@ -483,9 +479,13 @@ START_TEST(test_forged_peer)
 	ck_assert(wire_closed_within(s, IT_WAIT_MS));
 	(void) close(p);
 	(void) close(s);
-	ck_assert_int_ge(hu_log_count(env.srv, "a TLS handshake failed"), 1);
-	ck_assert_int_ge(hu_log_count(env.srv, "without TLS refused (tls = "
-			"required) (from 127.0.0.2)"), 1);
+	ck_assert_int_ge(test_daemon_log_count(env.srv,
+					 "a TLS handshake failed"),
+			1);
+	ck_assert_int_ge(test_daemon_log_count(env.srv,
+					 "without TLS refused (tls = "
+					 "required) (from 127.0.0.2)"),
+			1);
 
 	ck_assert_int_eq(it_tell(IT_SERVER, TAG_DONE, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
@@ -718,13 +718,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_tls");
-	TCase *tc = it_tcase_create("tls");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_sniffed, 0, 3);
-	tcase_add_loop_test(tc, test_forged_peer, 0, 2);
-	tcase_add_loop_test(tc, test_old_passive, 0, 2);
-	tcase_add_loop_test(tc, test_old_active, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_tls[] = { TH_LOOP(test_sniffed, 0, 3),
+		TH_LOOP(test_forged_peer, 0, 2),
+		TH_LOOP(test_old_passive, 0, 2), TH_LOOP(test_old_active, 0, 2),
+		TH_END };
+	const struct th_tcase tcases[] = {
+		{ "tls", .steps = tc_tls, .create = it_tcase_create,
+				.timeout = 60 },
+	};
+	return check_run_forked(th_suite("hostile_tls", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -42,8 +42,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define PAGE 4096
@@ -88,8 +88,7 @@ server(const struct it_env *env, void *arg)
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
 	/* receives land in the first page, guarded by the pattern too */
-	struct rpma_mr_local *rmr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_RECV, &rmr));
+	struct rpma_mr_local *rmr = IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_RECV);
 	/* a file this process will truncate under the liar's write */
 	char path[300];
 	(void) snprintf(path, sizeof(path), "%s/wire.pmem", env->dir);
@@ -99,8 +98,8 @@ server(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			fd, 0);
 	IT_ASSERT(pm != MAP_FAILED);
-	struct rpma_mr_local *fmr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST, &fmr));
+	struct rpma_mr_local *fmr =
+			IT_REG(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST);
 
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, env->port, &ep));
@@ -123,8 +122,7 @@ server(const struct it_env *env, void *arg)
 			IT_EQ(it_tell(IT_PARENT, TAG_RECV_POSTED, NULL, 0), 0);
 			continue;
 		}
-		struct rpma_conn_req *req = it_next_req(ep, NULL);
-		struct rpma_conn *conn = it_accept(&req, NULL);
+		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 		if (next == NEXT_CONN_RECV || next == NEXT_CONN_RECV_FLUSHED) {
 			IT_OK(rpma_recv(conn, rmr, S_RECV_OFF, S_RECV_LEN,
 					(void *)0x5e));
@@ -151,11 +149,8 @@ server(const struct it_env *env, void *arg)
 	for (size_t i = 0; i < 3 * PAGE; i++)
 		IT_ASSERT_MSG(buf[i] == ref[i], "byte %zu of S's buffer changed",
 				i);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&fmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&fmr), rpma_mr_dereg(&rmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, FILE_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	free(ref);
@@ -573,10 +568,10 @@ flood_test(struct liar *l, pid_t daemon, uint8_t type, const char *what,
 		unsigned count)
 {
 	liar_connect(l, NEXT_CONN);
-	long before = hu_rss_kb(daemon);
+	long before = it_proc_rss_kb(daemon);
 	unsigned n = flood(l, type, 64, l->ref + S_REG_OFF, count);
 	it_sleep_ms(200);
-	long after = hu_rss_kb(daemon);
+	long after = it_proc_rss_kb(daemon);
 	(void) fprintf(stderr, "hostile_wire: flood of %s: %u frames went "
 			"out; rpmad's RSS %ld -> %ld KiB\n", what, n, before,
 			after);
@@ -787,10 +782,10 @@ START_TEST(test_liar_active)
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	free(l);
 
-	ck_assert_int_le(hu_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
-	ck_assert_int_eq(hu_daemon_serves(a, pid_a), 0);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid_a, fds_a, IT_WAIT_MS), fds_a);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_eq(it_daemon_serves(a, pid_a), 0);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -880,9 +875,8 @@ lied_to_client(const struct it_env *env, void *arg)
 		IT_OK(rpma_conn_delete(&conn));
 		IT_EQ(it_tell(IT_PARENT, TAG_C_DONE, NULL, 0), 0);
 	}
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(ref);
 	free(buf);
 	return 0;
@@ -1062,8 +1056,8 @@ START_TEST(test_liar_passive)
 			it_report());
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 	(void) close(lfd);
-	ck_assert_int_le(hu_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
-	ck_assert_int_eq(hu_daemon_serves(b, pid_b), 0);
+	ck_assert_int_le(it_proc_wait_fds(pid_b, fds_b, IT_WAIT_MS), fds_b);
+	ck_assert_int_eq(it_daemon_serves(b, pid_b), 0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -1071,10 +1065,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("hostile_wire");
-	TCase *tc = it_tcase_create("wire");
-	tcase_add_test(tc, test_liar_active);
-	tcase_add_test(tc, test_liar_passive);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_wire[] = { test_liar_active, test_liar_passive,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "wire", .tests = tc_wire, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("hostile_wire", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -32,8 +32,8 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "check_run.h"
 #include "hostile.h"
+#include "th_suite.h"
 #include "wire_peer.h"
 
 #define PAGE 4096
@@ -118,9 +118,8 @@ server(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(PAGE);
 	memset(buf, 0, PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, PAGE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	uint8_t desc[32];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	struct rpma_ep *ep = NULL;
@@ -137,11 +136,9 @@ server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf, 64, SEED_OLD), -1);
 	/* after the idle time: longer than it_expect_event waits */
 	IT_EQ(it_next_event(conn, IT_ROLE_MS), RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
 	return 0;
@@ -209,7 +206,8 @@ START_TEST(test_old_active)
 	(void) close(p);
 	(void) close(s);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	ck_assert_int_eq(hu_log_count(&env.d[0], "broke the protocol"), 0);
+	ck_assert_int_eq(test_daemon_log_count(&env.d[0], "broke the protocol"),
+			0);
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -224,8 +222,8 @@ client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PAGE);
 	memset(buf, 0, PAGE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PAGE, RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_READ_DST);
 	/* the old rpmad's registration: 0x1000 bytes at 0x1000, key 0x42 */
 	uint8_t rdesc[21];
 	memset(rdesc, 0, sizeof(rdesc));
@@ -253,11 +251,7 @@ client(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf, 64, SEED_OLD), -1);
 	/* idle while the old rpmad watches its sockets */
 	IT_EQ(it_hear(TAG_C_DONE, NULL, 0, IT_ROLE_MS), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -368,10 +362,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("old_rpmad");
-	TCase *tc = it_tcase_create("wire_v1");
-	tcase_add_test(tc, test_old_active);
-	tcase_add_test(tc, test_old_passive);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_wire_v1[] = { test_old_active, test_old_passive,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "wire_v1", .tests = tc_wire_v1, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("old_rpmad", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

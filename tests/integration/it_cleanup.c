@@ -20,9 +20,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "footprint.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_BUSY = 100, TAG_SURVIVOR_UP, TAG_SURVIVOR_DONE, TAG_EXIT,
 	TAG_PARTNER_UP };
@@ -70,9 +70,8 @@ survivor(const struct it_env *env, void *arg)
 	const struct cleanup_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	(void) it_expect(IT_TAG_LISTENING, NULL, 0);
 	struct rpma_conn *conn = it_connect_to(peer, o->port_s, NULL, NULL);
 	struct rpma_cq *cq = NULL;
@@ -88,11 +87,7 @@ survivor(const struct it_env *env, void *arg)
 	round_trip(conn, cq, mr, buf, rmr, 2);
 	IT_EQ(it_tell(IT_PARENT, TAG_SURVIVOR_DONE, NULL, 0), 0);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -102,24 +97,20 @@ survivor_partner(const struct it_env *env, void *arg)
 	const struct cleanup_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, o->port_s, &ep));
 	IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_THIRD, mr, NULL);
 
 	/* W closes once the parent saw everything */
 	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);
 	IT_EQ(ev, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -207,9 +198,8 @@ victim_partner(const struct it_env *env, void *arg)
 			RPMA_UTIL_IBV_CONTEXT_REMOTE :
 			RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(65536);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 65536, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 65536,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (o->end == KILL_PASSIVE) {
@@ -333,10 +323,10 @@ file_mr_client(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	IT_ASSERT(pm != MAP_FAILED);
+	const int usage = RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	for (int i = 0; i < FILE_ROUNDS; i++) {
-		struct rpma_mr_local *mr = NULL;
-		IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-				RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+		struct rpma_mr_local *mr = IT_REG(peer, pm, PM_SIZE, usage);
 		IT_OK(rpma_mr_dereg(&mr));
 	}
 	IT_OK(rpma_peer_delete(&peer));
@@ -377,13 +367,15 @@ END_TEST
 static Suite *
 cleanup_suite(void)
 {
-	Suite *s = suite_create("integration: cleanup");
-	TCase *tc = it_tcase_create("cleanup");
-	tcase_add_loop_test(tc, test_client_vanishes, 0, VICTIM_ENDS);
-	if (!IT_ASAN)	/* the sanitizer's allocator maps as it likes */
-		tcase_add_test(tc, test_file_registration_unmapped);
-	suite_add_tcase(s, tc);
-	return s;
+	struct th_test tc_cleanup[] = { TH_LOOP(test_client_vanishes, 0,
+							VICTIM_ENDS),
+		TH_TEST(test_file_registration_unmapped), TH_END };
+	if (IT_ASAN) /* the sanitizer's allocator maps as it likes */
+		tc_cleanup[1] = (struct th_test) TH_END;
+	const struct th_tcase tcases[] = {
+		{ "cleanup", .steps = tc_cleanup, .create = it_tcase_create },
+	};
+	return th_suite("integration: cleanup", tcases, TH_N(tcases));
 }
 
 int

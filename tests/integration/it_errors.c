@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED, TAG_POST_RECV };
 
@@ -66,8 +66,7 @@ access_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_reg(peer, buf + REG_OFF, REG_LEN, access_usage(*c),
 			&mr));
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_CHECK, NULL, 0);
@@ -81,11 +80,7 @@ access_server(const struct it_env *env, void *arg)
 	it_no_wc(cq, 0);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -143,9 +138,8 @@ access_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
 	it_fill(buf, 4096, 91);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -185,11 +179,7 @@ access_client(const struct it_env *env, void *arg)
 
 	IT_EQ(it_tell(IT_SERVER, TAG_CHECK, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -221,8 +211,7 @@ queues_server(const struct it_env *env, void *arg)
 			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
 	IT_OK(rpma_mr_reg(peer, sbuf, 4096, RPMA_MR_USAGE_SEND, &smr));
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	it_send_desc(IT_CLIENT, mr, NULL);
@@ -253,10 +242,8 @@ queues_server(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
 	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&smr), rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(sbuf);
 	free(words);
 	return 0;
@@ -337,11 +324,9 @@ queues_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&rmr_local));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&rmr),
+			rpma_mr_dereg(&rmr_local), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(rbuf);
 	free(src);
 	return 0;
@@ -374,11 +359,9 @@ rnr_server(const struct it_env *env, void *arg)
 	const struct rnr_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096, RPMA_MR_USAGE_RECV);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 
@@ -391,11 +374,7 @@ rnr_server(const struct it_env *env, void *arg)
 		IT_EQ(it_check(buf, 128, 12), -1);
 	}
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -406,8 +385,7 @@ rnr_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
 	it_fill(buf, 128, 12);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096, RPMA_MR_USAGE_SEND);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -456,13 +434,15 @@ END_TEST
 static Suite *
 errors_suite(void)
 {
-	Suite *s = suite_create("integration: errors");
-	TCase *tc = it_tcase_create("errors");
-	tcase_add_loop_test(tc, test_remote_access_error, 0, 2 * ACCESS_CASES);
-	tcase_add_loop_test(tc, test_full_queues, 0, 2);
-	tcase_add_loop_test(tc, test_receiver_not_ready, 0, 4);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_errors[] = {
+		TH_LOOP(test_remote_access_error, 0, 2 * ACCESS_CASES),
+		TH_LOOP(test_full_queues, 0, 2),
+		TH_LOOP(test_receiver_not_ready, 0, 4), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "errors", .steps = tc_errors, .create = it_tcase_create },
+	};
+	return th_suite("integration: errors", tcases, TH_N(tcases));
 }
 
 int

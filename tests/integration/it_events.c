@@ -22,8 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_READY = 100, TAG_KILLED, TAG_GO, TAG_ANNOUNCED };
 
@@ -169,8 +169,7 @@ reject_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_req_delete(&req));
 	IT_ASSERT(req == NULL);
 	/* the endpoint takes the next request as usual */
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_await_close(&conn);
 	IT_OK(rpma_ep_shutdown(&ep));
 	IT_OK(rpma_peer_delete(&peer));
@@ -244,10 +243,8 @@ late_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_ep_next_conn_req(ep, NULL, &req));
 	struct rpma_conn *conn = it_accept(&req, NULL);
 	it_expect_event(conn, RPMA_CONN_CLOSED);
-	IT_OK(rpma_conn_disconnect(conn));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_disconnect(conn), rpma_conn_delete(&conn),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -356,9 +353,8 @@ silent_client(const struct it_env *env, void *arg)
 	IT_ASSERT_MSG(!o->hangs || took >= SILENT_TIMEOUT_MS * 8 / 10,
 			"the failure came after %llu ms, before the %d ms "
 			"timeout", (unsigned long long)took, SILENT_TIMEOUT_MS);
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_conn_cfg_delete(&cfg),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -486,9 +482,8 @@ observe_loss(struct rpma_conn *conn, struct rpma_peer *peer, int with_send,
 		enum rpma_conn_event want_event)
 {
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	for (int i = 0; i < N_RECV; i++)
@@ -560,8 +555,7 @@ lost_server(const struct it_env *env, void *arg)
 	const struct lost_opts *o = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 
 	switch (o->how) {
 	case KILL_SERVER_APP:
@@ -654,8 +648,7 @@ announced_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	IT_EQ(it_tell(IT_PARENT, TAG_READY, NULL, 0), 0);
 	int fd = -1;
 	IT_OK(rpma_conn_get_event_fd(conn, &fd));
@@ -669,9 +662,8 @@ announced_server(const struct it_env *env, void *arg)
 			rpma_utils_conn_event_2str(ev));
 	/* and it is said once */
 	IT_ERR(RPMA_E_PROVIDER, rpma_conn_next_event(conn, &ev));
-	IT_OK(rpma_conn_delete(&conn));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_delete(&conn), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	return 0;
 }
 
@@ -716,17 +708,18 @@ END_TEST
 static Suite *
 events_suite(void)
 {
-	Suite *s = suite_create("integration: connection events");
-	TCase *tc = it_tcase_create("events");
-	tcase_add_test(tc, test_established_private_data);
-	tcase_add_loop_test(tc, test_closed, 0, 4);
-	tcase_add_test(tc, test_rejected);
-	tcase_add_loop_test(tc, test_unreachable, 0, 6);
-	tcase_add_test(tc, test_retry_until_listening);
-	tcase_add_loop_test(tc, test_lost, 0, 2 * LOST_HOWS);
-	tcase_add_test(tc, test_announced_then_rpmad_gone);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_events[] = {
+		TH_TEST(test_established_private_data),
+		TH_LOOP(test_closed, 0, 4), TH_TEST(test_rejected),
+		TH_LOOP(test_unreachable, 0, 6),
+		TH_TEST(test_retry_until_listening),
+		TH_LOOP(test_lost, 0, 2 * LOST_HOWS),
+		TH_TEST(test_announced_then_rpmad_gone), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "events", .steps = tc_events, .create = it_tcase_create },
+	};
+	return th_suite("integration: connection events", tcases, TH_N(tcases));
 }
 
 int

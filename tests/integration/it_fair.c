@@ -26,9 +26,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
 #include "qp_region.h"
+#include "th_suite.h"
 
 #define BIG_LEN (64u << 20)
 #define SMALL_OFF BIG_LEN	/* the small write lands after the big one */
@@ -57,21 +57,19 @@ server(const struct it_env *env, void *arg)
 	} else {
 		buf = it_alloc(REG_LEN);
 	}
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, REG_LEN, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY |
-			(big_op == BIG_PERSIST ?
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT : 0), &mr));
+	int usage = RPMA_MR_USAGE_WRITE_DST |
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+	if (big_op == BIG_PERSIST)
+		usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+	struct rpma_mr_local *mr = IT_REG(peer, buf, REG_LEN, usage);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
 	if (big_op == BIG_OTHER_USER)
 		IT_EQ(it_tell(IT_THIRD, IT_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *big = it_accept(&req, NULL);
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *small = it_accept(&req, NULL);
+	struct rpma_conn *big = it_accept_next(ep, NULL, NULL);
+	struct rpma_conn *small = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	if (big_op == BIG_OTHER_USER)
 		it_send_desc(IT_THIRD, mr, pcfg);
@@ -80,10 +78,8 @@ server(const struct it_env *env, void *arg)
 	it_await_close(&small);
 	IT_EQ(it_check(buf, BIG_LEN, SEED_BIG), -1);
 	IT_EQ(it_check(buf + SMALL_OFF, 8, SEED_SMALL), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	if (big_op == BIG_PERSIST)
 		it_pmem_unmap(&pm);
 	else
@@ -168,9 +164,8 @@ pair_close(struct pair *p)
 	if (p->big)
 		it_close(&p->big);
 	it_close(&p->small);
-	IT_OK(rpma_mr_remote_delete(&p->rmr));
-	IT_OK(rpma_mr_dereg(&p->mr));
-	IT_OK(rpma_peer_delete(&p->peer));
+	IT_OKS(rpma_mr_remote_delete(&p->rmr), rpma_mr_dereg(&p->mr),
+			rpma_peer_delete(&p->peer));
 	free(p->buf);
 }
 
@@ -273,8 +268,8 @@ other_user_writer(const struct it_env *env, void *arg)
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(BIG_LEN);
 	it_fill(buf, BIG_LEN, SEED_BIG);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BIG_LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_mr_remote *rmr;
 	struct rpma_cq *cq;
 	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
@@ -284,11 +279,7 @@ other_user_writer(const struct it_env *env, void *arg)
 		struct ibv_wc wc;
 		it_wc_ok(conn, cq, 0xb1, IBV_WC_RDMA_WRITE, &wc);
 	} while (it_hear(TAG_STOP, NULL, 0, 0) < 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	IT_EQ(it_tell(IT_CLIENT, TAG_STOPPED, NULL, 0), 0);
 	return 0;
 }
@@ -410,15 +401,16 @@ END_TEST
 static Suite *
 fair_suite(void)
 {
-	Suite *s = suite_create("integration: arbitration");
-	TCase *tc = it_tcase_create("fair");
 	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
-	tcase_add_loop_test(tc, test_small_between_slices, 0, 2);
-	tcase_add_loop_test(tc, test_small_beside_a_persist, 0, 2);
-	tcase_add_loop_test(tc, test_bandwidth_cap, 0, 2);
-	tcase_add_loop_test(tc, test_contended_told, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fair[] = { TH_LOOP(test_small_between_slices, 0,
+							   2),
+		TH_LOOP(test_small_beside_a_persist, 0, 2),
+		TH_LOOP(test_bandwidth_cap, 0, 2),
+		TH_LOOP(test_contended_told, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fair", .steps = tc_fair, .create = it_tcase_create },
+	};
+	return th_suite("integration: arbitration", tcases, TH_N(tcases));
 }
 
 int

@@ -16,8 +16,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_SENT_BACK = 100 };
 
@@ -94,9 +94,8 @@ fds_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	IT_ASSERT(epfd >= 0);
 
@@ -179,10 +178,8 @@ fds_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_conn_delete(&conn));
 
 	IT_EQ(close(epfd), 0);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_dereg(&mr),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -192,9 +189,8 @@ fds_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	IT_ASSERT(epfd >= 0);
 
@@ -263,11 +259,12 @@ END_TEST
 static Suite *
 fds_suite(void)
 {
-	Suite *s = suite_create("integration: descriptors");
-	TCase *tc = it_tcase_create("fds");
-	tcase_add_loop_test(tc, test_nonblocking_epoll, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fds[] = { TH_LOOP(test_nonblocking_epoll, 0, 2),
+		TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fds", .steps = tc_fds, .create = it_tcase_create },
+	};
+	return th_suite("integration: descriptors", tcases, TH_N(tcases));
 }
 
 int

@@ -27,8 +27,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #define LEN (64u << 10)
 #define HUGE (2u << 20)
@@ -319,13 +319,17 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("integration: fidelity");
-	TCase *tc = it_tcase_create("fidelity");
 	/* 1: one rpmad (memory to memory); 2: two rpmads */
-	tcase_add_loop_test(tc, test_userfaultfd_write_protected, 0, 2);
-	tcase_add_loop_test(tc, test_shared_made_unwritable, 0, 4);
-	tcase_add_loop_test(tc, test_unmapped_while_registered, 0, 2);
-	tcase_add_loop_test(tc, test_huge_pages, 0, 2);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const struct th_test tc_fidelity[] = {
+		TH_LOOP(test_userfaultfd_write_protected, 0, 2),
+		TH_LOOP(test_shared_made_unwritable, 0, 4),
+		TH_LOOP(test_unmapped_while_registered, 0, 2),
+		TH_LOOP(test_huge_pages, 0, 2), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "fidelity", .steps = tc_fidelity, .create = it_tcase_create },
+	};
+	return check_run(th_suite("integration: fidelity", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

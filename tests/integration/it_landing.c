@@ -27,8 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #define LEN (2u << 20)
 
@@ -214,11 +214,9 @@ stopped_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	pid_t self = getpid();
 	IT_EQ(it_tell(IT_CLIENT, TAG_PID, &self, sizeof(self)), 0);
@@ -226,11 +224,7 @@ stopped_server(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
 	IT_EQ(it_check(buf, LEN, 31), -1);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -272,10 +266,8 @@ stopped_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&ms));
-	IT_OK(rpma_mr_dereg(&mb));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&ms),
+			rpma_mr_dereg(&mb), rpma_peer_delete(&peer));
 	free(src);
 	free(back);
 	return 0;
@@ -321,14 +313,11 @@ stuck_server(const struct it_env *env, void *arg)
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(buf != MAP_FAILED);
 	memset(buf, 0x33, LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
 	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *one = it_accept(&req, NULL);
-	req = it_next_req(ep, NULL);
-	struct rpma_conn *two = it_accept(&req, NULL);
+	struct rpma_conn *one = it_accept_next(ep, NULL, NULL);
+	struct rpma_conn *two = it_accept_next(ep, NULL, NULL);
 
 	/* the last page goes, and only the userfaultfd could bring it */
 	uint8_t *held = buf + LEN - page();
@@ -371,8 +360,8 @@ stuck_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *src = it_alloc(LEN);
-	struct rpma_mr_local *ms = NULL;
-	IT_OK(rpma_mr_reg(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC, &ms));
+	struct rpma_mr_local *ms =
+			IT_REG(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *one = it_connect(peer, env, NULL, NULL);
 	struct rpma_conn *two = it_connect_to(peer, env->port, NULL, NULL);
 	struct it_desc desc;
@@ -405,11 +394,7 @@ stuck_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 
 	drop(&one);
-	it_close(&two);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&ms));
-	IT_OK(rpma_peer_delete(&peer));
-	free(src);
+	it_client_end(&two, &rmr, &ms, &peer, src);
 	return 0;
 }
 
@@ -562,16 +547,15 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("landing");
-	TCase *tc = it_tcase_create("landing");
-	tcase_add_loop_test(tc, test_landed_and_gone, 0, 2);
-	tcase_add_test(tc, test_switched_off);
-	tcase_add_loop_test(tc, test_stopped_server, 0, 2);
-	tcase_add_test(tc, test_stuck_page);
-	tcase_add_test(tc, test_scribbled_area);
-	tcase_add_test(tc, test_fork);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_landing[] = {
+		TH_LOOP(test_landed_and_gone, 0, 2), TH_TEST(test_switched_off),
+		TH_LOOP(test_stopped_server, 0, 2), TH_TEST(test_stuck_page),
+		TH_TEST(test_scribbled_area), TH_TEST(test_fork), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "landing", .steps = tc_landing, .create = it_tcase_create },
+	};
+	return th_suite("landing", tcases, TH_N(tcases));
 }
 
 int

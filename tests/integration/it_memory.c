@@ -29,8 +29,8 @@
 #include <linux/mempolicy.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
@@ -102,7 +102,7 @@ run(it_fn *server, int ndaemons, enum who who)
 	char dir[300];
 	(void) snprintf(dir, sizeof(dir), "%s/nobody", env.dir);
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
-	ck_assert_int_eq(chown(dir, IT_NOBODY, IT_NOBODY), 0);
+	ck_assert_int_eq(chown(dir, TH_NOBODY, TH_NOBODY), 0);
 	struct mem_case mc = { who };
 	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
 			"%s", it_report());
@@ -1298,23 +1298,24 @@ END_TEST
 static Suite *
 memory_suite(void)
 {
-	Suite *s = suite_create("integration: the application's memory");
-	TCase *tc = it_tcase_create("memory");
-	tcase_add_loop_test(tc, test_fork, 0, 4);
-	tcase_add_loop_test(tc, test_fork_heap, 0, 2);
-	tcase_add_loop_test(tc, test_other_threads_stores, 0, 2);
-	tcase_add_loop_test(tc, test_freed_memory, 0, 2);
-	tcase_add_test(tc, test_freed_memory_jemalloc);
-	tcase_add_loop_test(tc, test_growing_memory, 0, 2);
-	tcase_add_loop_test(tc, test_readonly_memory, 0, 2);
-	tcase_add_loop_test(tc, test_pinned_by_io_uring, 0, 4);
-	tcase_add_loop_test(tc, test_descriptors, 0, 2);
-	tcase_add_loop_test(tc, test_memory_given_back, 0, 2);
-	tcase_add_loop_test(tc, test_mapping_attributes, 0, 2);
-	tcase_add_loop_test(tc, test_memory_native_takes, 0, 4);
-	tcase_add_test(tc, test_memory_native_takes_sealed);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_memory[] = { TH_LOOP(test_fork, 0, 4),
+		TH_LOOP(test_fork_heap, 0, 2),
+		TH_LOOP(test_other_threads_stores, 0, 2),
+		TH_LOOP(test_freed_memory, 0, 2),
+		TH_TEST(test_freed_memory_jemalloc),
+		TH_LOOP(test_growing_memory, 0, 2),
+		TH_LOOP(test_readonly_memory, 0, 2),
+		TH_LOOP(test_pinned_by_io_uring, 0, 4),
+		TH_LOOP(test_descriptors, 0, 2),
+		TH_LOOP(test_memory_given_back, 0, 2),
+		TH_LOOP(test_mapping_attributes, 0, 2),
+		TH_LOOP(test_memory_native_takes, 0, 4),
+		TH_TEST(test_memory_native_takes_sealed), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "memory", .steps = tc_memory, .create = it_tcase_create },
+	};
+	return th_suite("integration: the application's memory", tcases,
+			TH_N(tcases));
 }
 
 int

@@ -35,8 +35,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
@@ -92,7 +92,7 @@ grant_userfaultfd(const struct it_env *env)
 	IT_EQ(mount("tmpfs", dir, "tmpfs", 0, "mode=0755"), 0);
 	(void) snprintf(node, sizeof(node), "%s/userfaultfd", dir);
 	IT_EQ(mknod(node, S_IFCHR | 0600, st.st_rdev), 0);
-	IT_EQ(chown(node, IT_NOBODY, IT_NOBODY), 0);
+	IT_EQ(chown(node, TH_NOBODY, TH_NOBODY), 0);
 	IT_EQ(mount(node, "/dev/userfaultfd", NULL, MS_BIND, NULL), 0);
 	return true;
 }
@@ -571,10 +571,8 @@ fork_advice_server(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(a[i] == 0x31 && b[i] == 0x32 && w[i] == 0x33 &&
 				v[i] == 0x34, "byte %zu: the child's store "
 				"reached the parent", i);
-	IT_OK(rpma_mr_dereg(&mra));
-	IT_OK(rpma_mr_dereg(&mrb));
-	IT_OK(rpma_mr_dereg(&mrw));
-	IT_OK(rpma_mr_dereg(&mrv));
+	IT_OKS(rpma_mr_dereg(&mra), rpma_mr_dereg(&mrb), rpma_mr_dereg(&mrw),
+			rpma_mr_dereg(&mrv));
 	IT_ASSERT(!has_vmflag(a, "dc") && has_vmflag(b, "dc"));
 	IT_ASSERT(has_vmflag(w, "wf"));
 	uint8_t *maps[] = { a, b, w, v };
@@ -712,9 +710,8 @@ pool_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_reg(r.peer, pool + 300 * ps, 8, RW, &mr[1]));
 	IT_OK(rpma_mr_reg(r.peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
 	it_remote_write(mr[0], 0, 4096, 8);
-	IT_OK(rpma_mr_dereg(&mr[1]));
-	IT_OK(rpma_mr_dereg(&mr[0]));
-	IT_OK(rpma_mr_dereg(&mr[2]));
+	IT_OKS(rpma_mr_dereg(&mr[1]), rpma_mr_dereg(&mr[0]),
+			rpma_mr_dereg(&mr[2]));
 	IT_ASSERT_MSG(mappings_over(pool, len) == 1, "the pool is %d "
 			"mappings after deregistration",
 			mappings_over(pool, len));
@@ -1104,21 +1101,23 @@ END_TEST
 static Suite *
 moved_suite(void)
 {
-	Suite *s = suite_create("integration: the moved-pages path");
-	TCase *tc = it_tcase_create("moved");
-	tcase_add_loop_test(tc, test_signal_handler_stores, 0, 2);
-	tcase_add_loop_test(tc, test_recv_during_registration, 0, 2);
-	tcase_add_loop_test(tc, test_attributes_set_while_registered, 0, 2);
-	tcase_add_loop_test(tc, test_fork_advice, 0, 2);
-	tcase_add_loop_test(tc, test_fork_under_debugger, 0, 2);
-	tcase_add_loop_test(tc, test_pool_merges_again, 0, 2);
-	tcase_add_loop_test(tc, test_private_hugetlb,
-			it_transport_is("verbs") ? 0 : 1, 2);
-	tcase_add_loop_test(tc, test_dontneed_documented, 0, 2);
-	tcase_add_loop_test(tc, test_errno_and_memfd, 0, 2);
-	tcase_add_loop_test(tc, test_which_path, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_moved[] = { TH_LOOP(test_signal_handler_stores,
+							    0, 2),
+		TH_LOOP(test_recv_during_registration, 0, 2),
+		TH_LOOP(test_attributes_set_while_registered, 0, 2),
+		TH_LOOP(test_fork_advice, 0, 2),
+		TH_LOOP(test_fork_under_debugger, 0, 2),
+		TH_LOOP(test_pool_merges_again, 0, 2),
+		TH_LOOP(test_private_hugetlb, it_transport_is("verbs") ? 0 : 1,
+				2),
+		TH_LOOP(test_dontneed_documented, 0, 2),
+		TH_LOOP(test_errno_and_memfd, 0, 2),
+		TH_LOOP(test_which_path, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "moved", .steps = tc_moved, .create = it_tcase_create },
+	};
+	return th_suite("integration: the moved-pages path", tcases,
+			TH_N(tcases));
 }
 
 int

@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED, TAG_STOP };
 
@@ -73,14 +73,12 @@ rma_server(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(RMA_SIZE);
 	it_fill(buf, RMA_SIZE, SEED_BG);
 	it_fill(buf + RD_OFF, RD_LEN, SEED_RD);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, RMA_SIZE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, RMA_SIZE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_CHECK, NULL, 0);
@@ -94,11 +92,7 @@ rma_server(const struct it_env *env, void *arg)
 	it_fill(buf + RD_OFF, 64, SEED_AGAIN);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -107,9 +101,8 @@ rma_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(RMA_SIZE);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, RMA_SIZE, RPMA_MR_USAGE_READ_DST |
-			RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, RMA_SIZE,
+			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL, *rcq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -194,11 +187,7 @@ rma_client(const struct it_env *env, void *arg)
 	it_wc_ok(conn, cq, 0x1006, IBV_WC_RDMA_WRITE, &wc);
 	it_no_wc(cq, 20);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -246,12 +235,11 @@ atomic_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(4096);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 4096,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 
 	struct watcher w = { .word = (const uint64_t *)(buf + 64) };
 	pthread_t th;
@@ -289,11 +277,7 @@ atomic_server(const struct it_env *env, void *arg)
 	}
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -304,8 +288,8 @@ atomic_client(const struct it_env *env, void *arg)
 	uint64_t *src = it_alloc(4096);
 	src[0] = AT_A;
 	src[1] = AT_B;
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, src, 4096, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, src, 4096, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -325,11 +309,7 @@ atomic_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_SERVER, TAG_CHECK, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(src);
+	it_client_end(&conn, &rmr, &mr, &peer, src);
 	return 0;
 }
 
@@ -361,22 +341,20 @@ persist_server(const struct it_env *env, void *arg)
 	uint8_t *pm = pmem.ptr;
 
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, pm, PM_SIZE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	/* volatile memory, visibility only */
 	uint8_t *vol = it_alloc(4096);
-	struct rpma_mr_local *vmr = NULL;
-	IT_OK(rpma_mr_reg(peer, vol, 4096, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &vmr));
+	struct rpma_mr_local *vmr = IT_REG(peer, vol, 4096,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	it_send_desc(IT_CLIENT, vmr, pcfg);
 
@@ -392,11 +370,9 @@ persist_server(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
 	it_await_close(&conn);
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&vmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_peer_cfg_delete(&pcfg), rpma_mr_dereg(&vmr),
+			rpma_mr_dereg(&mr), rpma_ep_shutdown(&ep),
+			rpma_peer_delete(&peer));
 	free(vol);
 	it_pmem_unmap(&pmem);
 	return 0;
@@ -411,8 +387,8 @@ persist_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(PM_LEN);
 	it_fill(buf, PM_LEN, SEED_PM);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, PM_LEN, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, PM_LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -458,10 +434,8 @@ persist_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&vrmr));
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&vrmr), rpma_mr_remote_delete(&rmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(buf);
 	return 0;
 }
@@ -587,12 +561,9 @@ msg_server(const struct it_env *env, void *arg)
 		it_no_wc(rcq, 10);
 
 	it_await_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_mr_dereg(&tmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_dereg(&smr),
+			rpma_mr_dereg(&tmr), rpma_mr_dereg(&rmr),
+			rpma_ep_shutdown(&ep), rpma_peer_delete(&peer));
 	free(sbuf);
 	free(target);
 	free(rbuf);
@@ -645,11 +616,9 @@ msg_client(const struct it_env *env, void *arg)
 		it_no_wc(cq, 10);
 
 	it_close(&conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&tmr));
-	IT_OK(rpma_mr_dereg(&rmr));
-	IT_OK(rpma_mr_dereg(&smr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&tmr),
+			rpma_mr_dereg(&rmr), rpma_mr_dereg(&smr),
+			rpma_peer_delete(&peer));
 	free(rbuf);
 	free(sbuf);
 	return 0;
@@ -744,22 +713,16 @@ answer_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(MSG_BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, MSG_BUF, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, MSG_BUF,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
 	IT_OK(rpma_recv(conn, mr, 64, 8, (void *)0x4002));
 	IT_EQ(it_tell(IT_CLIENT, IT_TAG_GO, NULL, 0), 0);
 	send_then_answer(conn, cq, mr, false, arg);
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -768,9 +731,8 @@ answer_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(MSG_BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, MSG_BUF, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, MSG_BUF,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -802,15 +764,14 @@ END_TEST
 static Suite *
 ops_suite(void)
 {
-	Suite *s = suite_create("integration: operations");
-	TCase *tc = it_tcase_create("ops");
-	tcase_add_loop_test(tc, test_rma, 0, 2);
-	tcase_add_test(tc, test_atomic_write_is_one_store);
-	tcase_add_test(tc, test_flush_persistent);
-	tcase_add_loop_test(tc, test_messages, 0, 3);
-	tcase_add_loop_test(tc, test_send_completes_before_its_answer, 0, 4);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_ops[] = { TH_LOOP(test_rma, 0, 2),
+		TH_TEST(test_atomic_write_is_one_store),
+		TH_TEST(test_flush_persistent), TH_LOOP(test_messages, 0, 3),
+		TH_LOOP(test_send_completes_before_its_answer, 0, 4), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "ops", .steps = tc_ops, .create = it_tcase_create },
+	};
+	return th_suite("integration: operations", tcases, TH_N(tcases));
 }
 
 int

@@ -41,8 +41,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #ifndef MAP_SHARED_VALIDATE
 #define MAP_SHARED_VALIDATE 0x03
@@ -324,8 +324,7 @@ target(const struct it_env *env, void *arg)
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
 	IT_EQ(it_tell(IT_PARENT, TAG_TARGET_UP, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 
 	if (persistable(c->kind)) {
@@ -338,10 +337,8 @@ target(const struct it_env *env, void *arg)
 	for (size_t i = 0; i < NPIECES; i++)
 		IT_EQ(it_check(pm + pieces[i].off, pieces[i].len,
 				pieces[i].seed), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	if (c->kind == K_ANON)
 		free(map);
 	else if (c->kind == K_DEVDAX_ANON)
@@ -438,10 +435,8 @@ initiator(const struct it_env *env, void *arg)
 		IT_EQ(it_tell(IT_PARENT, TAG_FLUSHED, NULL, 0), 0);
 		it_close(&conn);
 	}
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_mr_dereg(&back_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&mr),
+			rpma_mr_dereg(&back_mr), rpma_peer_delete(&peer));
 	free(buf);
 	free(back);
 	return 0;
@@ -556,22 +551,19 @@ bulk_target(const struct it_env *env, void *arg)
 			MAP_SHARED, fd, 0);
 	IT_ASSERT(pm != MAP_FAILED);
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, BULK_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, pm, BULK_SIZE,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, pcfg);
 	it_await_close(&conn);
 	IT_EQ(it_check(pm, BULK_SIZE, 2), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_peer_cfg_delete(&pcfg),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, BULK_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	return 0;
@@ -602,11 +594,7 @@ bulk_writer(const struct it_env *env, void *arg)
 		IT_EQ(it_tell(IT_PARENT, TAG_ROUND, NULL, 0), 0);
 		(void) it_expect(TAG_GO, NULL, 0);
 	}
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -670,13 +658,15 @@ END_TEST
 static Suite *
 persist_suite(void)
 {
-	Suite *s = suite_create("integration: persistence");
-	TCase *tc = it_tcase_create("persist");
-	tcase_add_loop_test(tc, test_persistent_flush_by_kind, 0,
-			sizeof(cases) / sizeof(cases[0]));
-	tcase_add_test(tc, test_large_writes_after_persist);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_persist[] = {
+		TH_LOOP(test_persistent_flush_by_kind, 0,
+				sizeof(cases) / sizeof(cases[0])),
+		TH_TEST(test_large_writes_after_persist), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "persist", .steps = tc_persist, .create = it_tcase_create },
+	};
+	return th_suite("integration: persistence", tcases, TH_N(tcases));
 }
 
 int

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "itest.h"
+#include "th_suite.h"
 
 #define EXAMPLE "08-messages-ping-pong"
 #define SEED 7
@@ -209,12 +210,16 @@ END_TEST
 static Suite *
 pingpong_suite(void)
 {
-	Suite *s = suite_create("integration: upstream ping-pong");
-	TCase *tc = it_tcase_create("pingpong");
-	tcase_add_loop_test(tc, test_ping_pong, 0,
-			sizeof(rounds_of) / sizeof(rounds_of[0]));
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_pingpong[] = {
+		TH_LOOP(test_ping_pong, 0,
+				sizeof(rounds_of) / sizeof(rounds_of[0])),
+		TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "pingpong", .steps = tc_pingpong, .create = it_tcase_create },
+	};
+	return th_suite("integration: upstream ping-pong", tcases,
+			TH_N(tcases));
 }
 
 static void

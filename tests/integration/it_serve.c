@@ -17,8 +17,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_SERVED = 100, TAG_READ_DONE };
 
@@ -196,9 +196,8 @@ epoll_server(const struct it_env *env, void *arg)
 	for (int i = 0; i < NCLIENTS; i++)
 		IT_EQ(it_check(names + i * NAME_LEN, NAME_LEN, 300 + i), -1);
 	IT_EQ(close(s.epoll), 0);
-	IT_OK(rpma_ep_shutdown(&s.ep));
-	IT_OK(rpma_mr_dereg(&s.names_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&s.ep), rpma_mr_dereg(&s.names_mr),
+			rpma_peer_delete(&peer));
 	free(names);
 	return 0;
 }
@@ -211,8 +210,8 @@ named_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *name = it_alloc(NAME_LEN);
 	it_fill(name, NAME_LEN, 300 + (uint32_t)a->client);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, name, NAME_LEN, RPMA_MR_USAGE_READ_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, name, NAME_LEN, RPMA_MR_USAGE_READ_SRC);
 	uint8_t desc[21];
 	IT_OK(rpma_mr_get_descriptor(mr, desc));
 	struct rpma_conn_private_data pd = { desc, sizeof(desc) };
@@ -288,10 +287,9 @@ side_server(const struct it_env *env, void *arg)
 	const struct side_arg *a = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *area = it_alloc(AREA);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, area, AREA, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, area, AREA,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, a->ports[a->server], &ep));
 	uint8_t desc[21];
@@ -303,9 +301,8 @@ side_server(const struct it_env *env, void *arg)
 	struct rpma_conn *conn = it_accept(&req, &pd);
 	it_await_close(&conn);
 	IT_EQ(it_check(area, AREA, 400 + (uint32_t)a->server), -1);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(area);
 	return 0;
 }
@@ -353,9 +350,8 @@ side_client(const struct it_env *env, void *arg)
 		it_close(&conns[i]);
 		IT_OK(rpma_mr_remote_delete(&dst[i]));
 	}
-	IT_OK(rpma_mr_dereg(&src_mr));
-	IT_OK(rpma_mr_dereg(&back_mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_dereg(&src_mr), rpma_mr_dereg(&back_mr),
+			rpma_peer_delete(&peer));
 	free(src);
 	free(back);
 	return 0;
@@ -391,14 +387,20 @@ END_TEST
 static Suite *
 serve_suite(void)
 {
-	Suite *s = suite_create("integration: long-lived servers");
-	TCase *tc = it_tcase_create("sequential");
-	tcase_add_loop_test(tc, test_clients_one_after_another, 0, 4);
-	suite_add_tcase(s, tc);
-	tc = it_tcase_create("side by side");
-	tcase_add_loop_test(tc, test_servers_side_by_side, 1, 3);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_sequential[] = {
+		TH_LOOP(test_clients_one_after_another, 0, 4), TH_END
+	};
+	const struct th_test tc_side_by_side[] = {
+		TH_LOOP(test_servers_side_by_side, 1, 3), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "sequential", .steps = tc_sequential,
+				.create = it_tcase_create },
+		{ "side by side", .steps = tc_side_by_side,
+				.create = it_tcase_create },
+	};
+	return th_suite("integration: long-lived servers", tcases,
+			TH_N(tcases));
 }
 
 int

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 enum { TAG_CHECK = 100, TAG_CHECKED };
 
@@ -51,12 +51,11 @@ threads_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(AREA);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, AREA, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, AREA,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_CHECK, NULL, 0);
@@ -70,11 +69,7 @@ threads_server(const struct it_env *env, void *arg)
 	}
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
 	return 0;
 }
 
@@ -233,10 +228,8 @@ threads_client(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 
 	it_close(&sc->conn);
-	IT_OK(rpma_conn_cfg_delete(&cfg));
-	IT_OK(rpma_mr_remote_delete(&sc->rmr));
-	IT_OK(rpma_mr_dereg(&sc->mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_conn_cfg_delete(&cfg), rpma_mr_remote_delete(&sc->rmr),
+			rpma_mr_dereg(&sc->mr), rpma_peer_delete(&peer));
 	free(sc);
 	free(buf);
 	return 0;
@@ -253,11 +246,13 @@ END_TEST
 static Suite *
 threads_suite(void)
 {
-	Suite *s = suite_create("integration: threads");
-	TCase *tc = it_tcase_create("threads");
-	tcase_add_loop_test(tc, test_concurrent_writers, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_threads[] = {
+		TH_LOOP(test_concurrent_writers, 0, 2), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "threads", .steps = tc_threads, .create = it_tcase_create },
+	};
+	return th_suite("integration: threads", tcases, TH_N(tcases));
 }
 
 int

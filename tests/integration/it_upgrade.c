@@ -42,8 +42,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "itest.h"
+#include "th_suite.h"
 
 #define BUF (64 * 1024)
 #define CHUNK 4096
@@ -74,12 +74,11 @@ server(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	uint8_t *buf = it_alloc(BUF);
 	memset(buf, 0, BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, BUF,
+			RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(IT_CLIENT, mr, NULL);
 	uint32_t seed;
 	IT_EQ(it_hear(TAG_DONE, &seed, sizeof(seed), IT_ROLE_MS),
@@ -88,9 +87,8 @@ server(const struct it_env *env, void *arg)
 	for (size_t off = 0; off < BUF; off += CHUNK)
 		IT_EQ(it_check(buf + off, CHUNK, seed), -1);
 	it_await_close(&conn);
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&mr),
+			rpma_peer_delete(&peer));
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, TAG_S_DONE, NULL, 0), 0);
 	return 0;
@@ -121,8 +119,8 @@ client(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(BUF);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC, &mr));
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BUF, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_mr_remote *rmr;
 	struct rpma_cq *cq;
 	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
@@ -149,11 +147,7 @@ client(const struct it_env *env, void *arg)
 	IT_EQ(poll(&pfd, 1, 0), 0);
 	uint32_t seed = 1000 + rounds - 1;
 	IT_EQ(it_tell(IT_SERVER, TAG_DONE, &seed, sizeof(seed)), 0);
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -327,8 +321,7 @@ holder_server(const struct it_env *env, void *arg)
 	(void) arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	IT_EQ(it_tell(IT_PARENT, TAG_HOLDING, NULL, 0), 0);
 	/* the drain deadline ends the old rpmad: the connection is lost */
 	enum rpma_conn_event ev = it_next_event(conn, IT_ROLE_MS);
@@ -555,12 +548,12 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("it_upgrade");
-	TCase *tc = it_tcase_create("upgrade");
-	tcase_add_test(tc, test_stream_two_rpmads);
-	tcase_add_test(tc, test_stream_one_rpmad);
-	tcase_add_test(tc, test_drain_deadline_and_second_upgrade);
-	tcase_add_test(tc, test_swapped_binary);
-	suite_add_tcase(s, tc);
-	return check_run_forked(s, CK_NORMAL);
+	const TTest *const tc_upgrade[] = { test_stream_two_rpmads,
+		test_stream_one_rpmad, test_drain_deadline_and_second_upgrade,
+		test_swapped_binary, NULL };
+	const struct th_tcase tcases[] = {
+		{ "upgrade", .tests = tc_upgrade, .create = it_tcase_create },
+	};
+	return check_run_forked(th_suite("it_upgrade", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * test_daemon.c -- a real rpmad for tests
+ * test_daemon.c -- a real rpmad for tests (see test_daemon.h)
  */
 
 #include <errno.h>
@@ -9,20 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "test_daemon.h"
+#include "th_files.h"
+#include "th_run.h"
+#include "th_wait.h"
 
-static const char *
-rpmad_bin(void)
-{
-	const char *bin = getenv("RPMAD_BIN");
-	return bin && *bin ? bin : "rpmad";
-}
+/* how long a daemon may take to start, and to end after SIGTERM */
+#define START_MS 10000
+#define STOP_MS 10000
 
 const char *
 test_daemon_transport(void)
@@ -31,36 +29,22 @@ test_daemon_transport(void)
 	return t && *t ? t : "tcp";
 }
 
-static int
-can_connect(const char *path)
-{
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return 0;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		(void) close(s);
-		return 0;
-	}
-	memcpy(sun.sun_path, path, strlen(path) + 1);
-	int ok = connect(s, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-	(void) close(s);
-	return ok;
-}
-
 /* Runs rpmad in d's directory, on d's socket and log, and waits for it. */
 static int
-spawn(struct test_daemon *d, const char *const *extra_args)
+spawn(struct test_daemon *d, const char *const *extra_args, char *const *env)
 {
-	/* RPMAD_TEST_LOG_LEVEL=debug: more of the daemons' story, when a
-	 * test fails (TEST_KEEP_LOGS keeps it) */
-	const char *level = getenv("RPMAD_TEST_LOG_LEVEL");
-	const char *argv[32] = { rpmad_bin(), "--foreground", "--socket",
-			d->socket, "--transport", test_daemon_transport(),
-			"--log-level", level && *level ? level : "info",
-			"--config", "/dev/null" };
-	int argc = 10;
-	for (int i = 0; extra_args && extra_args[i] && argc < 31; i++)
+	const char *argv[40] = { d->bin, "--foreground", "--socket", d->socket,
+		"--transport", test_daemon_transport(), "--config",
+		d->config[0] ? d->config : "/dev/null" };
+	int argc = 8;
+	if (!d->cfg_log_level) {
+		/* RPMAD_TEST_LOG_LEVEL=debug: more of the daemons' story,
+		 * when a test fails (TEST_KEEP_LOGS keeps it) */
+		const char *level = getenv("RPMAD_TEST_LOG_LEVEL");
+		argv[argc++] = "--log-level";
+		argv[argc++] = level && *level ? level : "info";
+	}
+	for (int i = 0; extra_args && extra_args[i] && argc < 39; i++)
 		argv[argc++] = extra_args[i];
 	argv[argc] = NULL;
 
@@ -74,38 +58,63 @@ spawn(struct test_daemon *d, const char *const *extra_args)
 			(void) dup2(fd, STDERR_FILENO);
 			(void) dup2(fd, STDOUT_FILENO);
 		}
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
+		th_exec((char *const *) argv, env);
 	}
-	for (int i = 0; i < 500; i++) {
-		if (can_connect(d->socket)) {
-			test_daemon_use(d);
-			return 0;
-		}
+	uint64_t end = it_now_ms() + START_MS;
+	while (!th_socket_accepts(d->socket)) {
 		int status;
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
 			return -1;
 		}
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		(void) nanosleep(&ts, NULL);
+		if (it_now_ms() >= end) {
+			test_daemon_kill(d);
+			return -1;
+		}
+		it_sleep_ms(10);
 	}
-	test_daemon_kill(d);
-	return -1;
+	test_daemon_use(d);
+	return 0;
+}
+
+int
+test_daemon_start_opts(struct test_daemon *d, const struct test_daemon_opts *o)
+{
+	memset(d, 0, sizeof(*d));
+	d->cfg_log_level = o->cfg_log_level;
+	const char *bin = o->bin ? o->bin : getenv("RPMAD_BIN");
+	(void) snprintf(d->bin, sizeof(d->bin), "%s",
+			bin && *bin ? bin : "rpmad");
+	if (th_mkdtemp(d->dir, sizeof(d->dir), "rpmad-test"))
+		return -1;
+	if (o->dir_mode && chmod(d->dir, o->dir_mode))
+		return -1;
+	(void) snprintf(d->socket, sizeof(d->socket), "%s/rpmad.sock", d->dir);
+	(void) snprintf(d->log, sizeof(d->log), "%s/rpmad.log", d->dir);
+	if (o->config) {
+		(void) snprintf(d->config, sizeof(d->config), "%s/rpmad.conf",
+				d->dir);
+		if (write_text(d->config, o->config))
+			return -1;
+	}
+	return spawn(d, o->args, o->env);
 }
 
 int
 test_daemon_start(struct test_daemon *d, const char *const *extra_args)
 {
-	memset(d, 0, sizeof(*d));
-	const char *tmp = getenv("TMPDIR");
-	(void) snprintf(d->dir, sizeof(d->dir), "%s/rpmad-test.XXXXXX",
-			tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(d->dir) == NULL)
-		return -1;
-	(void) snprintf(d->socket, sizeof(d->socket), "%s/rpmad.sock", d->dir);
-	(void) snprintf(d->log, sizeof(d->log), "%s/rpmad.log", d->dir);
-	return spawn(d, extra_args);
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .args = extra_args });
+}
+
+int
+test_daemon_start_cfg(struct test_daemon *d, const char *config)
+{
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .config = config ? config :
+								       "",
+					.dir_mode = 0755,
+					.cfg_log_level = true });
 }
 
 int
@@ -113,7 +122,7 @@ test_daemon_restart(struct test_daemon *d, const char *const *extra_args)
 {
 	if (d->pid > 0 || d->dir[0] == '\0')
 		return -1;
-	return spawn(d, extra_args);
+	return spawn(d, extra_args, NULL);
 }
 
 void
@@ -131,39 +140,21 @@ test_daemon_alive(const struct test_daemon *d)
 	return waitpid(d->pid, &status, WNOHANG) == 0;
 }
 
-static int
-wait_exit(pid_t pid, int seconds)
-{
-	int status = -1;
-	for (int i = 0; i < seconds * 100; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0)
-			return -1;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		(void) nanosleep(&ts, NULL);
-	}
-	(void) kill(pid, SIGKILL);
-	(void) waitpid(pid, &status, 0);
-	return -1;
-}
-
 int
 test_daemon_stop(struct test_daemon *d)
 {
 	int status = 0;
 	if (d->pid > 0) {
 		(void) kill(d->pid, SIGTERM);
-		status = wait_exit(d->pid, 10);
+		if (th_wait_pid(d->pid, STOP_MS, &status))
+			status = -1;
 		d->pid = 0;
 	}
-	if (d->dir[0]) {
+	if (d->dir[0] && getenv("TEST_KEEP_LOGS") == NULL)
+		th_remove_tree(d->dir);
+	else if (d->dir[0])
 		(void) unlink(d->socket);
-		if (getenv("TEST_KEEP_LOGS") == NULL)
-			(void) unlink(d->log);
-		(void) rmdir(d->dir);
-	}
+	d->dir[0] = '\0';
 	return status;
 }
 
@@ -173,7 +164,8 @@ test_daemon_stop_pid(pid_t pid)
 	/* gone and reaped already: its parent was still there when it ended */
 	if (kill(pid, SIGTERM) && errno == ESRCH)
 		return 0;
-	return wait_exit(pid, 10);
+	int status;
+	return th_wait_pid(pid, STOP_MS, &status) ? -1 : status;
 }
 
 void
@@ -184,4 +176,20 @@ test_daemon_kill(struct test_daemon *d)
 		(void) waitpid(d->pid, NULL, 0);
 		d->pid = 0;
 	}
+}
+
+int
+test_daemon_log_count(const struct test_daemon *d, const char *what)
+{
+	FILE *f = fopen(d->log, "r");
+	if (f == NULL)
+		return -1;
+	char line[1024];
+	int n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, what))
+			n++;
+	}
+	(void) fclose(f);
+	return n;
 }

@@ -32,6 +32,7 @@
 
 #include "itest.h"
 #include "netns_env.h"
+#include "th_suite.h"
 
 #ifndef NT_EXAMPLE_CFLAGS
 #define NT_EXAMPLE_CFLAGS ""
@@ -280,12 +281,15 @@ can_run(void)
 static Suite *
 conformance_suite(void)
 {
-	Suite *s = suite_create("conformance across two hosts");
-	TCase *tc = it_tcase_create("conformance");
-	tcase_set_timeout(tc, RUN_TCASE_TIMEOUT);
-	tcase_add_test(tc, test_conformance_across_namespaces);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_conformance[] = {
+		test_conformance_across_namespaces, NULL
+	};
+	const struct th_tcase tcases[] = {
+		{ "conformance", .tests = tc_conformance,
+				.create = it_tcase_create,
+				.timeout = RUN_TCASE_TIMEOUT },
+	};
+	return th_suite("conformance across two hosts", tcases, TH_N(tcases));
 }
 
 int

@@ -28,6 +28,7 @@
 #include "fstream.h"
 #include "itest.h"
 #include "netns_env.h"
+#include "th_suite.h"
 
 /* made by main before the runner forks the tests */
 static struct ns_hosts hosts;
@@ -56,16 +57,10 @@ hosts_env_start(struct it_env *env, const char *config)
 			hosts.dir);
 	ck_assert_ptr_nonnull(mkdtemp(env->dir));
 	(void) snprintf(env->port, sizeof(env->port), "%s", PORT_EXCHANGE);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/rpmad.conf", env->dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_ge(fputs(config, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	const char *args[] = { "--config", path, NULL };
 	for (int i = 0; i < 2; i++) {
-		ck_assert_msg(ns_daemon_start(&hosts, i, &env->d[i], args) ==
-				0, "rpmad did not start in %s", hosts.ns[i]);
+		ck_assert_msg(ns_daemon_start(&hosts, i, &env->d[i], config) ==
+						0,
+				"rpmad did not start in %s", hosts.ns[i]);
 		env->ndaemons = i + 1;
 		ck_assert_msg(ns_holds(&hosts, i, env->d[i].pid), "rpmad %d "
 				"is not inside %s", (int)env->d[i].pid,
@@ -131,17 +126,15 @@ exchange_server(const struct it_env *env, void *arg)
 	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	IT_ASSERT(pm != MAP_FAILED);
-	struct rpma_mr_local *pm_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, pm, PM_SIZE, RPMA_MR_USAGE_WRITE_DST |
-			RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT, &pm_mr));
+	struct rpma_mr_local *pm_mr = IT_REG(peer, pm, PM_SIZE,
+			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
 	struct rpma_peer_cfg *pcfg = NULL;
 	IT_OK(rpma_peer_cfg_new(&pcfg));
 	IT_OK(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
 	uint8_t *msg = it_alloc(2 * MSG_LEN);
-	struct rpma_mr_local *msg_mr = NULL;
-	IT_OK(rpma_mr_reg(peer, msg, 2 * MSG_LEN, RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &msg_mr));
+	struct rpma_mr_local *msg_mr = IT_REG(peer, msg, 2 * MSG_LEN,
+			RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
 
 	struct rpma_ep *ep = listen_at_a(peer, port);
 	struct rpma_conn_req *req = it_next_req(ep, NULL);
@@ -168,11 +161,9 @@ exchange_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(file, DATA_LEN, SEED_DATA), -1);
 	free(file);
 
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_mr_dereg(&msg_mr));
-	IT_OK(rpma_mr_dereg(&pm_mr));
-	IT_OK(rpma_peer_cfg_delete(&pcfg));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_ep_shutdown(&ep), rpma_mr_dereg(&msg_mr),
+			rpma_mr_dereg(&pm_mr), rpma_peer_cfg_delete(&pcfg),
+			rpma_peer_delete(&peer));
 	IT_EQ(munmap(pm, PM_SIZE), 0);
 	IT_EQ(close(fd), 0);
 	free(msg);
@@ -189,10 +180,10 @@ exchange_client(const struct it_env *env, void *arg)
 	uint8_t *buf = it_alloc(size);
 	uint8_t *back = buf + DATA_LEN, *ask = buf + 2 * DATA_LEN;
 	uint8_t *answer = ask + MSG_LEN;
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, size, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
-			RPMA_MR_USAGE_RECV, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, size,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST |
+					RPMA_MR_USAGE_SEND |
+					RPMA_MR_USAGE_RECV);
 	struct rpma_conn *conn = connect_to_a(peer, port, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));
@@ -230,11 +221,7 @@ exchange_client(const struct it_env *env, void *arg)
 	IT_EQ(wc.byte_len, MSG_LEN);
 	IT_EQ(it_check(answer, MSG_LEN, SEED_ANSWER), -1);
 
-	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
-	free(buf);
+	it_client_end(&conn, &rmr, &mr, &peer, buf);
 	return 0;
 }
 
@@ -279,9 +266,7 @@ cut_role(const struct it_env *env, void *arg)
 {
 	const struct cut_opts *o = arg;
 	bool server = it_role() == IT_SERVER;
-	struct rpma_peer *peer = it_peer(NS_ADDR_A, server ?
-			RPMA_UTIL_IBV_CONTEXT_LOCAL :
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_peer *peer = it_role_peer(NS_ADDR_A);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (server) {
@@ -362,10 +347,7 @@ START_TEST(test_cut)
 			it_report());
 
 	uint64_t cut_at = it_now_ms();
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
+	ck_assert_int_eq(it_tell_both(TAG_CUT_AT, &cut_at, sizeof(cut_at)), 0);
 	ck_assert_int_eq(ns_link(&hosts, 0, false), 0);
 
 	/* both rpmads let go of the connection the applications deleted */
@@ -375,8 +357,7 @@ START_TEST(test_cut)
 		(void) footprint_expect_no_conns(&adm[i], IT_WAIT_MS,
 				i ? "rpmad B after the cut" :
 				"rpmad A after the cut");
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell_both(TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
 
 	/* the link comes back: so do new connections */
@@ -397,12 +378,12 @@ END_TEST
 static Suite *
 hosts_suite(void)
 {
-	Suite *s = suite_create("two hosts (network namespaces)");
-	TCase *tc = it_tcase_create("hosts");
-	tcase_add_test(tc, test_exchange);
-	tcase_add_loop_test(tc, test_cut, 0, 2);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_hosts[] = { TH_TEST(test_exchange),
+		TH_LOOP(test_cut, 0, 2), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "hosts", .steps = tc_hosts, .create = it_tcase_create },
+	};
+	return th_suite("two hosts (network namespaces)", tcases, TH_N(tcases));
 }
 
 int

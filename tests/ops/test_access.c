@@ -22,26 +22,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_logcap.h"
 
 #define NOBODY 65534
 #define KiB 1024
 
-static struct ops_daemon d;
+static struct test_daemon d;
 
 static void
 start(const char *config)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
-	ck_assert_int_eq(ops_log_capture(), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, config), 0);
+	ck_assert_int_eq(th_log_capture(), 0);
 }
 
 static void
 stop(void)
 {
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
 static struct rpma_peer *
@@ -62,7 +63,7 @@ START_TEST(test_max_connections)
 	start("max_connections = 2\n");
 	struct rpma_peer *peer = new_peer();
 	char port[16];
-	(void) snprintf(port, sizeof(port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct rpma_conn_req *req[3] = { NULL };
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
 			&req[0]), 0);
@@ -71,9 +72,11 @@ START_TEST(test_max_connections)
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
 			&req[2]), RPMA_E_NOMEM);
 	ck_assert_ptr_null(req[2]);
-	ck_assert_msg(strstr(ops_logged, "uid 0 has 2 connections (all its "
-			"clients together), its limit: max_connections = 2"),
-			"ops_logged: %s", ops_logged);
+	ck_assert_msg(strstr(th_logged,
+				      "uid 0 has 2 connections (all its "
+				      "clients together), its limit: "
+				      "max_connections = 2"),
+			"th_logged: %s", th_logged);
 	/* a freed slot is usable again */
 	ck_assert_int_eq(rpma_conn_req_delete(&req[0]), 0);
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", port, NULL,
@@ -90,15 +93,17 @@ START_TEST(test_max_endpoints)
 	start("max_endpoints = 1\n");
 	struct rpma_peer *peer = new_peer();
 	char p1[16], p2[16];
-	(void) snprintf(p1, sizeof(p1), "%d", free_port());
-	(void) snprintf(p2, sizeof(p2), "%d", free_port());
+	ck_assert_int_eq(it_free_port(p1, sizeof(p1)), 0);
+	ck_assert_int_eq(it_free_port(p2, sizeof(p2)), 0);
 	struct rpma_ep *ep = NULL, *ep2 = NULL;
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p1, &ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2),
 			RPMA_E_NOMEM);
-	ck_assert_msg(strstr(ops_logged, "uid 0 has 1 endpoints (all its clients "
-			"together), its limit: max_endpoints = 1"), "ops_logged: %s",
-			ops_logged);
+	ck_assert_msg(strstr(th_logged,
+				      "uid 0 has 1 endpoints (all its clients "
+				      "together), its limit: "
+				      "max_endpoints = 1"),
+			"th_logged: %s", th_logged);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep), 0);
 	ck_assert_int_eq(rpma_ep_listen(peer, "127.0.0.1", p2, &ep2), 0);
 	ck_assert_int_eq(rpma_ep_shutdown(&ep2), 0);
@@ -122,8 +127,10 @@ START_TEST(test_max_registered_bytes)
 			RPMA_MR_USAGE_READ_SRC, &b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), RPMA_E_NOMEM);
-	ck_assert_msg(strstr(ops_logged, "over its limit: max_registered_bytes = "
-			"16384"), "ops_logged: %s", ops_logged);
+	ck_assert_msg(strstr(th_logged,
+				      "over its limit: max_registered_bytes = "
+				      "16384"),
+			"th_logged: %s", th_logged);
 	ck_assert_int_eq(rpma_mr_dereg(&b), 0);
 	ck_assert_int_eq(rpma_mr_reg(peer, buf + 16 * KiB, 1,
 			RPMA_MR_USAGE_READ_SRC, &c), 0);
@@ -136,16 +143,6 @@ START_TEST(test_max_registered_bytes)
 END_TEST
 
 /* ------------------------------------------------------------ other users */
-
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
 
 /*
  * In a child running as uid NOBODY with the given groups: make a peer.
@@ -163,7 +160,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 		(void) close(p[0]);
 		if (setgroups(n, groups) || setgid(NOBODY) || setuid(NOBODY))
 			_exit(1);
-		ops_logged[0] = '\0';
+		th_log_clear();
 		struct ibv_context *dev;
 		struct rpma_peer *peer = NULL;
 		int ret = rpma_utils_get_ibv_context("127.0.0.1",
@@ -172,7 +169,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 			ret = rpma_peer_new(dev, &peer);
 		if (peer)
 			(void) rpma_peer_delete(&peer);
-		(void) write(p[1], ops_logged, strlen(ops_logged));
+		(void) write(p[1], th_logged, strlen(th_logged));
 		_exit(ret == 0 ? 0 : ret == RPMA_E_PROVIDER ? 2 : 3);
 	}
 	(void) close(p[1]);
@@ -197,7 +194,7 @@ as_nobody(const gid_t *groups, size_t n, char *log, size_t loglen)
 
 START_TEST(test_allow_lists)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nlog_level = info\n"
 			"allow_users = 12345\nallow_groups = 4242\n");
@@ -208,15 +205,16 @@ START_TEST(test_allow_lists)
 			RPMA_E_PROVIDER);
 	ck_assert_msg(strstr(log, "uid 65534 may not use this rpmad "
 			"(allow_users/allow_groups)"), "client log: %s", log);
-	ck_assert(wait_text(d.log, "refused: uid 65534 (gid 65534) is not in "
+	ck_assert(wait_text(d.log,
+			"refused: uid 65534 (gid 65534) is not in "
 			"allow_users and has no group of allow_groups",
-			OPS_WAIT_MS));
+			TH_WAIT_MS));
 
 	/* a supplementary group of allow_groups: admitted */
 	gid_t g = 4242;
 	ck_assert_int_eq(as_nobody(&g, 1, log, sizeof(log)), 0);
 	ck_assert(wait_text(d.log, "allowed: group 4242 in allow_groups",
-			OPS_WAIT_MS));
+			TH_WAIT_MS));
 
 	/* root always */
 	struct rpma_peer *peer = new_peer();
@@ -239,7 +237,7 @@ rpmactl_copy(void)
 	const char *bin = getenv("RPMACTL_BIN");
 	char *cp[] = { "cp", (char *)(bin ? bin : "rpmactl"), path, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, cp, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, cp, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
@@ -254,12 +252,13 @@ rpmactl_as_nobody(struct run *r, const gid_t *groups, size_t n,
 	char *argv[] = { (char *)rpmactl_copy(), "--socket", d.socket,
 		(char *)cmd, (char *)arg, NULL };
 	ck_assert_int_eq(run_cmd(r, argv, NOBODY, NOBODY, groups, n,
-			OPS_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 }
 
 START_TEST(test_admin_groups)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nadmin_groups = 4243\n");
 	struct run r;
@@ -306,7 +305,7 @@ END_TEST
 
 START_TEST(test_socket_mode)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	/* the default 0660 root:root keeps others out before rpmad is asked */
 	start(NULL);
@@ -330,8 +329,8 @@ START_TEST(test_socket_mode)
 	ck_assert_uint_eq(st.st_gid, 4244);
 	ck_assert_int_eq(write_text(d.config, "socket_group = 4245\n"
 			"socket_mode = 0660\n"), 0);
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
-	ck_assert(wait_text(d.log, "socket_mode 0606 -> 0660", OPS_WAIT_MS));
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert(wait_text(d.log, "socket_mode 0606 -> 0660", TH_WAIT_MS));
 	ck_assert_int_eq(stat(d.socket, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0660);
 	ck_assert_uint_eq(st.st_gid, 4245);
@@ -349,20 +348,15 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("access");
-	TCase *tc = tcase_create("limits");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_max_connections);
-	tcase_add_test(tc, test_max_endpoints);
-	tcase_add_test(tc, test_max_registered_bytes);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("users");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_allow_lists);
-	tcase_add_test(tc, test_admin_groups);
-	tcase_add_test(tc, test_socket_mode);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_limits[] = { test_max_connections,
+		test_max_endpoints, test_max_registered_bytes, NULL };
+	const TTest *const tc_users[] = { test_allow_lists, test_admin_groups,
+		test_socket_mode, NULL };
+	const struct th_tcase tcases[] = {
+		{ "limits", .tests = tc_limits, .timeout = 60 },
+		{ "users", .tests = tc_users, .timeout = 60 },
+	};
+	return th_suite("access", tcases, TH_N(tcases));
 }
 
 int

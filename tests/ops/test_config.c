@@ -15,9 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_util.h"
 
 /* every key of rpmad.conf; each must be in the sample and the man page */
 static const char *const keys[] = {
@@ -47,7 +46,7 @@ run_rpmad(struct run *r, char *const args[])
 	for (int i = 0; args[i] && argc < 15; i++)
 		argv[argc++] = args[i];
 	argv[argc] = NULL;
-	ck_assert_int_eq(run_cmd(r, argv, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 }
 
@@ -67,7 +66,7 @@ teardown_dir(void)
 {
 	char *rm[] = { "rm", "-rf", dir, NULL };
 	struct run r;
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 
@@ -254,7 +253,7 @@ END_TEST
  */
 START_TEST(test_registered_default_documented)
 {
-	struct ops_daemon od;
+	struct test_daemon od;
 	struct run r;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	char quarter[32];
@@ -262,8 +261,7 @@ START_TEST(test_registered_default_documented)
 			(long long)pages * psize / 4);
 	const char *const configs[] = { NULL, "max_registered_bytes = 25%\n" };
 	for (size_t i = 0; i < 2; i++) {
-		ck_assert_int_eq(ops_daemon_start(&od, configs[i], NULL, NULL),
-				0);
+		ck_assert_int_eq(test_daemon_start_cfg(&od, configs[i]), 0);
 		ck_assert_int_eq(rpmactl(&r, od.socket, "--json", "status",
 				NULL), 0);
 		struct flat f;
@@ -274,7 +272,7 @@ START_TEST(test_registered_default_documented)
 				configs[i] ? configs[i] : "(defaults)", v, quarter);
 		flat_free(&f);
 		run_free(&r);
-		ck_assert_int_eq(ops_daemon_stop(&od), 0);
+		ck_assert_int_eq(test_daemon_stop(&od), 0);
 	}
 
 	char *sample = read_text(srcdir_path("etc/rpmad.conf.example"));
@@ -320,7 +318,7 @@ END_TEST
 
 /* ------------------------------------------------------------ reloads */
 
-static struct ops_daemon d;
+static struct test_daemon d;
 
 static void
 status_json(struct flat *f)
@@ -350,7 +348,7 @@ conn_reqs_allowed(void)
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
 	ck_assert_int_eq(rpma_peer_new(dev, &peer), 0);
 	char port[16];
-	(void) snprintf(port, sizeof(port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct rpma_conn_req *reqs[4] = { NULL };
 	int n = 0;
 	while (n < 4) {
@@ -371,16 +369,17 @@ conn_reqs_allowed(void)
 static void
 hup_and_wait(const char *log_text)
 {
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
-	ck_assert_msg(wait_text(d.log, log_text, OPS_WAIT_MS),
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert_msg(wait_text(d.log, log_text, TH_WAIT_MS),
 			"no \"%s\" in the log", log_text);
 }
 
 START_TEST(test_reload)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, "log_level = notice\n"
-			"max_connections = 1\nmax_registered_bytes = memlock\n",
-			NULL, NULL), 0);
+	const char *cfg = "log_level = notice\n"
+			  "max_connections = 1\n"
+			  "max_registered_bytes = memlock\n";
+	ck_assert_int_eq(test_daemon_start_cfg(&d, cfg), 0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "notice");
@@ -404,7 +403,7 @@ START_TEST(test_reload)
 	flat_free(&f);
 	ck_assert_int_eq(conn_reqs_allowed(), 3);
 	/* debug lines appear now */
-	ck_assert(wait_text(d.log, "rpmad[debug]", OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "rpmad[debug]", TH_WAIT_MS));
 
 	/* a bad file: the settings in use stay, and rpmad says so */
 	ck_assert_int_eq(write_text(d.config, "log_level = debug\n"
@@ -414,7 +413,7 @@ START_TEST(test_reload)
 	ck_assert_ptr_nonnull(strstr(log, ":2: bad value 'lots' for "
 			"max_connections"));
 	free(log);
-	ck_assert(proc_alive(&d.p));
+	ck_assert(test_daemon_alive(&d));
 	status_json(&f);
 	expect(&f, "limits_per_user.max_connections", "3");
 	expect(&f, "last_reload_failed", "true");
@@ -432,7 +431,7 @@ START_TEST(test_reload)
 	expect(&f, "reloads", "2");
 	flat_free(&f);
 	ck_assert_int_eq(conn_reqs_allowed(), 2);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
@@ -440,8 +439,12 @@ END_TEST
 START_TEST(test_options_win)
 {
 	char *extra[] = { "--log-level", "info", NULL };
-	ck_assert_int_eq(ops_daemon_start(&d, "log_level = err\n"
-			"transport = verbs\n", extra, NULL), 0);
+	struct test_daemon_opts o = {
+		.config = "log_level = err\ntransport = verbs\n",
+		.args = (const char *const *) extra,
+		.cfg_log_level = true,
+	};
+	ck_assert_int_eq(test_daemon_start_opts(&d, &o), 0);
 	struct flat f;
 	status_json(&f);
 	expect(&f, "log_level", "info");
@@ -455,28 +458,24 @@ START_TEST(test_options_win)
 	expect(&f, "log_level", "info");
 	expect(&f, "socket", d.socket);
 	flat_free(&f);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("config");
-	TCase *tc = tcase_create("file");
-	tcase_add_checked_fixture(tc, setup_dir, teardown_dir);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_bad_file_refused);
-	tcase_add_test(tc, test_check_config);
-	tcase_add_test(tc, test_sample_file);
-	tcase_add_test(tc, test_registered_default_documented);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("reload");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_reload);
-	tcase_add_test(tc, test_options_win);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_file[] = { test_bad_file_refused,
+		test_check_config, test_sample_file,
+		test_registered_default_documented, NULL };
+	const TTest *const tc_reload[] = { test_reload, test_options_win,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "file", .tests = tc_file, .timeout = 60, .setup = setup_dir,
+				.teardown = teardown_dir },
+		{ "reload", .tests = tc_reload, .timeout = 60 },
+	};
+	return th_suite("config", tcases, TH_N(tcases));
 }
 
 int

@@ -35,11 +35,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "fs/fstype.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_child.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_logcap.h"
 
 #define ATTACKER 4245	/* the user stallfs serves: the FUSE server's own */
 #define VICTIM 4242
@@ -47,7 +47,7 @@
 /* where the kernel lists FUSE connections */
 #define FUSECTL "/sys/fs/fuse/connections"
 
-static struct ops_daemon d;
+static struct test_daemon d;
 
 /* The FUSE mount of a test. */
 struct fuse_mount {
@@ -105,9 +105,9 @@ fuse_start(struct fuse_mount *f)
 	(void) snprintf(err, sizeof(err), "%s/stallfs.err", f->dir);
 	ck_assert_int_eq(proc_start(&f->p, argv, NULL, err), 0);
 	for (int waited = 0; !mounted(f->mnt, "fuse.stallfs"); waited += 50) {
-		ck_assert_msg(waited < OPS_WAIT_MS && proc_alive(&f->p),
+		ck_assert_msg(waited < TH_WAIT_MS && proc_alive(&f->p),
 				"stallfs did not mount %s", f->mnt);
-		sleep_ms(50);
+		it_sleep_ms(50);
 	}
 }
 
@@ -117,8 +117,9 @@ fuse_stop(struct fuse_mount *f)
 	(void) proc_end(&f->p, SIGKILL);
 	char *umount_cmd[] = { "umount", "-l", f->mnt, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t) -1, 0, NULL, 0,
+					 TH_WAIT_MS),
+			0);
 	run_free(&r);
 	(void) rmdir(f->mnt);
 	(void) unlink(f->log);
@@ -188,7 +189,7 @@ register_fuse_file(struct child *c, void *p)
 	 */
 	if (prctl(PR_SET_DUMPABLE, 1))
 		return 96;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	int fd = open(a->path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return 98;
@@ -205,7 +206,7 @@ register_fuse_file(struct child *c, void *p)
 	(void) rpma_peer_delete(&peer);
 	if (ret != RPMA_E_PROVIDER)
 		return 1;
-	return strstr(ops_logged, "fuse.stallfs") ? 0 : 2;
+	return strstr(th_logged, "fuse.stallfs") ? 0 : 2;
 }
 
 /* anyone else's registration of anonymous memory; exit 0: it works */
@@ -214,7 +215,7 @@ register_memory(struct child *c, void *p)
 {
 	(void) c;
 	(void) p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	static char buf[FILE_SIZE] __attribute__((aligned(4096)));
 	struct rpma_mr_local *mr = NULL;
@@ -237,8 +238,7 @@ START_TEST(test_fuse_file_refused)
 		return;
 	struct fuse_mount f;
 	fuse_start(&f);
-	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n", NULL,
-			NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, "socket_mode = 0666\n"), 0);
 
 	struct child c;
 	char log[8192];
@@ -263,7 +263,7 @@ START_TEST(test_fuse_file_refused)
 	ck_assert_int_eq(rpmactl(&r, d.socket, "status", NULL), 0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	run_free(&r);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 	fuse_stop(&f);
 }
 END_TEST
@@ -334,7 +334,7 @@ static int
 self_connect(struct rpma_peer *peer, struct self_conn *s)
 {
 	char port[16];
-	(void) snprintf(port, sizeof(port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct rpma_conn_req *creq = NULL, *sreq = NULL;
 	enum rpma_conn_event ev;
 	memset(s, 0, sizeof(*s));
@@ -403,7 +403,7 @@ write_into_fuse(struct child *c, void *p)
 	 */
 	if (setenv("RPMA_LANDING", "0", 1))
 		return 96;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	static char src_buf[FILE_SIZE] __attribute__((aligned(4096)));
 	uint8_t *dst_buf = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
@@ -480,8 +480,10 @@ START_TEST(test_fuse_over_registration)
 		return;
 	struct fuse_mount f;
 	fuse_start(&f);
-	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n"
-			"memory_timeout_ms = 2000\n", NULL, NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d,
+					 "socket_mode = 0666\n"
+					 "memory_timeout_ms = 2000\n"),
+			0);
 
 	struct child attacker, victim;
 	char log[8192];
@@ -494,7 +496,7 @@ START_TEST(test_fuse_over_registration)
 	child_wait_ready(&attacker);
 	/* its write goes now; the server holds rpmad's request */
 	child_go(&attacker);
-	sleep_ms(300);
+	it_sleep_ms(300);
 
 	child_start_as(&victim, VICTIM, NULL, write_own, NULL);
 	int status = exit_code(child_end(&victim, log, sizeof(log)));
@@ -507,7 +509,7 @@ START_TEST(test_fuse_over_registration)
 	/* the stalled write fails after the deadline, never succeeds */
 	child_wait_ready(&attacker);
 	ck_assert_msg(*result == 0, "attacker's write: %d", *result);
-	ck_assert(wait_text(d.log, "did not answer within", OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "did not answer within", TH_WAIT_MS));
 
 	/* the server lets go: the stuck thread comes back, rpmad serves on */
 	fuse_stop(&f);
@@ -516,7 +518,7 @@ START_TEST(test_fuse_over_registration)
 	(void) munmap(result, sizeof(int));
 	child_start_as(&victim, VICTIM, NULL, write_own, NULL);
 	ck_assert_int_eq(exit_code(child_end(&victim, NULL, 0)), 0);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
@@ -525,8 +527,8 @@ static char *
 sh(char *const argv[])
 {
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status == 0, "%s: %s", argv[0], r.err);
 	char *out = strdup(r.out);
 	run_free(&r);
@@ -614,8 +616,7 @@ START_TEST(test_loop_on_fuse_refused)
 	fuse_start(&f);
 	struct loop_fs l;
 	loop_fs_start(&l, &f);
-	ck_assert_int_eq(ops_daemon_start(&d, "socket_mode = 0666\n", NULL,
-			NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, "socket_mode = 0666\n"), 0);
 
 	struct child c;
 	char log[8192];
@@ -628,7 +629,7 @@ START_TEST(test_loop_on_fuse_refused)
 
 	child_start_as(&c, VICTIM, NULL, register_memory, NULL);
 	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 	loop_fs_stop(&l);
 	fuse_stop(&f);
 }
@@ -681,17 +682,17 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("files");
-	TCase *tc = tcase_create("fuse");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_fuse_file_refused, 0, 2);
-	tcase_add_test(tc, test_fstype_of_fuse);
-	tcase_add_test(tc, test_fuse_over_registration);
-	tcase_add_test(tc, test_fstype_of_loop_on_fuse);
-	tcase_add_loop_test(tc, test_loop_on_fuse_refused, 0, 2);
-	tcase_add_test(tc, test_fstype_of_loop_local);
-	suite_add_tcase(s, tc);
-	return s;
+	const struct th_test tc_fuse[] = { TH_LOOP(test_fuse_file_refused, 0,
+							   2),
+		TH_TEST(test_fstype_of_fuse),
+		TH_TEST(test_fuse_over_registration),
+		TH_TEST(test_fstype_of_loop_on_fuse),
+		TH_LOOP(test_loop_on_fuse_refused, 0, 2),
+		TH_TEST(test_fstype_of_loop_local), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "fuse", .steps = tc_fuse, .timeout = 60 },
+	};
+	return th_suite("files", tcases, TH_N(tcases));
 }
 
 int

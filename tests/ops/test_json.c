@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "format.h"
+#include "harness.h"
 #include "json.h"
-#include "ops_util.h"
 #include "table.h"
 
 /* what the writer made of one string */
@@ -190,13 +189,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("rpmactl output");
-	TCase *tc = tcase_create("output");
-	tcase_set_timeout(tc, 30);
-	tcase_add_test(tc, test_escapes);
-	tcase_add_test(tc, test_document);
-	tcase_add_test(tc, test_formats);
-	tcase_add_test(tc, test_table);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_output[] = { test_escapes, test_document,
+		test_formats, test_table, NULL };
+	const struct th_tcase tcases[] = {
+		{ "output", .tests = tc_output, .timeout = 30 },
+	};
+	return check_run(th_suite("rpmactl output", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

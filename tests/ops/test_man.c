@@ -12,8 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
-#include "ops_util.h"
+#include "harness.h"
 
 static bool
 is_page(const char *name)
@@ -39,8 +38,9 @@ START_TEST(test_render_all)
 				e->d_name);
 		char *argv[] = { "groff", "-man", "-ww", "-z", path, NULL };
 		struct run r;
-		ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-				OPS_WAIT_MS), 0);
+		ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0,
+						 TH_WAIT_MS),
+				0);
 		ck_assert_msg(r.status == 0 && r.out[0] == '\0' &&
 				r.err[0] == '\0', "%s: exit %d\n%s%s",
 				e->d_name, r.status, r.out, r.err);
@@ -69,7 +69,7 @@ START_TEST(test_checker_speaks)
 	(void) close(fd);
 	char *argv[] = { "groff", "-man", "-ww", "-z", path, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_msg(r.err[0] != '\0', "groff said nothing");
 	run_free(&r);
@@ -82,17 +82,16 @@ main(void)
 {
 	char *probe[] = { "sh", "-c", "command -v groff", NULL };
 	struct run r;
-	if (run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) ||
+	if (run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
 			r.status != 0) {
 		(void) fprintf(stderr, "groff is not installed: skipped\n");
 		return 77;
 	}
 	run_free(&r);
-	Suite *s = suite_create("man");
-	TCase *tc = tcase_create("man");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_render_all);
-	tcase_add_test(tc, test_checker_speaks);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_man[] = { test_render_all, test_checker_speaks,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "man", .tests = tc_man, .timeout = 120 },
+	};
+	return check_run(th_suite("man", tcases, TH_N(tcases)), CK_NORMAL);
 }

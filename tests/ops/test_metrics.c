@@ -15,8 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
-#include "ops_util.h"
+#include "harness.h"
 
 /*
  * The parser, given the text on stdin, prints one line per family
@@ -35,7 +34,7 @@ static const char parser[] =
 	"        v = int(s.value) if s.value == int(s.value) else s.value\n"
 	"        print('%s{%s} %s' % (s.name, labels, v))\n";
 
-static struct ops_daemon d;
+static struct test_daemon d;
 static struct proc server, client;
 static char pmem[512];
 
@@ -49,7 +48,7 @@ static void
 wait_ready(struct proc *p, const char *prefix)
 {
 	char line[256];
-	if (proc_line(p, prefix, line, sizeof(line), OPS_WAIT_MS)) {
+	if (proc_line(p, prefix, line, sizeof(line), TH_WAIT_MS)) {
 		char rest[512] = "";
 		(void) proc_line(p, "", rest, sizeof(rest), 100);
 		ck_abort_msg("no '%s' (%s)", prefix, rest);
@@ -73,8 +72,8 @@ parsed_metrics(void)
 	(void) snprintf(cmd, sizeof(cmd), "exec /usr/bin/python3 -c \"$0\" "
 			"< '%s'", path);
 	char *argv[] = { "sh", "-c", cmd, (char *)parser, NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status == 0, "the parser refused the text: %s",
 			r.err);
 	char *out = r.out;
@@ -98,16 +97,14 @@ expect_line(const char *text, const char *want)
 static void
 setup_pair(void)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, NULL, NULL, NULL), 0);
-	int port = free_port();
-	ck_assert_int_gt(port, 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char port_s[16];
-	(void) snprintf(port_s, sizeof(port_s), "%d", port);
+	ck_assert_int_eq(it_free_port(port_s, sizeof(port_s)), 0);
 	(void) snprintf(pmem, sizeof(pmem), "%s/pmem.file", d.dir);
 	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
 
@@ -128,7 +125,7 @@ teardown_pair(void)
 	(void) proc_end(&client, SIGKILL);
 	(void) proc_end(&server, SIGKILL);
 	(void) unlink(pmem);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
 START_TEST(test_pair)
@@ -208,13 +205,14 @@ END_TEST
 /* a registration over max_registered_bytes is counted as a refusal */
 START_TEST(test_refusal)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, "max_registered_bytes = 8192\n",
-			NULL, NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d,
+					 "max_registered_bytes = 8192\n"),
+			0);
 	/* three registrations of a page each: the third is refused */
 	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", "3", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status != 0, "ops_peer many 3 passed the limit");
 	run_free(&r);
 	char *m = parsed_metrics();
@@ -225,7 +223,7 @@ START_TEST(test_refusal)
 	ck_assert_ptr_null(strstr(m, "rpmad_clients{"));
 	expect_line(m, "rpmad_flush_latency_seconds_count{} 0");
 	free(m);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
@@ -234,8 +232,8 @@ START_TEST(test_units)
 {
 	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	bool have = r.status == 0;
 	run_free(&r);
 	if (!have)
@@ -247,8 +245,8 @@ START_TEST(test_units)
 			srcdir_path("systemd/rpmad-metrics.timer"));
 	char *argv[] = { "systemd-analyze", "verify", "--man=no", svc, timer,
 		NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	/* it also complains about the binaries not being installed yet */
 	ck_assert_ptr_null(strstr(r.err, "Unknown key"));
 	ck_assert_ptr_null(strstr(r.err, "nknown section"));
@@ -261,23 +259,16 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("metrics");
-	TCase *tc = tcase_create("pair");
-	tcase_add_checked_fixture(tc, setup_pair, teardown_pair);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_pair);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("refusal");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_refusal);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("units");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_units);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_pair[] = { test_pair, NULL };
+	const TTest *const tc_refusal[] = { test_refusal, NULL };
+	const TTest *const tc_units[] = { test_units, NULL };
+	const struct th_tcase tcases[] = {
+		{ "pair", .tests = tc_pair, .timeout = 60, .setup = setup_pair,
+				.teardown = teardown_pair },
+		{ "refusal", .tests = tc_refusal, .timeout = 60 },
+		{ "units", .tests = tc_units, .timeout = 60 },
+	};
+	return th_suite("metrics", tcases, TH_N(tcases));
 }
 
 int

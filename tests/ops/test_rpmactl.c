@@ -7,7 +7,7 @@
  * registrations list page by page; exit codes.
  *
  * JSON output is checked by python3's parser (strict: one document, valid
- * UTF-8) and read back as flattened key/value pairs (ops_util.h).
+ * UTF-8) and read back as flattened key/value pairs (th_json.h).
  */
 
 #include <check.h>
@@ -18,13 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_util.h"
 
 #define KiB 1024
 
-static struct ops_daemon d;
+static struct test_daemon d;
 static struct proc server, client;
 static long spid, cpid;
 static char comm[64];
@@ -48,7 +47,7 @@ ready_pid(struct proc *p, const char *role)
 {
 	char prefix[32], line[256];
 	(void) snprintf(prefix, sizeof(prefix), "ready %s ", role);
-	if (proc_line(p, prefix, line, sizeof(line), OPS_WAIT_MS)) {
+	if (proc_line(p, prefix, line, sizeof(line), TH_WAIT_MS)) {
 		char rest[512] = "";
 		(void) proc_line(p, "", rest, sizeof(rest), 100);
 		ck_abort_msg("%s did not get ready (%s)", role, rest);
@@ -64,17 +63,15 @@ ready_pid(struct proc *p, const char *role)
 static void
 setup_pair(void)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, "log_level = info\n", NULL,
-			NULL), 0);
-	port = free_port();
-	ck_assert_int_gt(port, 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, "log_level = info\n"), 0);
 	char port_s[16];
-	(void) snprintf(port_s, sizeof(port_s), "%d", port);
+	ck_assert_int_eq(it_free_port(port_s, sizeof(port_s)), 0);
+	port = atoi(port_s);
 	(void) snprintf(pmem, sizeof(pmem), "%s/%s", d.dir, pmem_name);
 	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	run_free(&r);
 
@@ -83,7 +80,8 @@ setup_pair(void)
 	ck_assert_int_eq(proc_start(&server, sargv, NULL, NULL), 0);
 	char line[256];
 	ck_assert_msg(proc_line(&server, "listening", line, sizeof(line),
-			OPS_WAIT_MS) == 0, "the server does not listen");
+				      TH_WAIT_MS) == 0,
+			"the server does not listen");
 	char *cargv[] = { (char *)peer_bin(), "client", "127.0.0.1", port_s,
 		NULL };
 	ck_assert_int_eq(proc_start(&client, cargv, NULL, NULL), 0);
@@ -97,7 +95,7 @@ teardown_pair(void)
 	(void) proc_end(&client, SIGKILL);
 	(void) proc_end(&server, SIGKILL);
 	(void) unlink(pmem);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
 /* rpmactl [--json] CMD; checks exit 0; the output (free it) */
@@ -496,7 +494,7 @@ START_TEST(test_sigkill_leaves_listings)
 	for (int i = 0; i < 50 && !gone; i++) {
 		gone = !listed_anywhere(cpid);
 		if (!gone)
-			sleep_ms(100);
+			it_sleep_ms(100);
 	}
 	ck_assert_msg(gone, "pid %ld is still listed after SIGKILL", cpid);
 
@@ -526,7 +524,7 @@ START_TEST(test_evict)
 	ck_assert_ptr_nonnull(strstr(r.out, str_of(spid)));
 	run_free(&r);
 	ck_assert(!listed_anywhere(spid));
-	ck_assert(wait_text(d.log, "evicted by", OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "evicted by", TH_WAIT_MS));
 
 	struct flat f;
 	ctl_json("status", &f);
@@ -539,7 +537,8 @@ START_TEST(test_evict)
 	ck_assert_int_eq(proc_send(&server, "reg\n"), 0);
 	char line[128];
 	ck_assert_int_eq(proc_line(&server, "reg ", line, sizeof(line),
-			OPS_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 	char want[32];
 	(void) snprintf(want, sizeof(want), "reg %d", RPMA_E_PROVIDER);
 	ck_assert_str_eq(line, want);
@@ -547,7 +546,8 @@ START_TEST(test_evict)
 	/* the client stays, its connection lost */
 	ck_assert_int_eq(proc_send(&client, "reg\n"), 0);
 	ck_assert_int_eq(proc_line(&client, "reg ", line, sizeof(line),
-			OPS_WAIT_MS), 0);
+					 TH_WAIT_MS),
+			0);
 	ck_assert_str_eq(line, "reg 0");
 
 	/* nobody there: refused (1); JSON form too */
@@ -578,7 +578,7 @@ static long mpid;
 static void
 setup_many(void)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char n[16];
 	(void) snprintf(n, sizeof(n), "%d", MANY);
 	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", n, NULL };
@@ -590,7 +590,7 @@ static void
 teardown_many(void)
 {
 	(void) proc_end(&many, SIGKILL);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
 START_TEST(test_thousands_of_registrations)
@@ -680,30 +680,30 @@ START_TEST(test_exit_codes)
 	}
 	const char *bin = getenv("RPMACTL_BIN");
 	char *none[] = { (char *)(bin ? bin : "rpmactl"), NULL };
-	ck_assert_int_eq(run_cmd(&r, none, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, none, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "usage:"));
 	run_free(&r);
 	char *help[] = { (char *)(bin ? bin : "rpmactl"), "--help", NULL };
-	ck_assert_int_eq(run_cmd(&r, help, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, help, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "exit status"));
 	run_free(&r);
 
 	/* $RPMAD_SOCKET is the default socket */
-	ck_assert_int_eq(ops_daemon_start(&d, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char *plain[] = { (char *)(bin ? bin : "rpmactl"), "status", NULL };
-	ck_assert_int_eq(run_cmd(&r, plain, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, plain, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, d.socket));
 	run_free(&r);
 	/* 3: rpmad went away */
-	(void) ops_daemon_stop(&d);
-	ck_assert_int_eq(run_cmd(&r, plain, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	(void) test_daemon_stop(&d);
+	ck_assert_int_eq(run_cmd(&r, plain, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 3);
 	run_free(&r);
 }
@@ -712,36 +712,25 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("rpmactl");
-	TCase *tc = tcase_create("pair");
-	tcase_add_checked_fixture(tc, setup_pair, teardown_pair);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_status);
-	tcase_add_test(tc, test_clients);
-	tcase_add_test(tc, test_connections);
-	tcase_add_test(tc, test_mrs);
-	tcase_add_test(tc, test_endpoints);
-	tcase_add_test(tc, test_stats);
-	tcase_add_test(tc, test_sigkill_leaves_listings);
-	tcase_add_test(tc, test_evict);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("many");
-	tcase_add_checked_fixture(tc, setup_many, teardown_many);
-	/*
-	 * 2000 registrations made, listed twice (once in 286 pages) and
-	 * parsed: about two minutes of CPU under ASan, which two loaded
-	 * cores stretch further
-	 */
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, test_thousands_of_registrations);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("exit");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_exit_codes);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_pair[] = { test_status, test_clients,
+		test_connections, test_mrs, test_endpoints, test_stats,
+		test_sigkill_leaves_listings, test_evict, NULL };
+	const TTest *const tc_many[] = { test_thousands_of_registrations,
+		NULL };
+	const TTest *const tc_exit[] = { test_exit_codes, NULL };
+	const struct th_tcase tcases[] = {
+		{ "pair", .tests = tc_pair, .timeout = 60, .setup = setup_pair,
+				.teardown = teardown_pair },
+		/*
+		 * 2000 registrations made, listed twice (once in 286 pages)
+		 * and parsed: about two minutes of CPU under ASan, which two
+		 * loaded cores stretch further
+		 */
+		{ "many", .tests = tc_many, .timeout = 300, .setup = setup_many,
+				.teardown = teardown_many },
+		{ "exit", .tests = tc_exit, .timeout = 60 },
+	};
+	return th_suite("rpmactl", tcases, TH_N(tcases));
 }
 
 int

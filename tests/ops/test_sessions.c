@@ -32,34 +32,24 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "check_run.h"
-#include "ctl_call.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_child.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_ctl.h"
+#include "th_logcap.h"
 
 #define VICTIM 4242
 /* use_rpmad's exit: rpmad turned the client away (RPMA_E_PROVIDER) */
 #define NOT_IN 10
 /* rpmad's hello time-out (session.c) and room for a loaded machine */
-#define HELLO_WAIT_MS (10000 + OPS_WAIT_MS)
+#define HELLO_WAIT_MS (10000 + TH_WAIT_MS)
 
-static struct ops_daemon d;
-
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
+static struct test_daemon d;
 
 static void
 start(const char *config)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, config), 0);
 }
 
 /* ------------------------------------------------------------ sockets */
@@ -92,17 +82,11 @@ raw_connect(const char *path)
 static int
 say_hello(int fd)
 {
-	static uint64_t id;
-	Rpmad__Request req;
-	Rpmad__Hello hello;
-	ctl_hello(&req, &hello, "test_sessions");
-	req.id = ++id;
-	struct ctl_answer ans = { .fds = NULL };
-	if (ctl_call(fd, &req, NULL, 0, OPS_WAIT_MS, &ans))
-		return -1;
-	int ret = ans.resp->error ? -1 : 0;
-	rpmad__response__free_unpacked(ans.resp, NULL);
-	return ret;
+	struct th_ctl s = { .fd = fd, .next_id = 1 };
+	struct th_req q;
+	return th_ctl_code(&s, th_req_hello(&q, "test_sessions"), NULL, 0) ?
+			-1 :
+			0;
 }
 
 /* whether rpmad closed this connection (end of file, now) */
@@ -136,7 +120,7 @@ wait_closed(const int *fds, int n, int want, int timeout_ms)
 		closed = count_closed(fds, n);
 		if (closed >= want)
 			break;
-		sleep_ms(50);
+		it_sleep_ms(50);
 	}
 	return closed;
 }
@@ -193,38 +177,6 @@ use_of(unsigned uid, const char *what)
 	return found;
 }
 
-static int
-fd_count(pid_t pid)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	DIR *dir = opendir(path);
-	ck_assert_ptr_nonnull(dir);
-	int n = 0;
-	while (readdir(dir))
-		n++;
-	(void) closedir(dir);
-	return n - 2;
-}
-
-/* CPU time (user + system) rpmad used so far, in clock ticks */
-static long
-cpu_ticks(pid_t pid)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	char *t = read_text(path);
-	ck_assert_ptr_nonnull(t);
-	/* the fields after the command's closing parenthesis */
-	char *p = strrchr(t, ')');
-	ck_assert_ptr_nonnull(p);
-	unsigned long ut, st;
-	ck_assert_int_eq(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-			"%*u %*u %lu %lu", &ut, &st), 2);
-	free(t);
-	return (long)(ut + st);
-}
-
 static size_t
 log_lines_with(const char *a, const char *b)
 {
@@ -243,7 +195,7 @@ use_rpmad(struct child *c, void *arg)
 {
 	(void) c;
 	(void) arg;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct ibv_context *dev;
 	struct rpma_peer *peer = NULL;
 	int ret = rpma_utils_get_ibv_context("127.0.0.1",
@@ -288,7 +240,7 @@ static int
 silent_sessions(struct child *c, void *p)
 {
 	struct silent_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	int n = a->first + a->more;
 	int *fds = calloc((size_t)n, sizeof(int));
 	if (fds == NULL)
@@ -300,14 +252,14 @@ silent_sessions(struct child *c, void *p)
 	/* at its limit: told why, not just closed */
 	if (use_rpmad(c, NULL) != NOT_IN)
 		return 3;
-	if (!strstr(ops_logged, "max_descriptors ="))
+	if (!strstr(th_logged, "max_descriptors ="))
 		return 4;
 	for (int i = a->first; i < n; i++) {
 		if ((fds[i] = raw_connect(d.socket)) < 0)
 			return 5;
 	}
 	if (wait_closed(fds + a->first, a->more, a->closed_at_once,
-			OPS_WAIT_MS) != a->closed_at_once)
+			    TH_WAIT_MS) != a->closed_at_once)
 		return 6;
 	child_pause(c);
 	/* the rest said nothing: they end after the hello time-out */
@@ -320,7 +272,7 @@ silent_sessions(struct child *c, void *p)
 
 START_TEST(test_silent_sessions_count)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 40\n");
 	/* 40 fill the limit; of 60 more, 8 stay to be told, 52 go at once */
@@ -331,8 +283,8 @@ START_TEST(test_silent_sessions_count)
 	child_start(&c, NULL, silent_sessions, &a);
 	child_wait_ready(&c);
 
-	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), 48);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "descriptors"), 48);
+	ck_assert_int_eq(use_of(TH_NOBODY, "clients"), 48);
+	ck_assert_int_eq(use_of(TH_NOBODY, "descriptors"), 48);
 	/* the library client and the 60 */
 	ck_assert_int_eq(stat_of("refused.max_descriptors"), 61);
 	/* nobody else notices */
@@ -342,15 +294,15 @@ START_TEST(test_silent_sessions_count)
 	int code = exit_code(child_end(&c, log, sizeof(log)));
 	ck_assert_msg(code == 0, "attacker: %d: %s", code, log);
 	ck_assert_int_eq(stat_of("clients_without_hello"), 48);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), -1);
+	ck_assert_int_eq(use_of(TH_NOBODY, "clients"), -1);
 
 	/* 61 refusals and 48 time-outs: the attacker's share of the log */
-	ck_assert(wait_text(d.log, "messages from uid 65534", OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "messages from uid 65534", TH_WAIT_MS));
 	size_t lines = log_lines_with("uid 65534", "") +
 		log_lines_with("no hello within", "");
 	ck_assert_msg(lines <= 2 * 20 + 4, "%zu lines", lines);
 	ck_assert_uint_eq(log_lines_with("messages from uid 4242", ""), 0);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
@@ -390,13 +342,15 @@ fill_rpmad(struct child *c, void *p)
 
 START_TEST(test_out_of_descriptors)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n");
 	/* rpmad may open 64 more descriptors than it has now */
 	struct rlimit rl;
-	rl.rlim_cur = rl.rlim_max = (rlim_t)fd_count(d.p.pid) + 64;
-	ck_assert_int_eq(prlimit(d.p.pid, RLIMIT_NOFILE, &rl, NULL), 0);
+	int fds = it_proc_fds(d.pid);
+	ck_assert_int_gt(fds, 0);
+	rl.rlim_cur = rl.rlim_max = (rlim_t) fds + 64;
+	ck_assert_int_eq(prlimit(d.pid, RLIMIT_NOFILE, &rl, NULL), 0);
 
 	int pp[2];
 	ck_assert_int_eq(pipe(pp), 0);
@@ -427,9 +381,10 @@ START_TEST(test_out_of_descriptors)
 	for (int i = 0; i < 32; i++)
 		ck_assert_int_ge(waiting[i] = raw_connect(d.socket), 0);
 	long ticks = sysconf(_SC_CLK_TCK);
-	long before = cpu_ticks(d.p.pid);
-	sleep_ms(3000);
-	long used = cpu_ticks(d.p.pid) - before;
+	long before = it_proc_cpu_ticks(d.pid);
+	ck_assert_int_ge(before, 0);
+	it_sleep_ms(3000);
+	long used = it_proc_cpu_ticks(d.pid) - before;
 	/* a spinning loop takes a whole core: 3 s; waiting takes ~0 */
 	ck_assert_msg(used * 1000 / ticks < 900, "rpmad used %ld ms of CPU "
 			"in 3000 ms", used * 1000 / ticks);
@@ -450,7 +405,7 @@ START_TEST(test_out_of_descriptors)
 	ck_assert_msg(lines >= 1 && lines <= 20, "%zu lines", lines);
 	(void) close(pp[0]);
 	(void) close(pp[1]);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
@@ -481,15 +436,15 @@ idle_sessions(struct child *c, void *p)
 
 START_TEST(test_use_counted)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n");
 	struct idle_arg a = { .n = 300 };
 	struct child c;
 	child_start(&c, NULL, idle_sessions, &a);
 	child_wait_ready(&c);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), 300);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "descriptors"), 300);
+	ck_assert_int_eq(use_of(TH_NOBODY, "clients"), 300);
+	ck_assert_int_eq(use_of(TH_NOBODY, "descriptors"), 300);
 	ck_assert_int_eq(victim_works(), 0);
 	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
 
@@ -497,24 +452,22 @@ START_TEST(test_use_counted)
 	a.n = 1;
 	child_start(&c, NULL, idle_sessions, &a);
 	child_wait_ready(&c);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "clients"), 1);
-	ck_assert_int_eq(use_of(OPS_NOBODY, "connections"), 0);
+	ck_assert_int_eq(use_of(TH_NOBODY, "clients"), 1);
+	ck_assert_int_eq(use_of(TH_NOBODY, "connections"), 0);
 	ck_assert_int_eq(exit_code(child_end(&c, NULL, 0)), 0);
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 END_TEST
 
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("sessions");
-	TCase *tc = tcase_create("descriptors");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_silent_sessions_count);
-	tcase_add_test(tc, test_out_of_descriptors);
-	tcase_add_test(tc, test_use_counted);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_descriptors[] = { test_silent_sessions_count,
+		test_out_of_descriptors, test_use_counted, NULL };
+	const struct th_tcase tcases[] = {
+		{ "descriptors", .tests = tc_descriptors, .timeout = 120 },
+	};
+	return th_suite("sessions", tcases, TH_N(tcases));
 }
 
 int

@@ -20,11 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_util.h"
 
-static struct ops_daemon d;
+static struct test_daemon d;
 
 /* The service manager's end: an AF_UNIX datagram socket. */
 static int
@@ -69,6 +68,18 @@ next_notify(int s, const char *want, char *msg, size_t len, int timeout_ms)
 	}
 }
 
+/* rpmad as an operator runs it, with this environment added */
+static int
+start_with(char *const *env)
+{
+	return test_daemon_start_opts(&d,
+			&(struct test_daemon_opts){
+					.config = "log_level = info\n",
+					.env = env,
+					.dir_mode = 0755,
+					.cfg_log_level = true });
+}
+
 START_TEST(test_notify_and_watchdog)
 {
 	/* the socket must exist before rpmad starts: its own directory */
@@ -80,22 +91,24 @@ START_TEST(test_notify_and_watchdog)
 	(void) snprintf(env_sock, sizeof(env_sock), "NOTIFY_SOCKET=%s", path);
 	/* a ping every 100 ms */
 	char *env[] = { env_sock, "WATCHDOG_USEC=200000", NULL };
-	ck_assert_int_eq(ops_daemon_start(&d, "log_level = info\n", NULL, env),
-			0);
+	ck_assert_int_eq(start_with(env), 0);
 
 	char msg[1024];
-	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), OPS_WAIT_MS),
+	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), TH_WAIT_MS),
 			"no READY=1");
 	ck_assert_ptr_nonnull(strstr(msg, "STATUS=0 clients, 0 connections"));
 	ck_assert_ptr_nonnull(strstr(msg, "transport tcp"));
 	char mainpid[32];
-	(void) snprintf(mainpid, sizeof(mainpid), "MAINPID=%d", (int)d.p.pid);
+	(void) snprintf(mainpid, sizeof(mainpid), "MAINPID=%d", (int) d.pid);
 	ck_assert_ptr_nonnull(strstr(msg, mainpid));
 
 	ck_assert_msg(next_notify(s, "WATCHDOG=1", msg, sizeof(msg),
-			OPS_WAIT_MS), "no WATCHDOG=1");
-	ck_assert(wait_text(d.log, "watchdog: pinging the service manager "
-			"every 100 ms", OPS_WAIT_MS));
+				      TH_WAIT_MS),
+			"no WATCHDOG=1");
+	ck_assert(wait_text(d.log,
+			"watchdog: pinging the service manager "
+			"every 100 ms",
+			TH_WAIT_MS));
 
 	/* a client: the status says so within about a second */
 	struct ibv_context *dev;
@@ -108,33 +121,41 @@ START_TEST(test_notify_and_watchdog)
 	struct rpma_mr_local *mr;
 	ck_assert_int_eq(rpma_mr_reg(peer, buf, 8192, RPMA_MR_USAGE_READ_SRC,
 			&mr), 0);
-	ck_assert_msg(next_notify(s, "STATUS=1 client, 0 connections, 0 "
-			"endpoints, 1 registration (8.0 KiB pinned)", msg,
-			sizeof(msg), OPS_WAIT_MS), "the status did not follow");
+	ck_assert_msg(next_notify(s,
+				      "STATUS=1 client, 0 connections, 0 "
+				      "endpoints, 1 registration "
+				      "(8.0 KiB pinned)",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"the status did not follow");
 
 	/* reload: RELOADING=1, then READY=1 */
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
 	ck_assert_msg(next_notify(s, "RELOADING=1", msg, sizeof(msg),
-			OPS_WAIT_MS), "no RELOADING=1");
+				      TH_WAIT_MS),
+			"no RELOADING=1");
 	ck_assert_ptr_nonnull(strstr(msg, "MONOTONIC_USEC="));
-	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), OPS_WAIT_MS),
+	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), TH_WAIT_MS),
 			"no READY=1 after the reload");
 	/* a bad file: READY=1 again, and the status tells */
 	ck_assert_int_eq(write_text(d.config, "log_level = shouty\n"), 0);
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
-	ck_assert_msg(next_notify(s, "; the last reload failed, the "
-			"configuration before it is in use", msg, sizeof(msg),
-			OPS_WAIT_MS), "no failed-reload status");
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert_msg(next_notify(s,
+				      "; the last reload failed, the "
+				      "configuration before it is in use",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"no failed-reload status");
 	ck_assert_ptr_nonnull(strstr(msg, "READY=1"));
 	/* and it stays in the status until a reload succeeds */
 	ck_assert_int_eq(rpma_mr_dereg(&mr), 0);
-	ck_assert_msg(next_notify(s, "STATUS=1 client, 0 connections, 0 "
-			"endpoints, 0 registrations", msg, sizeof(msg),
-			OPS_WAIT_MS), "the status did not follow");
+	ck_assert_msg(next_notify(s,
+				      "STATUS=1 client, 0 connections, 0 "
+				      "endpoints, 0 registrations",
+				      msg, sizeof(msg), TH_WAIT_MS),
+			"the status did not follow");
 	ck_assert_ptr_nonnull(strstr(msg, "the last reload failed"));
 	ck_assert_int_eq(write_text(d.config, "log_level = info\n"), 0);
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
-	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), OPS_WAIT_MS),
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert_msg(next_notify(s, "READY=1", msg, sizeof(msg), TH_WAIT_MS),
 			"no READY=1 after the good reload");
 	ck_assert_ptr_null(strstr(msg, "reload failed"));
 	ck_assert_ptr_nonnull(strstr(msg, "STATUS=1 client"));
@@ -143,10 +164,11 @@ START_TEST(test_notify_and_watchdog)
 	free(buf);
 
 	/* SIGTERM: STOPPING=1, then a clean exit */
-	ck_assert_int_eq(kill(d.p.pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(d.pid, SIGTERM), 0);
 	ck_assert_msg(next_notify(s, "STOPPING=1", msg, sizeof(msg),
-			OPS_WAIT_MS), "no STOPPING=1");
-	int status = ops_daemon_stop(&d);
+				      TH_WAIT_MS),
+			"no STOPPING=1");
+	int status = test_daemon_stop(&d);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	(void) close(s);
 	(void) unlink(path);
@@ -158,14 +180,13 @@ END_TEST
 START_TEST(test_no_notify_socket)
 {
 	char *env[] = { "NOTIFY_SOCKET=", "WATCHDOG_USEC=100000", NULL };
-	ck_assert_int_eq(ops_daemon_start(&d, "log_level = info\n", NULL, env),
-			0);
-	sleep_ms(300);
+	ck_assert_int_eq(start_with(env), 0);
+	it_sleep_ms(300);
 	char *log = read_text(d.log);
 	ck_assert_ptr_nonnull(log);
 	ck_assert_ptr_null(strstr(log, "watchdog"));
 	free(log);
-	int status = ops_daemon_stop(&d);
+	int status = test_daemon_stop(&d);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 END_TEST
@@ -178,7 +199,7 @@ have(const char *prog)
 	(void) snprintf(cmd, sizeof(cmd), "command -v %s", prog);
 	argv[2] = cmd;
 	struct run r;
-	if (run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS))
+	if (run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS))
 		return false;
 	bool ok = r.status == 0;
 	run_free(&r);
@@ -208,7 +229,7 @@ START_TEST(test_socket_activation)
 	struct proc p;
 	ck_assert_int_eq(proc_start(&p, argv, NULL, log), 0);
 	/* it listens at once and starts rpmad on the first connection */
-	ck_assert(wait_text(log, "Listening on", OPS_WAIT_MS));
+	ck_assert(wait_text(log, "Listening on", TH_WAIT_MS));
 
 	struct run r;
 	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
@@ -231,9 +252,11 @@ START_TEST(test_socket_activation)
 	(void) snprintf(want, sizeof(want), "using the control socket %s "
 			"passed by the service manager (socket activation)",
 			sock);
-	ck_assert(wait_text(log, want, OPS_WAIT_MS));
-	ck_assert(wait_text(log, "socket_group and socket_mode do not apply "
-			"to a passed socket", OPS_WAIT_MS));
+	ck_assert(wait_text(log, want, TH_WAIT_MS));
+	ck_assert(wait_text(log,
+			"socket_group and socket_mode do not apply "
+			"to a passed socket",
+			TH_WAIT_MS));
 
 	/* clients use it as any socket */
 	(void) setenv("RPMAD_SOCKET", sock, 1);
@@ -253,7 +276,7 @@ START_TEST(test_socket_activation)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(access(sock, F_OK), 0);
 	char *rm[] = { "rm", "-rf", dir, NULL };
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 END_TEST
@@ -273,12 +296,12 @@ START_TEST(test_detach)
 			sock, log);
 	char *argv[] = { "sh", "-c", cmd, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	/* it returned: the socket already accepts */
 	ck_assert_msg(r.status == 0, "%d %s", r.status, r.err);
 	run_free(&r);
-	ck_assert(can_connect(sock));
+	ck_assert(th_socket_accepts(sock));
 	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
 	struct flat f;
@@ -291,9 +314,9 @@ START_TEST(test_detach)
 	ck_assert_int_eq(getsid(pid), pid);	/* its own session */
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
-		sleep_ms(10);
+		it_sleep_ms(10);
 	ck_assert_int_ne(kill(pid, 0), 0);
-	ck_assert(wait_text(log, "rpmad stopped", OPS_WAIT_MS));
+	ck_assert(wait_text(log, "rpmad stopped", TH_WAIT_MS));
 	ck_assert_int_ne(access(sock, F_OK), 0);
 
 	/* a failed start fails the command */
@@ -302,8 +325,8 @@ START_TEST(test_detach)
 			"--transport tcp --config /dev/null 2>>%s",
 			bin ? bin : "rpmad", log);
 	char *argv2[] = { "sh", "-c", bad, NULL };
-	ck_assert_int_eq(run_cmd(&r, argv2, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv2, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_eq(r.status, 1);
 	run_free(&r);
 	(void) unlink(log);
@@ -314,15 +337,13 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("systemd");
-	TCase *tc = tcase_create("notify");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_notify_and_watchdog);
-	tcase_add_test(tc, test_no_notify_socket);
-	tcase_add_test(tc, test_socket_activation);
-	tcase_add_test(tc, test_detach);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_notify[] = { test_notify_and_watchdog,
+		test_no_notify_socket, test_socket_activation, test_detach,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "notify", .tests = tc_notify, .timeout = 60 },
+	};
+	return th_suite("systemd", tcases, TH_N(tcases));
 }
 
 int

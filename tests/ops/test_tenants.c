@@ -38,39 +38,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_child.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_logcap.h"
 
-#define NOBODY OPS_NOBODY
+#define NOBODY TH_NOBODY
 #define KiB 1024ULL
 #define MiB (1024 * KiB)
 
-static struct ops_daemon d;
-
-
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
+static struct test_daemon d;
 
 static void
 start(const char *config)
 {
-	ck_assert_int_eq(ops_daemon_start(&d, config, NULL, NULL), 0);
-	ck_assert_int_eq(ops_log_capture(), 0);
+	ck_assert_int_eq(test_daemon_start_cfg(&d, config), 0);
+	ck_assert_int_eq(th_log_capture(), 0);
 }
 
 static void
 stop(void)
 {
-	ck_assert_int_eq(ops_daemon_stop(&d), 0);
+	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
 static struct rpma_peer *
@@ -99,8 +88,8 @@ START_TEST(test_socket_dir_writable_by_others)
 		"--socket", sock, "--transport", "tcp", "--config",
 		"/dev/null", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_int_ne(r.status, 0);
 	ck_assert_msg(strstr(r.err, "may be written by others (mode 1777)"),
 			"%s", r.err);
@@ -113,7 +102,7 @@ END_TEST
 
 START_TEST(test_socket_symlink_on_reload)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0660\n");
 	/* a root-only file the attacker wants */
@@ -130,11 +119,12 @@ START_TEST(test_socket_symlink_on_reload)
 	ck_assert_int_eq(symlink(victim, d.socket), 0);
 	ck_assert_int_eq(write_text(d.config, "socket_mode = 0666\n"
 			"socket_group = 4246\n"), 0);
-	ck_assert_int_eq(kill(d.p.pid, SIGHUP), 0);
-	ck_assert(wait_text(d.log, "is no longer the socket rpmad made (a "
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert(wait_text(d.log,
+			"is no longer the socket rpmad made (a "
 			"symbolic link); its owner and mode are left alone",
-			OPS_WAIT_MS));
-	ck_assert(wait_text(d.log, "socket_mode 0660 -> 0666", OPS_WAIT_MS));
+			TH_WAIT_MS));
+	ck_assert(wait_text(d.log, "socket_mode 0660 -> 0666", TH_WAIT_MS));
 
 	struct stat st;
 	ck_assert_int_eq(stat(victim, &st), 0);
@@ -163,7 +153,7 @@ static int
 make_conns(struct child *c, void *p)
 {
 	struct conns_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -207,11 +197,11 @@ client_of(const struct flat *f, unsigned uid)
 
 START_TEST(test_limits_per_user)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nmax_connections = 3\n");
 	struct conns_arg a = { .make = 2 };
-	(void) snprintf(a.port, sizeof(a.port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(a.port, sizeof(a.port)), 0);
 
 	/* one process of the user holds two */
 	struct child c1;
@@ -283,28 +273,6 @@ START_TEST(test_limits_per_user)
 }
 END_TEST
 
-/* how many descriptors process `pid` holds of the file at `path` */
-static int
-fds_of(pid_t pid, const char *path)
-{
-	char dir[64];
-	(void) snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	DIR *fds = opendir(dir);
-	ck_assert_ptr_nonnull(fds);
-	int n = 0;
-	for (struct dirent *de; (de = readdir(fds)) != NULL;) {
-		char link[400], target[400];
-		(void) snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
-		ssize_t len = readlink(link, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = '\0';
-		n += strcmp(target, path) == 0;
-	}
-	(void) closedir(fds);
-	return n;
-}
-
 /*
  * Four registrations of pages of a file of the page cache that rpmad
  * writes into, and one it only reads; pauses holding them. Exit: 0, or
@@ -314,7 +282,7 @@ static int
 register_file_pages(struct child *c, void *p)
 {
 	const char *path = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (peer == NULL || fd < 0)
@@ -345,7 +313,7 @@ register_file_pages(struct child *c, void *p)
  */
 START_TEST(test_write_descriptors)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 3\n");
 	char path[300];
@@ -375,14 +343,14 @@ START_TEST(test_write_descriptors)
 	ck_assert_str_eq(flat_get(&f,
 			"clients.%ld.user_totals.use.descriptors", i), "3");
 	flat_free(&f);
-	ck_assert_int_eq(fds_of(d.p.pid, path), 2);
+	ck_assert_int_eq(it_proc_fds_of(d.pid, path), 2);
 	int code = exit_code(child_end(&c, log, sizeof(log)));
 	ck_assert_msg(code == 0, "registration %d failed: %s", code, log);
 	/* released with their registrations */
-	for (int waited = 0; fds_of(d.p.pid, path) && waited < OPS_WAIT_MS;
+	for (int waited = 0; it_proc_fds_of(d.pid, path) && waited < TH_WAIT_MS;
 			waited += 10)
-		sleep_ms(10);
-	ck_assert_int_eq(fds_of(d.p.pid, path), 0);
+		it_sleep_ms(10);
+	ck_assert_int_eq(it_proc_fds_of(d.pid, path), 0);
 	stop();
 	(void) unlink(path);
 }
@@ -403,7 +371,7 @@ register_past_memlock(struct child *c, void *arg)
 {
 	(void) c;
 	(void) arg;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -424,7 +392,7 @@ register_past_memlock(struct child *c, void *arg)
 /* max_registered_bytes = memlock: each client's own RLIMIT_MEMLOCK */
 START_TEST(test_memlock)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\nmax_registered_bytes = memlock\n");
 	struct child c;
@@ -453,7 +421,7 @@ try_networks(struct child *c, void *p)
 {
 	(void) c;
 	struct net_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -477,12 +445,12 @@ try_networks(struct child *c, void *p)
 
 START_TEST(test_allow_networks_and_log_share)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	struct net_arg a;
-	int p2 = free_port();
-	(void) snprintf(a.port, sizeof(a.port), "%d", free_port());
-	(void) snprintf(a.port2, sizeof(a.port2), "%d", p2);
+	ck_assert_int_eq(it_free_port(a.port2, sizeof(a.port2)), 0);
+	ck_assert_int_eq(it_free_port(a.port, sizeof(a.port)), 0);
+	int p2 = atoi(a.port2);
 	char config[512];
 	(void) snprintf(config, sizeof(config), "socket_mode = 0666\n"
 			"log_level = info\n"
@@ -526,8 +494,10 @@ START_TEST(test_allow_networks_and_log_share)
 	 * The user's 40 refusals and its session lines: at most 20 lines
 	 * in the window, and the rest said in one line when it ends.
 	 */
-	ck_assert(wait_text(d.log, "messages from uid 65534 (last from "
-			"client pid", 2 * OPS_WAIT_MS));
+	ck_assert(wait_text(d.log,
+			"messages from uid 65534 (last from "
+			"client pid",
+			2 * TH_WAIT_MS));
 	char *text = read_text(d.log);
 	ck_assert_ptr_nonnull(text);
 	size_t refusals = count_lines_with(text, "refused: uid 65534 may not",
@@ -658,7 +628,7 @@ loopback_reads(struct rpma_peer *peer, struct rpma_mr_local *dst,
 		size_t size)
 {
 	char port[16];
-	(void) snprintf(port, sizeof(port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn_req *creq = NULL, *sreq = NULL;
 	struct rpma_conn *cconn = NULL, *sconn = NULL;
@@ -729,7 +699,7 @@ static int
 register_sparse(struct child *c, void *p)
 {
 	struct shm_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	struct rpma_peer *peer = new_peer();
 	if (peer == NULL)
 		return 99;
@@ -754,7 +724,7 @@ register_sparse(struct child *c, void *p)
 
 START_TEST(test_memory_cgroup)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char parent[300];
 	bool v2;
@@ -767,7 +737,7 @@ START_TEST(test_memory_cgroup)
 	}
 	start("socket_mode = 0666\n[user 65534]\n"
 			"max_registered_bytes = 0\n");
-	ck_assert_int_eq(memcg_join(&dcg, d.p.pid), 0);
+	ck_assert_int_eq(memcg_join(&dcg, d.pid), 0);
 	unsigned long long before = memcg_read(&dcg, false);
 
 	/* 32 MiB: within the client's limit; filled by rpmad, charged to it */
@@ -802,7 +772,7 @@ START_TEST(test_memory_cgroup)
 			"(was %llu)", daemon_now, before);
 	ck_assert_uint_le(memcg_read(&ccg, true), 64 * MiB);
 	(void) unlink(a.path);
-	ck_assert(proc_alive(&d.p));
+	ck_assert(test_daemon_alive(&d));
 
 	stop();
 	memcg_remove(&ccg);
@@ -822,7 +792,7 @@ fill_then_register(struct child *c, void *p)
 {
 	(void) c;
 	struct fs_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/fill", a->mnt);
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
@@ -879,16 +849,16 @@ proc_ids_once(pid_t pid, unsigned *fsuid, unsigned long long *cap_eff)
 /*
  * rpmad's identity once it serves: its socket listens a moment before it
  * gives up root's file-system identity (the loop, which serves, starts
- * after), so a fresh rpmad is read until it did or OPS_WAIT_MS passed
+ * after), so a fresh rpmad is read until it did or TH_WAIT_MS passed
  */
 static void
 proc_ids(pid_t pid, unsigned *fsuid, unsigned long long *cap_eff)
 {
 	for (int waited = 0; ; waited += 10) {
 		proc_ids_once(pid, fsuid, cap_eff);
-		if (*fsuid != 0 || waited >= OPS_WAIT_MS)
+		if (*fsuid != 0 || waited >= TH_WAIT_MS)
 			return;
-		sleep_ms(10);
+		it_sleep_ms(10);
 	}
 }
 
@@ -909,8 +879,8 @@ ext4_mount(const char *dir, const char *opts, char *mnt, size_t len)
 	(void) close(fd);
 	char *mkfs[] = { "mkfs.ext4", "-q", "-F", "-m", "10", img, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, mkfs, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, mkfs, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	int mkfs_status = r.status;
 	run_free(&r);
 	ck_assert_int_eq(mkdir(mnt, 0755), 0);
@@ -918,8 +888,10 @@ ext4_mount(const char *dir, const char *opts, char *mnt, size_t len)
 	(void) snprintf(o, sizeof(o), "loop%s%s", opts ? "," : "",
 			opts ? opts : "");
 	char *mount_cmd[] = { "mount", "-o", o, img, mnt, NULL };
-	if (mkfs_status != 0 || run_cmd(&r, mount_cmd, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS) || r.status != 0) {
+	if (mkfs_status != 0 ||
+			run_cmd(&r, mount_cmd, (uid_t) -1, 0, NULL, 0,
+					TH_WAIT_MS) ||
+			r.status != 0) {
 		(void) fprintf(stderr, "cannot make or mount an ext4 image: "
 				"skipping the file-system part\n");
 		(void) rmdir(mnt);
@@ -936,8 +908,9 @@ ext4_unmount(const char *dir, const char *mnt)
 {
 	char *umount_cmd[] = { "umount", (char *)mnt, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, umount_cmd, (uid_t) -1, 0, NULL, 0,
+					 TH_WAIT_MS),
+			0);
 	run_free(&r);
 	(void) rmdir(mnt);
 	char img[300];
@@ -960,7 +933,7 @@ assert_reserve_whole(const char *mnt)
 
 START_TEST(test_reserved_blocks)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
 
@@ -970,9 +943,9 @@ START_TEST(test_reserved_blocks)
 	 */
 	unsigned fsuid;
 	unsigned long long caps;
-	proc_ids(d.p.pid, &fsuid, &caps);
+	proc_ids(d.pid, &fsuid, &caps);
 	char dir[64];
-	(void) snprintf(dir, sizeof(dir), "/proc/%d/task", (int)d.p.pid);
+	(void) snprintf(dir, sizeof(dir), "/proc/%d/task", (int) d.pid);
 	DIR *tasks = opendir(dir);
 	ck_assert_ptr_nonnull(tasks);
 	int threads = 0;
@@ -1027,7 +1000,7 @@ punch_then_fill(struct child *c, void *p)
 {
 	(void) c;
 	struct fs_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/target", a->mnt);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1094,7 +1067,7 @@ register_target(struct child *c, void *p)
 {
 	(void) c;
 	struct fs_arg *a = p;
-	(void) ops_log_capture();
+	(void) th_log_capture();
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/mine", a->mnt);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -1123,7 +1096,7 @@ register_target(struct child *c, void *p)
  */
 START_TEST(test_reserved_for_nobody)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char dir[] = "/tmp/rpmad-reserve.XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -1137,7 +1110,7 @@ START_TEST(test_reserved_for_nobody)
 	start("socket_mode = 0666\n[user 4245]\nmax_registered_bytes = 0\n");
 	unsigned fsuid;
 	unsigned long long caps;
-	proc_ids(d.p.pid, &fsuid, &caps);
+	proc_ids(d.pid, &fsuid, &caps);
 	ck_assert_uint_ne(fsuid, 0);
 	ck_assert_uint_ne(fsuid, NOBODY);
 
@@ -1157,7 +1130,7 @@ START_TEST(test_reserved_for_nobody)
 	ck_assert_int_eq(unlink(path), 0);
 	start("socket_mode = 0666\nfile_user = 65534\n"
 			"[user 4245]\nmax_registered_bytes = 0\n");
-	ck_assert(wait_text(d.log, "reserves blocks for", OPS_WAIT_MS));
+	ck_assert(wait_text(d.log, "reserves blocks for", TH_WAIT_MS));
 	child_start_as(&c, ATTACKER, NULL, register_target, &a);
 	status = exit_code(child_end(&c, log, sizeof(log)));
 	ck_assert_msg(status == 0, "status %d: %s", status, log);
@@ -1171,28 +1144,19 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("tenants");
-	TCase *tc = tcase_create("socket");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_socket_dir_writable_by_others);
-	tcase_add_test(tc, test_socket_symlink_on_reload);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("limits");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_limits_per_user);
-	tcase_add_test(tc, test_write_descriptors);
-	tcase_add_test(tc, test_memlock);
-	tcase_add_test(tc, test_allow_networks_and_log_share);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("charging");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, test_memory_cgroup);
-	tcase_add_test(tc, test_reserved_blocks);
-	tcase_add_test(tc, test_reserved_for_nobody);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_socket[] = { test_socket_dir_writable_by_others,
+		test_socket_symlink_on_reload, NULL };
+	const TTest *const tc_limits[] = { test_limits_per_user,
+		test_write_descriptors, test_memlock,
+		test_allow_networks_and_log_share, NULL };
+	const TTest *const tc_charging[] = { test_memory_cgroup,
+		test_reserved_blocks, test_reserved_for_nobody, NULL };
+	const struct th_tcase tcases[] = {
+		{ "socket", .tests = tc_socket, .timeout = 60 },
+		{ "limits", .tests = tc_limits, .timeout = 120 },
+		{ "charging", .tests = tc_charging, .timeout = 120 },
+	};
+	return th_suite("tenants", tcases, TH_N(tcases));
 }
 
 int

@@ -35,21 +35,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check_run.h"
+#include "harness.h"
 #include "librpma.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_logcap.h"
 
 #define OTHER 65534
-
-static bool
-root(void)
-{
-	if (geteuid() == 0)
-		return true;
-	(void) fprintf(stderr, "not root: other users cannot be played; "
-			"skipping\n");
-	return false;
-}
 
 static void
 drop_to_other(void)
@@ -167,12 +158,12 @@ relay_stop(struct relay *r)
  */
 START_TEST(test_relay_of_another_user)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	struct relay r;
 	relay_start(&r);
 	ck_assert_int_eq(setenv("RPMAD_SOCKET", r.path, 1), 0);
-	ck_assert_int_eq(ops_log_capture(), 0);
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct ibv_context *dev;
 	ck_assert_int_eq(rpma_utils_get_ibv_context("127.0.0.1",
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), RPMA_E_PROVIDER);
@@ -182,9 +173,9 @@ START_TEST(test_relay_of_another_user)
 	char want[PATH_MAX + 64];
 	(void) snprintf(want, sizeof(want), "refusing %s: it is served by "
 			"uid %d", r.path, OTHER);
-	ck_assert_msg(strstr(ops_logged, want), "%s", ops_logged);
-	ck_assert_msg(strstr(ops_logged, "nothing was sent to it"), "%s",
-			ops_logged);
+	ck_assert_msg(strstr(th_logged, want), "%s", th_logged);
+	ck_assert_msg(strstr(th_logged, "nothing was sent to it"), "%s",
+			th_logged);
 	relay_stop(&r);
 	ck_assert_uint_eq(r.accepted, 2);
 	ck_assert_uint_eq(r.bytes, 0);
@@ -200,7 +191,7 @@ END_TEST
  */
 START_TEST(test_privileged_program_ignores_socket_env)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	char dir[] = "/tmp/rpmad-trust.XXXXXX";
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -211,11 +202,11 @@ START_TEST(test_privileged_program_ignores_socket_env)
 		prog, NULL };
 	char *setcap[] = { "setcap", "cap_ipc_lock+ep", prog, NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, cp, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, cp, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	run_free(&r);
-	if (run_cmd(&r, setcap, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) ||
+	if (run_cmd(&r, setcap, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
 			r.status != 0) {
 		(void) fprintf(stderr, "setcap failed (libcap2-bin, or a file "
 				"system without capabilities): skipping\n");
@@ -230,7 +221,7 @@ START_TEST(test_privileged_program_ignores_socket_env)
 	char env[PATH_MAX + 16];
 	(void) snprintf(env, sizeof(env), "RPMAD_SOCKET=%s", relay.path);
 	char *argv[] = { "env", env, prog, NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, OTHER, OTHER, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, argv, OTHER, OTHER, NULL, 0, TH_WAIT_MS),
 			0);
 	ck_assert_msg(r.status == 0 && strstr(r.out, "result "), "%d: %s%s",
 			r.status, r.out, r.err);
@@ -293,10 +284,10 @@ secure_getenv(const char *name)
  */
 START_TEST(test_environment_read)
 {
-	struct ops_daemon od;
-	ck_assert_int_eq(ops_daemon_start(&od, NULL, NULL, NULL), 0);
+	struct test_daemon od;
+	ck_assert_int_eq(test_daemon_start_cfg(&od, NULL), 0);
 	char port[16];
-	(void) snprintf(port, sizeof(port), "%d", free_port());
+	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	asked[0] = '\0';
 	recording = true;
 	struct ibv_context *dev;
@@ -318,7 +309,7 @@ START_TEST(test_environment_read)
 	struct rpma_conn_req *in = NULL;
 	struct pollfd pfd = { .events = POLLIN };
 	ck_assert_int_eq(rpma_ep_get_fd(ep, &pfd.fd), 0);
-	ck_assert_int_eq(poll(&pfd, 1, OPS_WAIT_MS), 1);
+	ck_assert_int_eq(poll(&pfd, 1, TH_WAIT_MS), 1);
 	ck_assert_int_eq(rpma_ep_next_conn_req(ep, NULL, &in), 0);
 	struct rpma_conn *srv = NULL;
 	ck_assert_int_eq(rpma_conn_req_connect(&in, NULL, &srv), 0);
@@ -348,7 +339,7 @@ START_TEST(test_environment_read)
 	ck_assert_msg(count_lines_with(asked, "(", NULL) ==
 			count_lines_with(asked, "secure_getenv(RPMA", NULL),
 			"%s", asked);
-	ck_assert_int_eq(ops_daemon_stop(&od), 0);
+	ck_assert_int_eq(test_daemon_stop(&od), 0);
 }
 END_TEST
 
@@ -379,7 +370,7 @@ teardown_base(void)
 {
 	char *rm[] = { "rm", "-rf", base, NULL };
 	struct run r;
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 
@@ -403,8 +394,8 @@ rpmad_refuses(const char *sock, const char *who, const char *why)
 		"--socket", (char *)sock, "--transport", "tcp", "--config",
 		"/dev/null", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status != 0, "rpmad started on %s", sock);
 	ck_assert_msg(strstr(r.err, who) && strstr(r.err, why),
 			"%s: wanted \"%s\" ... \"%s\" in:\n%s", sock, who, why,
@@ -421,7 +412,7 @@ rpmad_refuses(const char *sock, const char *who, const char *why)
  */
 START_TEST(test_socket_under_attacker_dir)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("evil", 0755, OTHER);
 	make_dir("evil/run", 0700, 0);
@@ -438,7 +429,7 @@ END_TEST
  */
 START_TEST(test_socket_through_attacker_symlink)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("run", 0700, 0);
 	make_dir("tmp", 01777, 0);
@@ -454,7 +445,7 @@ END_TEST
 /* A directory on the way its group may write (and that is not sticky). */
 START_TEST(test_socket_under_group_writable_dir)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("shared", 0775, 0);
 	make_dir("shared/run", 0700, 0);
@@ -470,7 +461,7 @@ END_TEST
  */
 START_TEST(test_socket_in_sticky_dir_of_root)
 {
-	if (!root())
+	if (!child_can_play_users())
 		return;
 	make_dir("tmp", 01777, 0);
 	make_dir("tmp/run", 0700, 0);
@@ -483,7 +474,7 @@ START_TEST(test_socket_in_sticky_dir_of_root)
 	char err[PATH_MAX];
 	(void) snprintf(err, sizeof(err), "%s/rpmad.log", base);
 	ck_assert_int_eq(proc_start(&p, argv, NULL, err), 0);
-	ck_assert_msg(wait_socket(at("tmp/run/rpmad.sock"), OPS_WAIT_MS),
+	ck_assert_msg(th_wait_socket(at("tmp/run/rpmad.sock"), TH_WAIT_MS),
 			"%s", read_text(err));
 	ck_assert_int_eq(proc_end(&p, SIGTERM), 0);
 }
@@ -492,22 +483,20 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("trust");
-	TCase *tc = tcase_create("library");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_relay_of_another_user);
-	tcase_add_test(tc, test_privileged_program_ignores_socket_env);
-	tcase_add_test(tc, test_environment_read);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("rpmad");
-	tcase_add_checked_fixture(tc, setup_base, teardown_base);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_socket_under_attacker_dir);
-	tcase_add_test(tc, test_socket_through_attacker_symlink);
-	tcase_add_test(tc, test_socket_under_group_writable_dir);
-	tcase_add_test(tc, test_socket_in_sticky_dir_of_root);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_library[] = { test_relay_of_another_user,
+		test_privileged_program_ignores_socket_env,
+		test_environment_read, NULL };
+	const TTest *const tc_rpmad[] = { test_socket_under_attacker_dir,
+		test_socket_through_attacker_symlink,
+		test_socket_under_group_writable_dir,
+		test_socket_in_sticky_dir_of_root, NULL };
+	const struct th_tcase tcases[] = {
+		{ "library", .tests = tc_library, .timeout = 60 },
+		{ "rpmad", .tests = tc_rpmad, .timeout = 60,
+				.setup = setup_base,
+				.teardown = teardown_base },
+	};
+	return th_suite("trust", tcases, TH_N(tcases));
 }
 
 int

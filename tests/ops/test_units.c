@@ -13,8 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
-#include "ops_util.h"
+#include "harness.h"
 
 static char dir[256];
 
@@ -32,7 +31,7 @@ teardown(void)
 {
 	char *rm[] = { "rm", "-rf", dir, NULL };
 	struct run r;
-	if (run_cmd(&r, rm, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) == 0)
+	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
 		run_free(&r);
 }
 
@@ -84,8 +83,9 @@ verify(const char *a, const char *b, int *status)
 	char *argv[] = { "systemd-analyze", "verify", "--man=no", pa, pb,
 		NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS * 3), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0,
+					 TH_WAIT_MS * 3),
+			0);
 	*status = r.status;
 	char *all = NULL;
 	ck_assert_int_ge(asprintf(&all, "%s%s", r.out, r.err), 0);
@@ -183,8 +183,8 @@ START_TEST(test_sysusers)
 {
 	char *probe[] = { "sh", "-c", "command -v systemd-sysusers", NULL };
 	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	bool have = r.status == 0;
 	run_free(&r);
 	if (!have)
@@ -193,7 +193,7 @@ START_TEST(test_sysusers)
 	char etc[300], path[400];
 	(void) snprintf(etc, sizeof(etc), "%s/etc", dir);
 	char *mk[] = { "mkdir", "-p", etc, NULL };
-	ck_assert_int_eq(run_cmd(&r, mk, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS),
+	ck_assert_int_eq(run_cmd(&r, mk, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	run_free(&r);
 	(void) snprintf(path, sizeof(path), "%s/group", etc);
@@ -204,8 +204,8 @@ START_TEST(test_sysusers)
 	(void) snprintf(root, sizeof(root), "--root=%s", dir);
 	char *argv[] = { "systemd-sysusers", "--dry-run", root,
 		(char *)srcdir_path("systemd/rpmad.sysusers.conf"), NULL };
-	ck_assert_int_eq(run_cmd(&r, argv, (uid_t)-1, 0, NULL, 0,
-			OPS_WAIT_MS), 0);
+	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
+			0);
 	ck_assert_msg(r.status == 0, "%s", r.err);
 	ck_assert_msg(strstr(r.out, "Creating group 'rpma'") ||
 			strstr(r.err, "Creating group 'rpma'"),
@@ -217,15 +217,13 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("units");
-	TCase *tc = tcase_create("units");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_verify);
-	tcase_add_test(tc, test_contents);
-	tcase_add_test(tc, test_sysusers);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_units[] = { test_verify, test_contents,
+		test_sysusers, NULL };
+	const struct th_tcase tcases[] = {
+		{ "units", .tests = tc_units, .timeout = 60, .setup = setup,
+				.teardown = teardown },
+	};
+	return th_suite("units", tcases, TH_N(tcases));
 }
 
 int
@@ -233,7 +231,7 @@ main(void)
 {
 	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
 	struct run r;
-	if (run_cmd(&r, probe, (uid_t)-1, 0, NULL, 0, OPS_WAIT_MS) ||
+	if (run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
 			r.status != 0) {
 		(void) fprintf(stderr, "systemd-analyze is not installed: "
 				"skipped\n");

@@ -102,9 +102,7 @@ cut_role(const struct it_env *env, void *arg)
 {
 	const enum cut_how *how = arg;
 	bool server = it_role() == IT_SERVER;
-	struct rpma_peer *peer = it_peer(IT_ADDR, server ?
-			RPMA_UTIL_IBV_CONTEXT_LOCAL :
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_peer *peer = it_role_peer(IT_ADDR);
 	struct rpma_ep *ep = NULL;
 	struct rpma_conn *conn;
 	if (server) {
@@ -195,10 +193,7 @@ START_TEST(test_cut)
 
 	/* told first: a device deletion waits for the roles to let go */
 	uint64_t cut_at = it_now_ms();
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_CUT_AT, &cut_at,
-			sizeof(cut_at)), 0);
+	ck_assert_int_eq(it_tell_both(TAG_CUT_AT, &cut_at, sizeof(cut_at)), 0);
 	if (how == CUT_LINK)
 		ck_assert_int_eq(link_set(LINK_CUT, false), 0);
 	else
@@ -216,8 +211,7 @@ START_TEST(test_cut)
 	/* the device before the link: link_set waits for its port */
 	ck_assert_int_eq(device_set(true), 0);
 	ck_assert_int_eq(link_set(LINK_CUT, true), 0);
-	ck_assert_int_eq(it_tell(IT_SERVER, TAG_GO, NULL, 0), 0);
-	ck_assert_int_eq(it_tell(IT_CLIENT, TAG_GO, NULL, 0), 0);
+	ck_assert_int_eq(it_tell_both(TAG_GO, NULL, 0), 0);
 	ck_assert_msg(it_group_join(&g, IT_WAIT_MS) == 0, "%s", it_report());
 
 	/*

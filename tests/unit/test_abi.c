@@ -22,8 +22,8 @@
 
 #include <check.h>
 
-#include "check_run.h"
 #include "librpma.h"
+#include "th_suite.h"
 
 /* librpma 0.12.0's functions (its src/librpma.map) */
 static const char *const v0_12[] = {
@@ -325,12 +325,10 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("abi");
-	TCase *tc = tcase_create("abi");
-	tcase_add_test(tc, test_soname_and_exports);
-	tcase_add_test(tc, test_dlvsym);
-	tcase_add_test(tc, test_changed_texts);
-	tcase_add_test(tc, test_header_binds);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_abi[] = { test_soname_and_exports, test_dlvsym,
+		test_changed_texts, test_header_binds, NULL };
+	const struct th_tcase tcases[] = {
+		{ "abi", .tests = tc_abi },
+	};
+	return check_run(th_suite("abi", tcases, TH_N(tcases)), CK_NORMAL);
 }

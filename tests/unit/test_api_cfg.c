@@ -264,23 +264,21 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_cfg");
-
-	TCase *tc = tcase_create("conn_cfg");
-	tcase_add_test(tc, conn_cfg_new_and_defaults);
-	tcase_add_test(tc, conn_cfg_delete_args);
-	tcase_add_test(tc, conn_cfg_timeout);
-	tcase_add_loop_test(tc, conn_cfg_queue_size, 0,
-			sizeof(queue_sizes) / sizeof(queue_sizes[0]));
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("peer_cfg");
-	tcase_add_test(tc, peer_cfg_new_delete);
-	tcase_add_test(tc, peer_cfg_direct_write);
-	tcase_add_test(tc, peer_cfg_descriptor_args);
-	tcase_add_loop_test(tc, peer_cfg_descriptor_round_trip, 0, 2);
-	tcase_add_test(tc, peer_cfg_descriptor_any_byte);
-	suite_add_tcase(s, tc);
-
-	return api_run(s);
+	const struct th_test tc_conn_cfg[] = {
+		TH_TEST(conn_cfg_new_and_defaults),
+		TH_TEST(conn_cfg_delete_args), TH_TEST(conn_cfg_timeout),
+		TH_LOOP(conn_cfg_queue_size, 0,
+				sizeof(queue_sizes) / sizeof(queue_sizes[0])),
+		TH_END
+	};
+	const struct th_test tc_peer_cfg[] = { TH_TEST(peer_cfg_new_delete),
+		TH_TEST(peer_cfg_direct_write),
+		TH_TEST(peer_cfg_descriptor_args),
+		TH_LOOP(peer_cfg_descriptor_round_trip, 0, 2),
+		TH_TEST(peer_cfg_descriptor_any_byte), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "conn_cfg", .steps = tc_conn_cfg },
+		{ "peer_cfg", .steps = tc_peer_cfg },
+	};
+	return api_run(th_suite("api_cfg", tcases, TH_N(tcases)));
 }

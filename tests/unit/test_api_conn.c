@@ -177,18 +177,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_conn");
-
-	TCase *tc = api_tcase_create("conn", API_SHARED_DAEMON);
-	tcase_add_test(tc, getters_args);
-	tcase_add_test(tc, getters_values);
-	tcase_add_test(tc, rcq_when_configured);
-	tcase_add_test(tc, next_event_args_and_no_event);
-	tcase_add_test(tc, disconnect_delete_args);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, rpmad_gone);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_conn[] = { getters_args, getters_values,
+		rcq_when_configured, next_event_args_and_no_event,
+		disconnect_delete_args, NULL };
+	const TTest *const tc_rpmad_gone[] = { rpmad_gone, NULL };
+	const struct th_tcase tcases[] = {
+		{ "conn", .tests = tc_conn, .create = api_tcase_shared },
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_conn", tcases, TH_N(tcases)));
 }

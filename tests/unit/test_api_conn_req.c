@@ -70,12 +70,12 @@ START_TEST(new_queue_sizes)
 	struct rpma_conn_cfg *cfg = NULL;
 	ck_assert_int_eq(rpma_conn_cfg_new(&cfg), 0);
 	struct rpma_conn_req *req = UNTOUCHED_REQ;
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 0), 0);
 	ck_assert_int_eq(rpma_conn_req_new(peer, API_LOCAL_ADDR, "7204", cfg,
 			&req), RPMA_E_PROVIDER);
-	ck_assert_uint_gt(api_log_count(), 0);
+	ck_assert_uint_gt(th_log_count(), 0);
 	for (size_t i = 0; i < sizeof(setters) / sizeof(setters[0]); i++) {
 		ck_assert_int_eq(rpma_conn_cfg_set_cq_size(cfg, 10), 0);
 		ck_assert_int_eq(setters[i](cfg, 32769), 0);
@@ -312,26 +312,18 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_conn_req");
-
-	TCase *tc = api_tcase_create("conn_req", API_SHARED_DAEMON);
-	tcase_add_test(tc, new_args);
-	tcase_add_test(tc, new_unresolvable);
-	tcase_add_test(tc, new_queue_sizes);
-	tcase_add_test(tc, delete_args);
-	tcase_add_test(tc, connect_args);
-	tcase_add_test(tc, connect_nothing_listening);
-	tcase_add_test(tc, connect_client_gave_up);
-	tcase_add_test(tc, recv_args_and_full);
-	tcase_add_test(tc, get_private_data);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
-	tcase_add_test(tc, new_quota);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, rpmad_gone);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_conn_req[] = { new_args, new_unresolvable,
+		new_queue_sizes, delete_args, connect_args,
+		connect_nothing_listening, connect_client_gave_up,
+		recv_args_and_full, get_private_data, NULL };
+	const TTest *const tc_quota[] = { new_quota, NULL };
+	const TTest *const tc_rpmad_gone[] = { rpmad_gone, NULL };
+	const struct th_tcase tcases[] = {
+		{ "conn_req", .tests = tc_conn_req,
+				.create = api_tcase_shared },
+		{ "quota", .tests = tc_quota, .create = api_tcase_limited },
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_conn_req", tcases, TH_N(tcases)));
 }

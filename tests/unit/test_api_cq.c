@@ -264,19 +264,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_cq");
-
-	TCase *tc = api_tcase_create("cq", API_SHARED_DAEMON);
-	tcase_add_test(tc, get_fd_and_wait_args);
-	tcase_add_test(tc, get_wc_args);
-	tcase_add_test(tc, get_wc_one_without_count);
-	tcase_add_test(tc, get_wc_many);
-	tcase_add_test(tc, zero_byte_operations);
-	tcase_add_test(tc, wait_means_a_completion);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, rpmad_gone);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_cq[] = { get_fd_and_wait_args, get_wc_args,
+		get_wc_one_without_count, get_wc_many, zero_byte_operations,
+		wait_means_a_completion, NULL };
+	const TTest *const tc_rpmad_gone[] = { rpmad_gone, NULL };
+	const struct th_tcase tcases[] = {
+		{ "cq", .tests = tc_cq, .create = api_tcase_shared },
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_cq", tcases, TH_N(tcases)));
 }

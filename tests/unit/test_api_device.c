@@ -61,13 +61,13 @@ END_TEST
 START_TEST(get_ibv_context_not_local)
 {
 	(void) api_daemon();
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct ibv_context *ctx = UNTOUCHED_CTX;
 	ck_assert_int_eq(rpma_utils_get_ibv_context(API_FOREIGN_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ctx, UNTOUCHED_CTX);
 	/* the daemon's reason reaches the log */
-	const struct api_log_entry *e = api_log_find(API_FOREIGN_ADDR);
+	const struct th_log_entry *e = th_log_find(API_FOREIGN_ADDR);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_ERROR);
 	ck_assert_ptr_nonnull(strstr(e->msg, "rpmad"));
@@ -177,20 +177,20 @@ static void
 check_unreachable(const char *path, const char *why)
 {
 	(void) setenv("RPMAD_SOCKET", path, 1);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	struct ibv_context *ctx = UNTOUCHED_CTX;
-	double t0 = api_now_ms();
+	double t0 = (double) it_now_ms();
 	int ret = rpma_utils_get_ibv_context(API_LOCAL_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx);
-	double elapsed = api_now_ms() - t0;
+	double elapsed = (double) it_now_ms() - t0;
 
 	ck_assert_int_eq(ret, RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ctx, UNTOUCHED_CTX);
 	/* a liveness bound (no waiting, no retrying), not a performance one */
 	ck_assert_msg(elapsed < 1000.0, "took %.0f ms", elapsed);
 
-	const struct api_log_entry *e = api_log_find(path);
+	const struct th_log_entry *e = th_log_find(path);
 	ck_assert_msg(e != NULL, "no log line names %s", path);
 	ck_assert_msg(strstr(e->msg, why) != NULL, "\"%s\" lacks \"%s\"",
 			e->msg, why);
@@ -322,30 +322,21 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_device");
-
-	TCase *tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);
-	tcase_add_test(tc, get_ibv_context_args);
-	tcase_add_test(tc, get_ibv_context_local_and_remote);
-	tcase_add_test(tc, get_ibv_context_not_local);
-	tcase_add_test(tc, get_ibv_context_unresolvable);
-	tcase_add_test(tc, odp_capable);
-	tcase_add_test(tc, peer_new_args);
-	tcase_add_test(tc, peer_new_delete);
-	tcase_add_test(tc, peer_delete_in_use);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("no_rpmad", API_NO_DAEMON);
-	tcase_add_test(tc, no_rpmad_socket_missing);
-	tcase_add_test(tc, no_rpmad_socket_refuses);
-	tcase_add_test(tc, no_rpmad_every_call_fails_fast);
-	suite_add_tcase(s, tc);
-
-	/* these kill their rpmad: one of their own per test */
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, rpmad_killed);
-	tcase_add_test(tc, rpmad_killed_delete_first);
-	tcase_add_test(tc, rpmad_restarted);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_with_rpmad[] = { get_ibv_context_args,
+		get_ibv_context_local_and_remote, get_ibv_context_not_local,
+		get_ibv_context_unresolvable, odp_capable, peer_new_args,
+		peer_new_delete, peer_delete_in_use, NULL };
+	const TTest *const tc_no_rpmad[] = { no_rpmad_socket_missing,
+		no_rpmad_socket_refuses, no_rpmad_every_call_fails_fast, NULL };
+	const TTest *const tc_rpmad_gone[] = { rpmad_killed,
+		rpmad_killed_delete_first, rpmad_restarted, NULL };
+	const struct th_tcase tcases[] = {
+		{ "with_rpmad", .tests = tc_with_rpmad,
+				.create = api_tcase_shared },
+		{ "no_rpmad", .tests = tc_no_rpmad, .create = api_tcase_none },
+		/* these kill their rpmad: one of their own per test */
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_device", tcases, TH_N(tcases)));
 }

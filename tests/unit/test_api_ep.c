@@ -72,12 +72,12 @@ START_TEST(listen_port_in_use)
 	sin.sin_port = htons((uint16_t)atoi(port));
 	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	ck_assert_int_eq(listen(s, 1), 0);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct rpma_ep *ep = UNTOUCHED_EP;
 	ck_assert_int_eq(rpma_ep_listen(peer, API_LOCAL_ADDR, port, &ep),
 			RPMA_E_PROVIDER);
 	ck_assert_ptr_eq(ep, UNTOUCHED_EP);
-	ck_assert_ptr_nonnull(api_log_find(port));
+	ck_assert_ptr_nonnull(th_log_find(port));
 	(void) close(s);
 
 	/* one endpoint of ours listens there */
@@ -313,29 +313,21 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_ep");
-
-	TCase *tc = api_tcase_create("ep", API_SHARED_DAEMON);
-	tcase_add_test(tc, listen_args);
-	tcase_add_test(tc, listen_where_impossible);
-	tcase_add_test(tc, listen_port_in_use);
-	tcase_add_test(tc, get_fd_and_shutdown_args);
-	tcase_add_test(tc, next_conn_req_args_and_no_event);
-	tcase_add_test(tc, next_conn_req_bad_sizes);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("many", API_SHARED_DAEMON);
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, many_pending);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
-	tcase_add_test(tc, listen_quota);
-	tcase_add_test(tc, next_conn_req_quota);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, rpmad_gone);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_ep[] = { listen_args, listen_where_impossible,
+		listen_port_in_use, get_fd_and_shutdown_args,
+		next_conn_req_args_and_no_event, next_conn_req_bad_sizes,
+		NULL };
+	const TTest *const tc_many[] = { many_pending, NULL };
+	const TTest *const tc_quota[] = { listen_quota, next_conn_req_quota,
+		NULL };
+	const TTest *const tc_rpmad_gone[] = { rpmad_gone, NULL };
+	const struct th_tcase tcases[] = {
+		{ "ep", .tests = tc_ep, .create = api_tcase_shared },
+		{ "many", .tests = tc_many, .create = api_tcase_shared,
+				.timeout = 300 },
+		{ "quota", .tests = tc_quota, .create = api_tcase_limited },
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_ep", tcases, TH_N(tcases)));
 }

@@ -128,11 +128,11 @@ END_TEST
 
 START_TEST(user_function_gets_where_and_message)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	provoke_error_message();
 
-	ck_assert_uint_eq(api_log_count(), 1);
-	const struct api_log_entry *e = api_log_entry(0);
+	ck_assert_uint_eq(th_log_count(), 1);
+	const struct th_log_entry *e = th_log_entry(0);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_ERROR);
 	/* where in the library: a source file, a line, the function */
 	const char *base = strrchr(e->file, '/');
@@ -149,15 +149,15 @@ END_TEST
 
 START_TEST(threshold_filters_messages)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	/* ERROR passes WARNING (the default) and ERROR */
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);
+	ck_assert_uint_eq(th_log_count(), 1);
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_LEVEL_ERROR), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 2);
+	ck_assert_uint_eq(th_log_count(), 2);
 
 	/* it does not pass FATAL nor DISABLED */
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
@@ -166,7 +166,7 @@ START_TEST(threshold_filters_messages)
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_DISABLED), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 2);
+	ck_assert_uint_eq(th_log_count(), 2);
 
 	/* the auxiliary threshold is the function's business only */
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
@@ -174,20 +174,20 @@ START_TEST(threshold_filters_messages)
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
 			RPMA_LOG_DISABLED), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 3);
+	ck_assert_uint_eq(th_log_count(), 3);
 }
 END_TEST
 
 START_TEST(set_function_back_to_default)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);
+	ck_assert_uint_eq(th_log_count(), 1);
 
 	ck_assert_int_eq(rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION),
 			0);
 	provoke_error_message();
-	ck_assert_uint_eq(api_log_count(), 1);	/* no longer called */
+	ck_assert_uint_eq(th_log_count(), 1); /* no longer called */
 }
 END_TEST
 
@@ -348,25 +348,24 @@ END_TEST
  */
 START_TEST(notice_filtered_by_threshold)
 {
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	struct api_pair p;
 	api_pair_connect(&p, NULL, NULL);
-	ck_assert_ptr_null(api_log_find("Connection established"));
+	ck_assert_ptr_null(th_log_find("Connection established"));
 	api_pair_close(&p);
 
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD,
 			RPMA_LOG_LEVEL_NOTICE), 0);
-	api_log_clear();
+	th_log_clear();
 	api_pair_connect(&p, NULL, NULL);
-	const struct api_log_entry *e = api_log_find("Connection established");
+	const struct th_log_entry *e = th_log_find("Connection established");
 	ck_assert_ptr_nonnull(e);
 	ck_assert_int_eq(e->level, RPMA_LOG_LEVEL_NOTICE);
 	ck_assert_int_gt(e->line, 0);
 	ck_assert_str_ne(e->func, "");
 	/* nothing above the threshold came through */
-	for (unsigned i = 0; i < api_log_count(); i++)
-		ck_assert_int_le(api_log_entry(i)->level,
-				RPMA_LOG_LEVEL_NOTICE);
+	for (unsigned i = 0; i < th_log_count(); i++)
+		ck_assert_int_le(th_log_entry(i)->level, RPMA_LOG_LEVEL_NOTICE);
 	api_pair_close(&p);
 }
 END_TEST
@@ -374,24 +373,22 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_log");
-	TCase *tc = tcase_create("thresholds");
-	tcase_add_test(tc, threshold_values_are_abi);
-	tcase_add_test(tc, threshold_defaults);
-	tcase_add_test(tc, threshold_invalid);
-	tcase_add_test(tc, threshold_every_level);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("functions");
-	tcase_add_test(tc, user_function_gets_where_and_message);
-	tcase_add_test(tc, threshold_filters_messages);
-	tcase_add_test(tc, set_function_back_to_default);
-	tcase_add_test(tc, default_function_stderr_by_aux);
-	tcase_add_test(tc, default_function_stderr_without_syslog);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("with_rpmad", API_SHARED_DAEMON);
-	tcase_add_test(tc, notice_filtered_by_threshold);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_thresholds[] = { threshold_values_are_abi,
+		threshold_defaults, threshold_invalid, threshold_every_level,
+		NULL };
+	const TTest *const tc_functions[] = {
+		user_function_gets_where_and_message,
+		threshold_filters_messages, set_function_back_to_default,
+		default_function_stderr_by_aux,
+		default_function_stderr_without_syslog, NULL
+	};
+	const TTest *const tc_with_rpmad[] = { notice_filtered_by_threshold,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "thresholds", .tests = tc_thresholds },
+		{ "functions", .tests = tc_functions },
+		{ "with_rpmad", .tests = tc_with_rpmad,
+				.create = api_tcase_shared },
+	};
+	return api_run(th_suite("api_log", tcases, TH_N(tcases)));
 }

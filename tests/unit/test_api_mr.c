@@ -87,17 +87,17 @@ START_TEST(reg_unshareable)
 	struct rpma_peer *peer = api_peer();
 	struct rpma_mr_local *mr = UNTOUCHED_MR;
 	size_t ps = page();
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	/* a range with an unmapped hole */
 	char *area = mmap(NULL, 3 * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ck_assert_ptr_ne(area, MAP_FAILED);
 	ck_assert_int_eq(munmap(area + ps, ps), 0);
-	api_log_clear();
+	th_log_clear();
 	ck_assert_int_eq(rpma_mr_reg(peer, area, 3 * ps, RPMA_MR_USAGE_READ_SRC,
 			&mr), RPMA_E_PROVIDER);
-	ck_assert_ptr_nonnull(api_log_find("not mapped"));
+	ck_assert_ptr_nonnull(th_log_find("not mapped"));
 	/* nothing mapped at all */
 	ck_assert_int_eq(rpma_mr_reg(peer, area + ps, ps,
 			RPMA_MR_USAGE_READ_SRC, &mr), RPMA_E_PROVIDER);
@@ -110,10 +110,10 @@ START_TEST(reg_unshareable)
 
 	/* a write usage on read-only memory, as ibv_reg_mr refuses it */
 	static const char constant[64] = "read-only data";
-	api_log_clear();
+	th_log_clear();
 	ck_assert_int_eq(rpma_mr_reg(peer, (void *)constant, sizeof(constant),
 			RPMA_MR_USAGE_WRITE_DST, &mr), RPMA_E_PROVIDER);
-	ck_assert_ptr_nonnull(api_log_find("read-only"));
+	ck_assert_ptr_nonnull(th_log_find("read-only"));
 	/* the kernel's own mappings */
 	char *vdso = (char *)getauxval(AT_SYSINFO_EHDR);
 	if (vdso)
@@ -137,7 +137,7 @@ START_TEST(reg_private_file_and_globals)
 	struct rpma_peer *peer = api_peer();
 	struct rpma_mr_local *mr = NULL;
 	size_t ps = page();
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 
 	int fd = temp_file(4 * ps, 'p');
 	char *priv = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE,
@@ -543,30 +543,18 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_mr");
-
-	TCase *tc = api_tcase_create("reg", API_SHARED_DAEMON);
-	tcase_add_test(tc, reg_args);
-	tcase_add_test(tc, reg_unshareable);
-	tcase_add_test(tc, reg_private_memory);
-	tcase_add_test(tc, reg_private_file_and_globals);
-	tcase_add_test(tc, reg_shared_file);
-	tcase_add_test(tc, dereg_args);
-	tcase_add_test(tc, getters);
-	tcase_add_test(tc, descriptor_layout);
-	tcase_add_test(tc, advise_validation);
-	tcase_add_test(tc, advise_success);
-	suite_add_tcase(s, tc);
-
-	/* functional, not timed: room for a sanitizer build on a busy machine */
-	tc = api_tcase_create("scale", API_SHARED_DAEMON);
-	tcase_set_timeout(tc, 600);
-	tcase_add_test(tc, reg_many);
-	tcase_add_test(tc, reg_many_separate);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("quota", API_LIMITED_DAEMON);
-	tcase_add_test(tc, reg_quota);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_reg[] = { reg_args, reg_unshareable,
+		reg_private_memory, reg_private_file_and_globals,
+		reg_shared_file, dereg_args, getters, descriptor_layout,
+		advise_validation, advise_success, NULL };
+	const TTest *const tc_scale[] = { reg_many, reg_many_separate, NULL };
+	const TTest *const tc_quota[] = { reg_quota, NULL };
+	const struct th_tcase tcases[] = {
+		{ "reg", .tests = tc_reg, .create = api_tcase_shared },
+		/* functional, not timed: sanitizers on a busy machine */
+		{ "scale", .tests = tc_scale, .create = api_tcase_shared,
+				.timeout = 600 },
+		{ "quota", .tests = tc_quota, .create = api_tcase_limited },
+	};
+	return api_run(th_suite("api_mr", tcases, TH_N(tcases)));
 }

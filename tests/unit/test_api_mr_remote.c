@@ -206,20 +206,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_mr_remote");
-	TCase *tc = tcase_create("descriptor");
-	tcase_add_test(tc, usage_values_are_abi);
-	tcase_add_test(tc, from_descriptor_args);
-	tcase_add_test(tc, from_descriptor_not_a_region);
-	tcase_add_test(tc, from_descriptor_layout);
-	tcase_add_test(tc, from_descriptor_unaligned);
-	tcase_add_test(tc, from_descriptor_every_usage);
-	tcase_add_test(tc, from_descriptor_extremes);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("getters");
-	tcase_add_test(tc, getters_args);
-	tcase_add_test(tc, delete_args);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_descriptor[] = { usage_values_are_abi,
+		from_descriptor_args, from_descriptor_not_a_region,
+		from_descriptor_layout, from_descriptor_unaligned,
+		from_descriptor_every_usage, from_descriptor_extremes, NULL };
+	const TTest *const tc_getters[] = { getters_args, delete_args, NULL };
+	const struct th_tcase tcases[] = {
+		{ "descriptor", .tests = tc_descriptor },
+		{ "getters", .tests = tc_getters },
+	};
+	return api_run(th_suite("api_mr_remote", tcases, TH_N(tcases)));
 }

@@ -348,26 +348,20 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_nomem");
-
-	TCase *tc = tcase_create("no_daemon");
-	tcase_add_test(tc, cfg_objects);
-	tcase_add_test(tc, mr_remote);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("daemon", API_SHARED_DAEMON);
-	tcase_add_loop_test(tc, get_ibv_context, 0, SWEEP);
-	tcase_add_loop_test(tc, peer_new, 0, SWEEP);
-	tcase_add_loop_test(tc, mr_reg, 0, SWEEP);
-	tcase_add_loop_test(tc, ep_listen, 0, SWEEP);
-	tcase_add_loop_test(tc, conn_req_new, 0, SWEEP);
-	tcase_add_loop_test(tc, srq_new, 0, SWEEP);
-	tcase_add_loop_test(tc, conn_req_new_shared_channel, 0, SWEEP);
-	tcase_add_loop_test(tc, conn_req_connect, 0, SWEEP);
-	tcase_add_loop_test(tc, conn_next_event, 0, SWEEP);
-	tcase_add_test(tc, session_survives_nomem);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_no_daemon[] = { cfg_objects, mr_remote, NULL };
+	const struct th_test tc_daemon[] = { TH_LOOP(get_ibv_context, 0, SWEEP),
+		TH_LOOP(peer_new, 0, SWEEP), TH_LOOP(mr_reg, 0, SWEEP),
+		TH_LOOP(ep_listen, 0, SWEEP), TH_LOOP(conn_req_new, 0, SWEEP),
+		TH_LOOP(srq_new, 0, SWEEP),
+		TH_LOOP(conn_req_new_shared_channel, 0, SWEEP),
+		TH_LOOP(conn_req_connect, 0, SWEEP),
+		TH_LOOP(conn_next_event, 0, SWEEP),
+		TH_TEST(session_survives_nomem), TH_END };
+	const struct th_tcase tcases[] = {
+		{ "no_daemon", .tests = tc_no_daemon },
+		{ "daemon", .steps = tc_daemon, .create = api_tcase_shared },
+	};
+	return api_run(th_suite("api_nomem", tcases, TH_N(tcases)));
 }
 
 #else /* NOMEM_UNSUPPORTED */

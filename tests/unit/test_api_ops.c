@@ -376,9 +376,9 @@ START_TEST(sq_full)
 
 	ck_assert_int_eq(rpma_write(c, e.remote, 0, e.local, 0, 8, ON_ERROR,
 			NULL), 0);
-	api_log_capture();
+	ck_assert_int_eq(th_log_capture(), 0);
 	post_all_fail(&e, c);
-	ck_assert_ptr_nonnull(api_log_find("full"));
+	ck_assert_ptr_nonnull(th_log_find("full"));
 
 	env_close(&e);
 	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
@@ -433,20 +433,16 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_ops");
-
-	TCase *tc = api_tcase_create("args", API_SHARED_DAEMON);
-	tcase_add_loop_test(tc, rma_args, 0,
-			sizeof(rma_ops) / sizeof(rma_ops[0]));
-	tcase_add_test(tc, write_atomic_args);
-	tcase_add_test(tc, flush_args);
-	tcase_add_test(tc, flush_not_supported);
-	tcase_add_loop_test(tc, send_args, 0,
-			sizeof(send_ops) / sizeof(send_ops[0]));
-	tcase_add_test(tc, recv_args);
-	tcase_add_test(tc, sq_full);
-	tcase_add_test(tc, rq_full);
-	tcase_add_test(tc, closed_connection);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const struct th_test tc_args[] = {
+		TH_LOOP(rma_args, 0, sizeof(rma_ops) / sizeof(rma_ops[0])),
+		TH_TEST(write_atomic_args), TH_TEST(flush_args),
+		TH_TEST(flush_not_supported),
+		TH_LOOP(send_args, 0, sizeof(send_ops) / sizeof(send_ops[0])),
+		TH_TEST(recv_args), TH_TEST(sq_full), TH_TEST(rq_full),
+		TH_TEST(closed_connection), TH_END
+	};
+	const struct th_tcase tcases[] = {
+		{ "args", .steps = tc_args, .create = api_tcase_shared },
+	};
+	return api_run(th_suite("api_ops", tcases, TH_N(tcases)));
 }

@@ -144,17 +144,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_strings");
-	TCase *tc = tcase_create("err_2str");
-	tcase_add_test(tc, err_values_are_abi);
-	tcase_add_test(tc, err_every_code);
-	tcase_add_test(tc, err_unknown_codes);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("conn_event_2str");
-	tcase_add_test(tc, event_values_are_abi);
-	tcase_add_test(tc, event_every_value);
-	tcase_add_test(tc, event_unknown_values);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_err_2str[] = { err_values_are_abi, err_every_code,
+		err_unknown_codes, NULL };
+	const TTest *const tc_conn_event_2str[] = { event_values_are_abi,
+		event_every_value, event_unknown_values, NULL };
+	const struct th_tcase tcases[] = {
+		{ "err_2str", .tests = tc_err_2str },
+		{ "conn_event_2str", .tests = tc_conn_event_2str },
+	};
+	return api_run(th_suite("api_strings", tcases, TH_N(tcases)));
 }

@@ -740,31 +740,23 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("api_v1");
-
-	TCase *tc = api_tcase_create("cfg", API_NO_DAEMON);
-	tcase_add_test(tc, conn_cfg_compl_channel);
-	tcase_add_test(tc, conn_cfg_srq);
-	tcase_add_test(tc, srq_cfg);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("compl_channel", API_SHARED_DAEMON);
-	tcase_add_test(tc, compl_fd_args);
-	tcase_add_test(tc, not_shared);
-	tcase_add_test(tc, wait_args);
-	tcase_add_loop_test(tc, wait_which_queue, 0, 2);
-	tcase_add_test(tc, poll_before_wait);
-	tcase_add_test(tc, atomic_write_args);
-	tcase_add_test(tc, atomic_write_lands);
-	tcase_add_test(tc, srq_args);
-	tcase_add_test(tc, srq_shared_in_order);
-	tcase_add_test(tc, srq_receive_not_ready);
-	tcase_add_loop_test(tc, srq_without_rcq, 0, 2);
-	suite_add_tcase(s, tc);
-
-	tc = api_tcase_create("rpmad_gone", API_OWN_DAEMON);
-	tcase_add_test(tc, wait_rpmad_gone);
-	tcase_add_test(tc, srq_refusals);
-	suite_add_tcase(s, tc);
-	return api_run(s);
+	const TTest *const tc_cfg[] = { conn_cfg_compl_channel, conn_cfg_srq,
+		srq_cfg, NULL };
+	const struct th_test tc_compl_channel[] = { TH_TEST(compl_fd_args),
+		TH_TEST(not_shared), TH_TEST(wait_args),
+		TH_LOOP(wait_which_queue, 0, 2), TH_TEST(poll_before_wait),
+		TH_TEST(atomic_write_args), TH_TEST(atomic_write_lands),
+		TH_TEST(srq_args), TH_TEST(srq_shared_in_order),
+		TH_TEST(srq_receive_not_ready), TH_LOOP(srq_without_rcq, 0, 2),
+		TH_END };
+	const TTest *const tc_rpmad_gone[] = { wait_rpmad_gone, srq_refusals,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "cfg", .tests = tc_cfg, .create = api_tcase_none },
+		{ "compl_channel", .steps = tc_compl_channel,
+				.create = api_tcase_shared },
+		{ "rpmad_gone", .tests = tc_rpmad_gone,
+				.create = api_tcase_own },
+	};
+	return api_run(th_suite("api_v1", tcases, TH_N(tcases)));
 }

@@ -25,11 +25,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_socket.h"
 #include "librpma.h"
 #include "rpmad.pb-c.h"
 #include "test_daemon.h"
+#include "th_ctl.h"
+#include "th_suite.h"
+#include "th_wait.h"
 
 /* ------------------------------------------------ an allocation arena */
 
@@ -626,67 +628,52 @@ daemon_teardown(void)
 	daemon_ok = 0;
 }
 
-static int
-session_open(void)
+static void
+session_open(struct th_ctl *s)
 {
 	ck_assert_msg(daemon_ok, "rpmad did not start");
-	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(s, 0);
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t len = strlen(daemon_state.socket);
-	ck_assert_uint_lt(len, sizeof(sun.sun_path));
-	memcpy(sun.sun_path, daemon_state.socket, len + 1);
-	ck_assert_int_eq(connect(s, (struct sockaddr *)&sun, sizeof(sun)), 0);
-	return s;
+	ck_assert_int_eq(th_ctl_connect(s, daemon_state.socket), 0);
 }
 
 /*
- * The next packet from rpmad (bounded wait: rpmad answers at once; 10 s
- * is a liveness bound). Returns the unpacked response, or NULL at the end
- * of the session.
+ * An answer (bounded wait: rpmad answers at once): the response, or NULL
+ * at the end of the session. An AdminUpgrade upgrades: the rpmad it
+ * started is noted, to be stopped too.
  */
 static Rpmad__Response *
-answer(int s)
+checked(int ret, Rpmad__Response *r)
 {
-	struct pollfd pfd = { .fd = s, .events = POLLIN };
-	ck_assert_int_eq(poll(&pfd, 1, 10000), 1);
-	static uint8_t buf[CTL_MAX_MSG];
-	int fds[CTL_MAX_FDS];
-	unsigned nfds = 0;
-	long n = ctl_recv(s, buf, sizeof(buf), fds, CTL_MAX_FDS, &nfds);
-	ctl_close_fds(fds, nfds);
-	if (n == 0 || n == -ECONNRESET)
+	if (ret == -ECONNRESET)
 		return NULL;
-	ck_assert_int_gt(n, 0);
-	Rpmad__Response *r = rpmad__response__unpack(NULL, (size_t)n, buf);
-	ck_assert_ptr_nonnull(r);
-	/* an AdminUpgrade upgrades: the rpmad it started is stopped too */
+	ck_assert_int_eq(ret, 0);
 	note_successor(r);
 	return r;
 }
 
-static void
-send_request(int s, const Rpmad__Request *req, const int *fds, unsigned nfds)
+/* the next packet from rpmad */
+static Rpmad__Response *
+answer(struct th_ctl *s)
 {
-	uint8_t buf[4096];
-	size_t len = rpmad__request__get_packed_size(req);
-	ck_assert_uint_le(len, sizeof(buf));
-	rpmad__request__pack(req, buf);
-	ck_assert_int_eq(ctl_send(s, buf, len, fds, nfds), 0);
+	Rpmad__Response *r;
+	int ret = th_ctl_answer(s->fd, TH_WAIT_MS, &r, NULL, NULL);
+	return checked(ret, r);
+}
+
+/* a request (numbered by the session) and its answer */
+static Rpmad__Response *
+call(struct th_ctl *s, Rpmad__Request *req, const int *fds, unsigned nfds)
+{
+	Rpmad__Response *r;
+	int ret = th_ctl_call(s, req, fds, nfds, &r);
+	return checked(ret, r);
 }
 
 static void
-say_hello(int s)
+say_hello(struct th_ctl *s)
 {
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
-	hello.client_name = "test_codec_proto";
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.id = 1;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
-	send_request(s, &req, NULL, 0);
-	Rpmad__Response *r = answer(s);
+	struct th_req q;
+	Rpmad__Response *r =
+			call(s, th_req_hello(&q, "test_codec_proto"), NULL, 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_ptr_null(r->error);
 	ck_assert_int_eq(r->body_case, RPMAD__RESPONSE__BODY_HELLO);
@@ -699,18 +686,19 @@ assert_rpmad_serves(void)
 {
 	/* (the daemon is the runner's child, not this test's) */
 	ck_assert_int_eq(kill(daemon_state.pid, 0), 0);
-	int s = session_open();
-	say_hello(s);
-	(void) close(s);
+	struct th_ctl s;
+	session_open(&s);
+	say_hello(&s);
+	th_ctl_close(&s);
 }
 
 /* the answer to a request is an error with this code */
 static void
-expect_error(int s, uint64_t id, int code)
+expect_error(struct th_ctl *s, Rpmad__Request *req, const int *fds,
+		unsigned nfds, int code)
 {
-	Rpmad__Response *r = answer(s);
+	Rpmad__Response *r = call(s, req, fds, nfds);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(r->id, id);
 	ck_assert_ptr_nonnull(r->error);
 	ck_assert_int_eq(r->error->code, code);
 	ck_assert_ptr_nonnull(r->error->message);
@@ -719,76 +707,53 @@ expect_error(int s, uint64_t id, int code)
 
 START_TEST(dispatch_hello_first)
 {
-	int s = session_open();
-	Rpmad__PeerNew pn = RPMAD__PEER_NEW__INIT;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.id = 5;
-	req.body_case = RPMAD__REQUEST__BODY_PEER_NEW;
-	req.peer_new = &pn;
-	send_request(s, &req, NULL, 0);
-	expect_error(s, 5, RPMA_E_PROVIDER);
-	(void) close(s);
+	struct th_ctl s;
+	struct th_req q;
+	session_open(&s);
+	expect_error(&s, th_req_id(&q, RPMAD__REQUEST__BODY_PEER_NEW, 0), NULL,
+			0, RPMA_E_PROVIDER);
+	th_ctl_close(&s);
 
 	/* a hello of another protocol version is refused, the session ends */
-	s = session_open();
-	Rpmad__Hello hello = RPMAD__HELLO__INIT;
-	hello.version = 99;
-	req.id = 6;
-	req.body_case = RPMAD__REQUEST__BODY_HELLO;
-	req.hello = &hello;
-	send_request(s, &req, NULL, 0);
-	expect_error(s, 6, RPMA_E_NOSUPP);
-	ck_assert_ptr_null(answer(s));
-	(void) close(s);
+	session_open(&s);
+	th_req_hello(&q, NULL);
+	q.u.hello.version = 99;
+	expect_error(&s, &q.req, NULL, 0, RPMA_E_NOSUPP);
+	ck_assert_ptr_null(answer(&s));
+	th_ctl_close(&s);
 	assert_rpmad_serves();
 }
 END_TEST
 
 START_TEST(dispatch_envelope_errors)
 {
-	int s = session_open();
-	say_hello(s);
+	struct th_ctl s;
+	struct th_req q;
+	session_open(&s);
+	say_hello(&s);
 
 	/* no body at all */
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.id = 10;
-	send_request(s, &req, NULL, 0);
-	expect_error(s, 10, RPMA_E_NOSUPP);
+	expect_error(&s, &req, NULL, 0, RPMA_E_NOSUPP);
 
 	/* descriptors where none belong: refused, and not kept */
-	Rpmad__PeerDelete pd = RPMAD__PEER_DELETE__INIT;
-	req.id = 11;
-	req.body_case = RPMAD__REQUEST__BODY_PEER_DELETE;
-	req.peer_delete = &pd;
 	int fds[2] = { STDIN_FILENO, STDOUT_FILENO };
-	send_request(s, &req, fds, 2);
-	expect_error(s, 11, RPMA_E_INVAL);
+	expect_error(&s, th_req_id(&q, RPMAD__REQUEST__BODY_PEER_DELETE, 0),
+			fds, 2, RPMA_E_INVAL);
 
 	/* a registration that announces descriptors it does not carry */
-	Rpmad__MrReg reg = RPMAD__MR_REG__INIT;
-	reg.fd_count = 1;
-	req.id = 12;
-	req.body_case = RPMAD__REQUEST__BODY_MR_REG;
-	req.mr_reg = &reg;
-	send_request(s, &req, NULL, 0);
-	expect_error(s, 12, RPMA_E_INVAL);
+	th_req_new(&q, RPMAD__REQUEST__BODY_MR_REG);
+	q.u.mr_reg.fd_count = 1;
+	expect_error(&s, &q.req, NULL, 0, RPMA_E_INVAL);
 
 	/* ... or carries more than it says */
-	reg.fd_count = 0;
-	req.id = 13;
-	send_request(s, &req, fds, 1);
-	expect_error(s, 13, RPMA_E_INVAL);
+	q.u.mr_reg.fd_count = 0;
+	expect_error(&s, &q.req, fds, 1, RPMA_E_INVAL);
 
-	/* the session goes on */
-	Rpmad__ConnCfg cfg = RPMAD__CONN_CFG__INIT;
-	Rpmad__ConnReqNew crn = RPMAD__CONN_REQ_NEW__INIT;
-	crn.cfg = &cfg;
-	req.id = 14;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
-	req.conn_req_new = &crn;
-	send_request(s, &req, NULL, 0);
-	expect_error(s, 14, RPMA_E_INVAL);	/* no such peer */
-	(void) close(s);
+	/* the session goes on: no such peer */
+	expect_error(&s, th_req_conn_req_new(&q, 0, NULL, NULL), NULL, 0,
+			RPMA_E_INVAL);
+	th_ctl_close(&s);
 	assert_rpmad_serves();
 }
 END_TEST
@@ -800,8 +765,9 @@ END_TEST
  */
 START_TEST(dispatch_every_request_filled)
 {
-	int s = session_open();
-	say_hello(s);
+	struct th_ctl s;
+	session_open(&s);
+	say_hello(&s);
 	for (unsigned b = 0; b < n_request_ids; b++) {
 		if (request_ids[b] == RPMAD__REQUEST__BODY_HELLO)
 			continue;	/* a second hello: tested above */
@@ -810,22 +776,20 @@ START_TEST(dispatch_every_request_filled)
 			Rpmad__Request *req = arena_alloc(sizeof(*req));
 			fill_message(&rpmad__request__descriptor,
 					&req->base, &seed, (int)request_ids[b]);
-			req->id = 1000 + b * 10 + variant;
 			if (req->body_case == RPMAD__REQUEST__BODY_ADMIN_EVICT)
 				req->admin_evict->pid = 0x7ffffff0;
 			if (req->body_case == RPMAD__REQUEST__BODY_MR_REG &&
 					variant == 2)
 				req->mr_reg->fd_count = 0;
-			send_request(s, req, NULL, 0);
-			Rpmad__Response *r = answer(s);
+			/* answered with its id (th_ctl_call checks it) */
+			Rpmad__Response *r = call(&s, req, NULL, 0);
 			ck_assert_msg(r != NULL, "request %u ended the session",
 					request_ids[b]);
-			ck_assert_uint_eq(r->id, req->id);
 			rpmad__response__free_unpacked(r, NULL);
 			arena_free();
 		}
 	}
-	(void) close(s);
+	th_ctl_close(&s);
 	assert_rpmad_serves();
 }
 END_TEST
@@ -833,26 +797,27 @@ END_TEST
 /* undecodable packets end the sender's session, nobody else's */
 START_TEST(dispatch_garbage)
 {
-	int bystander = session_open();
-	say_hello(bystander);
+	struct th_ctl bystander, s;
+	session_open(&bystander);
+	say_hello(&bystander);
 
 	srand(99);
 	for (int round = 0; round < 20; round++) {
-		int s = session_open();
-		say_hello(s);
+		session_open(&s);
+		say_hello(&s);
 		uint8_t junk[64];
 		size_t len = 1 + (size_t)rand() % sizeof(junk);
 		for (size_t i = 0; i < len; i++)
 			junk[i] = (uint8_t)rand();
 		junk[0] = 0xff;	/* field 31, wire type 7: never valid */
-		ck_assert_int_eq(ctl_send(s, junk, len, NULL, 0), 0);
-		ck_assert_ptr_null(answer(s));
-		(void) close(s);
+		ck_assert_int_eq(th_ctl_send_raw(s.fd, junk, len, NULL, 0), 0);
+		ck_assert_ptr_null(answer(&s));
+		th_ctl_close(&s);
 	}
 
 	/* mutated requests: answered or the session ended, never worse */
-	int s = session_open();
-	say_hello(s);
+	session_open(&s);
+	say_hello(&s);
 	for (int round = 0; round < 300; round++) {
 		unsigned pick = request_ids[(unsigned)rand() % n_request_ids];
 		if (pick == RPMAD__REQUEST__BODY_HELLO ||
@@ -863,28 +828,35 @@ START_TEST(dispatch_garbage)
 		size_t len = filled_packed(&rpmad__request__descriptor,
 				(int)pick, (unsigned)round, &msg, &buf);
 		buf[(size_t)rand() % len] = (uint8_t)rand();
-		ck_assert_int_eq(ctl_send(s, buf, len, NULL, 0), 0);
-		Rpmad__Response *r = answer(s);
+		ck_assert_int_eq(th_ctl_send_raw(s.fd, buf, len, NULL, 0), 0);
+		Rpmad__Response *r = answer(&s);
 		if (r == NULL) {
-			(void) close(s);
-			s = session_open();
-			say_hello(s);
+			th_ctl_close(&s);
+			session_open(&s);
+			say_hello(&s);
 		} else {
 			rpmad__response__free_unpacked(r, NULL);
 		}
 		arena_free();
 	}
-	(void) close(s);
+	th_ctl_close(&s);
 
 	/* the bystander's session still works */
 	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.id = 77;
-	send_request(bystander, &req, NULL, 0);
-	expect_error(bystander, 77, RPMA_E_NOSUPP);
-	(void) close(bystander);
+	expect_error(&bystander, &req, NULL, 0, RPMA_E_NOSUPP);
+	th_ctl_close(&bystander);
 	assert_rpmad_serves();
 }
 END_TEST
+
+/* the dispatcher's test case: one rpmad for all of its tests */
+static TCase *
+dispatcher(const char *name)
+{
+	TCase *tc = tcase_create(name);
+	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
+	return tc;
+}
 
 int
 main(void)
@@ -894,30 +866,22 @@ main(void)
 	n_response_ids = oneof_ids(&rpmad__response__descriptor, response_ids,
 			MAX_BODIES);
 
-	Suite *s = suite_create("codec_proto");
-	TCase *tc = tcase_create("round_trip");
-	tcase_add_loop_test(tc, request_round_trip, 0, (int)n_request_ids);
-	tcase_add_loop_test(tc, response_round_trip, 0, (int)n_response_ids);
-	tcase_add_test(tc, specific_values);
-	tcase_add_test(tc, oneof_twice);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("malformed");
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, truncated);
-	tcase_add_test(tc, mutated);
-	tcase_add_test(tc, random_bytes);
-	tcase_add_test(tc, oversized);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("dispatcher");
-	tcase_add_unchecked_fixture(tc, daemon_setup, daemon_teardown);
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, dispatch_hello_first);
-	tcase_add_test(tc, dispatch_envelope_errors);
-	tcase_add_test(tc, dispatch_every_request_filled);
-	tcase_add_test(tc, dispatch_garbage);
-	suite_add_tcase(s, tc);
-
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_round_trip[] = {
+		TH_LOOP(request_round_trip, 0, (int) n_request_ids),
+		TH_LOOP(response_round_trip, 0, (int) n_response_ids),
+		TH_TEST(specific_values), TH_TEST(oneof_twice), TH_END
+	};
+	const TTest *const tc_malformed[] = { truncated, mutated, random_bytes,
+		oversized, NULL };
+	const TTest *const tc_dispatcher[] = { dispatch_hello_first,
+		dispatch_envelope_errors, dispatch_every_request_filled,
+		dispatch_garbage, NULL };
+	const struct th_tcase tcases[] = {
+		{ "round_trip", .steps = tc_round_trip },
+		{ "malformed", .tests = tc_malformed, .timeout = 120 },
+		{ "dispatcher", .tests = tc_dispatcher, .create = dispatcher,
+				.timeout = 120 },
+	};
+	return check_run_forked(th_suite("codec_proto", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "tcp/tcp_wire.h"
+#include "th_suite.h"
 
 static const uint8_t all_types[] = {
 	TF_HELLO, TF_ACCEPT, TF_REJECT, TF_READY, TF_DISCONNECT, TF_HEARTBEAT,
@@ -466,27 +466,19 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("codec_wire");
-	TCase *tc = tcase_create("frame");
-	/* 200,000 random headers: seconds under ASan on a loaded host */
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, frame_layout);
-	tcase_add_loop_test(tc, frame_round_trip, 0, N_TYPES);
-	tcase_add_test(tc, frame_payload_len);
-	tcase_add_test(tc, frame_unknown_types);
-	tcase_add_test(tc, frame_bad_flags);
-	tcase_add_test(tc, frame_reserved_bytes);
-	tcase_add_test(tc, frame_lengths);
-	tcase_add_test(tc, frame_random_headers);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("hello");
-	tcase_add_test(tc, hello_layout_and_round_trip);
-	tcase_add_test(tc, hello_pdata_lengths);
-	tcase_add_test(tc, hello_rejected);
-	tcase_add_test(tc, hello_of_version_1);
-	tcase_add_test(tc, hello_of_another_version);
-	suite_add_tcase(s, tc);
-
-	return check_run(s, CK_NORMAL);
+	const struct th_test tc_frame[] = { TH_TEST(frame_layout),
+		TH_LOOP(frame_round_trip, 0, N_TYPES),
+		TH_TEST(frame_payload_len), TH_TEST(frame_unknown_types),
+		TH_TEST(frame_bad_flags), TH_TEST(frame_reserved_bytes),
+		TH_TEST(frame_lengths), TH_TEST(frame_random_headers), TH_END };
+	const TTest *const tc_hello[] = { hello_layout_and_round_trip,
+		hello_pdata_lengths, hello_rejected, hello_of_version_1,
+		hello_of_another_version, NULL };
+	const struct th_tcase tcases[] = {
+		/* 200,000 random headers: seconds under ASan, a loaded host */
+		{ "frame", .steps = tc_frame, .timeout = 120 },
+		{ "hello", .tests = tc_hello },
+	};
+	return check_run(th_suite("codec_wire", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "ctl_call.h"
 #include "ctl_socket.h"
+#include "th_suite.h"
 
 static int sv[2];
 
@@ -662,40 +662,27 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("ctl_socket");
-	TCase *tc = tcase_create("packets");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_loop_test(tc, fds_pass, 0, CTL_MAX_FDS + 1);
-	tcase_add_test(tc, send_limits);
-	tcase_add_test(tc, packet_too_big);
-	tcase_add_test(tc, too_many_fds);
-	tcase_add_test(tc, max_fds_clamped);
-	tcase_add_test(tc, empty_packet_with_fds);
-	tcase_add_test(tc, end_of_stream);
-	tcase_add_test(tc, nothing_pending);
-	tcase_add_test(tc, close_fds);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("round trip");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, call_ok);
-	tcase_add_test(tc, call_fds_not_taken);
-	tcase_add_loop_test(tc, call_bad_answer, 0, 2);
-	tcase_add_test(tc, call_answer_too_many_fds);
-	tcase_add_test(tc, call_no_answer);
-	tcase_add_test(tc, call_daemon_ends);
-	tcase_add_test(tc, call_daemon_gone);
-	tcase_add_test(tc, call_too_large);
-	tcase_add_test(tc, call_no_room);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("late answers");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, call_late_answers_first);
-	tcase_add_test(tc, call_late_unknown);
-	tcase_add_test(tc, call_late_then_nothing);
-	tcase_add_test(tc, drain);
-	suite_add_tcase(s, tc);
-
-	return check_run_forked(s, CK_NORMAL);
+	const struct th_test tc_packets[] = { TH_LOOP(fds_pass, 0,
+							      CTL_MAX_FDS + 1),
+		TH_TEST(send_limits), TH_TEST(packet_too_big),
+		TH_TEST(too_many_fds), TH_TEST(max_fds_clamped),
+		TH_TEST(empty_packet_with_fds), TH_TEST(end_of_stream),
+		TH_TEST(nothing_pending), TH_TEST(close_fds), TH_END };
+	const struct th_test tc_round_trip[] = { TH_TEST(call_ok),
+		TH_TEST(call_fds_not_taken), TH_LOOP(call_bad_answer, 0, 2),
+		TH_TEST(call_answer_too_many_fds), TH_TEST(call_no_answer),
+		TH_TEST(call_daemon_ends), TH_TEST(call_daemon_gone),
+		TH_TEST(call_too_large), TH_TEST(call_no_room), TH_END };
+	const TTest *const tc_late_answers[] = { call_late_answers_first,
+		call_late_unknown, call_late_then_nothing, drain, NULL };
+	const struct th_tcase tcases[] = {
+		{ "packets", .steps = tc_packets, .setup = setup,
+				.teardown = teardown },
+		{ "round trip", .steps = tc_round_trip, .setup = setup,
+				.teardown = teardown },
+		{ "late answers", .tests = tc_late_answers, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run_forked(th_suite("ctl_socket", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

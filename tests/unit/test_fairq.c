@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "loop/fairq.h"
 #include "loop/loop.h"
+#include "th_suite.h"
 
 /* fairq_init's poller and kicks are not needed: the tests run rounds */
 void
@@ -627,21 +627,15 @@ END_TEST
 static Suite *
 fairq_suite(void)
 {
-	Suite *s = suite_create("fairq");
-	TCase *tc = tcase_create("arbiter");
-	tcase_add_checked_fixture(tc, setup, NULL);
-	tcase_add_test(tc, test_small_between_slices);
-	tcase_add_test(tc, test_flows_of_a_tenant_alternate);
-	tcase_add_test(tc, test_weights);
-	tcase_add_test(tc, test_no_credit_while_idle);
-	tcase_add_test(tc, test_joiner_first);
-	tcase_add_test(tc, test_joining_cannot_starve);
-	tcase_add_test(tc, test_slow_turns);
-	tcase_add_test(tc, test_bandwidth_cap);
-	tcase_add_test(tc, test_gone_cancelled_moved);
-	tcase_add_test(tc, test_contended);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_arbiter[] = { test_small_between_slices,
+		test_flows_of_a_tenant_alternate, test_weights,
+		test_no_credit_while_idle, test_joiner_first,
+		test_joining_cannot_starve, test_slow_turns, test_bandwidth_cap,
+		test_gone_cancelled_moved, test_contended, NULL };
+	const struct th_tcase tcases[] = {
+		{ "arbiter", .tests = tc_arbiter, .setup = setup },
+	};
+	return th_suite("fairq", tcases, TH_N(tcases));
 }
 
 int

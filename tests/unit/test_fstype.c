@@ -19,8 +19,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "fs/fstype.h"
+#include "th_suite.h"
 
 START_TEST(test_mountinfo_lines)
 {
@@ -163,13 +163,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("fstype");
-	TCase *tc = tcase_create("fstype");
-	tcase_add_test(tc, test_mountinfo_lines);
-	tcase_add_test(tc, test_fdinfo);
-	tcase_add_test(tc, test_verdicts);
-	tcase_add_test(tc, test_local_descriptors);
-	tcase_add_test(tc, test_local_devices);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_fstype[] = { test_mountinfo_lines, test_fdinfo,
+		test_verdicts, test_local_descriptors, test_local_devices,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "fstype", .tests = tc_fstype },
+	};
+	return check_run(th_suite("fstype", tcases, TH_N(tcases)), CK_NORMAL);
 }

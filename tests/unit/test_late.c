@@ -11,22 +11,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "late.h"
+#include "th_requests.h"
+#include "th_suite.h"
 
 /* A request of `body` numbered `id`, as the library sent it. */
 static void
 sent(uint64_t id, Rpmad__Request__BodyCase body, uint64_t conn_id)
 {
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	Rpmad__ConnNextEvent ev = RPMAD__CONN_NEXT_EVENT__INIT;
-	req.id = id;
-	req.body_case = body;
-	if (body == RPMAD__REQUEST__BODY_CONN_NEXT_EVENT) {
-		ev.conn_id = conn_id;
-		req.conn_next_event = &ev;
-	}
-	late_add(&req);
+	struct th_req q;
+	Rpmad__Request bare = RPMAD__REQUEST__INIT;
+	Rpmad__Request *req = &bare;
+	bare.body_case = body; /* the kind is all the library keeps */
+	if (body == RPMAD__REQUEST__BODY_CONN_NEXT_EVENT)
+		req = th_req_id(&q, body, conn_id);
+	req->id = id;
+	late_add(req);
 }
 
 /*
@@ -235,13 +235,10 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("late");
-	TCase *tc = tcase_create("answers");
-	tcase_add_checked_fixture(tc, setup, NULL);
-	tcase_add_test(tc, test_made_is_undone);
-	tcase_add_test(tc, test_nothing_to_undo);
-	tcase_add_test(tc, test_event_kept);
-	tcase_add_test(tc, test_bounded);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_answers[] = { test_made_is_undone,
+		test_nothing_to_undo, test_event_kept, test_bounded, NULL };
+	const struct th_tcase tcases[] = {
+		{ "answers", .tests = tc_answers, .setup = setup },
+	};
+	return check_run(th_suite("late", tcases, TH_N(tcases)), CK_NORMAL);
 }

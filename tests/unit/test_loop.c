@@ -10,9 +10,9 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "check_run.h"
 #include "core/daemon.h"
 #include "loop/loop.h"
+#include "th_suite.h"
 
 struct daemon_state rpmad;
 
@@ -125,12 +125,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("loop");
-	TCase *tc = tcase_create("stop");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_stop_from_timer);
-	tcase_add_test(tc, test_stop_from_last_timer);
-	tcase_add_test(tc, test_stop_from_poller);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_stop[] = { test_stop_from_timer,
+		test_stop_from_last_timer, test_stop_from_poller, NULL };
+	const struct th_tcase tcases[] = {
+		{ "stop", .tests = tc_stop, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run(th_suite("loop", tcases, TH_N(tcases)), CK_NORMAL);
 }

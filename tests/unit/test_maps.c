@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "proc_maps.h"
+#include "th_suite.h"
 
 static struct maps_entry
 parse_ok(const char *line)
@@ -305,21 +305,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("maps");
-	TCase *tc = tcase_create("parse_line");
-	tcase_add_test(tc, anonymous);
-	tcase_add_test(tc, file_backed);
-	tcase_add_test(tc, special_paths);
-	tcase_add_test(tc, paths_with_spaces_and_deleted);
-	tcase_add_test(tc, long_path);
-	tcase_add_test(tc, malformed);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("proc");
-	tcase_add_test(tc, own_maps);
-	tcase_add_test(tc, read_range_and_inode);
-	tcase_add_test(tc, query_matches_scan);
-	suite_add_tcase(s, tc);
-
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_parse_line[] = { anonymous, file_backed,
+		special_paths, paths_with_spaces_and_deleted, long_path,
+		malformed, NULL };
+	const TTest *const tc_proc[] = { own_maps, read_range_and_inode,
+		query_matches_scan, NULL };
+	const struct th_tcase tcases[] = {
+		{ "parse_line", .tests = tc_parse_line },
+		{ "proc", .tests = tc_proc },
+	};
+	return check_run(th_suite("maps", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -19,11 +19,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "clients/addrspace.h"
 #include "core/daemon.h"
 #include "objects/mr.h"
 #include "objects/mr_io.h"
+#include "th_suite.h"
 
 struct daemon_state rpmad;
 
@@ -170,13 +170,12 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("mr_io");
-	TCase *tc = tcase_create("write path");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_copy_piece_of_large_write);
-	tcase_add_test(tc, test_write_piece_of_large_write);
-	tcase_add_test(tc, test_small_write_takes_mapping);
-	tcase_add_test(tc, test_not_persisted_takes_mapping);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_write_path[] = { test_copy_piece_of_large_write,
+		test_write_piece_of_large_write, test_small_write_takes_mapping,
+		test_not_persisted_takes_mapping, NULL };
+	const struct th_tcase tcases[] = {
+		{ "write path", .tests = tc_write_path, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run(th_suite("mr_io", tcases, TH_N(tcases)), CK_NORMAL);
 }

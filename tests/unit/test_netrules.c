@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "core/netrules.h"
 #include "log/ratelimit.h"
+#include "th_suite.h"
 
 static struct sockaddr_storage ss;
 
@@ -161,15 +161,11 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("netrules");
-	TCase *tc = tcase_create("rules");
-	tcase_add_test(tc, test_unset_allows_all);
-	tcase_add_test(tc, test_none_and_any);
-	tcase_add_test(tc, test_prefixes_and_ports);
-	tcase_add_test(tc, test_odd_prefix);
-	tcase_add_test(tc, test_bad_rules);
-	tcase_add_test(tc, test_equal);
-	tcase_add_test(tc, test_ratelimit);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_rules[] = { test_unset_allows_all,
+		test_none_and_any, test_prefixes_and_ports, test_odd_prefix,
+		test_bad_rules, test_equal, test_ratelimit, NULL };
+	const struct th_tcase tcases[] = {
+		{ "rules", .tests = tc_rules },
+	};
+	return check_run(th_suite("netrules", tcases, TH_N(tcases)), CK_NORMAL);
 }

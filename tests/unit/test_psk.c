@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "tcp/tcp.h"
+#include "th_suite.h"
 
 #define HEX32 "00112233445566778899aabbccddeeff" \
 	"00112233445566778899AABBCCDDEEFF"
@@ -112,10 +112,9 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("psk");
-	TCase *tc = tcase_create("psk");
-	tcase_add_test(tc, test_lines);
-	tcase_add_test(tc, test_files);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_psk[] = { test_lines, test_files, NULL };
+	const struct th_tcase tcases[] = {
+		{ "psk", .tests = tc_psk },
+	};
+	return check_run(th_suite("psk", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "qp_region.h"
+#include "th_suite.h"
 
 static const uint32_t depths[] = {
 	0, 1, 2, 3, 7, 10, 16, 17, 100, 1000, 4096, 4097, 32767, 32768,
@@ -270,20 +270,16 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("qp_layout");
-	TCase *tc = tcase_create("layout");
-	/* every combination, each region malloc'ed: seconds under ASan */
-	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, entry_sizes);
-	tcase_add_test(tc, layouts);
-	tcase_add_test(tc, refused_sizes);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("header");
-	tcase_add_test(tc, header_init);
-	tcase_add_loop_test(tc, header_check_field, 0, N_FIELDS);
-	tcase_add_test(tc, header_check_sizes);
-	suite_add_tcase(s, tc);
-
-	return check_run(s, CK_NORMAL);
+	const TTest *const tc_layout[] = { entry_sizes, layouts, refused_sizes,
+		NULL };
+	const struct th_test tc_header[] = { TH_TEST(header_init),
+		TH_LOOP(header_check_field, 0, N_FIELDS),
+		TH_TEST(header_check_sizes), TH_END };
+	const struct th_tcase tcases[] = {
+		/* every combination, each region malloc'ed: slow under ASan */
+		{ "layout", .tests = tc_layout, .timeout = 120 },
+		{ "header", .steps = tc_header },
+	};
+	return check_run(th_suite("qp_layout", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "qp_region.h"
 #include "qp_ring.h"
+#include "th_suite.h"
 
 /* A region as rpmad makes it, and its SQ and CQ as both sides see them. */
 struct fixture {
@@ -390,25 +390,17 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("qp_ring");
-	TCase *tc = tcase_create("steps");
-	tcase_add_test(tc, empty);
-	tcase_add_loop_test(tc, full_ring, 0,
-			(int)(sizeof(starts) / sizeof(starts[0])));
-	tcase_add_test(tc, wrap_around);
-	tcase_add_test(tc, wakeup_flags);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("hostile");
-	tcase_add_test(tc, tail_jumped);
-	tcase_add_test(tc, head_jumped);
-	tcase_add_test(tc, garbage_entry);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("threads");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, two_threads);
-	suite_add_tcase(s, tc);
-
-	return check_run(s, CK_NORMAL);
+	const struct th_test tc_steps[] = { TH_TEST(empty),
+		TH_LOOP(full_ring, 0,
+				(int) (sizeof(starts) / sizeof(starts[0]))),
+		TH_TEST(wrap_around), TH_TEST(wakeup_flags), TH_END };
+	const TTest *const tc_hostile[] = { tail_jumped, head_jumped,
+		garbage_entry, NULL };
+	const TTest *const tc_threads[] = { two_threads, NULL };
+	const struct th_tcase tcases[] = {
+		{ "steps", .steps = tc_steps },
+		{ "hostile", .tests = tc_hostile },
+		{ "threads", .tests = tc_threads, .timeout = 60 },
+	};
+	return check_run(th_suite("qp_ring", tcases, TH_N(tcases)), CK_NORMAL);
 }

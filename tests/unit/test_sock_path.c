@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_run.h"
 #include "control/sock_path.h"
+#include "th_suite.h"
 
 #define OTHER 65534	/* the attacker */
 
@@ -297,20 +297,16 @@ END_TEST
 static Suite *
 suite(void)
 {
-	Suite *s = suite_create("sock_path");
-	TCase *tc = tcase_create("walk");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_private_dir_in_tmp);
-	tcase_add_test(tc, test_dots_and_relative_links);
-	tcase_add_test(tc, test_what_stops_the_walk);
-	tcase_add_test(tc, test_writable_ancestor);
-	tcase_add_test(tc, test_sticky_ancestor);
-	tcase_add_test(tc, test_attacker_owned_parent);
-	tcase_add_test(tc, test_attacker_symlink);
-	tcase_add_test(tc, test_rpmad_user);
-	tcase_add_test(tc, test_binary);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_walk[] = { test_private_dir_in_tmp,
+		test_dots_and_relative_links, test_what_stops_the_walk,
+		test_writable_ancestor, test_sticky_ancestor,
+		test_attacker_owned_parent, test_attacker_symlink,
+		test_rpmad_user, test_binary, NULL };
+	const struct th_tcase tcases[] = {
+		{ "walk", .tests = tc_walk, .setup = setup,
+				.teardown = teardown },
+	};
+	return th_suite("sock_path", tcases, TH_N(tcases));
 }
 
 int

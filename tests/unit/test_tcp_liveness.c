@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "loop/loop.h"
 #include "tcp/tcp.h"
+#include "th_suite.h"
 #include "transport/transport.h"
 
 /* a connection, as far as liveness knows one */
@@ -248,15 +248,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("tcp liveness");
-	TCase *tc = tcase_create("remotes");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, one_remote_per_host_and_id);
-	tcase_add_test(tc, alone_is_never_shared);
-	tcase_add_test(tc, silent_remote_ends_its_own);
-	tcase_add_test(tc, join_restarts_the_clock);
-	tcase_add_test(tc, self_id_is_stable);
-	suite_add_tcase(s, tc);
-	return check_run(s, CK_ENV);
+	const TTest *const tc_remotes[] = { one_remote_per_host_and_id,
+		alone_is_never_shared, silent_remote_ends_its_own,
+		join_restarts_the_clock, self_id_is_stable, NULL };
+	const struct th_tcase tcases[] = {
+		{ "remotes", .tests = tc_remotes, .timeout = 60, .setup = setup,
+				.teardown = teardown },
+	};
+	return check_run(th_suite("tcp liveness", tcases, TH_N(tcases)),
+			CK_ENV);
 }

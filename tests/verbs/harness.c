@@ -32,6 +32,7 @@
 #include "objects/mr.h"
 #include "objects/peer.h"
 #include "tcp/tcp.h"
+#include "th_requests.h"
 #include "transport/transports.h"
 #include "verbs/verbs.h"
 
@@ -113,10 +114,85 @@ h_run(unsigned ms)
 
 typedef void handler_fn(struct req_ctx *rc);
 
+/* rpmad's handler of each kind of request (its dispatcher's table) */
+static handler_fn *const handlers[] = {
+	[RPMAD__REQUEST__BODY_DEVICE_GET] = device_handle_get,
+	[RPMAD__REQUEST__BODY_PEER_NEW] = peer_handle_new,
+	[RPMAD__REQUEST__BODY_PEER_DELETE] = peer_handle_delete,
+	[RPMAD__REQUEST__BODY_MR_REG] = mr_handle_reg,
+	[RPMAD__REQUEST__BODY_MR_DEREG] = mr_handle_dereg,
+	[RPMAD__REQUEST__BODY_MR_ADVISE] = mr_handle_advise,
+	[RPMAD__REQUEST__BODY_EP_LISTEN] = ep_handle_listen,
+	[RPMAD__REQUEST__BODY_EP_SHUTDOWN] = ep_handle_shutdown,
+	[RPMAD__REQUEST__BODY_EP_NEXT_CONN_REQ] = ep_handle_next_conn_req,
+	[RPMAD__REQUEST__BODY_CONN_REQ_NEW] = conn_handle_req_new,
+	[RPMAD__REQUEST__BODY_CONN_REQ_DELETE] = conn_handle_req_delete,
+	[RPMAD__REQUEST__BODY_CONN_REQ_CONNECT] = conn_handle_req_connect,
+	[RPMAD__REQUEST__BODY_CONN_NEXT_EVENT] = conn_handle_next_event,
+	[RPMAD__REQUEST__BODY_CONN_DISCONNECT] = conn_handle_disconnect,
+	[RPMAD__REQUEST__BODY_CONN_DELETE] = conn_handle_delete,
+};
+
+/* What the handler put into the reply, as the test reads it. */
 static void
-call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
-		unsigned nfds, struct h_reply *r)
+reply_of(const struct req_ctx *rc, struct h_reply *r)
 {
+	memset(r, 0, sizeof(*r));
+	if (rc->resp.error) {
+		r->code = rc->resp.error->code;
+		(void) snprintf(r->msg, sizeof(r->msg), "%s",
+				rc->resp.error->message);
+		return;
+	}
+	switch (rc->resp.body_case) {
+	case RPMAD__RESPONSE__BODY_DEVICE:
+		r->device_id = rc->device.device_id;
+		(void) snprintf(r->name, sizeof(r->name), "%s",
+				rc->device.name);
+		(void) snprintf(r->transport, sizeof(r->transport), "%s",
+				rc->device.transport);
+		r->odp = rc->device.odp_capable;
+		break;
+	case RPMAD__RESPONSE__BODY_PEER:
+		r->id = rc->peer.peer_id;
+		break;
+	case RPMAD__RESPONSE__BODY_MR:
+		r->id = rc->mr.mr_id;
+		r->key = rc->mr.key;
+		r->lkey = rc->mr.lkey;
+		break;
+	case RPMAD__RESPONSE__BODY_EP:
+		r->id = rc->ep.ep_id;
+		break;
+	case RPMAD__RESPONSE__BODY_QP:
+		r->id = rc->qp.conn_id;
+		r->pdata_len = rc->qp.private_data.len;
+		if (r->pdata_len)
+			memcpy(r->pdata, rc->qp.private_data.data,
+					r->pdata_len);
+		break;
+	case RPMAD__RESPONSE__BODY_EVENT:
+		r->event = rc->event.event;
+		r->has_pdata = rc->event.has_private_data;
+		r->pdata_len = rc->event.private_data.len;
+		if (r->pdata_len)
+			memcpy(r->pdata, rc->event.private_data.data,
+					r->pdata_len);
+		break;
+	default:
+		break;
+	}
+}
+
+/* One request through rpmad's handler of its kind, as a session sent it. */
+static void
+call(struct session *s, Rpmad__Request *req, int *fds, unsigned nfds,
+		struct h_reply *r)
+{
+	ck_assert_uint_lt(req->body_case,
+			sizeof(handlers) / sizeof(handlers[0]));
+	handler_fn *fn = handlers[req->body_case];
+	ck_assert_ptr_nonnull(fn);
 	struct req_ctx rc;
 	memset(&rc, 0, sizeof(rc));
 	rc.client = session_client(s);
@@ -125,52 +201,7 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 	rc.nfds = nfds;
 	rpmad__response__init(&rc.resp);
 	fn(&rc);
-
-	memset(r, 0, sizeof(*r));
-	if (rc.resp.error) {
-		r->code = rc.resp.error->code;
-		(void) snprintf(r->msg, sizeof(r->msg), "%s",
-				rc.resp.error->message);
-	} else {
-		switch (rc.resp.body_case) {
-		case RPMAD__RESPONSE__BODY_DEVICE:
-			r->device_id = rc.device.device_id;
-			(void) snprintf(r->name, sizeof(r->name), "%s",
-					rc.device.name);
-			(void) snprintf(r->transport, sizeof(r->transport),
-					"%s", rc.device.transport);
-			r->odp = rc.device.odp_capable;
-			break;
-		case RPMAD__RESPONSE__BODY_PEER:
-			r->id = rc.peer.peer_id;
-			break;
-		case RPMAD__RESPONSE__BODY_MR:
-			r->id = rc.mr.mr_id;
-			r->key = rc.mr.key;
-			r->lkey = rc.mr.lkey;
-			break;
-		case RPMAD__RESPONSE__BODY_EP:
-			r->id = rc.ep.ep_id;
-			break;
-		case RPMAD__RESPONSE__BODY_QP:
-			r->id = rc.qp.conn_id;
-			r->pdata_len = rc.qp.private_data.len;
-			if (r->pdata_len)
-				memcpy(r->pdata, rc.qp.private_data.data,
-						r->pdata_len);
-			break;
-		case RPMAD__RESPONSE__BODY_EVENT:
-			r->event = rc.event.event;
-			r->has_pdata = rc.event.has_private_data;
-			r->pdata_len = rc.event.private_data.len;
-			if (r->pdata_len)
-				memcpy(r->pdata, rc.event.private_data.data,
-						r->pdata_len);
-			break;
-		default:
-			break;
-		}
-	}
+	reply_of(&rc, r);
 	for (unsigned i = 0; i < rc.nfds; i++) {
 		if (rc.fds[i] >= 0)
 			(void) close(rc.fds[i]);
@@ -182,39 +213,21 @@ call(struct session *s, handler_fn *fn, Rpmad__Request *req, int *fds,
 }
 
 void
+h_by_id(struct session *s, Rpmad__Request__BodyCase kind, uint64_t id,
+		struct h_reply *r)
+{
+	struct th_req q;
+	Rpmad__Request *req = th_req_id(&q, kind, id);
+	ck_assert_ptr_nonnull(req);
+	call(s, req, NULL, 0, r);
+}
+
+void
 h_device_get(struct session *s, const char *addr, bool remote,
 		struct h_reply *r)
 {
-	Rpmad__DeviceGet m = RPMAD__DEVICE_GET__INIT;
-	m.addr = (char *)addr;
-	m.type = remote ? RPMAD__CONTEXT_TYPE__CONTEXT_REMOTE :
-		RPMAD__CONTEXT_TYPE__CONTEXT_LOCAL;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_DEVICE_GET;
-	req.device_get = &m;
-	call(s, device_handle_get, &req, NULL, 0, r);
-}
-
-void
-h_peer_new(struct session *s, uint32_t device_id, struct h_reply *r)
-{
-	Rpmad__PeerNew m = RPMAD__PEER_NEW__INIT;
-	m.device_id = device_id;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_PEER_NEW;
-	req.peer_new = &m;
-	call(s, peer_handle_new, &req, NULL, 0, r);
-}
-
-void
-h_peer_delete(struct session *s, uint64_t peer, struct h_reply *r)
-{
-	Rpmad__PeerDelete m = RPMAD__PEER_DELETE__INIT;
-	m.peer_id = peer;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_PEER_DELETE;
-	req.peer_delete = &m;
-	call(s, peer_handle_delete, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, th_req_device_get(&q, addr, remote), NULL, 0, r);
 }
 
 void
@@ -245,24 +258,12 @@ void
 h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m, uint32_t usage,
 		struct h_reply *r)
 {
-	Rpmad__Segment seg = RPMAD__SEGMENT__INIT;
-	seg.fd_index = 0;
-	seg.offset = 0;
-	seg.length = m->len;
-	Rpmad__Segment *segs[1] = { &seg };
-	Rpmad__MrReg msg = RPMAD__MR_REG__INIT;
-	msg.peer_id = peer;
-	msg.addr = (uint64_t)(uintptr_t)m->ptr;
-	msg.length = m->len;
-	msg.usage = usage;
-	msg.n_segments = 1;
-	msg.segments = segs;
-	msg.fd_count = 1;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_MR_REG;
-	req.mr_reg = &msg;
+	struct th_req q;
 	int fds[1] = { dup(m->fd) };
-	call(s, mr_handle_reg, &req, fds, 1, r);
+	call(s,
+			th_req_mr_reg(&q, peer, (uint64_t) (uintptr_t) m->ptr,
+					m->len, usage),
+			fds, 1, r);
 	if (r->code == 0) {
 		m->mr_id = r->id;
 		m->key = r->key;
@@ -271,29 +272,11 @@ h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m, uint32_t usage,
 }
 
 void
-h_mr_dereg(struct session *s, uint64_t mr, struct h_reply *r)
-{
-	Rpmad__MrDereg m = RPMAD__MR_DEREG__INIT;
-	m.mr_id = mr;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_MR_DEREG;
-	req.mr_dereg = &m;
-	call(s, mr_handle_dereg, &req, NULL, 0, r);
-}
-
-void
 h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
 		int advice, struct h_reply *r)
 {
-	Rpmad__MrAdvise m = RPMAD__MR_ADVISE__INIT;
-	m.mr_id = mr;
-	m.offset = off;
-	m.length = len;
-	m.advice = advice;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_MR_ADVISE;
-	req.mr_advise = &m;
-	call(s, mr_handle_advise, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, th_req_mr_advise(&q, mr, off, len, advice), NULL, 0, r);
 }
 
 struct mr *
@@ -307,126 +290,45 @@ void
 h_ep_listen(struct session *s, uint64_t peer, const char *addr,
 		const char *port, struct h_reply *r)
 {
-	Rpmad__EpListen m = RPMAD__EP_LISTEN__INIT;
-	m.peer_id = peer;
-	m.addr = (char *)addr;
-	m.port = (char *)port;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_EP_LISTEN;
-	req.ep_listen = &m;
-	call(s, ep_handle_listen, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, th_req_ep_listen(&q, peer, addr, port), NULL, 0, r);
 }
 
-void
-h_ep_shutdown(struct session *s, uint64_t ep, struct h_reply *r)
+/* The queue sizes of cfg (sq, rq, cq, rcq) in the request's q->cfg. */
+static Rpmad__Request *
+sized(struct th_req *q, Rpmad__Request *req, const uint32_t cfg[4])
 {
-	Rpmad__EpShutdown m = RPMAD__EP_SHUTDOWN__INIT;
-	m.ep_id = ep;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_EP_SHUTDOWN;
-	req.ep_shutdown = &m;
-	call(s, ep_handle_shutdown, &req, NULL, 0, r);
-}
-
-static void
-fill_cfg(Rpmad__ConnCfg *c, const uint32_t cfg[4])
-{
-	rpmad__conn_cfg__init(c);
-	c->sq_size = cfg[0];
-	c->rq_size = cfg[1];
-	c->cq_size = cfg[2];
-	c->rcq_size = cfg[3];
-	c->timeout_ms = 1000;
+	q->cfg.sq_size = cfg[0];
+	q->cfg.rq_size = cfg[1];
+	q->cfg.cq_size = cfg[2];
+	q->cfg.rcq_size = cfg[3];
+	q->cfg.timeout_ms = 1000;
+	return req;
 }
 
 void
 h_ep_next(struct session *s, uint64_t ep, const uint32_t cfg[4],
 		struct h_reply *r)
 {
-	Rpmad__ConnCfg c;
-	fill_cfg(&c, cfg);
-	Rpmad__EpNextConnReq m = RPMAD__EP_NEXT_CONN_REQ__INIT;
-	m.ep_id = ep;
-	m.cfg = &c;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_EP_NEXT_CONN_REQ;
-	req.ep_next_conn_req = &m;
-	call(s, ep_handle_next_conn_req, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, sized(&q, th_req_ep_next(&q, ep), cfg), NULL, 0, r);
 }
 
 void
 h_conn_req_new(struct session *s, uint64_t peer, const char *addr,
 		const char *port, const uint32_t cfg[4], struct h_reply *r)
 {
-	Rpmad__ConnCfg c;
-	fill_cfg(&c, cfg);
-	Rpmad__ConnReqNew m = RPMAD__CONN_REQ_NEW__INIT;
-	m.peer_id = peer;
-	m.addr = (char *)addr;
-	m.port = (char *)port;
-	m.cfg = &c;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_NEW;
-	req.conn_req_new = &m;
-	call(s, conn_handle_req_new, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, sized(&q, th_req_conn_req_new(&q, peer, addr, port), cfg), NULL,
+			0, r);
 }
 
 void
 h_connect(struct session *s, uint64_t conn, const void *pdata, size_t len,
 		struct h_reply *r)
 {
-	Rpmad__ConnReqConnect m = RPMAD__CONN_REQ_CONNECT__INIT;
-	m.conn_id = conn;
-	m.private_data.data = (uint8_t *)pdata;
-	m.private_data.len = len;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_CONNECT;
-	req.conn_req_connect = &m;
-	call(s, conn_handle_req_connect, &req, NULL, 0, r);
-}
-
-void
-h_next_event(struct session *s, uint64_t conn, struct h_reply *r)
-{
-	Rpmad__ConnNextEvent m = RPMAD__CONN_NEXT_EVENT__INIT;
-	m.conn_id = conn;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_NEXT_EVENT;
-	req.conn_next_event = &m;
-	call(s, conn_handle_next_event, &req, NULL, 0, r);
-}
-
-void
-h_disconnect(struct session *s, uint64_t conn, struct h_reply *r)
-{
-	Rpmad__ConnDisconnect m = RPMAD__CONN_DISCONNECT__INIT;
-	m.conn_id = conn;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_DISCONNECT;
-	req.conn_disconnect = &m;
-	call(s, conn_handle_disconnect, &req, NULL, 0, r);
-}
-
-void
-h_conn_delete(struct session *s, uint64_t conn, struct h_reply *r)
-{
-	Rpmad__ConnDelete m = RPMAD__CONN_DELETE__INIT;
-	m.conn_id = conn;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_DELETE;
-	req.conn_delete = &m;
-	call(s, conn_handle_delete, &req, NULL, 0, r);
-}
-
-void
-h_req_delete(struct session *s, uint64_t conn, struct h_reply *r)
-{
-	Rpmad__ConnReqDelete m = RPMAD__CONN_REQ_DELETE__INIT;
-	m.conn_id = conn;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_CONN_REQ_DELETE;
-	req.conn_req_delete = &m;
-	call(s, conn_handle_req_delete, &req, NULL, 0, r);
+	struct th_req q;
+	call(s, th_req_connect(&q, conn, pdata, len), NULL, 0, r);
 }
 
 struct conn *

@@ -16,6 +16,7 @@
 #include "objects/conn.h"
 #include "objects/qp.h"
 #include "qp_region.h"
+#include "rpmad.pb-c.h"
 
 struct session;
 
@@ -53,10 +54,32 @@ struct session *h_session(void);
 void h_run(unsigned ms);
 
 /* ---- requests ---- */
+
+/*
+ * h_by_id -- a request of a kind that names one object (tests/lib's
+ * th_req_id), through rpmad's handler of that kind
+ */
+void h_by_id(struct session *s, Rpmad__Request__BodyCase kind, uint64_t id,
+		struct h_reply *r);
+
+#define h_peer_new(s, device_id, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_PEER_NEW, device_id, r)
+#define h_peer_delete(s, peer, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_PEER_DELETE, peer, r)
+#define h_mr_dereg(s, mr, r) h_by_id(s, RPMAD__REQUEST__BODY_MR_DEREG, mr, r)
+#define h_ep_shutdown(s, ep, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_EP_SHUTDOWN, ep, r)
+#define h_next_event(s, conn, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_CONN_NEXT_EVENT, conn, r)
+#define h_disconnect(s, conn, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_CONN_DISCONNECT, conn, r)
+#define h_conn_delete(s, conn, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_CONN_DELETE, conn, r)
+#define h_req_delete(s, conn, r) \
+	h_by_id(s, RPMAD__REQUEST__BODY_CONN_REQ_DELETE, conn, r)
+
 void h_device_get(struct session *s, const char *addr, bool remote,
 		struct h_reply *r);
-void h_peer_new(struct session *s, uint32_t device_id, struct h_reply *r);
-void h_peer_delete(struct session *s, uint64_t peer, struct h_reply *r);
 
 /* The client's memory: a sealed memfd mapped into the test. */
 struct h_mem {
@@ -71,14 +94,12 @@ void h_mem_new(struct h_mem *m, size_t len);
 void h_mem_free(struct h_mem *m);
 void h_mr_reg(struct session *s, uint64_t peer, struct h_mem *m,
 		uint32_t usage, struct h_reply *r);
-void h_mr_dereg(struct session *s, uint64_t mr, struct h_reply *r);
 void h_mr_advise(struct session *s, uint64_t mr, uint64_t off, uint64_t len,
 		int advice, struct h_reply *r);
 struct mr *h_mr(struct session *s, uint64_t id);
 
 void h_ep_listen(struct session *s, uint64_t peer, const char *addr,
 		const char *port, struct h_reply *r);
-void h_ep_shutdown(struct session *s, uint64_t ep, struct h_reply *r);
 /* the next request at the endpoint (cfg: sq, rq, cq, rcq sizes) */
 void h_ep_next(struct session *s, uint64_t ep, const uint32_t cfg[4],
 		struct h_reply *r);
@@ -87,10 +108,6 @@ void h_conn_req_new(struct session *s, uint64_t peer, const char *addr,
 		const char *port, const uint32_t cfg[4], struct h_reply *r);
 void h_connect(struct session *s, uint64_t conn, const void *pdata,
 		size_t len, struct h_reply *r);
-void h_next_event(struct session *s, uint64_t conn, struct h_reply *r);
-void h_disconnect(struct session *s, uint64_t conn, struct h_reply *r);
-void h_conn_delete(struct session *s, uint64_t conn, struct h_reply *r);
-void h_req_delete(struct session *s, uint64_t conn, struct h_reply *r);
 struct conn *h_conn(struct session *s, uint64_t id);
 
 /* h_info -- the connection as rpmactl would show it (its state, names,

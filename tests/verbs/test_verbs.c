@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_run.h"
 #include "control/session.h"
 #include "core/daemon.h"
 #include "fake_rdma.h"
@@ -25,6 +24,7 @@
 #include "librpma.h"
 #include "objects/device.h"
 #include "objects/mr.h"
+#include "th_suite.h"
 #include "transport/transports.h"
 #include "verbs/verbs.h"
 
@@ -1099,40 +1099,27 @@ END_TEST
 static Suite *
 verbs_suite(void)
 {
-	Suite *s = suite_create("verbs");
-	TCase *tc = tcase_create("devices");
-	tcase_add_test(tc, test_no_rdma_support);
-	tcase_add_test(tc, test_devices_at_start);
-	tcase_add_test(tc, test_device_lookup);
-	tcase_add_test(tc, test_registration);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("connections");
-	tcase_add_test(tc, test_connect_accept);
-	tcase_add_test(tc, test_setup_deadlines);
-	tcase_add_test(tc, test_private_data_limits);
-	tcase_add_test(tc, test_reject_unreachable);
-	tcase_add_test(tc, test_client_withdraws);
-	tcase_add_test(tc, test_listen_errors);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("operations");
-	tcase_add_test(tc, test_operations);
-	tcase_add_test(tc, test_receive_before_connect);
-	tcase_add_test(tc, test_idle_connection_sleeps);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("errors");
-	tcase_add_test(tc, test_remote_access_error);
-	tcase_add_test(tc, test_refused_work_in_turn);
-	tcase_add_test(tc, test_bad_receive);
-	tcase_add_test(tc, test_disconnect_flushes);
-	tcase_add_test(tc, test_client_vanishes);
-	tcase_add_test(tc, test_device_removed);
-	tcase_add_test(tc, test_device_fatal);
-	tcase_add_test(tc, test_qp_fatal);
-	suite_add_tcase(s, tc);
-	return s;
+	const TTest *const tc_devices[] = { test_no_rdma_support,
+		test_devices_at_start, test_device_lookup, test_registration,
+		NULL };
+	const TTest *const tc_connections[] = { test_connect_accept,
+		test_setup_deadlines, test_private_data_limits,
+		test_reject_unreachable, test_client_withdraws,
+		test_listen_errors, NULL };
+	const TTest *const tc_operations[] = { test_operations,
+		test_receive_before_connect, test_idle_connection_sleeps,
+		NULL };
+	const TTest *const tc_errors[] = { test_remote_access_error,
+		test_refused_work_in_turn, test_bad_receive,
+		test_disconnect_flushes, test_client_vanishes,
+		test_device_removed, test_device_fatal, test_qp_fatal, NULL };
+	const struct th_tcase tcases[] = {
+		{ "devices", .tests = tc_devices },
+		{ "connections", .tests = tc_connections },
+		{ "operations", .tests = tc_operations },
+		{ "errors", .tests = tc_errors },
+	};
+	return th_suite("verbs", tcases, TH_N(tcases));
 }
 
 int

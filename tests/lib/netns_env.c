@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "netns_env.h"
+#include "th_files.h"
 
 #define NAME_PREFIX "rpmad-nt"
 static const char *const netns_dirs[] = { "/run/netns", "/var/run/netns" };
@@ -170,14 +171,6 @@ sweep_stale(const struct ns_hosts *h)
 	}
 }
 
-static int
-remove_entry(const char *path, const struct stat *st, int flag,
-		struct FTW *ftw)
-{
-	(void) remove(path);
-	return 0;
-}
-
 void
 ns_hosts_destroy(struct ns_hosts *h)
 {
@@ -187,7 +180,7 @@ ns_hosts_destroy(struct ns_hosts *h)
 		h->made[i] = false;
 	}
 	if (h->dir[0] && getenv("TEST_KEEP_LOGS") == NULL)
-		(void) nftw(h->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		th_remove_tree(h->dir);
 	else if (h->dir[0])
 		(void) fprintf(stderr, "netns: kept %s\n", h->dir);
 	h->dir[0] = '\0';
@@ -255,13 +248,8 @@ ns_hosts_create(struct ns_hosts *h)
 	}
 	sweep_stale(h);
 
-	const char *tmp = getenv("TMPDIR");
-	(void) snprintf(h->dir, sizeof(h->dir), "%s/rpmad-netns.XXXXXX",
-			tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(h->dir) == NULL) {
-		h->dir[0] = '\0';
+	if (th_mkdtemp(h->dir, sizeof(h->dir), "rpmad-netns"))
 		return -1;
-	}
 	registered = h;
 	creator = getpid();
 	(void) atexit(at_exit);
@@ -348,17 +336,7 @@ show_log(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if (flag != FTW_F || (strcmp(base, "rpmad.log") != 0 &&
 			strcmp(base, "A.log") != 0 && strcmp(base, "B.log") != 0))
 		return 0;
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	char tail[20][512];
-	unsigned n = 0;
-	while (fgets(tail[n % 20], sizeof(tail[0]), f))
-		n++;
-	(void) fclose(f);
-	(void) fprintf(stderr, "netns: --- end of %s\n", path);
-	for (unsigned k = n > 20 ? n - 20 : 0; k < n; k++)
-		(void) fprintf(stderr, "netns: %s", tail[k % 20]);
+	th_show_tail(path, "netns: ", 20);
 	return 0;
 }
 
@@ -371,18 +349,11 @@ ns_show_logs(const struct ns_hosts *h)
 
 int
 ns_daemon_start(const struct ns_hosts *h, int i, struct test_daemon *d,
-		const char *const *extra_args)
+		const char *config)
 {
-	char *saved = getenv("RPMAD_BIN");
-	saved = saved ? strdup(saved) : NULL;
-	(void) setenv("RPMAD_BIN", h->rpmad[i], 1);
-	int ret = test_daemon_start(d, extra_args);
-	if (saved)
-		(void) setenv("RPMAD_BIN", saved, 1);
-	else
-		(void) unsetenv("RPMAD_BIN");
-	free(saved);
-	return ret;
+	return test_daemon_start_opts(d,
+			&(struct test_daemon_opts){ .config = config,
+					.bin = h->rpmad[i] });
 }
 
 bool

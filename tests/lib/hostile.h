@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * hostile.h -- what the hostile-input tests share: looking at an rpmad
- * from outside (memory, descriptors), reaching a connection's shared
- * queue-pair region behind the library's back, and an innocent
- * client/server pair that works on while others misbehave.
+ * hostile.h -- what the hostile-input tests share: reaching a
+ * connection's shared queue-pair region behind the library's back, and an
+ * innocent client/server pair that works on while others misbehave.
  *
- * The tests build on the integration helpers (tests/integration/itest.h):
- * real rpmads, role processes, messages, bounded waits.
+ * The tests build on the integration helpers (itest.h): real rpmads,
+ * role processes, messages, bounded waits.
  */
 
 #ifndef HOSTILE_H
@@ -18,30 +17,6 @@
 
 #include "itest.h"
 #include "qp_region.h"
-
-/* ---------------------------------------------------- the daemon seen */
-
-/* hu_rss_kb -- VmRSS of a process in KiB; -1 on error */
-long hu_rss_kb(pid_t pid);
-
-/* hu_cpu_ms -- CPU time (user + system) a process used so far; -1 */
-long hu_cpu_ms(pid_t pid);
-
-/* hu_log_count -- lines of a daemon's log that contain `what` */
-int hu_log_count(const struct test_daemon *d, const char *what);
-
-/*
- * hu_daemon_serves -- rpmad d still runs (same pid as at the start) and a
- * new admin session gets its status: 0, else -1
- */
-int hu_daemon_serves(const struct test_daemon *d, pid_t pid_at_start);
-
-/*
- * hu_wait_fds -- wait (at most timeout_ms) until rpmad's descriptor count
- * is `want` or less; returns the last count seen. (A baseline taken just
- * after the start may still count the start-up probe's session.)
- */
-int hu_wait_fds(pid_t pid, int want, int timeout_ms);
 
 /* ------------------------------------- a queue pair behind the library */
 

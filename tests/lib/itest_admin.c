@@ -2,8 +2,7 @@
 /*
  * itest_admin.c -- what a daemon holds, as the tests see it: its admin
  * protocol (AdminQuery STATUS and CLIENTS, spoken here directly rather than
- * by parsing rpmactl's output, whose wording may change), its descriptors
- * and mappings in /proc, and the TCP ports listening on this host
+ * by parsing rpmactl's output, whose wording may change)
  */
 
 #include <dirent.h>
@@ -15,77 +14,35 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ctl_call.h"
 #include "itest.h"
 #include "rpmad.pb-c.h"
-
-/* One request, its response (or NULL). */
-static Rpmad__Response *
-call(int sock, Rpmad__Request *req, uint64_t id)
-{
-	req->id = id;
-	struct ctl_answer ans = { .fds = NULL };
-	if (ctl_call(sock, req, NULL, 0, -1, &ans))
-		return NULL;
-	Rpmad__Response *resp = ans.resp;
-	if (resp->error) {
-		(void) fprintf(stderr, "itest: rpmad refused: %s\n",
-				resp->error->message);
-		rpmad__response__free_unpacked(resp, NULL);
-		resp = NULL;
-	}
-	return resp;
-}
+#include "th_ctl.h"
 
 int
 it_admin_open(struct it_admin *a, const struct test_daemon *d)
 {
-	a->next_id = 1;
-	a->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (a->sock < 0)
-		return -1;
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	size_t len = strlen(d->socket);
-	if (len >= sizeof(sun.sun_path))
-		goto err;
-	memcpy(sun.sun_path, d->socket, len + 1);
-	if (connect(a->sock, (struct sockaddr *)&sun, sizeof(sun)))
-		goto err;
-
-	Rpmad__Hello hello;
-	Rpmad__Request req;
-	ctl_hello(&req, &hello, "itest-admin");
-	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
-	if (resp == NULL)
-		goto err;
-	rpmad__response__free_unpacked(resp, NULL);
-	return 0;
-err:
-	(void) close(a->sock);
-	a->sock = -1;
-	return -1;
+	return th_ctl_open(&a->ctl, d->socket, "itest-admin");
 }
 
 void
 it_admin_close(struct it_admin *a)
 {
-	if (a->sock >= 0)
-		(void) close(a->sock);
-	a->sock = -1;
+	th_ctl_close(&a->ctl);
 }
 
 /* One admin query; the reply or NULL. */
 static Rpmad__Response *
 admin_query(struct it_admin *a, Rpmad__AdminQuery__Kind kind)
 {
-	Rpmad__AdminQuery q = RPMAD__ADMIN_QUERY__INIT;
-	q.kind = kind;
-	Rpmad__Request req = RPMAD__REQUEST__INIT;
-	req.body_case = RPMAD__REQUEST__BODY_ADMIN_QUERY;
-	req.admin_query = &q;
-	Rpmad__Response *resp = call(a->sock, &req, a->next_id++);
-	if (resp && (resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
-			resp->admin == NULL)) {
+	struct th_req q;
+	Rpmad__Response *resp;
+	if (th_ctl_call(&a->ctl, th_req_admin(&q, kind), NULL, 0, &resp))
+		return NULL;
+	if (resp->error)
+		(void) fprintf(stderr, "itest: rpmad refused: %s\n",
+				resp->error->message);
+	if (resp->error || resp->body_case != RPMAD__RESPONSE__BODY_ADMIN ||
+			resp->admin == NULL) {
 		rpmad__response__free_unpacked(resp, NULL);
 		resp = NULL;
 	}
@@ -218,103 +175,15 @@ it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage, char *persistence,
 }
 
 int
-it_proc_fds(pid_t pid)
+it_daemon_serves(const struct test_daemon *d, pid_t pid_at_start)
 {
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	DIR *dir = opendir(path);
-	if (dir == NULL)
+	if (d->pid != pid_at_start || !test_daemon_alive(d))
 		return -1;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(dir)) != NULL) {
-		if (e->d_name[0] != '.')
-			n++;
-	}
-	(void) closedir(dir);
-	return n;
-}
-
-int
-it_proc_maps(pid_t pid, enum it_maps which)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
+	struct it_admin a;
+	if (it_admin_open(&a, d))
 		return -1;
-	int n = 0;
-	char line[1024];
-	while (fgets(line, sizeof(line), f)) {
-		/* "start-end perms offset dev inode [path]" */
-		char perms[8] = "";
-		(void) sscanf(line, "%*s %7s", perms);
-		if (which == IT_MAPS_SHARED && perms[3] != 's')
-			continue;
-		n++;
-	}
-	(void) fclose(f);
-	return n;
-}
-
-/* Whether /proc/net/<table> has a socket in LISTEN on port. */
-static int
-listening_in(const char *table, unsigned port)
-{
-	char path[64];
-	(void) snprintf(path, sizeof(path), "/proc/net/%s", table);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return 0;
-	char line[512];
-	int found = 0;
-	/* "sl local_address rem_address st ...": address is HEX:PORT */
-	while (!found && fgets(line, sizeof(line), f)) {
-		char local[128];
-		unsigned st;
-		if (sscanf(line, " %*s %127s %*s %x", local, &st) != 2)
-			continue;
-		const char *colon = strrchr(local, ':');
-		if (colon && strtoul(colon + 1, NULL, 16) == port && st == 0x0A)
-			found = 1;
-	}
-	(void) fclose(f);
-	return found;
-}
-
-/*
- * Whether an RDMA CM id listens on port: rdma_cm's port space is its own,
- * so iproute2's `rdma resource show cm_id` tells, not /proc/net/tcp.
- */
-static int
-listening_rdma(unsigned port)
-{
-	FILE *f = popen("rdma resource show cm_id 2>/dev/null", "r");
-	if (f == NULL)
-		return 0;
-	char line[512], want[32];
-	(void) snprintf(want, sizeof(want), ":%u ", port);
-	int found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		const char *src = strstr(line, "src-addr ");
-		if (strstr(line, "state LISTEN") && src && strstr(src, want))
-			found = 1;
-	}
-	(void) pclose(f);
-	return found;
-}
-
-int
-it_wait_listening(const char *port, int timeout_ms)
-{
-	unsigned p = (unsigned)strtoul(port, NULL, 10);
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		if (listening_in("tcp", p) || listening_in("tcp6", p) ||
-				(!it_transport_is("tcp") && listening_rdma(p)))
-			return 0;
-		if (it_now_ms() >= end)
-			return -1;
-		it_sleep_ms(5);
-	}
+	struct it_counts c;
+	int ret = it_admin_status(&a, &c);
+	it_admin_close(&a);
+	return ret;
 }

@@ -131,29 +131,6 @@ it_spawn(enum it_role role, const struct it_env *env,
 	exit(ret);
 }
 
-int
-it_join(pid_t pid, int timeout_ms)
-{
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	int status;
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (it_now_ms() >= end) {
-			(void) kill(pid, SIGKILL);
-			(void) waitpid(pid, &status, 0);
-			return -1;
-		}
-		it_sleep_ms(2);
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
-}
-
 static void
 report_add(enum it_role role, int code)
 {
@@ -346,6 +323,14 @@ it_tell(enum it_role to, uint32_t tag, const void *data, size_t len)
 }
 
 int
+it_tell_both(uint32_t tag, const void *data, size_t len)
+{
+	if (it_tell(IT_SERVER, tag, data, len))
+		return -1;
+	return it_tell(IT_CLIENT, tag, data, len);
+}
+
+int
 it_hear(uint32_t tag, void *data, size_t cap, int timeout_ms)
 {
 	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
@@ -378,24 +363,6 @@ it_expect(uint32_t tag, void *data, size_t cap)
 	IT_ASSERT_MSG(n >= 0, "no message with tag %u within %d ms (or "
 			"another one)", tag, IT_WAIT_MS);
 	return (size_t)n;
-}
-
-/* ------------------------------------------------------------- time */
-
-uint64_t
-it_now_ms(void)
-{
-	struct timespec ts;
-	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-void
-it_sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* ------------------------------------------------------------ a hang */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * itest.h -- what the integration tests share: two rpmads as two "hosts",
- * processes playing server and client on them, messages between those
- * processes, bounded waits on librpma objects and the daemon's admin view.
+ * itest.h -- the harness of the tests with real rpmads and applications:
+ * two rpmads as two "hosts", processes playing server and client on
+ * them, messages between those processes, bounded waits on librpma
+ * objects and the daemon's admin view (itest_*.c), on top of the generic
+ * pieces it includes (daemons, waits, processes, /proc).
  *
  * Model: a Check test (the "parent", which never calls librpma itself)
  * starts the daemons, then forks one process per role. A role process
@@ -24,6 +26,10 @@
 #include <librpma.h>
 
 #include "test_daemon.h"
+#include "th_ctl.h"
+#include "th_child.h"
+#include "th_procfs.h"
+#include "th_wait.h"
 
 /*
  * Bound of a liveness wait (an event, a completion, a message of the
@@ -96,18 +102,15 @@ int it_env_start_cfg(struct it_env *env, int ndaemons, const char *config);
 int it_env_start_cfgs(struct it_env *env, int ndaemons, const char *config0,
 		const char *config1);
 
-/* The other user some tests run a role as (nobody). */
-#define IT_NOBODY 65534
-
 /*
- * it_env_start_nobody -- it_env_start for roles of root and of IT_NOBODY:
+ * it_env_start_nobody -- it_env_start for roles of root and of TH_NOBODY:
  * the daemons let both in (socket_mode, allow_users) and others may
  * search their directories and the scratch directory
  */
 int it_env_start_nobody(struct it_env *env, int ndaemons);
 
 /*
- * it_become_nobody -- in a role: become IT_NOBODY (no other groups),
+ * it_become_nobody -- in a role: become TH_NOBODY (no other groups),
  * dumpable or not (a process that changed its user is not, unless it
  * says so)
  */
@@ -145,13 +148,6 @@ typedef int it_fn(const struct it_env *env, void *arg);
  */
 pid_t it_spawn(enum it_role role, const struct it_env *env,
 		const struct test_daemon *d, it_fn *fn, void *arg);
-
-/*
- * it_join -- wait at most timeout_ms for pid (SIGKILL after that).
- * Returns its exit code, 128 + signal when a signal ended it, -1 when it
- * had to be killed.
- */
-int it_join(pid_t pid, int timeout_ms);
 
 /*
  * it_run_pair -- run server (on env->srv) and client (on env->cli) and
@@ -242,6 +238,32 @@ void it_fail(const char *file, int line, const char *fmt, ...)
 				rpma_err_2str(it_ret_)); \
 } while (0)
 
+/*
+ * IT_REG(peer, buf, size, usage) -- rpma_mr_reg of buf, checked where it
+ * stands as IT_OK is; the registration
+ */
+#define IT_REG(peer, buf, size, usage) \
+	({ \
+		struct rpma_mr_local *it_mr_ = NULL; \
+		IT_OK(rpma_mr_reg((peer), (buf), (size), (usage), &it_mr_)); \
+		it_mr_; \
+	})
+
+/*
+ * IT_OKS(call, ...) -- IT_OK of each of up to six calls, in their order
+ * (a role's releases on one line)
+ */
+/* clang-format off */
+#define IT_OKS(...) IT_OKS_PICK_(__VA_ARGS__, IT_OKS6_, IT_OKS5_, IT_OKS4_, \
+		IT_OKS3_, IT_OKS2_, IT_OK)(__VA_ARGS__)
+#define IT_OKS_PICK_(a, b, c, d, e, f, which, ...) which
+#define IT_OKS2_(a, b) do { IT_OK(a); IT_OK(b); } while (0)
+#define IT_OKS3_(a, ...) do { IT_OK(a); IT_OKS2_(__VA_ARGS__); } while (0)
+#define IT_OKS4_(a, ...) do { IT_OK(a); IT_OKS3_(__VA_ARGS__); } while (0)
+#define IT_OKS5_(a, ...) do { IT_OK(a); IT_OKS4_(__VA_ARGS__); } while (0)
+#define IT_OKS6_(a, ...) do { IT_OK(a); IT_OKS5_(__VA_ARGS__); } while (0)
+/* clang-format on */
+
 /* A librpma call that must fail with `code`. */
 #define IT_ERR(code, call) do { \
 	int it_ret_ = (call); \
@@ -261,6 +283,9 @@ void it_fail(const char *file, int line, const char *fmt, ...)
 
 /* it_tell -- send a message to `to`; 0 or -1 */
 int it_tell(enum it_role to, uint32_t tag, const void *data, size_t len);
+
+/* it_tell_both -- it_tell the server, then the client: 0 when both were */
+int it_tell_both(uint32_t tag, const void *data, size_t len);
 
 /*
  * it_hear -- take the next message of this role's inbox, waiting at most
@@ -288,6 +313,12 @@ enum {
 struct rpma_peer *it_peer(const char *addr, enum rpma_util_ibv_context_type t);
 
 /*
+ * it_role_peer -- it_peer on addr with the context of this role's side:
+ * local for IT_SERVER, remote for the others
+ */
+struct rpma_peer *it_role_peer(const char *addr);
+
+/*
  * it_listen -- listen at IT_ADDR:env->port and tell the client role
  * (IT_TAG_LISTENING) that it may connect.
  */
@@ -308,6 +339,11 @@ void it_expect_event(struct rpma_conn *conn, enum rpma_conn_event want);
  * and wait for RPMA_CONN_ESTABLISHED.
  */
 struct rpma_conn *it_accept(struct rpma_conn_req **req,
+		const struct rpma_conn_private_data *pdata);
+
+/* it_accept_next -- it_next_req, then it_accept of what came */
+struct rpma_conn *it_accept_next(struct rpma_ep *ep,
+		const struct rpma_conn_cfg *cfg,
 		const struct rpma_conn_private_data *pdata);
 
 /*
@@ -359,6 +395,21 @@ void it_close(struct rpma_conn **conn);
  * RPMA_CONN_CLOSED, then disconnect (as upstream servers do) and delete
  */
 void it_await_close(struct rpma_conn **conn);
+
+/*
+ * it_client_end -- the usual end of a client role: it_close, then the
+ * remote registration, the local one, the peer and the buffer, each
+ * release checked
+ */
+void it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
+		struct rpma_mr_local **mr, struct rpma_peer **peer, void *buf);
+
+/*
+ * it_server_end -- the usual end of a server role: it_await_close, then
+ * the registration, the endpoint, the peer and the buffer, each checked
+ */
+void it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
+		struct rpma_ep **ep, struct rpma_peer **peer, void *buf);
 
 /* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
 void *it_alloc(size_t size);
@@ -447,9 +498,6 @@ void it_fill(void *buf, size_t len, uint32_t seed);
 /* Returns the offset of the first mismatch, or -1. */
 long it_check(const void *buf, size_t len, uint32_t seed);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-uint64_t it_now_ms(void);
-void it_sleep_ms(int ms);
 /* where pid's threads are (kernel and user stacks), to stderr: for a hang */
 void it_dump_stacks(pid_t pid);
 
@@ -466,8 +514,7 @@ struct it_counts {
  * descriptor in the daemon is constant rather than coming and going).
  */
 struct it_admin {
-	int sock;
-	uint64_t next_id;
+	struct th_ctl ctl;
 };
 
 int it_admin_open(struct it_admin *a, const struct test_daemon *d);
@@ -506,18 +553,11 @@ int it_admin_mr(struct it_admin *a, pid_t pid, uint32_t *usage,
 int it_admin_ep_pending(struct it_admin *a, const char *port,
 		const char *origin);
 
-/* Entries of /proc/PID/fd; -1 on error. */
-int it_proc_fds(pid_t pid);
-
-/* Which lines of /proc/PID/maps it_proc_maps counts. */
-enum it_maps {
-	IT_MAPS_ALL,
-	/* shared mappings only: client registrations, queue-pair regions */
-	IT_MAPS_SHARED,
-};
-
-/* it_proc_maps -- the lines of /proc/PID/maps of a kind; -1 on error */
-int it_proc_maps(pid_t pid, enum it_maps which);
+/*
+ * it_daemon_serves -- rpmad d still runs (same pid as at the start) and a
+ * new admin session gets its status: 0, else -1
+ */
+int it_daemon_serves(const struct test_daemon *d, pid_t pid_at_start);
 
 /*
  * Whether this is an AddressSanitizer build: its allocator maps regions
@@ -534,14 +574,5 @@ int it_proc_maps(pid_t pid, enum it_maps which);
 #ifndef IT_ASAN
 #define IT_ASAN 0
 #endif
-
-/* it_wait_listening -- until something listens on TCP port (bounded) */
-int it_wait_listening(const char *port, int timeout_ms);
-
-/*
- * it_free_port -- a TCP port nothing uses now, as a string; below the
- * ephemeral range where there is room, so no outgoing connection takes it
- */
-int it_free_port(char *buf, size_t len);
 
 #endif /* ITEST_H */

@@ -3,50 +3,30 @@
  * api_helpers.c -- daemon fixtures, a connected pair, log capture
  */
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "api_helpers.h"
-#include "check_run.h"
+#include "th_suite.h"
+#include "th_wait.h"
 
 /* ------------------------------------------------------------- daemon */
 
 static struct test_daemon daemon_state;
 static int daemon_started;
-static char config_path[64];
 
 static void
 start_with_config(const char *text)
 {
-	const char *args[3] = { NULL, NULL, NULL };
-	config_path[0] = '\0';
-	if (text != NULL) {
-		(void) snprintf(config_path, sizeof(config_path),
-				"/tmp/rpmad-unit-cfg.XXXXXX");
-		int fd = mkstemp(config_path);
-		if (fd < 0 || write(fd, text, strlen(text)) !=
-				(ssize_t)strlen(text)) {
-			if (fd >= 0)
-				(void) close(fd);
-			return;
-		}
-		(void) close(fd);
-		args[0] = "--config";
-		args[1] = config_path;
-	}
-	daemon_started = test_daemon_start(&daemon_state, args) == 0;
+	daemon_started = test_daemon_start_opts(&daemon_state,
+					 &(struct test_daemon_opts){
+							 .config = text }) == 0;
 	if (!daemon_started)
 		fprintf(stderr, "cannot start rpmad (RPMAD_BIN=%s)\n",
 				getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "");
@@ -77,9 +57,6 @@ api_daemon_teardown(void)
 					status);
 	}
 	daemon_started = 0;
-	if (config_path[0])
-		(void) unlink(config_path);
-	config_path[0] = '\0';
 }
 
 struct test_daemon *
@@ -114,15 +91,7 @@ api_peer(void)
 void
 api_free_port(char port[16])
 {
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(s, 0);
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	socklen_t len = sizeof(sin);
-	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sin, &len), 0);
-	(void) close(s);
-	(void) snprintf(port, 16, "%u", (unsigned)ntohs(sin.sin_port));
+	ck_assert_int_eq(it_free_port(port, 16), 0);
 }
 
 void *
@@ -207,91 +176,6 @@ api_pair_close(struct api_pair *p)
 	ck_assert_int_eq(rpma_peer_delete(&p->peer), 0);
 }
 
-/* ----------------------------------------------------------------- log */
-
-#define LOG_MAX 256
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct api_log_entry log_entries[LOG_MAX];
-static unsigned log_n;
-
-static void
-capture(enum rpma_log_level level, const char *file_name, const int line_no,
-		const char *function_name, const char *message_format, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-capture(enum rpma_log_level level, const char *file_name, const int line_no,
-		const char *function_name, const char *message_format, ...)
-{
-	pthread_mutex_lock(&log_lock);
-	if (log_n < LOG_MAX) {
-		struct api_log_entry *e = &log_entries[log_n++];
-		e->level = level;
-		(void) snprintf(e->file, sizeof(e->file), "%s",
-				file_name ? file_name : "");
-		e->line = line_no;
-		(void) snprintf(e->func, sizeof(e->func), "%s",
-				function_name ? function_name : "");
-		va_list ap;
-		va_start(ap, message_format);
-		(void) vsnprintf(e->msg, sizeof(e->msg), message_format, ap);
-		va_end(ap);
-	}
-	pthread_mutex_unlock(&log_lock);
-}
-
-void
-api_log_capture(void)
-{
-	api_log_clear();
-	ck_assert_int_eq(rpma_log_set_function(capture), 0);
-}
-
-void
-api_log_clear(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_n = 0;
-	pthread_mutex_unlock(&log_lock);
-}
-
-unsigned
-api_log_count(void)
-{
-	pthread_mutex_lock(&log_lock);
-	unsigned n = log_n;
-	pthread_mutex_unlock(&log_lock);
-	return n;
-}
-
-const struct api_log_entry *
-api_log_entry(unsigned i)
-{
-	return i < api_log_count() ? &log_entries[i] : NULL;
-}
-
-const struct api_log_entry *
-api_log_find(const char *needle)
-{
-	unsigned n = api_log_count();
-	for (unsigned i = 0; i < n; i++) {
-		if (strstr(log_entries[i].msg, needle) != NULL)
-			return &log_entries[i];
-	}
-	return NULL;
-}
-
-/* --------------------------------------------------------------- misc */
-
-double
-api_now_ms(void)
-{
-	struct timespec ts;
-	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 TCase *
 api_tcase_create(const char *name, enum api_daemon_kind daemon)
 {
@@ -314,6 +198,30 @@ api_tcase_create(const char *name, enum api_daemon_kind daemon)
 	}
 	tcase_set_timeout(tc, API_TEST_TIMEOUT);
 	return tc;
+}
+
+TCase *
+api_tcase_none(const char *name)
+{
+	return api_tcase_create(name, API_NO_DAEMON);
+}
+
+TCase *
+api_tcase_shared(const char *name)
+{
+	return api_tcase_create(name, API_SHARED_DAEMON);
+}
+
+TCase *
+api_tcase_limited(const char *name)
+{
+	return api_tcase_create(name, API_LIMITED_DAEMON);
+}
+
+TCase *
+api_tcase_own(const char *name)
+{
+	return api_tcase_create(name, API_OWN_DAEMON);
 }
 
 int

@@ -2,7 +2,8 @@
 /*
  * api_helpers.h -- what the API unit tests share: a real rpmad per test
  * case, a device and a peer, a connected pair of connections on one rpmad,
- * a free TCP port, a captured log and a Check runner in fork mode.
+ * a free TCP port and a Check runner in fork mode (the log they capture:
+ * th_logcap.h).
  *
  * Every test runs in its own process (Check's fork mode): the library keeps
  * one control connection per process, so tests cannot disturb each other.
@@ -16,6 +17,9 @@
 
 #include "librpma.h"
 #include "test_daemon.h"
+#include "th_logcap.h"
+#include "th_suite.h"
+#include "th_wait.h"
 
 /*
  * Bound of a test that talks to rpmad, in seconds. Generous: a liveness
@@ -95,28 +99,6 @@ void *api_buf(size_t size);
 void api_set_nonblock(int fd);
 void api_set_block(int fd);
 
-/*
- * Log capture: api_log_capture() installs a logging function that keeps
- * every message (formatted) with its level, file, line and function.
- */
-struct api_log_entry {
-	enum rpma_log_level level;
-	char file[256];
-	int line;
-	char func[128];
-	char msg[1024];
-};
-
-void api_log_capture(void);
-void api_log_clear(void);
-unsigned api_log_count(void);
-const struct api_log_entry *api_log_entry(unsigned i);
-/* api_log_find -- the first captured message containing needle, or NULL */
-const struct api_log_entry *api_log_find(const char *needle);
-
-/* api_now_ms -- a monotonic clock, for liveness bounds */
-double api_now_ms(void);
-
 /* Which rpmad a test case of api_tcase_create gets. */
 enum api_daemon_kind {
 	API_NO_DAEMON,
@@ -130,6 +112,12 @@ enum api_daemon_kind {
  * fixture of that kind
  */
 TCase *api_tcase_create(const char *name, enum api_daemon_kind daemon);
+
+/* api_tcase_create of each kind, as a th_tcase's .create */
+TCase *api_tcase_none(const char *name);
+TCase *api_tcase_shared(const char *name);
+TCase *api_tcase_limited(const char *name);
+TCase *api_tcase_own(const char *name);
 
 /*
  * api_run -- run the suite in fork mode; the exit status for main()

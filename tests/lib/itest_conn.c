@@ -23,6 +23,14 @@ it_peer(const char *addr, enum rpma_util_ibv_context_type type)
 	return peer;
 }
 
+struct rpma_peer *
+it_role_peer(const char *addr)
+{
+	return it_peer(addr,
+			it_role() == IT_SERVER ? RPMA_UTIL_IBV_CONTEXT_LOCAL :
+						 RPMA_UTIL_IBV_CONTEXT_REMOTE);
+}
+
 struct rpma_ep *
 it_listen(struct rpma_peer *peer, const struct it_env *env)
 {
@@ -89,6 +97,14 @@ it_accept(struct rpma_conn_req **req,
 	IT_ASSERT(*req == NULL);
 	it_expect_event(conn, RPMA_CONN_ESTABLISHED);
 	return conn;
+}
+
+struct rpma_conn *
+it_accept_next(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
+		const struct rpma_conn_private_data *pdata)
+{
+	struct rpma_conn_req *req = it_next_req(ep, cfg);
+	return it_accept(&req, pdata);
 }
 
 struct rpma_conn *
@@ -190,6 +206,25 @@ it_await_close(struct rpma_conn **conn)
 	IT_OK(rpma_conn_disconnect(*conn));
 	IT_OK(rpma_conn_delete(conn));
 	IT_ASSERT(*conn == NULL);
+}
+
+void
+it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
+		struct rpma_mr_local **mr, struct rpma_peer **peer, void *buf)
+{
+	it_close(conn);
+	IT_OKS(rpma_mr_remote_delete(rmr), rpma_mr_dereg(mr),
+			rpma_peer_delete(peer));
+	free(buf);
+}
+
+void
+it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
+		struct rpma_ep **ep, struct rpma_peer **peer, void *buf)
+{
+	it_await_close(conn);
+	IT_OKS(rpma_mr_dereg(mr), rpma_ep_shutdown(ep), rpma_peer_delete(peer));
+	free(buf);
 }
 
 void *

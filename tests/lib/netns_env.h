@@ -56,11 +56,12 @@ int ns_link(const struct ns_hosts *h, int i, bool up);
 void ns_show_logs(const struct ns_hosts *h);
 
 /*
- * ns_daemon_start -- test_daemon_start of an rpmad inside namespace i
- * (it dies with the process that started it). Returns 0 or -1.
+ * ns_daemon_start -- test_daemon_start_opts of an rpmad inside namespace
+ * i with this configuration (NULL: none); it dies with the process that
+ * started it. Returns 0 or -1.
  */
 int ns_daemon_start(const struct ns_hosts *h, int i, struct test_daemon *d,
-		const char *const *extra_args);
+		const char *config);
 
 /* ns_holds -- whether process pid runs inside namespace i */
 bool ns_holds(const struct ns_hosts *h, int i, pid_t pid);

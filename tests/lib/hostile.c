@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * hostile_lib.c -- what the hostile-input tests share (see hostile.h)
+ * hostile.c -- what the hostile-input tests share (see hostile.h)
  */
 
 #include <dirent.h>
@@ -14,88 +14,6 @@
 #include <unistd.h>
 
 #include "hostile.h"
-
-/* ---------------------------------------------------- the daemon seen */
-
-long
-hu_rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	(void) snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	long kb = -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	}
-	(void) fclose(f);
-	return kb;
-}
-
-long
-hu_cpu_ms(pid_t pid)
-{
-	char path[64], buf[1024];
-	(void) snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (f == NULL)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	(void) fclose(f);
-	buf[n] = '\0';
-	/* the fields after the command, which may hold anything but ')' */
-	char *p = strrchr(buf, ')');
-	unsigned long utime, stime;
-	if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-			"%*u %*u %lu %lu", &utime, &stime) != 2)
-		return -1;
-	long hz = sysconf(_SC_CLK_TCK);
-	return (long)((utime + stime) * 1000 / (unsigned long)hz);
-}
-
-int
-hu_log_count(const struct test_daemon *d, const char *what)
-{
-	FILE *f = fopen(d->log, "r");
-	if (f == NULL)
-		return -1;
-	char line[1024];
-	int n = 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strstr(line, what))
-			n++;
-	}
-	(void) fclose(f);
-	return n;
-}
-
-int
-hu_daemon_serves(const struct test_daemon *d, pid_t pid_at_start)
-{
-	if (d->pid != pid_at_start || !test_daemon_alive(d))
-		return -1;
-	struct it_admin a;
-	if (it_admin_open(&a, d))
-		return -1;
-	struct it_counts c;
-	int ret = it_admin_status(&a, &c);
-	it_admin_close(&a);
-	return ret;
-}
-
-int
-hu_wait_fds(pid_t pid, int want, int timeout_ms)
-{
-	uint64_t end = it_now_ms() + (uint64_t)timeout_ms;
-	int n = it_proc_fds(pid);
-	while (n > want && it_now_ms() < end) {
-		it_sleep_ms(10);
-		n = it_proc_fds(pid);
-	}
-	return n;
-}
 
 /* ------------------------------------- a queue pair behind the library */
 
@@ -218,8 +136,7 @@ hu_innocent_server(const struct it_env *env, void *arg)
 	struct rpma_ep *ep = NULL;
 	IT_OK(rpma_ep_listen(peer, IT_ADDR, p->port, &ep));
 	IT_EQ(it_tell(p->client, HU_TAG_LISTENING, NULL, 0), 0);
-	struct rpma_conn_req *req = it_next_req(ep, NULL);
-	struct rpma_conn *conn = it_accept(&req, NULL);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 	it_send_desc(p->client, mr, NULL);
 
 	/* the client's rounds take long: no bound but the role's */
@@ -234,11 +151,7 @@ hu_innocent_server(const struct it_env *env, void *arg)
 			"the registration does not hold the client's last "
 			"pattern");
 
-	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	free(ref);
+	it_server_end(&conn, &mr, &ep, &peer, ref);
 	free(buf);
 	return 0;
 }
@@ -271,17 +184,17 @@ hu_innocent_client(const struct it_env *env, void *arg)
 	const struct hu_pair *p = arg;
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(2 * ROUND_LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, 2 * ROUND_LEN, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, 2 * ROUND_LEN,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	/* never used: every usage, so that only ownership protects it */
 	uint8_t *guard = it_alloc(PAGE);
 	it_fill(guard, PAGE, SEED_CLIENT_GUARD);
-	struct rpma_mr_local *gmr = NULL;
-	IT_OK(rpma_mr_reg(peer, guard, PAGE, RPMA_MR_USAGE_READ_SRC |
-			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_RECV |
-			RPMA_MR_USAGE_SEND, &gmr));
+	struct rpma_mr_local *gmr = IT_REG(peer, guard, PAGE,
+			RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_READ_DST |
+					RPMA_MR_USAGE_WRITE_SRC |
+					RPMA_MR_USAGE_WRITE_DST |
+					RPMA_MR_USAGE_RECV |
+					RPMA_MR_USAGE_SEND);
 	if (p->steal_to != IT_PARENT) {
 		struct it_desc d[2];
 		memset(d, 0, sizeof(d));
@@ -322,10 +235,8 @@ hu_innocent_client(const struct it_env *env, void *arg)
 	IT_EQ(it_tell(p->server, HU_TAG_INNOCENT_DONE, &last, sizeof(last)),
 			0);
 	it_close(&conn);
-	IT_OK(rpma_mr_remote_delete(&rmr));
-	IT_OK(rpma_mr_dereg(&gmr));
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_peer_delete(&peer));
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&gmr),
+			rpma_mr_dereg(&mr), rpma_peer_delete(&peer));
 	free(guard);
 	free(buf);
 	IT_EQ(it_tell(IT_PARENT, HU_TAG_INNOCENT_DONE, NULL, 0), 0);

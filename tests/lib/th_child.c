@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * ops_child.c -- children playing other users (see ops_child.h)
+ * th_child.c -- children playing other users (see th_child.h)
  */
 
 #include <check.h>
 #include <grp.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ops_child.h"
-#include "ops_util.h"
+#include "th_child.h"
+#include "th_logcap.h"
+
+bool
+child_can_play_users(void)
+{
+	if (geteuid() == 0)
+		return true;
+	(void) fprintf(stderr,
+			"not root: other users cannot be played; "
+			"skipping\n");
+	return false;
+}
 
 void
 child_start_as(struct child *c, uid_t uid, child_fn *prepare, child_fn *fn,
@@ -31,9 +43,9 @@ child_start_as(struct child *c, uid_t uid, child_fn *prepare, child_fn *fn,
 			_exit(90);
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(91);
-		ops_logged[0] = '\0';
+		th_logged[0] = '\0';
 		int ret = fn(c, arg);
-		(void) write(lp[1], ops_logged, strlen(ops_logged));
+		(void) write(lp[1], th_logged, strlen(th_logged));
 		_exit(ret);
 	}
 	(void) close(lp[1]);
@@ -45,7 +57,7 @@ child_start_as(struct child *c, uid_t uid, child_fn *prepare, child_fn *fn,
 void
 child_start(struct child *c, child_fn *prepare, child_fn *fn, void *arg)
 {
-	child_start_as(c, OPS_NOBODY, prepare, fn, arg);
+	child_start_as(c, TH_NOBODY, prepare, fn, arg);
 }
 
 void
@@ -92,10 +104,4 @@ child_end(struct child *c, char *log, size_t len)
 	int status;
 	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
 	return status;
-}
-
-int
-exit_code(int status)
-{
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -28,9 +28,8 @@ it_remote_helper(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = it_peer(IT_ADDR,
 			RPMA_UTIL_IBV_CONTEXT_REMOTE);
 	uint8_t *buf = it_alloc(IT_REMOTE_MAX);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(peer, buf, IT_REMOTE_MAX, RPMA_MR_USAGE_WRITE_SRC |
-			RPMA_MR_USAGE_READ_DST, &mr));
+	struct rpma_mr_local *mr = IT_REG(peer, buf, IT_REMOTE_MAX,
+			RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct rpma_cq *cq = NULL;
 	IT_OK(rpma_conn_get_cq(conn, &cq));

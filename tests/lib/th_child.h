@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * ops_child.h -- forked children that play other users of rpmad (the
- * tenant tests): a child drops to a uid/gid of its own (after an optional
- * preparation as root), runs a function whose return is its exit status,
- * and sends back what librpmaclient logged in it. Two pipes let it pause
- * until the parent says go on.
+ * th_child.h -- forked children that play other users of rpmad: a child
+ * drops to a uid/gid of its own (after an optional preparation as root),
+ * runs a function whose return is its exit status, and sends back what
+ * librpmaclient logged in it (th_logcap.h). Two pipes let it pause until
+ * the parent says go on.
  */
 
-#ifndef OPS_CHILD_H
-#define OPS_CHILD_H
+#ifndef TH_CHILD_H
+#define TH_CHILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
-/* nobody: the tenant tests' usual other user */
-#define OPS_NOBODY 65534
+/* nobody: the tests' usual other user */
+#define TH_NOBODY 65534
 
 struct child {
 	pid_t pid;
@@ -27,6 +28,12 @@ struct child {
 typedef int child_fn(struct child *c, void *arg);
 
 /*
+ * child_can_play_users -- true as root; else says on stderr that the
+ * test is skipped (other users cannot be played) and returns false
+ */
+bool child_can_play_users(void);
+
+/*
  * child_start_as -- fork a child that runs `prepare` (as root, when not
  * NULL), becomes uid/gid `uid` without supplementary groups and runs
  * `fn`; a failed preparation or switch exits with 90 or 91. Fails the
@@ -35,7 +42,7 @@ typedef int child_fn(struct child *c, void *arg);
 void child_start_as(struct child *c, uid_t uid, child_fn *prepare,
 		child_fn *fn, void *arg);
 
-/* child_start -- child_start_as for OPS_NOBODY */
+/* child_start -- child_start_as for TH_NOBODY */
 void child_start(struct child *c, child_fn *prepare, child_fn *fn,
 		void *arg);
 
@@ -54,7 +61,4 @@ void child_go(struct child *c);
  */
 int child_end(struct child *c, char *log, size_t len);
 
-/* exit_code -- a wait status as an exit code (128 + signal when killed) */
-int exit_code(int status);
-
-#endif /* OPS_CHILD_H */
+#endif /* TH_CHILD_H */
