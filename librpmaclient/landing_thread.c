@@ -74,8 +74,20 @@ struct landing {
 static struct {
 	pthread_mutex_t lock;
 	struct landing *all;
+	/*
+	 * Starting and ending a session's landing, one at a time: rpmad
+	 * opens one area a session, so two threads registering at once
+	 * must not both open it, and a new start must not meet the close
+	 * of the last one. Taken before lock, never by a landing thread.
+	 */
+	pthread_mutex_t start;
+	/* the session whose start failed: rpmad lands all of its accesses
+	 * itself (a later area would meet ranges its thread never had) */
+	uint64_t failed_generation;
+	unsigned failed_epoch;
 } lk = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.start = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* --------------------------------------------------------- the area */
@@ -423,7 +435,9 @@ landing_atfork_child(void)
 	/* the parent's landings are not the child's; a lock held in the
 	 * parent at the fork would be held for good */
 	(void) pthread_mutex_init(&lk.lock, NULL);
+	(void) pthread_mutex_init(&lk.start, NULL);
 	lk.all = NULL;
+	lk.failed_generation = 0;
 }
 
 static struct landing *
@@ -483,16 +497,26 @@ landing_wanted(void)
 	return !(env && strcmp(env, "0") == 0);
 }
 
+/* Whether the session's landing failed to start (under lk.start). */
+static bool
+start_failed(uint64_t generation)
+{
+	return lk.failed_generation == generation &&
+			lk.failed_epoch == fork_epoch();
+}
+
 void
 landing_add(uint64_t generation, const void *ptr, size_t size)
 {
 	ERRNO_KEEP();
+	if (!landing_wanted())
+		return;
+	(void) pthread_mutex_lock(&lk.start);
 	(void) pthread_mutex_lock(&lk.lock);
-	struct landing *l = landing_wanted() ? find_locked(generation) : NULL;
-	bool start = landing_wanted() && l == NULL;
+	struct landing *l = find_locked(generation);
 	(void) pthread_mutex_unlock(&lk.lock);
-	if (start) {
-		/* outside the lock: the thread of another session uses it */
+	if (l == NULL && !start_failed(generation)) {
+		/* outside lk.lock: the thread of another session uses it */
 		l = landing_start(generation);
 		(void) pthread_mutex_lock(&lk.lock);
 		if (l) {
@@ -500,14 +524,20 @@ landing_add(uint64_t generation, const void *ptr, size_t size)
 			lk.all = l;
 		}
 		(void) pthread_mutex_unlock(&lk.lock);
+		if (l == NULL) {
+			lk.failed_generation = generation;
+			lk.failed_epoch = fork_epoch();
+		}
 	}
 	if (l) {
+		/* before the caller has its key: no access can come sooner */
 		(void) pthread_mutex_lock(&lk.lock);
 		if (add_range_locked(l, ptr, size))
 			RLOG_INFO("a registration the landing thread cannot "
 					"land: out of memory");
 		(void) pthread_mutex_unlock(&lk.lock);
 	}
+	(void) pthread_mutex_unlock(&lk.start);
 }
 
 void
@@ -515,6 +545,7 @@ landing_remove(uint64_t generation, const void *ptr, size_t size)
 {
 	ERRNO_KEEP();
 	uint64_t start = (uint64_t)(uintptr_t)ptr;
+	(void) pthread_mutex_lock(&lk.start);
 	(void) pthread_mutex_lock(&lk.lock);
 	struct landing *l = find_locked(generation);
 	bool last = false;
@@ -545,4 +576,5 @@ landing_remove(uint64_t generation, const void *ptr, size_t size)
 		if (free_it)
 			landing_destroy(l);
 	}
+	(void) pthread_mutex_unlock(&lk.start);
 }
