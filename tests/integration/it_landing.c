@@ -169,6 +169,83 @@ START_TEST(test_landed_and_gone)
 }
 END_TEST
 
+/* ------------------------------- 1b. registered by threads at once */
+
+enum {
+	NREG = 8,
+	REG_ROUNDS = 10,
+	REG_LEN = 64 << 10
+};
+
+struct reg_at_once {
+	struct rpma_peer *peer;
+	pthread_barrier_t *go;
+	uint8_t *buf;
+	struct rpma_mr_local *mr;
+	int ret;
+};
+
+static void *
+reg_thread(void *arg)
+{
+	struct reg_at_once *t = arg;
+	(void) pthread_barrier_wait(t->go);
+	t->ret = rpma_mr_reg(t->peer, t->buf, REG_LEN, RW, &t->mr);
+	return NULL;
+}
+
+/*
+ * Threads of one process register at the same moment (fio's jobs do):
+ * one landing thread for all, and every registration's writes land
+ * (a second start of the session's landing lost its registrations).
+ */
+static int
+at_once_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct it_remote r;
+	it_remote_open(&r, env);
+	uint8_t *bufs = mmap(NULL, NREG * REG_LEN, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT(bufs != MAP_FAILED);
+	for (int round = 0; round < REG_ROUNDS; round++) {
+		pthread_barrier_t go;
+		IT_EQ(pthread_barrier_init(&go, NULL, NREG), 0);
+		struct reg_at_once t[NREG];
+		pthread_t th[NREG];
+		for (int i = 0; i < NREG; i++) {
+			t[i] = (struct reg_at_once){ r.peer, &go,
+				bufs + (size_t) i * REG_LEN, NULL, -1 };
+			IT_EQ(pthread_create(&th[i], NULL, reg_thread, &t[i]),
+					0);
+		}
+		for (int i = 0; i < NREG; i++)
+			IT_EQ(pthread_join(th[i], NULL), 0);
+		IT_EQ(pthread_barrier_destroy(&go), 0);
+		IT_EQ(threads_named("rpma-landing"), 1);
+		for (int i = 0; i < NREG; i++) {
+			IT_OK(t[i].ret);
+			uint32_t seed = (uint32_t) (round * NREG + i + 1);
+			it_remote_write(t[i].mr, 0, REG_LEN, seed);
+			IT_EQ(it_check(t[i].buf, REG_LEN, seed), -1);
+		}
+		for (int i = 0; i < NREG; i++)
+			IT_OK(rpma_mr_dereg(&t[i].mr));
+		IT_ASSERT(thread_gone(5000));
+	}
+	IT_EQ(munmap(bufs, NREG * REG_LEN), 0);
+	it_remote_close(&r);
+	return 0;
+}
+
+START_TEST(test_registered_at_once)
+{
+	if (!it_transport_is("tcp"))
+		return; /* RDMA devices write the memory themselves */
+	run(at_once_server, 2);
+}
+END_TEST
+
 /*
  * RPMA_LANDING=0: no thread, and rpmad's own lands the same bytes (the
  * two paths side by side, as bench/ compares them).
@@ -548,9 +625,14 @@ static Suite *
 suite(void)
 {
 	const struct th_test tc_landing[] = {
-		TH_LOOP(test_landed_and_gone, 0, 2), TH_TEST(test_switched_off),
-		TH_LOOP(test_stopped_server, 0, 2), TH_TEST(test_stuck_page),
-		TH_TEST(test_scribbled_area), TH_TEST(test_fork), TH_END
+		TH_LOOP(test_landed_and_gone, 0, 2),
+		TH_TEST(test_switched_off),
+		TH_LOOP(test_stopped_server, 0, 2),
+		TH_TEST(test_stuck_page),
+		TH_TEST(test_scribbled_area),
+		TH_TEST(test_fork),
+		TH_TEST(test_registered_at_once),
+		TH_END,
 	};
 	const struct th_tcase tcases[] = {
 		{ "landing", .steps = tc_landing, .create = it_tcase_create },
