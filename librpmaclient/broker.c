@@ -293,6 +293,18 @@ is_delete(Rpmad__Request__BodyCase body)
 }
 
 /*
+ * Whether a refusal is the caller's to tell: the landing area is the
+ * library's own choice, and without one rpmad lands the accesses itself
+ * (an older rpmad, or none to spare), which is no error of the
+ * application's to read on its stderr.
+ */
+static bool
+is_optional(Rpmad__Request__BodyCase body)
+{
+	return body == RPMAD__REQUEST__BODY_LANDING_OPEN;
+}
+
+/*
  * Turns a failed round trip into the call's result; the lock is held. A
  * request that got no answer in time, or could not even be handed over,
  * fails alone: the session and its objects stay.
@@ -404,8 +416,10 @@ unlock:
 		if (code > RPMA_E_UNKNOWN || code < RPMA_E_AGAIN)
 			code = RPMA_E_UNKNOWN;
 		/* "nothing pending" answers are normal, not worth a log line */
-		if (code != RPMA_E_NO_EVENT)
+		if (code != RPMA_E_NO_EVENT && !is_optional(req->body_case))
 			RLOG_ERROR("rpmad: %s", resp->error->message);
+		else if (code != RPMA_E_NO_EVENT)
+			RLOG_INFO("rpmad: %s", resp->error->message);
 		broker_reply_fini(reply);
 		return code;
 	}
