@@ -3,6 +3,7 @@
  * th_files.c -- files of a test (see th_files.h)
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -71,6 +72,28 @@ wait_text(const char *path, const char *text, int timeout_ms)
 	}
 }
 
+/*
+ * Whether `word` stands in `line` as a word of its own: a pid 819 is not
+ * found in "8192", nor "3" in "13" (an edge that is no letter or digit,
+ * as in "socket:", needs no boundary).
+ */
+static bool
+has_word(const char *line, const char *word)
+{
+	size_t wl = strlen(word);
+	if (wl == 0)
+		return true;
+	for (const char *p = strstr(line, word); p; p = strstr(p + 1, word)) {
+		bool open = !isalnum((unsigned char) word[0]) || p == line ||
+				!isalnum((unsigned char) p[-1]);
+		bool close = !isalnum((unsigned char) word[wl - 1]) ||
+				!isalnum((unsigned char) p[wl]);
+		if (open && close)
+			return true;
+	}
+	return false;
+}
+
 size_t
 count_lines_with(const char *text, ...)
 {
@@ -85,7 +108,7 @@ count_lines_with(const char *text, ...)
 		va_start(ap, text);
 		const char *w;
 		while (all && (w = va_arg(ap, const char *)) != NULL)
-			all = strstr(copy, w) != NULL;
+			all = has_word(copy, w);
 		va_end(ap);
 		free(copy);
 		if (all)

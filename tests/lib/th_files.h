@@ -20,7 +20,10 @@ int write_text(const char *path, const char *text);
 /* wait_text -- wait until the file holds `text`. true when it does. */
 bool wait_text(const char *path, const char *text, int timeout_ms);
 
-/* count_lines_with -- how many lines of `text` contain every word given */
+/*
+ * count_lines_with -- how many lines of `text` contain every word given,
+ * each as a word of its own (a pid is not found inside a larger number)
+ */
 size_t count_lines_with(const char *text, ...) __attribute__((sentinel));
 
 /* builddir_path -- $TOP_BUILDDIR/rel (one of two static buffers) */
