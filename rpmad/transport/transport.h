@@ -268,7 +268,7 @@ struct transport_entry {
 
 /* ------------------------------------------- what rpmad offers: upcalls */
 
-/* Devices (device.c). */
+/* Devices (device.c; device_let_go: device_gone.c). */
 
 #define SOFTWARE_DEVICE_NAME "rpmad_tcp"
 
