@@ -1,49 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * fork.c -- the library's fork handlers and the count of forks that
- * tells a child's objects from its parent's (fork.h)
+ * fork.c -- the count of forks that tells a child's objects from its
+ * parent's (fork.h); the handlers that advance it are atfork.c's, above
+ * every part they tell of the fork
  */
 
-#include <pthread.h>
 #include <stdatomic.h>
 
-#include "broker.h"
 #include "fork.h"
-#include "landing_thread.h"
 #include "log_internal.h"
-#include "vamem.h"
 
 static _Atomic unsigned epoch;
 static _Atomic bool told;	/* the refusal is logged once per process */
-
-static void
-prepare(void)
-{
-	vamem_atfork_prepare();
-}
-
-static void
-parent(void)
-{
-	vamem_atfork_parent();
-}
-
-static void
-child(void)
-{
-	/* the registered pages first: nothing may allocate before */
-	vamem_atfork_child();
-	broker_atfork_child();
-	landing_atfork_child();
-	atomic_fetch_add(&epoch, 1);
-	atomic_store(&told, false);
-}
-
-__attribute__((constructor)) static void
-fork_init(void)
-{
-	(void) pthread_atfork(prepare, parent, child);
-}
 
 unsigned
 fork_epoch(void)
@@ -61,4 +29,11 @@ fork_inherited(unsigned e, const char *what)
 				"process is a child of fork()); make new "
 				"objects here", what);
 	return true;
+}
+
+void
+fork_epoch_next(void)
+{
+	atomic_fetch_add(&epoch, 1);
+	atomic_store(&told, false);
 }

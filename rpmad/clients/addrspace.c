@@ -18,8 +18,6 @@
 #include <unistd.h>
 
 #include "clients/addrspace.h"
-#include "clients/as_worker.h"
-#include "clients/landing.h"
 #include "fs/fstype.h"
 #include "proc_maps.h"
 
@@ -27,8 +25,7 @@ struct addrspace {
 	int mem_fd;
 	int maps_fd;
 	unsigned refs;
-	struct as_worker *worker;	/* its thread (as_worker.h), or NULL */
-	struct landing *landing;	/* its landing area (landing.h), or NULL */
+	struct as_hook *hooks; /* what serves it, the newest first */
 };
 
 static uint64_t
@@ -111,8 +108,10 @@ addrspace_put(struct addrspace *as)
 {
 	if (as == NULL || --as->refs > 0)
 		return;
-	as_worker_stop(as->worker);
-	landing_free(as->landing);
+	for (struct as_hook *h = as->hooks, *next; h; h = next) {
+		next = h->next; /* h is gone after its release */
+		h->ops->release(h);
+	}
 	(void) close(as->mem_fd);
 	(void) close(as->maps_fd);
 	free(as);
@@ -255,18 +254,6 @@ rest_of_page(uint64_t addr, size_t len)
 	return rest < len ? rest : len;
 }
 
-struct as_worker *
-addrspace_worker(const struct addrspace *as)
-{
-	return as->worker;
-}
-
-void
-addrspace_set_worker(struct addrspace *as, struct as_worker *w)
-{
-	as->worker = w;
-}
-
 int
 addrspace_mem_fd(const struct addrspace *as)
 {
@@ -328,14 +315,18 @@ addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf, size_t len)
 	return lost;
 }
 
-struct landing *
-addrspace_landing(const struct addrspace *as)
+void
+addrspace_hook_add(struct addrspace *as, struct as_hook *h)
 {
-	return as->landing;
+	h->next = as->hooks;
+	as->hooks = h;
 }
 
-void
-addrspace_set_landing(struct addrspace *as, struct landing *l)
+struct as_hook *
+addrspace_hook_find(const struct addrspace *as, const struct as_hook_ops *ops)
 {
-	as->landing = l;
+	struct as_hook *h = as->hooks;
+	while (h && h->ops != ops)
+		h = h->next;
+	return h;
 }

@@ -63,24 +63,38 @@ size_t addrspace_write(struct addrspace *as, uint64_t addr, const void *buf,
 
 /*
  * addrspace_pread, addrspace_pwrite -- the same through a descriptor of
- * its mem of one's own (a thread of as_worker.h's, which must not touch
- * the loop's objects)
+ * its mem of one's own (a thread that must not touch the loop's objects)
  */
 size_t addrspace_pread(int mem_fd, uint64_t addr, void *buf, size_t len);
 size_t addrspace_pwrite(int mem_fd, uint64_t addr, const void *buf,
 		size_t len);
 
-/* addrspace_mem_fd -- its mem descriptor (as_worker.c dups it) */
+/* addrspace_mem_fd -- its mem descriptor (for such a thread to dup) */
 int addrspace_mem_fd(const struct addrspace *as);
 
-/* addrspace_worker, addrspace_set_worker -- its thread (as_worker.h) */
-struct as_worker;
-struct as_worker *addrspace_worker(const struct addrspace *as);
-void addrspace_set_worker(struct addrspace *as, struct as_worker *w);
+/*
+ * What of rpmad's serves an address space and ends with it (a thread for
+ * its memory, a landing area) hangs on it by a hook, as a notifier hangs
+ * on a kernel's mm: the address space knows nothing of it, and its last
+ * put calls the hook's release. Each finds its own again by its ops.
+ */
+struct as_hook;
 
-/* addrspace_landing, addrspace_set_landing -- its landing area (landing.h) */
-struct landing;
-struct landing *addrspace_landing(const struct addrspace *as);
-void addrspace_set_landing(struct addrspace *as, struct landing *l);
+struct as_hook_ops {
+	/* the address space goes: let go of what serves it */
+	void (*release)(struct as_hook *h);
+};
+
+struct as_hook {
+	const struct as_hook_ops *ops;
+	struct as_hook *next;
+};
+
+/* addrspace_hook_add -- hang h (the caller's memory) on the address space */
+void addrspace_hook_add(struct addrspace *as, struct as_hook *h);
+
+/* addrspace_hook_find -- its hook of these ops, or NULL */
+struct as_hook *addrspace_hook_find(const struct addrspace *as,
+		const struct as_hook_ops *ops);
 
 #endif /* RPMAD_ADDRSPACE_H */

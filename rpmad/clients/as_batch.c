@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "clients/addrspace.h"
-#include "clients/as_batch_impl.h"
+#include "clients/as_worker_impl.h"
+#include "clients/landing.h"
 #include "core/daemon.h"
 #include "log/log.h"
 #include "loop/loop.h"
@@ -157,7 +158,8 @@ as_batch_lost(const struct as_batch *b)
 	return b->lost;
 }
 
-void
+/* Frees it and its bytes, whoever held them. */
+static void
 as_batch_destroy(struct as_batch *b)
 {
 	while (b->chunks) {
@@ -200,7 +202,11 @@ pending_del(struct as_batch *b)
 	b->pending_prev = b->pending_next = NULL;
 }
 
-void
+/*
+ * On the loop: the batch is over; its done() gets `status` (AS_OK becomes
+ * AS_LOST when it lost bytes)
+ */
+static void
 as_batch_finish(struct as_batch *b, enum as_status status)
 {
 	pending_del(b);
@@ -284,13 +290,19 @@ check_deadlines(struct loop_timer *t)
 		loop_timer_arm(ab.loop, &ab.deadline, CHECK_NS);
 }
 
+/* what those below that do batches call when one is back (upcalls) */
+static const struct as_back back = {
+	.finish = as_batch_finish,
+	.destroy = as_batch_destroy,
+};
+
 void
 as_workers_init(struct loop *loop)
 {
 	ab.loop = loop;
 	ab.deadline.fn = check_deadlines;
-	worker_init(loop);
-	landing_init(loop);
+	worker_init(loop, &back);
+	landing_init(loop, &back);
 }
 
 void

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * as_worker.c -- rpmad's thread per client for the reads and writes of its
- * own memory (the batches its landing area does not take: as_batch.c),
+ * own memory (the batches its landing area does not take: as_worker.h),
  * and their way back to the loop through one eventfd
  */
 
@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 #include "clients/addrspace.h"
-#include "clients/as_batch_impl.h"
+#include "clients/as_worker_impl.h"
 #include "core/daemon.h"
 #include "log/log.h"
 #include "loop/loop.h"
@@ -50,6 +51,7 @@ struct as_thread {
 };
 
 struct as_worker {
+	struct as_hook hook; /* on the client's address space */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	_Atomic unsigned queued;	/* batches submitted: for its spin */
@@ -62,8 +64,17 @@ struct as_worker {
 	int mem_fd;			/* the thread's own descriptor */
 };
 
+/* the worker whose hook this is */
+static struct as_worker *
+worker_of_hook(struct as_hook *h)
+{
+	return (struct as_worker *) ((char *) h -
+			offsetof(struct as_worker, hook));
+}
+
 static struct {
 	struct loop *loop;
+	const struct as_back *back; /* the batches' way back up */
 	int efd;
 	struct loop_watch watch;
 	pthread_mutex_t lock;		/* the done list, the ended threads */
@@ -284,10 +295,24 @@ join_ended(void)
 
 /* ------------------------------------------------------------ the loop */
 
+static void worker_release(struct as_hook *h);
+
+static const struct as_hook_ops worker_hook_ops = {
+	.release = worker_release,
+};
+
+/* The client's worker, if it has one. */
+static struct as_worker *
+worker_find(struct addrspace *as)
+{
+	struct as_hook *h = addrspace_hook_find(as, &worker_hook_ops);
+	return h ? worker_of_hook(h) : NULL;
+}
+
 static struct as_worker *
 worker_of(struct addrspace *as)
 {
-	struct as_worker *w = addrspace_worker(as);
+	struct as_worker *w = worker_find(as);
 	if (w)
 		return w;
 	w = calloc(1, sizeof(*w));
@@ -307,7 +332,8 @@ worker_of(struct addrspace *as)
 	(void) pthread_cond_init(&w->wake, &ca);
 	(void) pthread_condattr_destroy(&ca);
 	w->refs = 1;	/* the address space's */
-	addrspace_set_worker(as, w);
+	w->hook.ops = &worker_hook_ops;
+	addrspace_hook_add(as, &w->hook);
 	return w;
 }
 
@@ -348,7 +374,7 @@ worker_submit(struct as_batch *b)
 bool
 worker_keeps(struct as_batch *b)
 {
-	struct as_worker *w = addrspace_worker(b->as);
+	struct as_worker *w = worker_find(b->as);
 	if (w == NULL)
 		return false;
 	(void) pthread_mutex_lock(&w->lock);
@@ -362,7 +388,7 @@ worker_keeps(struct as_batch *b)
 bool
 worker_abandon(struct as_batch *b)
 {
-	struct as_worker *w = addrspace_worker(b->as);
+	struct as_worker *w = worker_find(b->as);
 	if (w == NULL)
 		return false;	/* never reached one: in the done list */
 	bool ends = true;
@@ -398,9 +424,9 @@ worker_reap(void)
 	while (b) {
 		struct as_batch *next = b->next;
 		if (b->loop_freed)
-			as_batch_destroy(b);	/* given up on, and freed */
+			aw.back->destroy(b); /* given up on, and freed */
 		else
-			as_batch_finish(b, b->status);
+			aw.back->finish(b, b->status);
 		b = next;
 	}
 }
@@ -415,11 +441,11 @@ efd_ready(struct loop_watch *watch, uint32_t events)
 	join_ended();
 }
 
-void
-as_worker_stop(struct as_worker *w)
+/* The client's address space goes: its thread ends once it has nothing left. */
+static void
+worker_release(struct as_hook *h)
 {
-	if (w == NULL)
-		return;
+	struct as_worker *w = worker_of_hook(h);
 	(void) pthread_mutex_lock(&w->lock);
 	w->stopping = true;
 	(void) pthread_cond_signal(&w->wake);
@@ -431,9 +457,10 @@ as_worker_stop(struct as_worker *w)
 }
 
 void
-worker_init(struct loop *loop)
+worker_init(struct loop *loop, const struct as_back *back)
 {
 	aw.loop = loop;
+	aw.back = back;
 	aw.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (aw.efd < 0) {
 		log_err("cannot make an eventfd for clients' memory: %s",

@@ -112,11 +112,4 @@ void as_batch_free(struct as_batch *b);
 void as_workers_init(struct loop *loop);
 void as_workers_fini(void);
 
-/*
- * as_worker_stop -- the client's address space goes: its thread ends once
- * it has nothing left (called by addrspace_put)
- */
-struct as_worker;
-void as_worker_stop(struct as_worker *w);
-
 #endif /* RPMAD_AS_WORKER_H */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -17,7 +18,7 @@
 #include <unistd.h>
 
 #include "clients/addrspace.h"
-#include "clients/as_batch_impl.h"
+#include "clients/as_worker_impl.h"
 #include "clients/landing.h"
 #include "landing_area.h"
 #include "log/log.h"
@@ -35,6 +36,7 @@
 #define CHECK_NS (10u * 1000000u)
 
 struct landing {
+	struct as_hook hook; /* on the client's address space */
 	struct addrspace *as;		/* whose (not a reference) */
 	uint8_t *map;
 	size_t size;
@@ -55,8 +57,16 @@ struct landing {
 	struct landing *prev, *next;	/* areas with slots in use */
 };
 
+/* the area whose hook this is */
+static struct landing *
+area_of_hook(struct as_hook *h)
+{
+	return (struct landing *) ((char *) h - offsetof(struct landing, hook));
+}
+
 static struct {
 	struct loop *loop;
+	const struct as_back *back; /* the batches' way back up */
 	struct loop_poller poller;
 	struct loop_timer take_check;
 	struct landing *busy;		/* areas with slots in use */
@@ -168,7 +178,7 @@ done(struct landing *l, uint32_t index)
 	if (b->abandoned) {
 		/* over already (AS_STALLED): only its bytes were kept */
 		if (b->loop_freed)
-			as_batch_destroy(b);
+			ld.back->destroy(b);
 		else
 			b->abandoned = false;	/* as_batch_free destroys it */
 		return;
@@ -180,7 +190,7 @@ done(struct landing *l, uint32_t index)
 			lost += b->jobs[i].len;
 	}
 	b->lost = lost;
-	as_batch_finish(b, AS_OK);
+	ld.back->finish(b, AS_OK);
 }
 
 /*
@@ -303,10 +313,17 @@ check_takes(struct loop_timer *t)
 
 /* --------------------------------------------------------- batches */
 
+static void area_release(struct as_hook *h);
+
+static const struct as_hook_ops area_hook_ops = {
+	.release = area_release,
+};
+
 static struct landing *
 area_of(struct addrspace *as)
 {
-	return as ? addrspace_landing(as) : NULL;
+	struct as_hook *h = as ? addrspace_hook_find(as, &area_hook_ops) : NULL;
+	return h ? area_of_hook(h) : NULL;
 }
 
 /* The client's thread sleeps on `posted`: wake it. */
@@ -443,6 +460,7 @@ area_new(struct addrspace *as, struct landing **out)
 	struct landing *l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return -ENOMEM;
+	l->hook.ops = &area_hook_ops;
 	l->as = as;
 	l->memfd = l->done_fd = -1;
 	l->size = landing_area_size();
@@ -501,12 +519,12 @@ err:
 int
 landing_open(struct addrspace *as, int fds[2], uint32_t *first)
 {
-	struct landing *l = addrspace_landing(as);
+	struct landing *l = area_of(as);
 	if (l == NULL) {
 		int ret = area_new(as, &l);
 		if (ret)
 			return ret;
-		addrspace_set_landing(as, l);
+		addrspace_hook_add(as, &l->hook);
 	}
 	/* one thread at a time: an earlier one's batches are done first */
 	if (l->open || l->oldest != l->posted)
@@ -552,21 +570,21 @@ landing_end(struct addrspace *as)
 		(void) slot_clear(l, i);
 		if (b->abandoned) {
 			if (b->loop_freed)
-				as_batch_destroy(b);
+				ld.back->destroy(b);
 			else
 				b->abandoned = false;
 		} else {
-			as_batch_finish(b, AS_STALLED);
+			ld.back->finish(b, AS_STALLED);
 		}
 	}
 	reclaim(l);
 }
 
-void
-landing_free(struct landing *l)
+/* The address space goes (nothing of it is in flight): so does its area. */
+static void
+area_release(struct as_hook *h)
 {
-	if (l == NULL)
-		return;
+	struct landing *l = area_of_hook(h);
 	busy_del(l);
 	loop_del(ld.loop, &l->watch);
 	(void) close(l->done_fd);
@@ -576,9 +594,10 @@ landing_free(struct landing *l)
 }
 
 void
-landing_init(struct loop *loop)
+landing_init(struct loop *loop, const struct as_back *back)
 {
 	ld.loop = loop;
+	ld.back = back;
 	ld.take_check.fn = check_takes;
 	ld.poller.poll = poll_all;
 	ld.poller.prepare_sleep = prepare_sleep_all;

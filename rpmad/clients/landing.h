@@ -20,10 +20,14 @@
 #ifndef RPMAD_LANDING_H
 #define RPMAD_LANDING_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct addrspace;
-struct landing;
+struct as_back;
+struct as_batch;
+struct loop;
 
 /*
  * landing_open -- the client's area (made on first use): fds[] get the
@@ -45,7 +49,26 @@ void landing_close(struct addrspace *as);
  */
 void landing_end(struct addrspace *as);
 
-/* landing_free -- the address space goes (nothing of it is in flight) */
-void landing_free(struct landing *l);
+/*
+ * Batches (as_worker_impl.h), handed to the area when it can take them:
+ * landing_submit -- post it to the client's thread (0), or -EAGAIN: the
+ *   area cannot take it now (rpmad's thread does it instead)
+ * landing_abandon, landing_keeps, landing_reap -- as the worker's
+ * landing_bytes -- a run of at least n bytes of the area (*got: how many),
+ *   or NULL (none open, or full: the heap's then)
+ * landing_bytes_put -- its return, once the batch is destroyed
+ * landing_init -- rpmad's start: a batch the client's thread did goes back
+ *   through `back`
+ *
+ * The area is freed with the address space (it hangs on it: addrspace.h).
+ */
+int landing_submit(struct as_batch *b);
+bool landing_abandon(struct as_batch *b);
+bool landing_keeps(struct as_batch *b);
+void landing_reap(void);
+uint8_t *landing_bytes(struct addrspace *as, size_t n, size_t *got);
+void landing_bytes_put(struct addrspace *as, uint8_t *p, size_t size);
+void landing_init(struct loop *loop, const struct as_back *back);
+void landing_fini(void);
 
 #endif /* RPMAD_LANDING_H */

@@ -10,9 +10,13 @@
  * transport holds meanwhile, works and receives, is kept here too ("in
  * flight"), so that every transport completes them the same way.
  *
- * struct conn is opaque: its fields are those of conn.c, conn_work.c and
- * conn_poll.c (conn_impl.h). What a transport may call of it, and the data
- * handed to a transport (struct work, struct recv_slot), stand in
+ * struct conn is opaque: its fields (conn_impl.h) are those of its files,
+ * each above the ones before it: conn.c its state (its facts, owner,
+ * states and events, the poller's list), conn_work.c the work path,
+ * conn_poll.c the poller, conn_life.c its life and the calls of its
+ * client (a shared RQ, srq.c, stands between the work path and the
+ * life). What a transport may call of it, and the data handed to a
+ * transport (struct work, struct recv_slot), stand in
  * transport/transport.h; rpmactl gets a plain description
  * (conn_describe()).
  */

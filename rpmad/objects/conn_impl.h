@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * conn_impl.h -- a connection's fields and what its files call of each
- * other: conn.c (the object, its events, its states, the calls of its
- * client), conn_work.c (the work path: work requests and receives taken,
- * in flight and completed) and conn_poll.c (the poller). Nothing outside
- * objects/conn*.c includes it.
+ * conn_impl.h -- a connection's fields, and the calls of conn.c, the
+ * bottom of a connection's files, for those above it (conn.h says which).
+ * Nothing outside objects/conn*.c includes it.
  */
 
 #ifndef RPMAD_CONN_IMPL_H
@@ -25,6 +23,7 @@
 #include "transport/transport.h"
 
 struct client;
+struct srq;
 
 /*
  * In flight: works and receives the transport took (conn_work_handed(),
@@ -93,7 +92,14 @@ struct conn {
 	uint8_t recv_rejected;
 	bool rnr_waiting; /* a message waits for a receive */
 	struct conn_inflight inflight;
-	struct srq *srq; /* 1.x: receives come from it, not qp.rq */
+	/*
+	 * 1.x: the shared RQ its receives come from, not qp.rq; what its work
+	 * path needs of it: its queue pair, and whether their completions go
+	 * to that one's CQ (else to the connection's)
+	 */
+	struct srq *srq;
+	struct qp *srq_qp;
+	bool srq_rcq;
 
 	struct conn_event_entry events[CONN_MAX_EVENTS];
 	unsigned ev_head, ev_count;
@@ -117,6 +123,13 @@ struct conn {
 /* The client the connection is of: its log share, its counts. */
 struct client *conn_owner(const struct conn *conn);
 
+/* What a state and an event are called in log lines and by rpmactl. */
+const char *conn_state_name(enum conn_state state);
+const char *conn_event_name(enum rpma_conn_event event);
+
+/* Whether a connection in `state` is a request (not connecting yet). */
+bool conn_is_request(enum conn_state state);
+
 /*
  * Every change of state comes here: the client counts its requests (not
  * connecting yet) for max_pending_requests and rpmactl.
@@ -131,44 +144,12 @@ void conn_push_event(struct conn *conn, enum rpma_conn_event event,
  * fields). */
 void conn_log_subject(const struct conn *conn);
 
-/* Lets go of the transport and flushes what it had. */
-void conn_release_transport(struct conn *conn, bool abort);
-
-/* ---- conn_work.c */
-
-/* Every further work request is flushed: the queue pair is in error. */
-void conn_set_qp_error(struct conn *conn);
-
-/* Takes work from the SQ into the transport; returns how much. */
-int conn_take_work(struct conn *conn);
-
 /*
- * The transport let go: what it had in flight is flushed with the rest of
- * the works taken, in SQ order (conn_flush_taken).
+ * The poller's list: conn_activate() (transport.h) joins it,
+ * conn_deactivate() leaves it; conn_active_first() is its first (the
+ * others follow through active_next).
  */
-void conn_works_forget(struct conn *conn);
-
-/* Flushes work taken from the SQ that nobody will complete any more. */
-void conn_flush_taken(struct conn *conn);
-
-/* Flushes everything still in the rings (the queue pair is in error). */
-int conn_flush_rings(struct conn *conn);
-
-/* Flushes the work the transport refused for now (it holds none of it). */
-int conn_flush_deferred(struct conn *conn);
-
-/* Where the connection's receives are posted: its own RQ or a shared one. */
-struct qp *conn_recv_qp(struct conn *conn);
-
-/* ---- conn_poll.c */
-
-/* conn_poller_start -- the poller of every connection joins the loop */
-void conn_poller_start(void);
-
-/* Leaves the poller's list (conn_activate() joins it). */
 void conn_deactivate(struct conn *conn);
-
-/* The client rang the doorbell of a connection's queue pair. */
-void conn_doorbell_ready(struct loop_watch *w, uint32_t events);
+struct conn *conn_active_first(void);
 
 #endif /* RPMAD_CONN_IMPL_H */

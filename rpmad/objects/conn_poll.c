@@ -14,10 +14,10 @@
 #include "loop/loop.h"
 #include "objects/conn.h"
 #include "objects/conn_impl.h"
+#include "objects/conn_poll.h"
+#include "objects/conn_work.h"
 #include "objects/qp.h"
 #include "transport/transport.h"
-
-static struct conn *active_conns; /* the poller's list */
 
 static void
 conn_fail_corrupted(struct conn *conn)
@@ -67,27 +67,6 @@ conn_poll(struct conn *conn)
 	return work;
 }
 
-void
-conn_activate(struct conn *conn)
-{
-	if (conn->active)
-		return;
-	conn->active = true;
-	conn->last_work_ns = loop_now_ns();
-	qp_wake(&conn->qp);
-	DL_APPEND2(active_conns, conn, active_prev, active_next);
-	loop_kick(rpmad.loop);
-}
-
-void
-conn_deactivate(struct conn *conn)
-{
-	if (!conn->active)
-		return;
-	conn->active = false;
-	DL_DELETE2(active_conns, conn, active_prev, active_next);
-}
-
 /*
  * Whether posted SQ entries are work now: not while the connection is not
  * up (nor while all its work is in flight), or a client that posts early
@@ -128,7 +107,7 @@ needs_polling(const struct conn *conn)
 static bool
 conn_try_sleep(struct conn *conn)
 {
-	/* a shared RQ's doorbell wakes its connections (srq.c) */
+	/* a shared RQ's doorbell wakes its connections */
 	if (qp_prepare_sleep(&conn->qp, sq_wanted(conn),
 			    rq_wanted(conn) && conn->srq == NULL)) {
 		qp_wake(&conn->qp);
@@ -145,7 +124,7 @@ poll_all(void *arg)
 	uint64_t now = loop_now_ns();
 	uint64_t spin = loop_spin_ns(rpmad.loop);
 	struct conn *conn, *tmp;
-	DL_FOREACH_SAFE2(active_conns, conn, tmp, active_next)
+	DL_FOREACH_SAFE2(conn_active_first(), conn, tmp, active_next)
 	{
 		int w = conn_poll(conn);
 		work += w;
@@ -165,7 +144,7 @@ prepare_sleep_all(void *arg)
 {
 	int work = 0;
 	struct conn *conn;
-	DL_FOREACH2(active_conns, conn, active_next)
+	DL_FOREACH2(conn_active_first(), conn, active_next)
 	work += qp_prepare_sleep(&conn->qp, sq_wanted(conn), rq_wanted(conn));
 	return work;
 }
@@ -174,7 +153,7 @@ static void
 wake_all(void *arg)
 {
 	struct conn *conn;
-	DL_FOREACH2(active_conns, conn, active_next)
+	DL_FOREACH2(conn_active_first(), conn, active_next)
 	qp_wake(&conn->qp);
 }
 

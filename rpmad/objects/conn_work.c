@@ -13,11 +13,11 @@
 #include "loop/fairq.h"
 #include "objects/conn.h"
 #include "objects/conn_impl.h"
+#include "objects/conn_work.h"
 #include "objects/device.h"
 #include "objects/mr.h"
 #include "objects/peer.h"
 #include "objects/qp.h"
-#include "objects/srq.h"
 #include "qp_wc.h"
 #include "transport/transport.h"
 
@@ -79,7 +79,7 @@ work_leaves(struct conn *conn, struct work *w)
  * The transport let go: what it had in flight is flushed with the rest of
  * the works taken, in SQ order (conn_flush_taken).
  */
-void
+static void
 conn_works_forget(struct conn *conn)
 {
 	struct conn_inflight *f = &conn->inflight;
@@ -300,7 +300,7 @@ conn_work_done(struct conn *conn, struct work *w, enum ibv_wc_status status)
 }
 
 /* Flushes work taken from the SQ that nobody will complete any more. */
-void
+static void
 conn_flush_taken(struct conn *conn)
 {
 	while (conn->sq_done != conn->sq_taken) {
@@ -348,6 +348,19 @@ conn_flush_deferred(struct conn *conn)
 		return 0;
 	conn_flush_taken(conn);
 	return 1;
+}
+
+/* Lets go of the transport and flushes what it had. */
+void
+conn_release_transport(struct conn *conn, bool abort)
+{
+	if (conn->tp_conn)
+		conn->tp->release(conn, abort);
+	conn->tp_conn = NULL;
+	conn->release_pending = false;
+	conn_recv_flush(conn);
+	conn_works_forget(conn);
+	conn_flush_taken(conn);
 }
 
 void
@@ -493,7 +506,7 @@ conn_take_work(struct conn *conn)
 struct qp *
 conn_recv_qp(struct conn *conn)
 {
-	return conn->srq ? &conn->srq->qp : &conn->qp;
+	return conn->srq_qp ? conn->srq_qp : &conn->qp;
 }
 
 void
@@ -501,12 +514,6 @@ conn_srq_posted(struct conn *conn)
 {
 	if (conn->rnr_waiting)
 		conn_activate(conn);
-}
-
-struct srq *
-conn_srq(const struct conn *conn)
-{
-	return conn->srq;
 }
 
 /*
@@ -545,7 +552,7 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	/* corrupted: the poller ends the connection (a shared RQ: it is
 	 * of no use any more, and each connection fails as it takes) */
 	if (got < 0) {
-		if (conn->srq)
+		if (conn->srq_qp)
 			conn->qp.corrupted = true;
 		return -EPROTO;
 	}
@@ -587,12 +594,12 @@ conn_recv_done(struct conn *conn, struct recv_slot *rs,
 		.wc_flags = with_imm ? IBV_WC_WITH_IMM : 0,
 		.source = QP_CQE_FROM_RQ,
 	};
-	if (conn->srq) {
+	if (conn->srq_qp) {
 		/* the shared RQ's receive CQ, else the connection's queues */
 		cqe.source = QP_CQE_FROM_SRQ;
 		cqe.qp_num = conn->qp_num;
-		if (conn->srq->has_rcq)
-			qp_complete(&conn->srq->qp, &cqe, false);
+		if (conn->srq_rcq)
+			qp_complete(conn->srq_qp, &cqe, false);
 		else
 			qp_complete(&conn->qp, &cqe, true);
 	} else {

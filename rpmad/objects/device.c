@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * device.c -- looking up the device that serves an address
+ * device.c -- the devices the transports made, and looking up the one
+ * that serves an address
  *
  * LOCAL: the address must be one of this host's (it can be bound);
  * REMOTE: a route to it must exist. Which device answers depends on the
@@ -13,18 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <utlist.h>
 
 #include "clients/client.h"
 #include "core/daemon.h"
 #include "core/netns.h"
-#include "core/registry.h"
 #include "librpma.h"
 #include "log/log.h"
 #include "objects/device.h"
-#include "objects/ep.h"
-#include "objects/mr.h"
-#include "objects/peer.h"
 #include "transport/transports.h"
 
 static struct device *devices;
@@ -97,32 +93,6 @@ void *
 device_tp(const struct device *dev)
 {
 	return dev->tp_dev;
-}
-
-void
-device_let_go(struct device *dev)
-{
-	for (struct obj_owner *o = registry_owners(); o; o = o->next) {
-		struct obj *x;
-		DL_FOREACH(registry_first(o, OBJ_EP), x)
-		{
-			struct ep *ep = (struct ep *) x;
-			if (ep_peer(ep)->dev == dev)
-				dev->tp->unlisten(ep);
-		}
-		DL_FOREACH(registry_first(o, OBJ_MR), x)
-		{
-			struct mr *mr = (struct mr *) x;
-			if (mr->peer->dev == dev && dev->tp->mr_deregister)
-				dev->tp->mr_deregister(mr);
-		}
-		DL_FOREACH(registry_first(o, OBJ_PEER), x)
-		{
-			struct peer *peer = (struct peer *) x;
-			if (peer->dev == dev && dev->tp->pd_free)
-				dev->tp->pd_free(peer);
-		}
-	}
 }
 
 void

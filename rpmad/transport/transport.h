@@ -268,7 +268,7 @@ struct transport_entry {
 
 /* ------------------------------------------- what rpmad offers: upcalls */
 
-/* Devices (device.c). */
+/* Devices (device.c; device_let_go: device_gone.c). */
 
 #define SOFTWARE_DEVICE_NAME "rpmad_tcp"
 
@@ -471,7 +471,7 @@ int ep_netns(const struct ep *ep);
  */
 int ep_incoming(struct ep *ep, struct incoming *inc);
 
-/* Connections (conn.c, conn_work.c, conn_poll.c). */
+/* Connections (conn.c, conn_work.c, conn_poll.c, conn_life.c). */
 
 /*
  * conn_activate -- put the connection on the poller's list (its transport

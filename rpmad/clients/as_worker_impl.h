@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * as_batch_impl.h -- what a batch of as_worker.h is, for the two that do
- * batches: rpmad's thread for the client (as_worker.c) and the client's own
- * thread through its landing area (landing.c). Not for anyone else.
+ * as_worker_impl.h -- what a batch of as_worker.h is inside, for the one
+ * that gathers batches and those that do them; and rpmad's thread for a
+ * client (as_worker.c), the first of those. Not for anyone else.
+ *
+ * The ones that do batches lie below the one that gathers them: a batch
+ * they are done with goes back up through the calls it gave them at start
+ * (struct as_back), as a completion does.
  */
 
-#ifndef RPMAD_AS_BATCH_IMPL_H
-#define RPMAD_AS_BATCH_IMPL_H
+#ifndef RPMAD_AS_WORKER_IMPL_H
+#define RPMAD_AS_WORKER_IMPL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,7 +36,7 @@ struct as_chunk {
 	struct as_chunk *next;
 	size_t used, size;
 	uint8_t *bytes;
-	bool landed;		/* in the landing area (landing_chunks_put) */
+	bool landed; /* in the client's landing area */
 };
 
 /* Who does a submitted batch. */
@@ -60,47 +64,33 @@ struct as_batch {
 };
 
 /*
- * as_batch_finish -- on the loop: the batch is over; its done() gets
- * `status` (AS_OK becomes AS_LOST when it lost bytes)
+ * How a batch goes back to the one that gathered it, on the loop; given
+ * to each that does batches once, at start:
+ * finish -- the batch is over; its done() gets `status` (AS_OK becomes
+ *   AS_LOST when it lost bytes)
+ * destroy -- frees it and its bytes, whoever held them (a batch the loop
+ *   gave up on and freed, back from the thread that was in it)
  */
-void as_batch_finish(struct as_batch *b, enum as_status status);
-
-/* as_batch_destroy -- frees it and its bytes, whoever held them */
-void as_batch_destroy(struct as_batch *b);
+struct as_back {
+	void (*finish)(struct as_batch *b, enum as_status status);
+	void (*destroy)(struct as_batch *b);
+};
 
 /*
  * rpmad's thread (as_worker.c):
- * worker_submit -- hand it over; its end comes through as_batch_finish, on
+ * worker_submit -- hand it over; its end comes through back->finish, on
  *   the loop (never from within this call)
  * worker_abandon -- it is past its deadline: whether it ends now, as
  *   AS_STALLED (false: it is already back, and ends on the next reap)
  * worker_keeps -- the loop frees it: true when the thread is in it, which
- *   then frees it once back (as_batch_destroy, on the loop)
+ *   then frees it once back (back->destroy, on the loop)
  * worker_reap -- end the batches the threads gave back
  */
 void worker_submit(struct as_batch *b);
 bool worker_abandon(struct as_batch *b);
 bool worker_keeps(struct as_batch *b);
 void worker_reap(void);
-void worker_init(struct loop *loop);
+void worker_init(struct loop *loop, const struct as_back *back);
 void worker_fini(void);
 
-/*
- * The client's landing area (landing.c):
- * landing_submit -- post it to the client's thread (0), or -EAGAIN: the
- *   area cannot take it now (rpmad's thread does it instead)
- * landing_abandon, landing_keeps, landing_reap -- as the worker's
- * landing_bytes -- a run of at least n bytes of the area (*got: how many),
- *   or NULL (none open, or full: the heap's then)
- * landing_bytes_put -- its return, once the batch is destroyed
- */
-int landing_submit(struct as_batch *b);
-bool landing_abandon(struct as_batch *b);
-bool landing_keeps(struct as_batch *b);
-void landing_reap(void);
-uint8_t *landing_bytes(struct addrspace *as, size_t n, size_t *got);
-void landing_bytes_put(struct addrspace *as, uint8_t *p, size_t size);
-void landing_init(struct loop *loop);
-void landing_fini(void);
-
-#endif /* RPMAD_AS_BATCH_IMPL_H */
+#endif /* RPMAD_AS_WORKER_IMPL_H */
