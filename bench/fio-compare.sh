@@ -49,15 +49,20 @@ for side in "$@"; do
 		{ echo "no ${prefix[$name]}/sbin/rpmad" >&2; exit 2; }
 done
 
-# one run: its IOPS as a number (k and M expanded), or "failed"
+# One run: its IOPS as a number (k and M expanded), or "failed" with the
+# reason fio-librpma.sh gave on stderr: a failure is a finding, not a
+# missing number.
 run_one() {
 	local name=$1 eng=$2 jobs=$3 depth=$4 out
 	local -a env=()
 	IFS=, read -r -a env <<< "${envs[$name]}"
-	out=$(env "${env[@]}" RPMAD_BIN="${prefix[$name]}/sbin/rpmad" \
+	if ! out=$(env "${env[@]}" RPMAD_BIN="${prefix[$name]}/sbin/rpmad" \
 		LIBDIR="${prefix[$name]}/lib" \
-		"$here/fio-librpma.sh" "$eng" "$jobs" "$depth" "$secs" 2>&1) ||
-		{ echo failed; return; }
+		"$here/fio-librpma.sh" "$eng" "$jobs" "$depth" "$secs" 2>&1); then
+		sed "s/^/  $name: /" <<< "$out" >&2
+		echo failed
+		return
+	fi
 	echo "$out" | sed -nE 's/.*IOPS=([0-9.]+)([kM]?).*/\1 \2/p' |
 		awk '{ m = $2 == "k" ? 1e3 : $2 == "M" ? 1e6 : 1;
 		       printf "%d\n", $1 * m }'
@@ -81,7 +86,10 @@ for c in "${cases[@]}"; do
 	done
 	first=""
 	for name in "${names[@]}"; do
-		m=$(tr ' ' '\n' <<< "${got[$name]:-}" | grep . | median)
+		m=$(tr ' ' '\n' <<< "${got[$name]:-}" | { grep . || true; } | median)
+		n=$(wc -w <<< "${got[$name]:-}")
+		[ "$n" = "$rounds" ] ||
+			echo "== $name: $((rounds - n)) of $rounds runs failed"
 		[ -n "$first" ] || first=$m
 		ratio=$(awk -v a="$m" -v b="$first" \
 			'BEGIN { printf "%.2f", b ? a / b : 0 }')
