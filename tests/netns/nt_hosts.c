@@ -389,15 +389,5 @@ hosts_suite(void)
 int
 main(void)
 {
-	int ret = ns_hosts_create(&hosts);
-	if (ret)
-		return ret == NS_SKIP ? NS_SKIP : EXIT_FAILURE;
-	SRunner *sr = srunner_create(hosts_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	if (failed)
-		ns_show_logs(&hosts);
-	ns_hosts_destroy(&hosts);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ns_main(&hosts, hosts_suite);
 }
