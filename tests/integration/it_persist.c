@@ -170,18 +170,7 @@ medium_of(enum kind k, const struct it_env *env, struct medium *m)
 	m->map_flags = MAP_SHARED;
 	const char *dir = NULL;
 	switch (k) {
-	case K_DEVDAX: {
-		const char *dev = getenv("RPMAD_TEST_DEVDAX");
-		size_t align;
-		if (dev == NULL || !*dev || !devdax_alignment(dev, &align))
-			return false;
-		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
-		m->map_len = 2 * align;
-		m->map_offset = (off_t)align;
-		m->reg_off = align - 64 * 1024 + 100;
-		m->offset = m->map_offset + (off_t)m->reg_off;
-		return true;
-	}
+	case K_DEVDAX:
 	case K_DEVDAX_ANON: {
 		const char *dev = getenv("RPMAD_TEST_DEVDAX");
 		size_t align;
@@ -190,7 +179,12 @@ medium_of(enum kind k, const struct it_env *env, struct medium *m)
 		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
 		m->map_len = 2 * align;
 		m->map_offset = (off_t)align;
-		m->reg_off = align - 128 * 1024 + 100;
+		if (k == K_DEVDAX_ANON) {
+			m->reg_off = align - 128 * 1024 + 100;
+			return true;
+		}
+		m->reg_off = align - 64 * 1024 + 100;
+		m->offset = m->map_offset + (off_t)m->reg_off;
 		return true;
 	}
 	case K_FSDAX:
