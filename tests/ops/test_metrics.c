@@ -230,21 +230,12 @@ END_TEST
 /* the textfile units are valid units (when systemd-analyze is here) */
 START_TEST(test_units)
 {
-	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	bool have = r.status == 0;
-	run_free(&r);
-	if (!have)
+	if (!th_ck_have_program("systemd-analyze"))
 		return;
-	char svc[512], timer[512];
-	(void) snprintf(svc, sizeof(svc), "%s",
-			builddir_path("systemd/rpmad-metrics.service"));
-	(void) snprintf(timer, sizeof(timer), "%s",
-			srcdir_path("systemd/rpmad-metrics.timer"));
-	char *argv[] = { "systemd-analyze", "verify", "--man=no", svc, timer,
-		NULL };
+	char *argv[] = { "systemd-analyze", "verify", "--man=no",
+		(char *) builddir_path("systemd/rpmad-metrics.service"),
+		(char *) srcdir_path("systemd/rpmad-metrics.timer"), NULL };
+	struct run r;
 	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	/* it also complains about the binaries not being installed yet */

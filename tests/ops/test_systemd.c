@@ -191,24 +191,9 @@ START_TEST(test_no_notify_socket)
 }
 END_TEST
 
-static bool
-have(const char *prog)
-{
-	char *argv[] = { "sh", "-c", NULL, NULL };
-	char cmd[256];
-	(void) snprintf(cmd, sizeof(cmd), "command -v %s", prog);
-	argv[2] = cmd;
-	struct run r;
-	if (run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS))
-		return false;
-	bool ok = r.status == 0;
-	run_free(&r);
-	return ok;
-}
-
 START_TEST(test_socket_activation)
 {
-	if (!have("systemd-socket-activate")) {
+	if (th_have_program("systemd-socket-activate") != 1) {
 		(void) fprintf(stderr, "systemd-socket-activate is not "
 				"installed: socket activation not tested\n");
 		return;
