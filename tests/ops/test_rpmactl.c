@@ -19,27 +19,22 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ops_pair.h"
 #include "librpma.h"
 
 #define KiB 1024
 
 static struct test_daemon d;
-static struct proc server, client;
+static struct ops_pair pair;
 static long spid, cpid;
 static char comm[64];
 static int port;
-static char pmem[512];		/* the server's file: a name that needs care */
+/* the server's file: a name that needs care */
 static const char pmem_name[] = "pmem \"q\" \\ \t\xc3\xa9\xff.file";
 /* the same as python's json reads it, escaped as flat_parse() prints it */
 static const char pmem_name_flat[] = "pmem \"q\" \\\\ \\t\\xe9\\ufffd.file";
 /* and as rpmactl's tables show it: control and invalid bytes as '?' */
 static const char pmem_name_text[] = "pmem \"q\" \\ ?\xc3\xa9?.file";
-
-static const char *
-peer_bin(void)
-{
-	return builddir_path("tests/ops/ops_peer");
-}
 
 /* "ready ROLE pid=N comm=C" -> N (and C into comm) */
 static long
@@ -64,37 +59,18 @@ static void
 setup_pair(void)
 {
 	ck_assert_int_eq(test_daemon_start_cfg(&d, "log_level = info\n"), 0);
-	char port_s[16];
-	ck_assert_int_eq(it_free_port(port_s, sizeof(port_s)), 0);
-	port = atoi(port_s);
+	char pmem[512];
 	(void) snprintf(pmem, sizeof(pmem), "%s/%s", d.dir, pmem_name);
-	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	ck_assert_int_eq(r.status, 0);
-	run_free(&r);
-
-	char *sargv[] = { (char *)peer_bin(), "server", "127.0.0.1", port_s,
-		pmem, NULL };
-	ck_assert_int_eq(proc_start(&server, sargv, NULL, NULL), 0);
-	char line[256];
-	ck_assert_msg(proc_line(&server, "listening", line, sizeof(line),
-				      TH_WAIT_MS) == 0,
-			"the server does not listen");
-	char *cargv[] = { (char *)peer_bin(), "client", "127.0.0.1", port_s,
-		NULL };
-	ck_assert_int_eq(proc_start(&client, cargv, NULL, NULL), 0);
-	cpid = ready_pid(&client, "client");
-	spid = ready_pid(&server, "server");
+	ops_pair_start(&pair, pmem);
+	port = atoi(pair.port);
+	cpid = ready_pid(&pair.client, "client");
+	spid = ready_pid(&pair.server, "server");
 }
 
 static void
 teardown_pair(void)
 {
-	(void) proc_end(&client, SIGKILL);
-	(void) proc_end(&server, SIGKILL);
-	(void) unlink(pmem);
+	ops_pair_stop(&pair);
 	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
@@ -488,7 +464,7 @@ listed_anywhere(long pid)
 START_TEST(test_sigkill_leaves_listings)
 {
 	ck_assert(listed_anywhere(cpid));
-	(void) proc_end(&client, SIGKILL);
+	(void) proc_end(&pair.client, SIGKILL);
 	/* rpmad sees the socket close at once; allow for a loaded machine */
 	bool gone = false;
 	for (int i = 0; i < 50 && !gone; i++) {
@@ -534,9 +510,9 @@ START_TEST(test_evict)
 	flat_free(&f);
 
 	/* the evicted process lives on; its next call fails */
-	ck_assert_int_eq(proc_send(&server, "reg\n"), 0);
+	ck_assert_int_eq(proc_send(&pair.server, "reg\n"), 0);
 	char line[128];
-	ck_assert_int_eq(proc_line(&server, "reg ", line, sizeof(line),
+	ck_assert_int_eq(proc_line(&pair.server, "reg ", line, sizeof(line),
 					 TH_WAIT_MS),
 			0);
 	char want[32];
@@ -544,8 +520,8 @@ START_TEST(test_evict)
 	ck_assert_str_eq(line, want);
 
 	/* the client stays, its connection lost */
-	ck_assert_int_eq(proc_send(&client, "reg\n"), 0);
-	ck_assert_int_eq(proc_line(&client, "reg ", line, sizeof(line),
+	ck_assert_int_eq(proc_send(&pair.client, "reg\n"), 0);
+	ck_assert_int_eq(proc_line(&pair.client, "reg ", line, sizeof(line),
 					 TH_WAIT_MS),
 			0);
 	ck_assert_str_eq(line, "reg 0");
@@ -581,7 +557,8 @@ setup_many(void)
 	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char n[16];
 	(void) snprintf(n, sizeof(n), "%d", MANY);
-	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", n, NULL };
+	char *argv[] = { (char *) ops_peer_bin(), "many", "127.0.0.1", n,
+		NULL };
 	ck_assert_int_eq(proc_start(&many, argv, NULL, NULL), 0);
 	mpid = ready_pid(&many, "many");
 }
