@@ -100,32 +100,12 @@ ctl_json(const char *cmd, struct flat *f)
 	free(out);
 }
 
-/* the index of the array element whose `field` is `value`, or -1 */
-static long
-find(const struct flat *f, const char *array, const char *field,
-		const char *value)
-{
-	long n = flat_len(f, array);
-	for (long i = 0; i < n; i++) {
-		const char *v = flat_get(f, "%s.%ld.%s", array, i, field);
-		if (v && strcmp(v, value) == 0)
-			return i;
-	}
-	return -1;
-}
-
 static long
 find_pid(const struct flat *f, const char *array, long pid, long nth)
 {
-	long n = flat_len(f, array);
 	char p[32];
 	(void) snprintf(p, sizeof(p), "%ld", pid);
-	for (long i = 0; i < n; i++) {
-		const char *v = flat_get(f, "%s.%ld.pid", array, i);
-		if (v && strcmp(v, p) == 0 && nth-- == 0)
-			return i;
-	}
-	return -1;
+	return flat_find(f, array, "pid", p, nth);
 }
 
 static long
@@ -247,7 +227,7 @@ START_TEST(test_clients)
 	expect(&f, str_of(16 * KiB), "clients.%ld.resources.pinned_bytes", c);
 	expect(&f, "0", "clients.%ld.resources.endpoints", c);
 	expect(&f, "1", "clients.%ld.resources.connections", c);
-	ck_assert_int_ge(find(&f, "clients", "command", "rpmactl"), 0);
+	ck_assert_int_ge(flat_find(&f, "clients", "command", "rpmactl", 0), 0);
 	flat_free(&f);
 
 	char *out = ctl_ok(false, "clients");
@@ -329,7 +309,7 @@ START_TEST(test_mrs)
 	char flat_path[600];
 	(void) snprintf(flat_path, sizeof(flat_path), "%s/%s", d.dir,
 			pmem_name_flat);
-	long file = find(&f, "mrs", "backing", flat_path);
+	long file = flat_find(&f, "mrs", "backing", flat_path, 0);
 	ck_assert_msg(file >= 0, "no registration backed by %s", flat_path);
 	expect(&f, str_of(spid), "mrs.%ld.pid", file);
 	expect(&f, comm, "mrs.%ld.command", file);

@@ -216,12 +216,8 @@ START_TEST(test_socket_activation)
 	/* it listens at once and starts rpmad on the first connection */
 	ck_assert(wait_text(log, "Listening on", TH_WAIT_MS));
 
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
-	ck_assert_msg(r.status == 0, "status: %d %s", r.status, r.err);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
-	run_free(&r);
+	rpmactl_json(&f, sock, "status");
 	const char *v = flat_get(&f, "socket_activated");
 	ck_assert(v && strcmp(v, "true") == 0);
 	v = flat_get(&f, "socket");
@@ -250,6 +246,7 @@ START_TEST(test_socket_activation)
 	ck_assert_int_eq(rpma_utils_get_ibv_context("127.0.0.1",
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
 	ck_assert_int_eq(rpma_peer_new(dev, &peer), 0);
+	struct run r;
 	ck_assert_int_eq(rpmactl(&r, sock, "clients", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(count_lines_with(r.out, "test_systemd", NULL), 1);
@@ -287,11 +284,8 @@ START_TEST(test_detach)
 	ck_assert_msg(r.status == 0, "%d %s", r.status, r.err);
 	run_free(&r);
 	ck_assert(th_socket_accepts(sock));
-	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
-	ck_assert_int_eq(r.status, 0);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
-	run_free(&r);
+	rpmactl_json(&f, sock, "status");
 	const char *v = flat_get(&f, "pid");
 	ck_assert_ptr_nonnull(v);
 	pid_t pid = (pid_t)strtol(v, NULL, 10);

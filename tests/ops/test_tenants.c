@@ -169,30 +169,13 @@ make_conns(struct child *c, void *p)
 	return n;
 }
 
-/* the JSON of rpmactl --json clients, flattened */
-static void
-clients_json(struct flat *f)
-{
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "clients", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_int_eq(flat_parse(f, r.out), 0);
-	run_free(&r);
-}
-
 /* the index of the first client of uid in the listing, or -1 */
 static long
 client_of(const struct flat *f, unsigned uid)
 {
-	long n = flat_len(f, "clients");
 	char want[16];
 	(void) snprintf(want, sizeof(want), "%u", uid);
-	for (long i = 0; i < n; i++) {
-		const char *u = flat_get(f, "clients.%ld.uid", i);
-		if (u && strcmp(u, want) == 0)
-			return i;
-	}
-	return -1;
+	return flat_find(f, "clients", "uid", want, 0);
 }
 
 START_TEST(test_limits_per_user)
@@ -216,7 +199,7 @@ START_TEST(test_limits_per_user)
 
 	/* what the user holds, against its limits */
 	struct flat f;
-	clients_json(&f);
+	rpmactl_json(&f, d.socket, "clients");
 	long i = client_of(&f, NOBODY);
 	ck_assert_int_ge(i, 0);
 	ck_assert_str_eq(flat_get(&f, "clients.%ld.user_totals.use.clients",
@@ -337,7 +320,7 @@ START_TEST(test_write_descriptors)
 	child_wait_ready(&c);
 	/* its session, and two of the four */
 	struct flat f;
-	clients_json(&f);
+	rpmactl_json(&f, d.socket, "clients");
 	long i = client_of(&f, NOBODY);
 	ck_assert_int_ge(i, 0);
 	ck_assert_str_eq(flat_get(&f,
