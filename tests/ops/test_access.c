@@ -333,8 +333,8 @@ START_TEST(test_socket_mode)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_limits[] = { test_max_connections,
 		test_max_endpoints, test_max_registered_bytes, NULL };
@@ -344,11 +344,5 @@ suite(void)
 		{ "limits", .tests = tc_limits, .timeout = 60 },
 		{ "users", .tests = tc_users, .timeout = 60 },
 	};
-	return th_suite("access", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("access", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -448,8 +448,8 @@ START_TEST(test_options_win)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_file[] = { test_bad_file_refused,
 		test_check_config, test_sample_file,
@@ -461,11 +461,5 @@ suite(void)
 				.teardown = teardown_dir },
 		{ "reload", .tests = tc_reload, .timeout = 60 },
 	};
-	return th_suite("config", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("config", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -226,8 +226,8 @@ START_TEST(test_units)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_pair[] = { test_pair, NULL };
 	const TTest *const tc_refusal[] = { test_refusal, NULL };
@@ -238,11 +238,5 @@ suite(void)
 		{ "refusal", .tests = tc_refusal, .timeout = 60 },
 		{ "units", .tests = tc_units, .timeout = 60 },
 	};
-	return th_suite("metrics", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("metrics", tcases, TH_N(tcases)), CK_NORMAL);
 }

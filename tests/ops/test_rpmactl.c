@@ -666,8 +666,8 @@ START_TEST(test_exit_codes)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_pair[] = { test_status, test_clients,
 		test_connections, test_mrs, test_endpoints, test_stats,
@@ -687,11 +687,5 @@ suite(void)
 				.teardown = teardown_many },
 		{ "exit", .tests = tc_exit, .timeout = 60 },
 	};
-	return th_suite("rpmactl", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("rpmactl", tcases, TH_N(tcases)), CK_NORMAL);
 }

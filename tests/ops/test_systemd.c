@@ -313,18 +313,6 @@ START_TEST(test_detach)
 }
 END_TEST
 
-static Suite *
-suite(void)
-{
-	const TTest *const tc_notify[] = { test_notify_and_watchdog,
-		test_no_notify_socket, test_socket_activation, test_detach,
-		NULL };
-	const struct th_tcase tcases[] = {
-		{ "notify", .tests = tc_notify, .timeout = 60 },
-	};
-	return th_suite("systemd", tcases, TH_N(tcases));
-}
-
 int
 main(void)
 {
@@ -335,5 +323,11 @@ main(void)
 	(void) unsetenv("LISTEN_FDS");
 	(void) unsetenv("LISTEN_PID");
 	(void) unsetenv("INVOCATION_ID");
-	return check_run(suite(), CK_NORMAL);
+	const TTest *const tc_notify[] = { test_notify_and_watchdog,
+		test_no_notify_socket, test_socket_activation, test_detach,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "notify", .tests = tc_notify, .timeout = 60 },
+	};
+	return check_run(th_suite("systemd", tcases, TH_N(tcases)), CK_NORMAL);
 }

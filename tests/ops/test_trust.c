@@ -471,8 +471,8 @@ START_TEST(test_socket_in_sticky_dir_of_root)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_library[] = { test_relay_of_another_user,
 		test_privileged_program_ignores_socket_env,
@@ -487,11 +487,5 @@ suite(void)
 				.setup = setup_base,
 				.teardown = teardown_base },
 	};
-	return th_suite("trust", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("trust", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -286,8 +286,8 @@ START_TEST(test_binary)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_walk[] = { test_private_dir_in_tmp,
 		test_dots_and_relative_links, test_what_stops_the_walk,
@@ -298,11 +298,6 @@ suite(void)
 		{ "walk", .tests = tc_walk, .setup = setup,
 				.teardown = teardown },
 	};
-	return th_suite("sock_path", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("sock_path", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }
