@@ -668,8 +668,8 @@ START_TEST(test_fstype_of_loop_local)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const struct th_test tc_fuse[] = { TH_LOOP(test_fuse_file_refused, 0,
 							   2),
@@ -681,12 +681,5 @@ suite(void)
 	const struct th_tcase tcases[] = {
 		{ "fuse", .steps = tc_fuse, .timeout = 60 },
 	};
-	return th_suite("files", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("files", tcases, TH_N(tcases)), CK_NORMAL);
 }

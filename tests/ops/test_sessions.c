@@ -447,20 +447,13 @@ START_TEST(test_use_counted)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_descriptors[] = { test_silent_sessions_count,
 		test_out_of_descriptors, test_use_counted, NULL };
 	const struct th_tcase tcases[] = {
 		{ "descriptors", .tests = tc_descriptors, .timeout = 120 },
 	};
-	return th_suite("sessions", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("sessions", tcases, TH_N(tcases)), CK_NORMAL);
 }

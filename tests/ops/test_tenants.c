@@ -1118,8 +1118,8 @@ START_TEST(test_reserved_for_nobody)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_socket[] = { test_socket_dir_writable_by_others,
 		test_socket_symlink_on_reload, NULL };
@@ -1133,13 +1133,5 @@ suite(void)
 		{ "limits", .tests = tc_limits, .timeout = 120 },
 		{ "charging", .tests = tc_charging, .timeout = 120 },
 	};
-	return th_suite("tenants", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	/* a child killed by its cgroup leaves a pipe without a reader */
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("tenants", tcases, TH_N(tcases)), CK_NORMAL);
 }
