@@ -32,14 +32,7 @@
 #include "itest.h"
 #include "th_suite.h"
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
+static const int RW = IT_REMOTE_USAGE;
 
 /*
  * Who the application is: root, an unprivileged user, or one whose
@@ -401,7 +394,7 @@ stores_server(const struct it_env *env, void *arg)
 	(void) dir;
 	struct it_remote r;
 	it_remote_open(&r, env);
-	size_t ps = page();
+	size_t ps = it_page();
 	/* each buffer takes most of a page, its counter the rest */
 	uint8_t *area = mmap(NULL, STORE_BUFS * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -481,11 +474,8 @@ freed_server(const struct it_env *env, void *arg)
 			free(q);
 		}
 	}
-	size_t len = 16 * page();
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(m != MAP_FAILED);
-	memset(m, 0xbb, len);
+	size_t len = 16 * it_page();
+	uint8_t *m = it_anon(len, 0xbb);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, m + 100, len - 200, RW, &mr));
 	it_remote_write(mr, 0, len - 200, 9);
@@ -602,7 +592,7 @@ grow_server(const struct it_env *env, void *arg)
 	free(a2);
 
 	/* mmap and mremap */
-	size_t ps = page();
+	size_t ps = it_page();
 	uint8_t *m = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *n = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE,
@@ -659,7 +649,7 @@ readonly_server(const struct it_env *env, void *arg)
 	static const int writes[] = { RPMA_MR_USAGE_WRITE_DST,
 		RPMA_MR_USAGE_READ_DST, RPMA_MR_USAGE_RECV,
 		RPMA_MR_USAGE_WRITE_SRC };
-	uint8_t *ro = mmap(NULL, page(), PROT_READ,
+	uint8_t *ro = mmap(NULL, it_page(), PROT_READ,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(ro != MAP_FAILED);
 	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
@@ -667,8 +657,9 @@ readonly_server(const struct it_env *env, void *arg)
 				sizeof(constant), writes[i], &mr));
 		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, (void *)answer, 64,
 				writes[i], &mr));
-		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, ro, page(),
-				writes[i], &mr));
+		IT_ERR(RPMA_E_PROVIDER,
+				rpma_mr_reg(r.peer, ro, it_page(), writes[i],
+						&mr));
 	}
 	IT_ASSERT(mr == NULL);
 	/* reading works: C sees the constant */
@@ -679,7 +670,7 @@ readonly_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_ASSERT(strcmp(constant, "a constant: 42") == 0);
 	IT_EQ(answer(), 42);
-	IT_EQ(munmap(ro, page()), 0);
+	IT_EQ(munmap(ro, it_page()), 0);
 	it_remote_close(&r);
 	return 0;
 }
@@ -799,7 +790,7 @@ fds_server(const struct it_env *env, void *arg)
 	it_remote_open(&r, env);
 	struct rlimit lim = { 1024, 1024 };
 	IT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
-	size_t ps = page();
+	size_t ps = it_page();
 	/* a page each, a page apart: nothing to merge */
 	uint8_t *area = mmap(NULL, 2 * SCATTERED * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -855,10 +846,7 @@ given_back_server(const struct it_env *env, void *arg)
 	struct it_remote r;
 	it_remote_open(&r, env);
 	long shmem0 = status_kb("RssShmem"), anon0 = status_kb("RssAnon");
-	uint8_t *big = mmap(NULL, BIG + page(), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(big != MAP_FAILED);
-	memset(big, 0x66, BIG + page());
+	uint8_t *big = it_anon(BIG + it_page(), 0x66);
 	long anon1 = status_kb("RssAnon");
 	/*
 	 * the peak from here on: reset it (Linux 4.0) where the process may
@@ -873,22 +861,22 @@ given_back_server(const struct it_env *env, void *arg)
 	long hwm0 = status_kb("VmHWM");
 
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, big + page(), BIG, RW, &mr));
+	IT_OK(rpma_mr_reg(r.peer, big + it_page(), BIG, RW, &mr));
 	long hwm1 = status_kb("VmHWM");
 	IT_ASSERT_MSG(hwm1 - hwm0 <= 8 * 1024, "registering %u MiB took %ld "
 			"kB more at its peak", BIG >> 20, hwm1 - hwm0);
 	it_remote_write(mr, BIG - 4096, 4096, 81);
-	IT_EQ(it_check(big + page() + BIG - 4096, 4096, 81), -1);
+	IT_EQ(it_check(big + it_page() + BIG - 4096, 4096, 81), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	/* the pool's header page stays mapped, the rest goes */
-	IT_EQ(munmap(big + page(), BIG), 0);
+	IT_EQ(munmap(big + it_page(), BIG), 0);
 	long shmem2 = status_kb("RssShmem"), anon2 = status_kb("RssAnon");
 	IT_ASSERT_MSG(shmem2 - shmem0 < 2048, "RssShmem %ld kB -> %ld kB",
 			shmem0, shmem2);
 	IT_ASSERT_MSG(anon2 < anon1 - (long)(BIG >> 10) + 4096, "RssAnon "
 			"%ld kB before, %ld kB with %u MiB, %ld kB after",
 			anon0, anon1, BIG >> 20, anon2);
-	IT_EQ(munmap(big, page()), 0);
+	IT_EQ(munmap(big, it_page()), 0);
 	it_remote_close(&r);
 	return 0;
 }
@@ -1038,8 +1026,9 @@ attr_child(enum attr_kind k, uint8_t *p, int pkey)
 				return 1;
 		return 0;
 	case A_DONTFORK:
-		return msync(p, page(), MS_ASYNC) == -1 && errno == ENOMEM ?
-			0 : 2;
+		return msync(p, it_page(), MS_ASYNC) == -1 && errno == ENOMEM ?
+				0 :
+				2;
 	case A_PKEY: {
 		if (pkey_set(pkey, PKEY_DISABLE_ACCESS))
 			return 3;

@@ -38,8 +38,7 @@
 #include "itest.h"
 #include "th_suite.h"
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+static const int RW = IT_REMOTE_USAGE;
 
 /*
  * Who the application is: root; unprivileged and not dumpable (rpmad
@@ -51,12 +50,6 @@ enum who { WHO_ROOT, WHO_SEALED, WHO_SEALED_UFFD };
 
 static const char *const who_names[] = { "root", "not dumpable",
 	"not dumpable, with /dev/userfaultfd" };
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 /* Whether registered private pages move into the library's memfd. */
 static bool
@@ -267,17 +260,6 @@ child_status(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* An anonymous private mapping of len bytes, filled with `byte`. */
-static uint8_t *
-anon(size_t len, int byte)
-{
-	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(p != MAP_FAILED);
-	memset(p, byte, len);
-	return p;
-}
-
 /* ------------------------------ 3. a signal handler stores into the range */
 
 /*
@@ -307,7 +289,7 @@ signal_server(const struct it_env *env, void *arg)
 	struct it_remote r;
 	if (start(env, arg, &r) == NULL)
 		goto out;
-	sig_area = anon(SIG_LEN, 0);
+	sig_area = it_anon(SIG_LEN, 0);
 	struct sigaction sa = { .sa_handler = on_alarm,
 		.sa_flags = SA_RESTART };
 	IT_EQ(sigemptyset(&sa.sa_mask), 0);
@@ -407,7 +389,7 @@ recv_server(const struct it_env *env, void *arg)
 		IT_EQ(setsockopt(x.sock[i], SOL_SOCKET, SO_SNDTIMEO, &tv,
 				sizeof(tv)), 0);
 	}
-	x.area = anon(RX_LEN, 0x11);
+	x.area = it_anon(RX_LEN, 0x11);
 	pthread_t t[2];
 	IT_EQ(pthread_create(&t[0], NULL, receiver, &x), 0);
 	IT_EQ(pthread_create(&t[1], NULL, sender, &x), 0);
@@ -462,10 +444,10 @@ attrs_later_server(const struct it_env *env, void *arg)
 	struct it_remote r;
 	if (start(env, arg, &r) == NULL)
 		goto out;
-	const size_t len = 64 * page();
-	uint8_t *p = anon(len, 0x21);
-	uint8_t *mid = p + 16 * page();
-	const size_t mlen = 32 * page();
+	const size_t len = 64 * it_page();
+	uint8_t *p = it_anon(len, 0x21);
+	uint8_t *mid = p + 16 * it_page();
+	const size_t mlen = 32 * it_page();
 	long lck = status_kb("VmLck");
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RW, &mr));
@@ -533,9 +515,9 @@ fork_advice_server(const struct it_env *env, void *arg)
 	const struct moved_case *mc = start(env, arg, &r);
 	if (mc == NULL)
 		goto out;
-	const size_t len = 16 * page();
-	uint8_t *a = anon(len, 0x31), *b = anon(len, 0x32);
-	uint8_t *w = anon(len, 0x33), *v = anon(len, 0x34);
+	const size_t len = 16 * it_page();
+	uint8_t *a = it_anon(len, 0x31), *b = it_anon(len, 0x32);
+	uint8_t *w = it_anon(len, 0x33), *v = it_anon(len, 0x34);
 	IT_EQ(madvise(a, len, MADV_DONTFORK), 0);
 	IT_EQ(madvise(w, len, MADV_WIPEONFORK), 0);
 	struct rpma_mr_local *mra = NULL, *mrb = NULL, *mrw = NULL, *mrv = NULL;
@@ -563,8 +545,9 @@ fork_advice_server(const struct it_env *env, void *arg)
 		memset(w, 0xc3, len);
 		memset(v, 0xc4, len);
 		/* b is not there */
-		_exit(msync(b, page(), MS_ASYNC) == -1 && errno == ENOMEM ?
-				0 : 2);
+		_exit(msync(b, it_page(), MS_ASYNC) == -1 && errno == ENOMEM ?
+						0 :
+						2);
 	}
 	IT_EQ(child_status(pid), 0);
 	for (size_t i = 0; i < len; i++)
@@ -651,8 +634,8 @@ traced_fork_server(const struct it_env *env, void *arg)
 	IT_EQ(read(ready[0], &c, 1), 1);
 	struct it_remote r;
 	IT_ASSERT(start(env, arg, &r) != NULL);
-	const size_t len = 256 * page();
-	uint8_t *p = anon(len, 0x5a);
+	const size_t len = 256 * it_page();
+	uint8_t *p = it_anon(len, 0x5a);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_EQ(moved_here(p), pages_move(mc->who));
@@ -701,8 +684,8 @@ pool_server(const struct it_env *env, void *arg)
 	struct it_remote r;
 	if (start(env, arg, &r) == NULL)
 		goto out;
-	const size_t ps = page(), len = 1024 * ps;
-	uint8_t *pool = anon(len, 0x41);
+	const size_t ps = it_page(), len = 1024 * ps;
+	uint8_t *pool = it_anon(len, 0x41);
 	IT_EQ(mappings_over(pool, len), 1);
 	struct rpma_mr_local *mr[3] = { NULL };
 	IT_OK(rpma_mr_reg(r.peer, pool + 100 * ps + 10, 600 * ps, RW,
@@ -823,8 +806,8 @@ dontneed_server(const struct it_env *env, void *arg)
 	const struct moved_case *mc = start(env, arg, &r);
 	if (mc == NULL)
 		goto out;
-	const size_t len = 32 * page();
-	uint8_t *p = anon(len, 0x51);
+	const size_t len = 32 * it_page();
+	uint8_t *p = it_anon(len, 0x51);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_EQ(madvise(p, len, MADV_DONTNEED), 0);
@@ -833,8 +816,8 @@ dontneed_server(const struct it_env *env, void *arg)
 	IT_ASSERT(pages_move(mc->who) ? freed == -1 && errno == EINVAL :
 			freed == 0);
 	/* a hole in shared memory, for rpmad too; natively EINVAL */
-	memset(p, 0x53, page());
-	int removed = madvise(p, page(), MADV_REMOVE);
+	memset(p, 0x53, it_page());
+	int removed = madvise(p, it_page(), MADV_REMOVE);
 	IT_ASSERT(pages_move(mc->who) ? removed == 0 :
 			removed == -1 && errno == EINVAL);
 	IT_EQ(p[0], pages_move(mc->who) ? 0 : 0x53);
@@ -903,8 +886,8 @@ errno_server(const struct it_env *env, void *arg)
 	E(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
 			&dev));
 	E(rpma_peer_new(dev, &peer));
-	const size_t len = 64 * page();
-	uint8_t *buf = anon(len, 0);
+	const size_t len = 64 * it_page();
+	uint8_t *buf = it_anon(len, 0);
 	struct rpma_mr_local *mr = NULL;
 	E(rpma_mr_reg(peer, buf + 100, len - 200, RW | RPMA_MR_USAGE_SEND |
 			RPMA_MR_USAGE_RECV, &mr));
@@ -966,8 +949,8 @@ errno_client(const struct it_env *env, void *arg)
 	E(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE,
 			&dev));
 	E(rpma_peer_new(dev, &peer));
-	const size_t len = 16 * page();
-	uint8_t *buf = anon(len, 0x61);
+	const size_t len = 16 * it_page();
+	uint8_t *buf = it_anon(len, 0x61);
 	struct rpma_mr_local *mr = NULL;
 	E(rpma_mr_reg(peer, buf, len, RPMA_MR_USAGE_WRITE_SRC |
 			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
@@ -1047,8 +1030,8 @@ paths_server(const struct it_env *env, void *arg)
 	IT_EQ(prctl(PR_SET_DUMPABLE, 0), 0);
 	struct it_remote r;
 	it_remote_open(&r, env);
-	const size_t len = 16 * page();
-	uint8_t *p = anon(len, 0x71);
+	const size_t len = 16 * it_page();
+	uint8_t *p = it_anon(len, 0x71);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_EQ(moved_here(p), it_transport_is("verbs"));
@@ -1071,8 +1054,8 @@ no_proc_server(const struct it_env *env, void *arg)
 	IT_ASSERT(access("/proc/self/maps", F_OK) == -1);
 	struct it_remote r;
 	it_remote_open(&r, env);
-	const size_t len = 16 * page();
-	uint8_t *p = anon(len, 0x72);
+	const size_t len = 16 * it_page();
+	uint8_t *p = it_anon(len, 0x72);
 	struct rpma_mr_local *mr = NULL;
 	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_ASSERT(mr == NULL);

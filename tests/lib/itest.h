@@ -414,6 +414,12 @@ void it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
 /* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
 void *it_alloc(size_t size);
 
+/*
+ * it_anon -- a private anonymous mapping of len bytes, each `byte` (fails
+ * the role): memory of the process's own, not the allocator's
+ */
+uint8_t *it_anon(size_t len, int byte);
+
 /* The descriptors one side sends the other (IT_TAG_DESC). */
 struct it_desc {
 	uint8_t mr[32];
@@ -466,12 +472,22 @@ void it_pmem_unmap(struct it_pmem *pm);
  */
 #define IT_REMOTE_MAX (48u << 20)
 
+/* the usage of a registration the client writes, reads and flushes */
+#define IT_REMOTE_USAGE \
+	(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | \
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY)
+
+/* it_page -- the size of a page, what such tests cut memory by */
+size_t it_page(void);
+
 enum it_remote_kind { IT_OP_END, IT_OP_WRITE, IT_OP_READ };
 
 struct it_remote {
 	struct rpma_peer *peer;
 	struct rpma_ep *ep;
 	struct rpma_conn *conn;
+	const struct it_env *env; /* it_remote_open's */
+	void *arg; /* it_remote_server's: its case's */
 };
 
 /* what the client reports */
@@ -492,6 +508,36 @@ void it_remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
 /* the client reads [off, off + len): the first byte not of seed, or -1 */
 long it_remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
 		uint32_t seed);
+
+/*
+ * A server role of such a test: `before` (may be NULL) runs first, to
+ * become another user say, and its false skips `body` (the case cannot
+ * be had here; it said why); `body` runs with r open (r->arg: the
+ * case's arg), closed after it.
+ */
+typedef void it_remote_fn(struct it_remote *r);
+
+struct it_remote_case {
+	bool (*before)(const struct it_env *env, void *arg);
+	it_remote_fn *body;
+	void *arg;
+};
+
+/* it_remote_server -- that role, an it_fn of a struct it_remote_case */
+int it_remote_server(const struct it_env *env, void *arg);
+
+/*
+ * it_remote_run -- it_run_pair of it_remote_server (the case c) and
+ * it_remote_helper on env
+ */
+int it_remote_run(const struct it_env *env, const struct it_remote_case *c);
+
+/*
+ * it_remote_test -- it_pair_test_cfg of it_remote_server (the case c)
+ * against it_remote_helper
+ */
+void it_remote_test(int ndaemons, const char *config,
+		const struct it_remote_case *c);
 
 /* Fill and check byte patterns (seeded, position dependent). */
 void it_fill(void *buf, size_t len, uint32_t seed);

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -20,6 +21,12 @@ struct remote_op {
 	uint32_t seed;
 	uint64_t off, len;
 };
+
+size_t
+it_page(void)
+{
+	return (size_t) sysconf(_SC_PAGESIZE);
+}
 
 int
 it_remote_helper(const struct it_env *env, void *arg)
@@ -82,6 +89,8 @@ it_remote_helper(const struct it_env *env, void *arg)
 void
 it_remote_open(struct it_remote *r, const struct it_env *env)
 {
+	memset(r, 0, sizeof(*r));
+	r->env = env;
 	r->peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	r->ep = it_listen(r->peer, env);
 	struct rpma_conn_req *req = it_next_req(r->ep, NULL);
@@ -96,6 +105,34 @@ it_remote_close(struct it_remote *r)
 	it_await_close(&r->conn);
 	IT_OK(rpma_ep_shutdown(&r->ep));
 	IT_OK(rpma_peer_delete(&r->peer));
+}
+
+int
+it_remote_server(const struct it_env *env, void *arg)
+{
+	const struct it_remote_case *c = arg;
+	bool ok = c->before == NULL || c->before(env, c->arg);
+	struct it_remote r;
+	/* opened and closed either way: the client waits for both */
+	it_remote_open(&r, env);
+	r.arg = c->arg;
+	if (ok)
+		c->body(&r);
+	it_remote_close(&r);
+	return 0;
+}
+
+int
+it_remote_run(const struct it_env *env, const struct it_remote_case *c)
+{
+	return it_run_pair(env, it_remote_server, it_remote_helper, (void *) c);
+}
+
+void
+it_remote_test(int ndaemons, const char *config, const struct it_remote_case *c)
+{
+	it_pair_test_cfg(ndaemons, config, it_remote_server, it_remote_helper,
+			(void *) c);
 }
 
 struct it_remote_res
