@@ -171,29 +171,6 @@ END_TEST
 
 /* -------------------------------------------------------- 2. huge pages */
 
-/* The page size the kernel maps addr with, from /proc/self/smaps (kB). */
-static long
-kernel_page_kb(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[512];
-	bool in = false;
-	long kb = -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-				strchr(line, '-') < strchr(line, ' ')) {
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			continue;
-		}
-		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
-			break;
-	}
-	(void) fclose(f);
-	return kb;
-}
-
 /*
  * Huge pages three ways (private MAP_HUGETLB, shared MAP_HUGETLB, a
  * MFD_HUGETLB memfd): they register, C writes and reads them, and they
@@ -227,9 +204,9 @@ huge_server(struct it_remote *r)
 				HUGE, 10 + (uint32_t)kind);
 		IT_EQ(res.status, IBV_WC_SUCCESS);
 		IT_EQ(res.mismatch, -1);
-		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_EQ(it_smaps_kb(buf, "KernelPageSize:"), (long) (HUGE >> 10));
 		IT_OK(rpma_mr_dereg(&mr));
-		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_EQ(it_smaps_kb(buf, "KernelPageSize:"), (long) (HUGE >> 10));
 		IT_EQ(munmap(buf, HUGE), 0);
 		if (fd >= 0)
 			(void) close(fd);

@@ -104,83 +104,11 @@ run(it_fn *server, int ndaemons, enum who who)
 
 /* ------------------------------------------------- what the kernel says */
 
-/*
- * The value of `key` (e.g. "VmFlags:", "ProtectionKey:") of the mapping
- * holding addr in /proc/self/smaps, into out; 0, or -1 when there is none.
- */
-static int
-smaps_field(const void *addr, const char *key, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[1024];
-	bool in = false;
-	int ret = -1;
-	uintptr_t a = (uintptr_t)addr;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 &&
-				strchr(line, ':') > strchr(line, ' ')) {
-			in = a >= lo && a < hi;
-			continue;
-		}
-		if (in && strncmp(line, key, strlen(key)) == 0) {
-			(void) snprintf(out, len, "%s",
-					line + strlen(key) + strspn(line +
-					strlen(key), " \t"));
-			out[strcspn(out, "\n")] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	(void) fclose(f);
-	return ret;
-}
-
-/* Whether the mapping at addr carries the VmFlags mnemonic `flag`. */
-static bool
-has_vmflag(const void *addr, const char *flag)
-{
-	char flags[256];
-	IT_EQ(smaps_field(addr, "VmFlags:", flags, sizeof(flags)), 0);
-	for (char *t = strtok(flags, " "); t; t = strtok(NULL, " "))
-		if (strcmp(t, flag) == 0)
-			return true;
-	return false;
-}
-
-/* A value in kB of /proc/self/status (VmLck, RssShmem, RssAnon, ...). */
-static long
-status_kb(const char *key)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	IT_ASSERT(f != NULL);
-	char line[256];
-	long v = -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0 &&
-				line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	(void) fclose(f);
-	IT_ASSERT_MSG(v >= 0, "no %s in /proc/self/status", key);
-	return v;
-}
-
 /* How many descriptors this process has open. */
 static int
 open_fds(void)
 {
 	return it_proc_fds(getpid());
-}
-
-/* Waits for a child of the test and returns its exit status (or 128+sig). */
-static int
-child_status(pid_t pid)
-{
-	int st;
-	IT_EQ(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* --------------------------------------------------------- 1. fork */
@@ -272,7 +200,7 @@ fork_server(const struct it_env *env, void *arg)
 		IT_ASSERT(pid >= 0);
 		if (pid == 0)
 			_exit(fork_child(block, buf, buflen, r.conn, mr, dir));
-		int st = child_status(pid);
+		int st = it_child_status(pid);
 		IT_ASSERT_MSG(st == 0, "round %d: the child failed at step %d",
 				round, st);
 		for (size_t i = 0; i < 64 * 1024; i++)
@@ -342,7 +270,7 @@ fork_heap_server(const struct it_env *env, void *arg)
 			_exit(0);
 		}
 		heap_churn(2);
-		IT_EQ(child_status(pid), 0);
+		IT_EQ(it_child_status(pid), 0);
 	}
 	for (int i = 0; i < 64; i++) {
 		IT_OK(rpma_mr_dereg(&mr[i]));
@@ -845,9 +773,9 @@ given_back_server(const struct it_env *env, void *arg)
 	(void) dir;
 	struct it_remote r;
 	it_remote_open(&r, env);
-	long shmem0 = status_kb("RssShmem"), anon0 = status_kb("RssAnon");
+	long shmem0 = it_status_kb("RssShmem"), anon0 = it_status_kb("RssAnon");
 	uint8_t *big = it_anon(BIG + it_page(), 0x66);
-	long anon1 = status_kb("RssAnon");
+	long anon1 = it_status_kb("RssAnon");
 	/*
 	 * the peak from here on: reset it (Linux 4.0) where the process may
 	 * (not dumpable: its clear_refs is root's); else the peak so far,
@@ -858,11 +786,11 @@ given_back_server(const struct it_env *env, void *arg)
 		IT_EQ(write(clear, "5", 1), 1);
 		(void) close(clear);
 	}
-	long hwm0 = status_kb("VmHWM");
+	long hwm0 = it_status_kb("VmHWM");
 
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, big + it_page(), BIG, RW, &mr));
-	long hwm1 = status_kb("VmHWM");
+	long hwm1 = it_status_kb("VmHWM");
 	IT_ASSERT_MSG(hwm1 - hwm0 <= 8 * 1024, "registering %u MiB took %ld "
 			"kB more at its peak", BIG >> 20, hwm1 - hwm0);
 	it_remote_write(mr, BIG - 4096, 4096, 81);
@@ -870,7 +798,7 @@ given_back_server(const struct it_env *env, void *arg)
 	IT_OK(rpma_mr_dereg(&mr));
 	/* the pool's header page stays mapped, the rest goes */
 	IT_EQ(munmap(big + it_page(), BIG), 0);
-	long shmem2 = status_kb("RssShmem"), anon2 = status_kb("RssAnon");
+	long shmem2 = it_status_kb("RssShmem"), anon2 = it_status_kb("RssAnon");
 	IT_ASSERT_MSG(shmem2 - shmem0 < 2048, "RssShmem %ld kB -> %ld kB",
 			shmem0, shmem2);
 	IT_ASSERT_MSG(anon2 < anon1 - (long)(BIG >> 10) + 4096, "RssAnon "
@@ -901,8 +829,8 @@ static void
 attrs_of(const void *p, struct attrs *a)
 {
 	memset(a, 0, sizeof(*a));
-	IT_EQ(smaps_field(p, "VmFlags:", a->vmflags, sizeof(a->vmflags)), 0);
-	(void) smaps_field(p, "ProtectionKey:", a->pkey, sizeof(a->pkey));
+	IT_EQ(it_smaps_field(p, "VmFlags:", a->vmflags, sizeof(a->vmflags)), 0);
+	(void) it_smaps_field(p, "ProtectionKey:", a->pkey, sizeof(a->pkey));
 	if (syscall(SYS_get_mempolicy, &a->policy, &a->nodes, 64, p,
 			MPOL_F_ADDR))
 		a->policy = -1;
@@ -924,8 +852,10 @@ attrs_same(const void *p, const struct attrs *want, const char *what,
 				"VmFlags \"%s\", was \"%s\"", what, when,
 				now.vmflags, want->vmflags);
 	else if (*flag)
-		IT_ASSERT_MSG(has_vmflag(p, flag), "%s %s: VmFlags \"%s\" "
-				"without %s", what, when, now.vmflags, flag);
+		IT_ASSERT_MSG(it_has_vmflag(p, flag),
+				"%s %s: VmFlags \"%s\" "
+				"without %s",
+				what, when, now.vmflags, flag);
 	IT_ASSERT_MSG(strcmp(now.pkey, want->pkey) == 0, "%s %s: protection "
 			"key %s, was %s", what, when, now.pkey, want->pkey);
 	IT_ASSERT_MSG(now.policy == want->policy && now.nodes == want->nodes,
@@ -1006,9 +936,7 @@ attr_set(enum attr_kind k, uint8_t *p, int *pkey)
 static bool
 huge_backed(const void *p)
 {
-	char v[64];
-	return smaps_field(p, "AnonHugePages:", v, sizeof(v)) == 0 &&
-		strtol(v, NULL, 10) > 0;
+	return it_smaps_kb(p, "AnonHugePages:") > 0;
 }
 
 /*
@@ -1065,7 +993,7 @@ attrs_server(const struct it_env *env, void *arg)
 			continue;
 		}
 		memset(p, 0x77, ATTR_LEN);
-		if (*attr_flags[k] && !has_vmflag(p, attr_flags[k])) {
+		if (*attr_flags[k] && !it_has_vmflag(p, attr_flags[k])) {
 			/* e.g. AddressSanitizer's mlock, which does nothing */
 			(void) fprintf(stderr, "it_memory: %s: not in effect "
 					"here, not checked\n", what);
@@ -1074,7 +1002,7 @@ attrs_server(const struct it_env *env, void *arg)
 		}
 		struct attrs before;
 		attrs_of(p, &before);
-		long lck = status_kb("VmLck");
+		long lck = it_status_kb("VmLck");
 		bool huge = huge_backed(p);
 		/* a registration in the middle of the mapping */
 		struct rpma_mr_local *mr = NULL;
@@ -1082,7 +1010,7 @@ attrs_server(const struct it_env *env, void *arg)
 				ATTR_LEN / 2, RW, &mr));
 		attrs_same(p + ATTR_LEN / 2, &before, what, "registered",
 				pages_move(arg) ? attr_flags[k] : NULL);
-		IT_EQ(status_kb("VmLck"), lck);
+		IT_EQ(it_status_kb("VmLck"), lck);
 		if (huge && !pages_move(arg))
 			IT_ASSERT_MSG(huge_backed(p), "%s: the huge page is "
 					"gone", what);
@@ -1093,7 +1021,8 @@ attrs_server(const struct it_env *env, void *arg)
 		IT_ASSERT(pid >= 0);
 		if (pid == 0)
 			_exit(attr_child((enum attr_kind)k, p, pkey));
-		IT_ASSERT_MSG(child_status(pid) == 0, "%s: the child saw the "
+		IT_ASSERT_MSG(it_child_status(pid) == 0,
+				"%s: the child saw the "
 				"parent's memory unlike the kernel's rule",
 				what);
 		IT_EQ(p[0], 0x77);
@@ -1101,7 +1030,7 @@ attrs_server(const struct it_env *env, void *arg)
 		attrs_same(p, &before, what, "deregistered", NULL);
 		attrs_same(p + ATTR_LEN / 2, &before, what, "deregistered",
 				NULL);
-		IT_EQ(status_kb("VmLck"), lck);
+		IT_EQ(it_status_kb("VmLck"), lck);
 		IT_EQ(munmap(p, ATTR_LEN), 0);
 		if (pkey > 0)
 			(void) pkey_free(pkey);

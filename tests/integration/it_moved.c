@@ -133,50 +133,6 @@ start(const struct it_env *env, void *arg, struct it_remote *r)
 
 /* ------------------------------------------------- what the kernel says */
 
-/*
- * The value of `key` of the mapping holding addr in /proc/self/smaps,
- * into out; 0, or -1 when there is none.
- */
-static int
-smaps_field(const void *addr, const char *key, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[1024];
-	bool in = false;
-	int ret = -1;
-	uintptr_t a = (uintptr_t)addr;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 &&
-				strchr(line, ':') > strchr(line, ' ')) {
-			in = a >= lo && a < hi;
-			continue;
-		}
-		if (in && strncmp(line, key, strlen(key)) == 0) {
-			(void) snprintf(out, len, "%s", line + strlen(key) +
-					strspn(line + strlen(key), " \t"));
-			out[strcspn(out, "\n")] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	(void) fclose(f);
-	return ret;
-}
-
-static bool
-has_vmflag(const void *addr, const char *flag)
-{
-	char flags[256];
-	IT_EQ(smaps_field(addr, "VmFlags:", flags, sizeof(flags)), 0);
-	for (char *t = strtok(flags, " "); t; t = strtok(NULL, " "))
-		if (strcmp(t, flag) == 0)
-			return true;
-	return false;
-}
-
 /* The mappings of /proc/self/maps that overlap [p, p + len). */
 static int
 mappings_over(const void *p, size_t len)
@@ -213,23 +169,6 @@ moved_here(const void *p)
 	return moved;
 }
 
-/* A value in kB of /proc/self/status (VmLck, ...). */
-static long
-status_kb(const char *key)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	IT_ASSERT(f != NULL);
-	char line[256];
-	long v = -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0 &&
-				line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	(void) fclose(f);
-	IT_ASSERT_MSG(v >= 0, "no %s in /proc/self/status", key);
-	return v;
-}
-
 /* How many of this process's descriptors are the library's memfd. */
 static int
 memfds_open(void)
@@ -250,14 +189,6 @@ memfds_open(void)
 	}
 	(void) closedir(d);
 	return n;
-}
-
-static int
-child_status(pid_t pid)
-{
-	int st;
-	IT_EQ(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* ------------------------------ 3. a signal handler stores into the range */
@@ -448,12 +379,12 @@ attrs_later_server(const struct it_env *env, void *arg)
 	uint8_t *p = it_anon(len, 0x21);
 	uint8_t *mid = p + 16 * it_page();
 	const size_t mlen = 32 * it_page();
-	long lck = status_kb("VmLck");
+	long lck = it_status_kb("VmLck");
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RW, &mr));
 	IT_EQ(mlock(mid, mlen), 0);
 	/* AddressSanitizer's mlock does nothing */
-	bool locks = has_vmflag(mid, "lo");
+	bool locks = it_has_vmflag(mid, "lo");
 	IT_EQ(madvise(mid, mlen, MADV_DONTDUMP), 0);
 	IT_EQ(mprotect(mid, mlen, PROT_READ), 0);
 	/* a remote write still lands: the NIC's pages stay writable */
@@ -461,14 +392,18 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(mid, 4096, 5), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	char flags[256];
-	IT_EQ(smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
-	IT_ASSERT_MSG(has_vmflag(mid, "rd") && !has_vmflag(mid, "wr"),
+	IT_EQ(it_smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "rd") && !it_has_vmflag(mid, "wr"),
 			"mprotect(PROT_READ) undone: VmFlags %s", flags);
-	IT_ASSERT_MSG(has_vmflag(mid, "lo") || !locks, "mlock undone: "
-			"VmFlags %s", flags);
-	IT_ASSERT_MSG(has_vmflag(mid, "dd"), "MADV_DONTDUMP undone: VmFlags "
-			"%s", flags);
-	IT_EQ(status_kb("VmLck"), lck + (locks ? (long)(mlen >> 10) : 0));
+	IT_ASSERT_MSG(it_has_vmflag(mid, "lo") || !locks,
+			"mlock undone: "
+			"VmFlags %s",
+			flags);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "dd"),
+			"MADV_DONTDUMP undone: VmFlags "
+			"%s",
+			flags);
+	IT_EQ(it_status_kb("VmLck"), lck + (locks ? (long) (mlen >> 10) : 0));
 	IT_EQ(it_check(mid, 4096, 5), -1);
 	IT_EQ(mid[mlen - 1], 0x21);
 
@@ -479,11 +414,12 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(mprotect(mid, mlen, PROT_READ | PROT_WRITE), 0);
 	IT_EQ(madvise(mid, mlen, MADV_DONTFORK), 0);
 	IT_OK(rpma_mr_dereg(&mr));
-	IT_EQ(smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
-	IT_ASSERT_MSG(has_vmflag(mid, "wr") && !has_vmflag(mid, "lo") &&
-			!has_vmflag(mid, "dd") && has_vmflag(mid, "dc"),
+	IT_EQ(it_smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "wr") && !it_has_vmflag(mid, "lo") &&
+					!it_has_vmflag(mid, "dd") &&
+					it_has_vmflag(mid, "dc"),
 			"VmFlags %s", flags);
-	IT_EQ(status_kb("VmLck"), lck);
+	IT_EQ(it_status_kb("VmLck"), lck);
 	mid[0] = 1;	/* writable */
 	IT_EQ(munmap(p, len), 0);
 out:
@@ -549,15 +485,15 @@ fork_advice_server(const struct it_env *env, void *arg)
 						0 :
 						2);
 	}
-	IT_EQ(child_status(pid), 0);
+	IT_EQ(it_child_status(pid), 0);
 	for (size_t i = 0; i < len; i++)
 		IT_ASSERT_MSG(a[i] == 0x31 && b[i] == 0x32 && w[i] == 0x33 &&
 				v[i] == 0x34, "byte %zu: the child's store "
 				"reached the parent", i);
 	IT_OKS(rpma_mr_dereg(&mra), rpma_mr_dereg(&mrb), rpma_mr_dereg(&mrw),
 			rpma_mr_dereg(&mrv));
-	IT_ASSERT(!has_vmflag(a, "dc") && has_vmflag(b, "dc"));
-	IT_ASSERT(has_vmflag(w, "wf"));
+	IT_ASSERT(!it_has_vmflag(a, "dc") && it_has_vmflag(b, "dc"));
+	IT_ASSERT(it_has_vmflag(w, "wf"));
 	uint8_t *maps[] = { a, b, w, v };
 	for (int i = 0; i < 4; i++)
 		IT_EQ(munmap(maps[i], len), 0);
@@ -652,8 +588,8 @@ traced_fork_server(const struct it_env *env, void *arg)
 	/* here while the child is held: store, then let it go */
 	memset(p, 0x99, len);
 	IT_EQ(write(release[1], "", 1), 1);
-	IT_EQ(child_status(pid), 0);
-	IT_EQ(child_status(t), 0);
+	IT_EQ(it_child_status(pid), 0);
+	IT_EQ(it_child_status(t), 0);
 	for (size_t i = 0; i < len; i++)
 		IT_ASSERT_MSG(p[i] == 0x99, "byte %zu: %#x", i, p[i]);
 	it_remote_write(mr, 0, 4096, 7);
@@ -730,9 +666,7 @@ END_TEST
 static bool
 huge_backed(const void *p)
 {
-	char v[64];
-	return smaps_field(p, "KernelPageSize:", v, sizeof(v)) == 0 &&
-		strtol(v, NULL, 10) > 4;
+	return it_smaps_kb(p, "KernelPageSize:") > 4;
 }
 
 static int

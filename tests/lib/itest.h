@@ -411,6 +411,29 @@ void it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
 void it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
 		struct rpma_ep **ep, struct rpma_peer **peer, void *buf);
 
+/*
+ * This process's memory as the kernel reports it (itest_vm.c), for roles
+ * that check what registering did to it; each fails the role when /proc
+ * cannot be read.
+ *
+ * it_smaps_field -- the value of `key` ("VmFlags:", "ProtectionKey:",
+ * ...) of the mapping holding addr in /proc/self/smaps, into out; 0, or
+ * -1 when there is none
+ */
+int it_smaps_field(const void *addr, const char *key, char *out, size_t len);
+
+/* it_smaps_kb -- it_smaps_field of a size in kB: the number, or -1 */
+long it_smaps_kb(const void *addr, const char *key);
+
+/* it_has_vmflag -- whether the mapping at addr has the VmFlags `flag` */
+bool it_has_vmflag(const void *addr, const char *flag);
+
+/* it_status_kb -- a value in kB of /proc/self/status (VmLck, RssAnon...) */
+long it_status_kb(const char *key);
+
+/* it_child_status -- wait for a child: its exit status, or 128 + signal */
+int it_child_status(pid_t pid);
+
 /* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
 void *it_alloc(size_t size);
 
