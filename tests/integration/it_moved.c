@@ -106,29 +106,43 @@ struct moved_case {
 	enum who who;
 };
 
-/* Runs `server` as `who` against it_remote_helper on one rpmad. */
+/*
+ * Becomes the case's application (a struct moved_case); false, after
+ * saying so, when it cannot be had here
+ */
+static bool
+start(const struct it_env *env, void *arg)
+{
+	const struct moved_case *mc = arg;
+	if (become(env, mc->who))
+		return true;
+	(void) fprintf(stderr,
+			"it_moved: %s: not on this kernel, not "
+			"checked\n",
+			who_names[mc->who]);
+	return false;
+}
+
+/*
+ * Runs `server` as `who` against it_remote_helper on one rpmad, after
+ * `before` (the server role's start)
+ */
 static void
-run(it_fn *server, enum who who)
+run_after(it_remote_before *before, it_remote_fn *server, enum who who)
 {
 	struct it_env env;
 	ck_assert_int_eq(it_env_start_nobody(&env, 1), 0);
 	struct moved_case mc = { who };
-	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
-			"%s: %s", who_names[who], it_report());
+	struct it_remote_case c = { before, server, &mc };
+	ck_assert_msg(it_remote_run(&env, &c) == 0, "%s: %s", who_names[who],
+			it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 
-/* The role's case; NULL (after saying so) when it cannot be had here. */
-static const struct moved_case *
-start(const struct it_env *env, void *arg, struct it_remote *r)
+static void
+run(it_remote_fn *server, enum who who)
 {
-	const struct moved_case *mc = arg;
-	bool ok = become(env, mc->who);
-	if (!ok)
-		(void) fprintf(stderr, "it_moved: %s: not on this kernel, "
-				"not checked\n", who_names[mc->who]);
-	it_remote_open(r, env);
-	return ok ? mc : NULL;
+	run_after(start, server, who);
 }
 
 /* ------------------------------------------------- what the kernel says */
@@ -214,12 +228,9 @@ on_alarm(int sig)
 	sig_runs++;
 }
 
-static int
-signal_server(const struct it_env *env, void *arg)
+static void
+signal_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
 	sig_area = it_anon(SIG_LEN, 0);
 	struct sigaction sa = { .sa_handler = on_alarm,
 		.sa_flags = SA_RESTART };
@@ -229,10 +240,10 @@ signal_server(const struct it_env *env, void *arg)
 	IT_EQ(setitimer(ITIMER_REAL, &every, NULL), 0);
 	struct rpma_mr_local *mr = NULL;
 	for (int round = 0; round < scaled(16); round++) {
-		IT_OK(rpma_mr_reg(r.peer, sig_area, SIG_LEN, RW, &mr));
+		IT_OK(rpma_mr_reg(r->peer, sig_area, SIG_LEN, RW, &mr));
 		IT_OK(rpma_mr_dereg(&mr));
 	}
-	IT_OK(rpma_mr_reg(r.peer, sig_area, SIG_LEN, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, sig_area, SIG_LEN, RW, &mr));
 	IT_EQ(setitimer(ITIMER_REAL, &off, NULL), 0);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < SIG_LEN; i += 4096)
@@ -246,9 +257,6 @@ signal_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(sig_area + SIG_LEN - 4096, 4096, 3), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(sig_area, SIG_LEN), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_signal_handler_stores)
@@ -304,12 +312,9 @@ sender(void *arg)
 	return NULL;
 }
 
-static int
-recv_server(const struct it_env *env, void *arg)
+static void
+recv_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
 	static struct rx x;
 	IT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, x.sock), 0);
 	/* neither waits for long once told to stop */
@@ -329,7 +334,7 @@ recv_server(const struct it_env *env, void *arg)
 	uint64_t end = it_now_ms() + IT_WAIT_MS;
 	for (int round = 0; round < scaled(48) || (atomic_load(&x.received) <
 			1000 && it_now_ms() < end); round++) {
-		IT_OK(rpma_mr_reg(r.peer, x.area, RX_LEN, RW, &mr));
+		IT_OK(rpma_mr_reg(r->peer, x.area, RX_LEN, RW, &mr));
 		IT_OK(rpma_mr_dereg(&mr));
 	}
 	atomic_store(&x.stop, true);
@@ -339,16 +344,13 @@ recv_server(const struct it_env *env, void *arg)
 			"failed with EFAULT", (long)x.faults,
 			(long)(x.faults + x.received));
 	IT_ASSERT(x.received > 0);
-	IT_OK(rpma_mr_reg(r.peer, x.area, RX_LEN, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, x.area, RX_LEN, RW, &mr));
 	it_remote_write(mr, 0, 4096, 4);
 	IT_EQ(it_check(x.area, 4096, 4), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(x.area, RX_LEN), 0);
 	(void) close(x.sock[0]);
 	(void) close(x.sock[1]);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 /*
@@ -369,19 +371,16 @@ END_TEST
  * registration came back: the buffer was writable, unlocked and dumpable
  * again); so do MADV_DODUMP, munlock and MADV_DONTFORK.
  */
-static int
-attrs_later_server(const struct it_env *env, void *arg)
+static void
+attrs_later_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
 	const size_t len = 64 * it_page();
 	uint8_t *p = it_anon(len, 0x21);
 	uint8_t *mid = p + 16 * it_page();
 	const size_t mlen = 32 * it_page();
 	long lck = it_status_kb("VmLck");
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, mid, mlen, RW, &mr));
 	IT_EQ(mlock(mid, mlen), 0);
 	/* AddressSanitizer's mlock does nothing */
 	bool locks = it_has_vmflag(mid, "lo");
@@ -408,7 +407,7 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(mid[mlen - 1], 0x21);
 
 	/* and the other way: taken back while registered */
-	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RPMA_MR_USAGE_READ_SRC, &mr));
+	IT_OK(rpma_mr_reg(r->peer, mid, mlen, RPMA_MR_USAGE_READ_SRC, &mr));
 	IT_EQ(munlock(mid, mlen), 0);
 	IT_EQ(madvise(mid, mlen, MADV_DODUMP), 0);
 	IT_EQ(mprotect(mid, mlen, PROT_READ | PROT_WRITE), 0);
@@ -422,9 +421,6 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(it_status_kb("VmLck"), lck);
 	mid[0] = 1;	/* writable */
 	IT_EQ(munmap(p, len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_attributes_set_while_registered)
@@ -444,23 +440,20 @@ END_TEST
  * moved pages it fails with EINVAL, as on any shared memory
  * (librpmaclient(7)), and the child then reads the data.
  */
-static int
-fork_advice_server(const struct it_env *env, void *arg)
+static void
+fork_advice_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
+	const struct moved_case *mc = r->arg;
 	const size_t len = 16 * it_page();
 	uint8_t *a = it_anon(len, 0x31), *b = it_anon(len, 0x32);
 	uint8_t *w = it_anon(len, 0x33), *v = it_anon(len, 0x34);
 	IT_EQ(madvise(a, len, MADV_DONTFORK), 0);
 	IT_EQ(madvise(w, len, MADV_WIPEONFORK), 0);
 	struct rpma_mr_local *mra = NULL, *mrb = NULL, *mrw = NULL, *mrv = NULL;
-	IT_OK(rpma_mr_reg(r.peer, a, len, RW, &mra));
-	IT_OK(rpma_mr_reg(r.peer, b, len, RW, &mrb));
-	IT_OK(rpma_mr_reg(r.peer, w, len, RW, &mrw));
-	IT_OK(rpma_mr_reg(r.peer, v, len, RW, &mrv));
+	IT_OK(rpma_mr_reg(r->peer, a, len, RW, &mra));
+	IT_OK(rpma_mr_reg(r->peer, b, len, RW, &mrb));
+	IT_OK(rpma_mr_reg(r->peer, w, len, RW, &mrw));
+	IT_OK(rpma_mr_reg(r->peer, v, len, RW, &mrv));
 	IT_EQ(madvise(a, len, MADV_DOFORK), 0);
 	IT_EQ(madvise(b, len, MADV_DONTFORK), 0);
 	int wiped = madvise(v, len, MADV_WIPEONFORK);
@@ -497,9 +490,6 @@ fork_advice_server(const struct it_env *env, void *arg)
 	uint8_t *maps[] = { a, b, w, v };
 	for (int i = 0; i < 4; i++)
 		IT_EQ(munmap(maps[i], len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork_advice)
@@ -553,27 +543,37 @@ tracer(pid_t app, int ready, int release)
 	}
 }
 
-static int
-traced_fork_server(const struct it_env *env, void *arg)
+/* the tracer of the server role, and where it is told to let go */
+static pid_t tracer_pid;
+static int tracer_release;
+
+/* the tracer first: it stays root, as a debugger may trace anyone */
+static bool
+traced_start(const struct it_env *env, void *arg)
 {
-	const struct moved_case *mc = arg;
-	/* the tracer stays root, as a debugger may trace anyone */
 	int ready[2], release[2];
 	IT_EQ(pipe2(ready, O_CLOEXEC), 0);
 	IT_EQ(pipe2(release, O_CLOEXEC | O_NONBLOCK), 0);
 	pid_t app = getpid();
-	pid_t t = fork();
-	IT_ASSERT(t >= 0);
-	if (t == 0)
+	tracer_pid = fork();
+	IT_ASSERT(tracer_pid >= 0);
+	if (tracer_pid == 0)
 		tracer(app, ready[1], release[0]);
 	char c;
 	IT_EQ(read(ready[0], &c, 1), 1);
-	struct it_remote r;
-	IT_ASSERT(start(env, arg, &r) != NULL);
+	tracer_release = release[1];
+	IT_ASSERT(start(env, arg));
+	return true;
+}
+
+static void
+traced_fork_server(struct it_remote *r)
+{
+	const struct moved_case *mc = r->arg;
 	const size_t len = 256 * it_page();
 	uint8_t *p = it_anon(len, 0x5a);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p, len, RW, &mr));
 	IT_EQ(moved_here(p), pages_move(mc->who));
 	(void) fflush(NULL);
 	pid_t pid = fork();
@@ -587,22 +587,20 @@ traced_fork_server(const struct it_env *env, void *arg)
 	}
 	/* here while the child is held: store, then let it go */
 	memset(p, 0x99, len);
-	IT_EQ(write(release[1], "", 1), 1);
+	IT_EQ(write(tracer_release, "", 1), 1);
 	IT_EQ(it_child_status(pid), 0);
-	IT_EQ(it_child_status(t), 0);
+	IT_EQ(it_child_status(tracer_pid), 0);
 	for (size_t i = 0; i < len; i++)
 		IT_ASSERT_MSG(p[i] == 0x99, "byte %zu: %#x", i, p[i]);
 	it_remote_write(mr, 0, 4096, 7);
 	IT_EQ(it_check(p, 4096, 7), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(p, len), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork_under_debugger)
 {
-	run(traced_fork_server, _i ? WHO_SEALED : WHO_ROOT);
+	run_after(traced_start, traced_fork_server, _i ? WHO_SEALED : WHO_ROOT);
 }
 END_TEST
 
@@ -614,20 +612,16 @@ END_TEST
  * three and mremap failed with EFAULT); so does the heap part of a
  * large malloc'ed block, registered in pieces.
  */
-static int
-pool_server(const struct it_env *env, void *arg)
+static void
+pool_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
 	const size_t ps = it_page(), len = 1024 * ps;
 	uint8_t *pool = it_anon(len, 0x41);
 	IT_EQ(mappings_over(pool, len), 1);
 	struct rpma_mr_local *mr[3] = { NULL };
-	IT_OK(rpma_mr_reg(r.peer, pool + 100 * ps + 10, 600 * ps, RW,
-			&mr[0]));
-	IT_OK(rpma_mr_reg(r.peer, pool + 300 * ps, 8, RW, &mr[1]));
-	IT_OK(rpma_mr_reg(r.peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 100 * ps + 10, 600 * ps, RW, &mr[0]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 300 * ps, 8, RW, &mr[1]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
 	it_remote_write(mr[0], 0, 4096, 8);
 	IT_OKS(rpma_mr_dereg(&mr[1]), rpma_mr_dereg(&mr[0]),
 			rpma_mr_dereg(&mr[2]));
@@ -642,9 +636,6 @@ pool_server(const struct it_env *env, void *arg)
 	IT_EQ(grown[len - 1], 0x41);
 	memset(grown + len, 0x42, 3 * len);
 	IT_EQ(munmap(grown, 4 * len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_pool_merges_again)
@@ -669,25 +660,21 @@ huge_backed(const void *p)
 	return it_smaps_kb(p, "KernelPageSize:") > 4;
 }
 
-static int
-hugetlb_server(const struct it_env *env, void *arg)
+static void
+hugetlb_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
 	const size_t len = 4u << 20;
 	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 			MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (p == MAP_FAILED) {
 		(void) fprintf(stderr, "it_moved: no free huge pages here, "
 				"not checked\n");
-		goto out;
+		return;
 	}
 	memset(p, 0x81, len);
 	struct rpma_mr_local *mr = NULL;
-	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p, len, RW, &mr));
-	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p + 100, 4096, RW, &mr));
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r->peer, p, len, RW, &mr));
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r->peer, p + 100, 4096, RW, &mr));
 	IT_ASSERT(huge_backed(p) && !moved_here(p));
 	IT_EQ(p[len - 1], 0x81);
 	IT_EQ(munmap(p, len), 0);
@@ -700,10 +687,10 @@ hugetlb_server(const struct it_env *env, void *arg)
 		(void) fprintf(stderr, "it_moved: no free huge pages here, "
 				"not checked\n");
 		(void) close(fd);
-		goto out;
+		return;
 	}
 	memset(p, 0x82, len);
-	IT_OK(rpma_mr_reg(r.peer, p + 100, len - 200, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p + 100, len - 200, RW, &mr));
 	IT_ASSERT(huge_backed(p));
 	it_remote_write(mr, 0, len - 200, 10);
 	IT_EQ(it_check(p + 100, len - 200, 10), -1);
@@ -711,9 +698,6 @@ hugetlb_server(const struct it_env *env, void *arg)
 	IT_ASSERT(huge_backed(p));
 	IT_EQ(munmap(p, len), 0);
 	(void) close(fd);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 /* where pages move: not dumpable (and over verbs, root) */
@@ -733,17 +717,14 @@ END_TEST
  * EINVAL, and MADV_REMOVE punches a hole rpmad sees too (natively
  * EINVAL). After deregistration they mean what they meant.
  */
-static int
-dontneed_server(const struct it_env *env, void *arg)
+static void
+dontneed_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
+	const struct moved_case *mc = r->arg;
 	const size_t len = 32 * it_page();
 	uint8_t *p = it_anon(len, 0x51);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p, len, RW, &mr));
 	IT_EQ(madvise(p, len, MADV_DONTNEED), 0);
 	IT_EQ(p[0], pages_move(mc->who) ? 0x51 : 0);
 	int freed = madvise(p, len, MADV_FREE);
@@ -761,9 +742,6 @@ dontneed_server(const struct it_env *env, void *arg)
 	IT_EQ(p[len - 1], 0);
 	IT_EQ(madvise(p, len, MADV_FREE), 0);
 	IT_EQ(munmap(p, len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_dontneed_documented)

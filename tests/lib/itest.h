@@ -538,10 +538,11 @@ long it_remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
  * be had here; it said why); `body` runs with r open (r->arg: the
  * case's arg), closed after it.
  */
+typedef bool it_remote_before(const struct it_env *env, void *arg);
 typedef void it_remote_fn(struct it_remote *r);
 
 struct it_remote_case {
-	bool (*before)(const struct it_env *env, void *arg);
+	it_remote_before *before;
 	it_remote_fn *body;
 	void *arg;
 };
