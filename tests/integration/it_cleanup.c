@@ -364,8 +364,8 @@ START_TEST(test_file_registration_unmapped)
 }
 END_TEST
 
-static Suite *
-cleanup_suite(void)
+int
+main(void)
 {
 	struct th_test tc_cleanup[] = { TH_LOOP(test_client_vanishes, 0,
 							VICTIM_ENDS),
@@ -375,11 +375,6 @@ cleanup_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "cleanup", .steps = tc_cleanup, .create = it_tcase_create },
 	};
-	return th_suite("integration: cleanup", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(cleanup_suite(), CK_ENV);
+	return check_run(th_suite("integration: cleanup", tcases, TH_N(tcases)),
+			CK_ENV);
 }

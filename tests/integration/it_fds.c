@@ -256,19 +256,15 @@ START_TEST(test_nonblocking_epoll)
 }
 END_TEST
 
-static Suite *
-fds_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_fds[] = { TH_LOOP(test_nonblocking_epoll, 0, 2),
 		TH_END };
 	const struct th_tcase tcases[] = {
 		{ "fds", .steps = tc_fds, .create = it_tcase_create },
 	};
-	return th_suite("integration: descriptors", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(fds_suite(), CK_ENV);
+	return check_run(th_suite("integration: descriptors", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

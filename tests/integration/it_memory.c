@@ -1160,8 +1160,8 @@ START_TEST(test_memory_native_takes_sealed)
 END_TEST
 
 /* _i of the tests without a loop of their own: 0 root, 1 WHO_SEALED */
-static Suite *
-memory_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_memory[] = { TH_LOOP(test_fork, 0, 4),
 		TH_LOOP(test_fork_heap, 0, 2),
@@ -1179,12 +1179,7 @@ memory_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "memory", .steps = tc_memory, .create = it_tcase_create },
 	};
-	return th_suite("integration: the application's memory", tcases,
-			TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(memory_suite(), CK_ENV);
+	return check_run(th_suite("integration: the application's memory",
+					 tcases, TH_N(tcases)),
+			CK_ENV);
 }

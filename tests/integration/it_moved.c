@@ -993,8 +993,8 @@ START_TEST(test_which_path)
 }
 END_TEST
 
-static Suite *
-moved_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_moved[] = { TH_LOOP(test_signal_handler_stores,
 							    0, 2),
@@ -1011,12 +1011,7 @@ moved_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "moved", .steps = tc_moved, .create = it_tcase_create },
 	};
-	return th_suite("integration: the moved-pages path", tcases,
-			TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(moved_suite(), CK_ENV);
+	return check_run(th_suite("integration: the moved-pages path", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

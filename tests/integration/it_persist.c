@@ -649,8 +649,8 @@ START_TEST(test_large_writes_after_persist)
 }
 END_TEST
 
-static Suite *
-persist_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_persist[] = {
 		TH_LOOP(test_persistent_flush_by_kind, 0,
@@ -660,11 +660,7 @@ persist_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "persist", .steps = tc_persist, .create = it_tcase_create },
 	};
-	return th_suite("integration: persistence", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(persist_suite(), CK_ENV);
+	return check_run(th_suite("integration: persistence", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }
