@@ -486,6 +486,14 @@ void it_pmem_map(const struct it_env *env, size_t size, struct it_pmem *pm);
 void it_pmem_unmap(struct it_pmem *pm);
 
 /*
+ * it_file_map -- a new file `name` of size bytes in env's directory
+ * (emptied if it was there), mapped shared; its descriptor into *fd
+ * (fails the role). Whatever the transport: a file rpmad is to see.
+ */
+uint8_t *it_file_map(const struct it_env *env, const char *name, size_t size,
+		int *fd);
+
+/*
  * Remote accesses on request, for tests about the server's memory: the
  * server role calls it_remote_open (listen, take the client's
  * connection) and then asks the client role, running it_remote_helper,
