@@ -55,13 +55,7 @@ deploy_lib
 deploy_work container 'upper/data/*.out'
 
 say "building the demo programs (cc ... -lrpma) into the image's /app"
-mkdir -p "$work/app"
-for p in pmem-server pmem-client; do
-	# shellcheck disable=SC2086
-	cc -O2 -Wall $san -o "$work/app/$p" "$top_src/examples/$p.c" -I"$top_src/examples" \
-		-I"$top_src/include" "$lib" -Wl,-rpath,'$ORIGIN' -libverbs
-done
-cp "$lib" "$work/app/librpma.so.0"
+deploy_demo "$work/app"
 cat >"$work/app/inside.sh" <<'EOF'
 #!/bin/sh
 # what runs in the container, as its unprivileged user

@@ -1,8 +1,8 @@
 # shellcheck shell=bash disable=SC2034,SC2154
 # lib.sh -- what the deploy tests share (sourced after they define
-# top_build and fail): the library just built with the flags its
-# programs need, and a work directory of the test's own with its
-# cleanup.
+# top_src, top_build and fail): the library just built with the flags
+# its programs need, the demo programs built against it, and a work
+# directory of the test's own with its cleanup.
 
 # deploy_lib -- lib: the librpma.so.0 just built; san: what a program
 # linked against a sanitizer build's library needs (its run time first).
@@ -14,6 +14,21 @@ deploy_lib() {
 	if ldd "$lib" | grep libasan >/dev/null; then
 		san="-fsanitize=address,undefined"
 	fi
+}
+
+# deploy_demo DIR -- after deploy_lib: examples/pmem-server and
+# pmem-client built against lib into DIR, with a copy of lib they load
+# from beside them ($ORIGIN), as an image's /app holds them
+deploy_demo() {
+	local p
+	mkdir -p "$1"
+	for p in pmem-server pmem-client; do
+		# $san: flags, split; $ORIGIN: for the loader, not the shell
+		# shellcheck disable=SC2086,SC2016
+		cc -O2 -Wall $san -o "$1/$p" "$top_src/examples/$p.c" -I"$top_src/examples" \
+			-I"$top_src/include" "$lib" -Wl,-rpath,'$ORIGIN' -libverbs
+	done
+	cp "$lib" "$1/librpma.so.0"
 }
 
 # deploy_work NAME [PATTERN...] -- work: a new directory (mode 755);

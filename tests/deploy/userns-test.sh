@@ -66,13 +66,7 @@ echo "rpmadct:$SUB_BASE:65536" >>/etc/subuid
 echo "rpmadct:$SUB_BASE:65536" >>/etc/subgid
 
 say "building the demo programs into $work/app"
-mkdir -p "$work/app"
-for p in pmem-server pmem-client; do
-	# shellcheck disable=SC2086
-	cc -O2 -Wall $san -o "$work/app/$p" "$top_src/examples/$p.c" -I"$top_src/examples" \
-		-I"$top_src/include" "$lib" -Wl,-rpath,'$ORIGIN' -libverbs
-done
-cp "$lib" "$work/app/librpma.so.0"
+deploy_demo "$work/app"
 chmod -R a+rX "$work/app"
 
 say "starting rpmad (its socket open to every uid: the test is about who serves it)"

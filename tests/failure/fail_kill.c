@@ -270,8 +270,8 @@ START_TEST(test_kill_mid_stream)
 }
 END_TEST
 
-static Suite *
-kill_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_kill[] = {
 		TH_LOOP(test_kill_mid_stream, 0, VICTIMS), TH_END
@@ -279,11 +279,7 @@ kill_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "kill", .steps = tc_kill, .create = it_tcase_create },
 	};
-	return th_suite("failure: SIGKILL mid-stream", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(kill_suite(), CK_ENV);
+	return check_run(th_suite("failure: SIGKILL mid-stream", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -534,8 +534,8 @@ START_TEST(test_restart_under_apps)
 }
 END_TEST
 
-static Suite *
-restart_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_restart[] = { TH_LOOP(test_restart_under_apps,
 							      0, HOWS),
@@ -543,11 +543,7 @@ restart_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "restart", .steps = tc_restart, .create = it_tcase_create },
 	};
-	return th_suite("failure: rpmad restarted", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(restart_suite(), CK_ENV);
+	return check_run(th_suite("failure: rpmad restarted", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -656,14 +656,8 @@ static int
 file_server(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/truncated.pmem", env->dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, FILE_SIZE), 0);
-	uint8_t *pm = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
-			MAP_SHARED, fd, 0);
-	IT_ASSERT(pm != MAP_FAILED);
+	int fd;
+	uint8_t *pm = it_file_map(env, "truncated.pmem", FILE_SIZE, &fd);
 	struct rpma_mr_local *mr = IT_REG(peer, pm, FILE_SIZE,
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);

@@ -90,14 +90,8 @@ server(const struct it_env *env, void *arg)
 	/* receives land in the first page, guarded by the pattern too */
 	struct rpma_mr_local *rmr = IT_REG(peer, buf, PAGE, RPMA_MR_USAGE_RECV);
 	/* a file this process will truncate under the liar's write */
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/wire.pmem", env->dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, FILE_SIZE), 0);
-	void *pm = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, 0);
-	IT_ASSERT(pm != MAP_FAILED);
+	int fd;
+	void *pm = it_file_map(env, "wire.pmem", FILE_SIZE, &fd);
 	struct rpma_mr_local *fmr =
 			IT_REG(peer, pm, FILE_SIZE, RPMA_MR_USAGE_WRITE_DST);
 

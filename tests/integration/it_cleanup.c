@@ -136,14 +136,8 @@ victim(const struct it_env *env, void *arg)
 	uint8_t *heap = malloc(65536);
 	IT_ASSERT(heap != NULL);
 	uint8_t *big = it_alloc(BIG);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/victim.pmem", env->dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, PM_SIZE), 0);
-	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(pm != MAP_FAILED);
+	int fd;
+	void *pm = it_file_map(env, "victim.pmem", PM_SIZE, &fd);
 	struct rpma_mr_local *mrs[VICTIM_MRS] = { NULL };
 	IT_OK(rpma_mr_reg(peer, heap, 65536, RPMA_MR_USAGE_SEND, &mrs[0]));
 	IT_OK(rpma_mr_reg(peer, big, BIG, RPMA_MR_USAGE_WRITE_SRC |
@@ -315,14 +309,8 @@ static int
 file_mr_client(const struct it_env *env, void *arg)
 {
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/file-mr.pmem", env->dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, PM_SIZE), 0);
-	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(pm != MAP_FAILED);
+	int fd;
+	void *pm = it_file_map(env, "file-mr.pmem", PM_SIZE, &fd);
 	const int usage = RPMA_MR_USAGE_WRITE_DST |
 			RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
 	for (int i = 0; i < FILE_ROUNDS; i++) {
@@ -364,8 +352,8 @@ START_TEST(test_file_registration_unmapped)
 }
 END_TEST
 
-static Suite *
-cleanup_suite(void)
+int
+main(void)
 {
 	struct th_test tc_cleanup[] = { TH_LOOP(test_client_vanishes, 0,
 							VICTIM_ENDS),
@@ -375,11 +363,6 @@ cleanup_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "cleanup", .steps = tc_cleanup, .create = it_tcase_create },
 	};
-	return th_suite("integration: cleanup", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(cleanup_suite(), CK_ENV);
+	return check_run(th_suite("integration: cleanup", tcases, TH_N(tcases)),
+			CK_ENV);
 }

@@ -431,8 +431,8 @@ START_TEST(test_receiver_not_ready)
 }
 END_TEST
 
-static Suite *
-errors_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_errors[] = {
 		TH_LOOP(test_remote_access_error, 0, 2 * ACCESS_CASES),
@@ -442,11 +442,6 @@ errors_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "errors", .steps = tc_errors, .create = it_tcase_create },
 	};
-	return th_suite("integration: errors", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(errors_suite(), CK_ENV);
+	return check_run(th_suite("integration: errors", tcases, TH_N(tcases)),
+			CK_ENV);
 }

@@ -705,8 +705,8 @@ START_TEST(test_announced_then_rpmad_gone)
 }
 END_TEST
 
-static Suite *
-events_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_events[] = {
 		TH_TEST(test_established_private_data),
@@ -719,11 +719,7 @@ events_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "events", .steps = tc_events, .create = it_tcase_create },
 	};
-	return th_suite("integration: connection events", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(events_suite(), CK_ENV);
+	return check_run(th_suite("integration: connection events", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -398,8 +398,8 @@ START_TEST(test_contended_told)
 }
 END_TEST
 
-static Suite *
-fair_suite(void)
+int
+main(void)
 {
 	/* 1: both ends on one rpmad (memory to memory); 2: two rpmads */
 	const struct th_test tc_fair[] = { TH_LOOP(test_small_between_slices, 0,
@@ -410,11 +410,7 @@ fair_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "fair", .steps = tc_fair, .create = it_tcase_create },
 	};
-	return th_suite("integration: arbitration", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(fair_suite(), CK_ENV);
+	return check_run(th_suite("integration: arbitration", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

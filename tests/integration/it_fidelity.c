@@ -33,24 +33,14 @@
 #define LEN (64u << 10)
 #define HUGE (2u << 20)
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
+static const int RW = IT_REMOTE_USAGE;
 
 /* Runs `server` against it_remote_helper, on one rpmad or two. */
 static void
-run(it_fn *server, int ndaemons)
+run(it_remote_fn *server, int ndaemons)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
-	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, NULL) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_remote_test(ndaemons, NULL,
+			&(struct it_remote_case){ .body = server });
 }
 
 /* C writes seed's pattern over [off, off + len) of mr: its status. */
@@ -67,20 +57,13 @@ remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
  * Write-protected by the application's own userfaultfd (a dirty-page
  * tracker's way): the write into that page fails, the others land.
  */
-static int
-uffd_wp_server(const struct it_env *env, void *arg)
+static void
+uffd_wp_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
-	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(buf != MAP_FAILED);
-	memset(buf, 0x11, LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
-	IT_EQ(remote_write(mr, 0, page(), 5), IBV_WC_SUCCESS);
-	IT_EQ(it_check(buf, page(), 5), -1);
+	uint8_t *buf = it_anon(LEN, 0x11);
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
+	IT_EQ(remote_write(mr, 0, it_page(), 5), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, it_page(), 5), -1);
 
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
 			UFFD_USER_MODE_ONLY);
@@ -88,23 +71,23 @@ uffd_wp_server(const struct it_env *env, void *arg)
 	struct uffdio_api api = { .api = UFFD_API,
 			.features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
 	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
-	uint8_t *wp = buf + 4 * page();
-	struct uffdio_register reg = { .range = { (uintptr_t)wp, page() },
-			.mode = UFFDIO_REGISTER_MODE_WP };
+	uint8_t *wp = buf + 4 * it_page();
+	struct uffdio_register reg = { .range = { (uintptr_t) wp, it_page() },
+		.mode = UFFDIO_REGISTER_MODE_WP };
 	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
-	struct uffdio_writeprotect prot = { .range = { (uintptr_t)wp, page() },
-			.mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	struct uffdio_writeprotect prot = { .range = { (uintptr_t) wp,
+							    it_page() },
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP };
 	IT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &prot), 0);
 
 	/* the protected page: an error, and its bytes are as they were */
-	IT_EQ(remote_write(mr, 4 * page(), page(), 6), IBV_WC_REM_ACCESS_ERR);
-	for (size_t i = 0; i < page(); i++)
+	IT_EQ(remote_write(mr, 4 * it_page(), it_page(), 6),
+			IBV_WC_REM_ACCESS_ERR);
+	for (size_t i = 0; i < it_page(); i++)
 		IT_ASSERT(wp[i] == 0x11);
 	(void) close(uffd);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(buf, LEN), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_userfaultfd_write_protected)
@@ -120,20 +103,17 @@ END_TEST
  * registered: a write fails (and, as on a NIC, the queue pair with it);
  * reading it remotely still works while it is readable.
  */
-static int
-shared_prot_server(const struct it_env *env, void *arg)
+static void
+shared_prot_server(struct it_remote *r)
 {
-	int prot = *(const int *)arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
+	int prot = *(const int *) r->arg;
 	int fd = memfd_create("it_fidelity", MFD_CLOEXEC);
 	IT_ASSERT(fd >= 0 && ftruncate(fd, LEN) == 0);
 	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			0);
 	IT_ASSERT(buf != MAP_FAILED);
 	memset(buf, 0x22, LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	IT_EQ(remote_write(mr, 0, LEN, 7), IBV_WC_SUCCESS);
 	IT_EQ(it_check(buf, LEN, 7), -1);
 
@@ -144,15 +124,13 @@ shared_prot_server(const struct it_env *env, void *arg)
 		IT_EQ(res.status, IBV_WC_SUCCESS);
 		IT_EQ(res.mismatch, -1);
 	}
-	IT_EQ(remote_write(mr, 0, page(), 8), IBV_WC_REM_ACCESS_ERR);
+	IT_EQ(remote_write(mr, 0, it_page(), 8), IBV_WC_REM_ACCESS_ERR);
 	IT_EQ(mprotect(buf, LEN, PROT_READ), 0);
 	IT_EQ(it_check(buf, LEN, 7), -1);
 
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(buf, LEN), 0);
 	(void) close(fd);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_shared_made_unwritable)
@@ -161,34 +139,26 @@ START_TEST(test_shared_made_unwritable)
 		return;
 	/* read-only, inaccessible; on one rpmad and on two */
 	static const int prots[] = { PROT_READ, PROT_NONE };
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, _i % 2 + 1), 0);
-	ck_assert_msg(it_run_pair(&env, shared_prot_server, it_remote_helper,
-			(void *)&prots[_i / 2]) == 0, "%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	it_remote_test(_i % 2 + 1, NULL,
+			&(struct it_remote_case){ .body = shared_prot_server,
+					.arg = (void *) &prots[_i / 2] });
 }
 END_TEST
 
 /* Unmapped while registered: there is no page to land in, so an error. */
-static int
-unmapped_server(const struct it_env *env, void *arg)
+static void
+unmapped_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(buf != MAP_FAILED);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	IT_EQ(munmap(buf + LEN / 2, LEN / 2), 0);
 	IT_EQ(remote_write(mr, 0, LEN / 2, 3), IBV_WC_SUCCESS);
 	IT_EQ(it_check(buf, LEN / 2, 3), -1);
-	IT_EQ(remote_write(mr, LEN / 2, page(), 4), IBV_WC_REM_ACCESS_ERR);
+	IT_EQ(remote_write(mr, LEN / 2, it_page(), 4), IBV_WC_REM_ACCESS_ERR);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(buf, LEN / 2), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_unmapped_while_registered)
@@ -201,40 +171,14 @@ END_TEST
 
 /* -------------------------------------------------------- 2. huge pages */
 
-/* The page size the kernel maps addr with, from /proc/self/smaps (kB). */
-static long
-kernel_page_kb(const void *addr)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[512];
-	bool in = false;
-	long kb = -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-				strchr(line, '-') < strchr(line, ' ')) {
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			continue;
-		}
-		if (in && sscanf(line, "KernelPageSize: %ld kB", &kb) == 1)
-			break;
-	}
-	(void) fclose(f);
-	return kb;
-}
-
 /*
  * Huge pages three ways (private MAP_HUGETLB, shared MAP_HUGETLB, a
  * MFD_HUGETLB memfd): they register, C writes and reads them, and they
  * are still huge pages after.
  */
-static int
-huge_server(const struct it_env *env, void *arg)
+static void
+huge_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	for (int kind = 0; kind < 3; kind++) {
 		int fd = -1;
 		uint8_t *buf;
@@ -252,8 +196,7 @@ huge_server(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(buf != MAP_FAILED, "huge pages, kind %d: %s",
 				kind, strerror(errno));
 		memset(buf, 0, HUGE);
-		struct rpma_mr_local *mr = NULL;
-		IT_OK(rpma_mr_reg(r.peer, buf, HUGE, RW, &mr));
+		struct rpma_mr_local *mr = IT_REG(r->peer, buf, HUGE, RW);
 		IT_EQ(remote_write(mr, 0, HUGE, 10 + (uint32_t)kind),
 				IBV_WC_SUCCESS);
 		IT_EQ(it_check(buf, HUGE, 10 + (uint32_t)kind), -1);
@@ -261,15 +204,13 @@ huge_server(const struct it_env *env, void *arg)
 				HUGE, 10 + (uint32_t)kind);
 		IT_EQ(res.status, IBV_WC_SUCCESS);
 		IT_EQ(res.mismatch, -1);
-		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_EQ(it_smaps_kb(buf, "KernelPageSize:"), (long) (HUGE >> 10));
 		IT_OK(rpma_mr_dereg(&mr));
-		IT_EQ(kernel_page_kb(buf), (long)(HUGE >> 10));
+		IT_EQ(it_smaps_kb(buf, "KernelPageSize:"), (long) (HUGE >> 10));
 		IT_EQ(munmap(buf, HUGE), 0);
 		if (fd >= 0)
 			(void) close(fd);
 	}
-	it_remote_close(&r);
-	return 0;
 }
 
 /* Huge pages for the test, as many as it needs; the old count after. */

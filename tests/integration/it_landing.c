@@ -34,14 +34,7 @@
 
 enum { TAG_PID = 100, TAG_WRITTEN, TAG_CHECKED, TAG_STUCK, TAG_FAILED };
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
+static const int RW = IT_REMOTE_USAGE;
 
 /* How many threads of this process are named `name`. */
 static int
@@ -97,14 +90,17 @@ thread_gone(int ms)
 	return false;
 }
 
+/*
+ * Over the software transport only (RDMA devices write the memory
+ * themselves): `server` with memory the client writes and reads, on
+ * ndaemons rpmads.
+ */
 static void
-run(it_fn *server, int ndaemons)
+run_over_tcp(it_remote_fn *server, int ndaemons)
 {
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, ndaemons), 0);
-	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, NULL) == 0,
-			"%s", it_report());
-	ck_assert_int_eq(it_env_stop(&env), 0);
+	if (it_transport_is("tcp"))
+		it_remote_test(ndaemons, NULL,
+				&(struct it_remote_case){ .body = server });
 }
 
 /* ------------------------------------------ 1. landed, and then gone */
@@ -113,19 +109,12 @@ run(it_fn *server, int ndaemons)
  * Writes of many sizes and offsets land and read back; the thread and the
  * area exist while the memory is registered, and not after.
  */
-static int
-landed_server(const struct it_env *env, void *arg)
+static void
+landed_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	IT_EQ(threads_named("rpma-landing"), 0);
-	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(buf != MAP_FAILED);
-	memset(buf, 0x5a, LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	uint8_t *buf = it_anon(LEN, 0x5a);
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	IT_EQ(threads_named("rpma-landing"), 1);
 	IT_ASSERT(area_mapped());
 
@@ -150,22 +139,18 @@ landed_server(const struct it_env *env, void *arg)
 	IT_ASSERT(thread_gone(5000));
 	IT_ASSERT(!area_mapped());
 	/* registered again: a thread again */
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, buf, LEN, RW, &mr));
 	it_remote_write(mr, 64, 4096, 77);
 	IT_EQ(it_check(buf + 64, 4096, 77), -1);
 	IT_EQ(threads_named("rpma-landing"), 1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_ASSERT(thread_gone(5000));
 	IT_EQ(munmap(buf, LEN), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_landed_and_gone)
 {
-	if (!it_transport_is("tcp"))
-		return;	/* RDMA devices write the memory themselves */
-	run(landed_server, _i + 1);
+	run_over_tcp(landed_server, _i + 1);
 }
 END_TEST
 
@@ -199,12 +184,9 @@ reg_thread(void *arg)
  * one landing thread for all, and every registration's writes land
  * (a second start of the session's landing lost its registrations).
  */
-static int
-at_once_server(const struct it_env *env, void *arg)
+static void
+at_once_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	uint8_t *bufs = mmap(NULL, NREG * REG_LEN, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(bufs != MAP_FAILED);
@@ -214,7 +196,7 @@ at_once_server(const struct it_env *env, void *arg)
 		struct reg_at_once t[NREG];
 		pthread_t th[NREG];
 		for (int i = 0; i < NREG; i++) {
-			t[i] = (struct reg_at_once){ r.peer, &go,
+			t[i] = (struct reg_at_once){ r->peer, &go,
 				bufs + (size_t) i * REG_LEN, NULL, -1 };
 			IT_EQ(pthread_create(&th[i], NULL, reg_thread, &t[i]),
 					0);
@@ -234,15 +216,11 @@ at_once_server(const struct it_env *env, void *arg)
 		IT_ASSERT(thread_gone(5000));
 	}
 	IT_EQ(munmap(bufs, NREG * REG_LEN), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_registered_at_once)
 {
-	if (!it_transport_is("tcp"))
-		return; /* RDMA devices write the memory themselves */
-	run(at_once_server, 2);
+	run_over_tcp(at_once_server, 2);
 }
 END_TEST
 
@@ -250,30 +228,34 @@ END_TEST
  * RPMA_LANDING=0: no thread, and rpmad's own lands the same bytes (the
  * two paths side by side, as bench/ compares them).
  */
-static int
-off_server(const struct it_env *env, void *arg)
+static bool
+landing_off(const struct it_env *env, void *arg)
 {
+	(void) env;
 	(void) arg;
 	IT_EQ(setenv("RPMA_LANDING", "0", 1), 0);
-	struct it_remote r;
-	it_remote_open(&r, env);
+	return true;
+}
+
+static void
+off_server(struct it_remote *r)
+{
 	uint8_t *buf = it_alloc(LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	IT_EQ(threads_named("rpma-landing"), 0);
 	it_remote_write(mr, 100, 300000, 9);
 	IT_EQ(it_check(buf + 100, 300000, 9), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	free(buf);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_switched_off)
 {
 	if (!it_transport_is("tcp"))
 		return;
-	run(off_server, 2);
+	it_remote_test(2, NULL,
+			&(struct it_remote_case){ .before = landing_off,
+					.body = off_server });
 }
 END_TEST
 
@@ -386,10 +368,7 @@ stuck_server(const struct it_env *env, void *arg)
 		return 0;
 	}
 	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(buf != MAP_FAILED);
-	memset(buf, 0x33, LEN);
+	uint8_t *buf = it_anon(LEN, 0x33);
 	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
 	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
@@ -397,19 +376,20 @@ stuck_server(const struct it_env *env, void *arg)
 	struct rpma_conn *two = it_accept_next(ep, NULL, NULL);
 
 	/* the last page goes, and only the userfaultfd could bring it */
-	uint8_t *held = buf + LEN - page();
+	uint8_t *held = buf + LEN - it_page();
 	struct uffdio_api api = { .api = UFFD_API };
 	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
-	IT_EQ(madvise(held, page(), MADV_DONTNEED), 0);
-	struct uffdio_register reg = { .range = { (uintptr_t)held, page() },
-			.mode = UFFDIO_REGISTER_MODE_MISSING };
+	IT_EQ(madvise(held, it_page(), MADV_DONTNEED), 0);
+	struct uffdio_register reg = { .range = { (uintptr_t) held, it_page() },
+		.mode = UFFDIO_REGISTER_MODE_MISSING };
 	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_FAILED, NULL, 0);
 	IT_EQ(it_check(buf + 4096, 8192, 42), -1);
 	/* the page comes: the stuck copy ends, the thread goes on */
-	struct uffdio_zeropage zp = { .range = { (uintptr_t)held, page() } };
+	struct uffdio_zeropage zp = { .range = { (uintptr_t) held,
+						      it_page() } };
 	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
@@ -450,9 +430,9 @@ stuck_client(const struct it_env *env, void *arg)
 	struct ibv_wc wc;
 
 	/* into the page that never comes: fails after the deadline */
-	it_fill(src, page(), 41);
-	IT_OK(rpma_write(one, rmr, LEN - page(), ms, 0, page(),
-			RPMA_F_COMPLETION_ALWAYS, (void *)1));
+	it_fill(src, it_page(), 41);
+	IT_OK(rpma_write(one, rmr, LEN - it_page(), ms, 0, it_page(),
+			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
 	IT_EQ(it_get_wc(cq1, &wc, 4 * IT_WAIT_MS), 0);
 	IT_EQ(wc.wr_id, 1);
 	IT_EQ(wc.status, IBV_WC_REM_OP_ERR);
@@ -509,15 +489,11 @@ scribble(void *arg)
  * states, jobs, the header) while the client writes: every write ends
  * (landed or failed) within the deadline, and rpmad serves on.
  */
-static int
-scribbled_server(const struct it_env *env, void *arg)
+static void
+scribbled_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	uint8_t *buf = it_alloc(LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	/* where the library mapped the area */
 	FILE *f = fopen("/proc/self/maps", "re");
 	IT_ASSERT(f != NULL);
@@ -547,9 +523,7 @@ scribbled_server(const struct it_env *env, void *arg)
 	s.stop = 1;
 	IT_EQ(pthread_join(th, NULL), 0);
 	IT_OK(rpma_mr_dereg(&mr));
-	it_remote_close(&r);
 	free(buf);
-	return 0;
 }
 
 START_TEST(test_scribbled_area)
@@ -559,11 +533,11 @@ START_TEST(test_scribbled_area)
 	struct it_env env;
 	ck_assert_int_eq(it_env_start_cfg(&env, 1,
 			"memory_timeout_ms = 1000\n"), 0);
-	ck_assert_msg(it_run_pair(&env, scribbled_server, it_remote_helper,
-			NULL) == 0, "%s", it_report());
+	struct it_remote_case c = { .body = scribbled_server };
+	ck_assert_msg(it_remote_run(&env, &c) == 0, "%s", it_report());
 	/* rpmad serves on: a clean pair afterwards */
-	ck_assert_msg(it_run_pair(&env, landed_server, it_remote_helper,
-			NULL) == 0, "%s", it_report());
+	c.body = landed_server;
+	ck_assert_msg(it_remote_run(&env, &c) == 0, "%s", it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
@@ -574,15 +548,11 @@ END_TEST
  * A child of fork() has neither the thread nor the area; its own
  * registrations land by a thread of its own.
  */
-static int
-fork_server(const struct it_env *env, void *arg)
+static void
+fork_server(struct it_remote *r)
 {
-	(void) arg;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	uint8_t *buf = it_alloc(LEN);
-	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, LEN, RW, &mr));
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
 	it_remote_write(mr, 0, 4096, 51);
 	pid_t child = fork();
 	IT_ASSERT(child >= 0);
@@ -609,15 +579,11 @@ fork_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(buf + 8192, 4096, 52), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	free(buf);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork)
 {
-	if (!it_transport_is("tcp"))
-		return;
-	run(fork_server, 1);
+	run_over_tcp(fork_server, 1);
 }
 END_TEST
 

@@ -32,14 +32,7 @@
 #include "itest.h"
 #include "th_suite.h"
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
+static const int RW = IT_REMOTE_USAGE;
 
 /*
  * Who the application is: root, an unprivileged user, or one whose
@@ -54,19 +47,26 @@ struct mem_case {
 	enum who who;
 };
 
-
-/* Becomes mc's application; returns a directory it may write in. */
-static const char *
-become(const struct it_env *env, const void *arg)
+/* Becomes the case's application (a struct mem_case). */
+static bool
+become(const struct it_env *env, void *arg)
 {
 	const struct mem_case *mc = arg;
+	(void) env;
+	if (mc->who != WHO_ROOT)
+		it_become_nobody(mc->who == WHO_USER);
+	return true;
+}
+
+/* A directory the role's application may write in. */
+static const char *
+writable_dir(const struct it_remote *r)
+{
+	const struct mem_case *mc = r->arg;
 	/* env->dir and "/nobody", with room for a file name in a path[300] */
-	static char dir[sizeof(env->dir) + 16];
-	(void) snprintf(dir, sizeof(dir), "%s", env->dir);
-	if (mc->who == WHO_ROOT)
-		return dir;
-	(void) snprintf(dir, sizeof(dir), "%s/nobody", env->dir);
-	it_become_nobody(mc->who == WHO_USER);
+	static char dir[sizeof(r->env->dir) + 16];
+	(void) snprintf(dir, sizeof(dir), "%s%s", r->env->dir,
+			mc->who == WHO_ROOT ? "" : "/nobody");
 	return dir;
 }
 
@@ -94,7 +94,7 @@ pages_move(const void *arg)
 
 /* Runs `server` as `who` against it_remote_helper, on one rpmad or two. */
 static void
-run(it_fn *server, int ndaemons, enum who who)
+run(it_remote_fn *server, int ndaemons, enum who who)
 {
 	struct it_env env;
 	ck_assert_int_eq(it_env_start_nobody(&env, ndaemons), 0);
@@ -104,90 +104,18 @@ run(it_fn *server, int ndaemons, enum who who)
 	ck_assert_int_eq(mkdir(dir, 0700), 0);
 	ck_assert_int_eq(chown(dir, TH_NOBODY, TH_NOBODY), 0);
 	struct mem_case mc = { who };
-	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
-			"%s", it_report());
+	struct it_remote_case c = { become, server, &mc };
+	ck_assert_msg(it_remote_run(&env, &c) == 0, "%s", it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 
 /* ------------------------------------------------- what the kernel says */
-
-/*
- * The value of `key` (e.g. "VmFlags:", "ProtectionKey:") of the mapping
- * holding addr in /proc/self/smaps, into out; 0, or -1 when there is none.
- */
-static int
-smaps_field(const void *addr, const char *key, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[1024];
-	bool in = false;
-	int ret = -1;
-	uintptr_t a = (uintptr_t)addr;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 &&
-				strchr(line, ':') > strchr(line, ' ')) {
-			in = a >= lo && a < hi;
-			continue;
-		}
-		if (in && strncmp(line, key, strlen(key)) == 0) {
-			(void) snprintf(out, len, "%s",
-					line + strlen(key) + strspn(line +
-					strlen(key), " \t"));
-			out[strcspn(out, "\n")] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	(void) fclose(f);
-	return ret;
-}
-
-/* Whether the mapping at addr carries the VmFlags mnemonic `flag`. */
-static bool
-has_vmflag(const void *addr, const char *flag)
-{
-	char flags[256];
-	IT_EQ(smaps_field(addr, "VmFlags:", flags, sizeof(flags)), 0);
-	for (char *t = strtok(flags, " "); t; t = strtok(NULL, " "))
-		if (strcmp(t, flag) == 0)
-			return true;
-	return false;
-}
-
-/* A value in kB of /proc/self/status (VmLck, RssShmem, RssAnon, ...). */
-static long
-status_kb(const char *key)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	IT_ASSERT(f != NULL);
-	char line[256];
-	long v = -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0 &&
-				line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	(void) fclose(f);
-	IT_ASSERT_MSG(v >= 0, "no %s in /proc/self/status", key);
-	return v;
-}
 
 /* How many descriptors this process has open. */
 static int
 open_fds(void)
 {
 	return it_proc_fds(getpid());
-}
-
-/* Waits for a child of the test and returns its exit status (or 128+sig). */
-static int
-child_status(pid_t pid)
-{
-	int st;
-	IT_EQ(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* --------------------------------------------------------- 1. fork */
@@ -257,13 +185,10 @@ fork_child(uint8_t *block, uint8_t *buf, size_t buflen,
 	return 0;
 }
 
-static int
-fork_server(const struct it_env *env, void *arg)
+static void
+fork_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
+	const char *dir = writable_dir(r);
 	/* an 8 KiB buffer in the middle of a heap block, not page-aligned */
 	uint8_t *block = malloc(64 * 1024);
 	IT_ASSERT(block != NULL);
@@ -271,15 +196,15 @@ fork_server(const struct it_env *env, void *arg)
 	uint8_t *buf = block + 4096 + 16;
 	const size_t buflen = 8192;
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, buflen, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, buf, buflen, RW, &mr));
 
 	for (int round = 0; round < scaled(FORK_ROUNDS); round++) {
 		(void) fflush(NULL);
 		pid_t pid = fork();
 		IT_ASSERT(pid >= 0);
 		if (pid == 0)
-			_exit(fork_child(block, buf, buflen, r.conn, mr, dir));
-		int st = child_status(pid);
+			_exit(fork_child(block, buf, buflen, r->conn, mr, dir));
+		int st = it_child_status(pid);
 		IT_ASSERT_MSG(st == 0, "round %d: the child failed at step %d",
 				round, st);
 		for (size_t i = 0; i < 64 * 1024; i++)
@@ -295,8 +220,6 @@ fork_server(const struct it_env *env, void *arg)
 
 	IT_OK(rpma_mr_dereg(&mr));
 	free(block);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork)
@@ -326,19 +249,15 @@ heap_churn(unsigned seed)
 		free(slot[k]);
 }
 
-static int
-fork_heap_server(const struct it_env *env, void *arg)
+static void
+fork_heap_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	void *small[64];
 	struct rpma_mr_local *mr[64];
 	for (int i = 0; i < 64; i++) {
 		small[i] = malloc(8192);
 		IT_ASSERT(small[i] != NULL);
-		IT_OK(rpma_mr_reg(r.peer, small[i], 8192, RW, &mr[i]));
+		IT_OK(rpma_mr_reg(r->peer, small[i], 8192, RW, &mr[i]));
 	}
 	for (int round = 0; round < scaled(5); round++) {
 		(void) fflush(NULL);
@@ -349,14 +268,12 @@ fork_heap_server(const struct it_env *env, void *arg)
 			_exit(0);
 		}
 		heap_churn(2);
-		IT_EQ(child_status(pid), 0);
+		IT_EQ(it_child_status(pid), 0);
 	}
 	for (int i = 0; i < 64; i++) {
 		IT_OK(rpma_mr_dereg(&mr[i]));
 		free(small[i]);
 	}
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork_heap)
@@ -394,14 +311,10 @@ count_forever(void *arg)
 	return NULL;
 }
 
-static int
-stores_server(const struct it_env *env, void *arg)
+static void
+stores_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
-	size_t ps = page();
+	size_t ps = it_page();
 	/* each buffer takes most of a page, its counter the rest */
 	uint8_t *area = mmap(NULL, STORE_BUFS * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -416,10 +329,10 @@ stores_server(const struct it_env *env, void *arg)
 	 * moving pages reads /proc/self/smaps for their attributes, which
 	 * costs more the more mappings there are: fewer then (librpmaclient(7))
 	 */
-	int n = scaled(pages_move(arg) ? STORE_BUFS / 8 : STORE_BUFS);
+	int n = scaled(pages_move(r->arg) ? STORE_BUFS / 8 : STORE_BUFS);
 	static struct rpma_mr_local *mr[STORE_BUFS];
 	for (int i = 0; i < n; i++)
-		IT_OK(rpma_mr_reg(r.peer, area + i * ps, ps - 128, RW,
+		IT_OK(rpma_mr_reg(r->peer, area + i * ps, ps - 128, RW,
 				&mr[i]));
 	for (int i = 0; i < n; i += 2)
 		IT_OK(rpma_mr_dereg(&mr[i]));
@@ -437,8 +350,6 @@ stores_server(const struct it_env *env, void *arg)
 	for (int i = 1; i < n; i += 2)
 		IT_OK(rpma_mr_dereg(&mr[i]));
 	IT_EQ(munmap(area, STORE_BUFS * ps), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_other_threads_stores)
@@ -455,13 +366,9 @@ END_TEST
  * pages are private anonymous memory again. The same with jemalloc
  * (LD_PRELOAD) is mem_allocator.c's, run by test_freed_memory_jemalloc.
  */
-static int
-freed_server(const struct it_env *env, void *arg)
+static void
+freed_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	static const size_t sizes[] = { 100 * 1000, 1 << 20, 4 << 20 };
 	for (int round = 0; round < scaled(20); round++) {
 		for (size_t s = 0; s < 3; s++) {
@@ -469,7 +376,7 @@ freed_server(const struct it_env *env, void *arg)
 			IT_ASSERT(p != NULL);
 			memset(p, 0xaa, sizes[s]);
 			struct rpma_mr_local *mr = NULL;
-			IT_OK(rpma_mr_reg(r.peer, p, sizes[s], RW, &mr));
+			IT_OK(rpma_mr_reg(r->peer, p, sizes[s], RW, &mr));
 			IT_OK(rpma_mr_dereg(&mr));
 			free(p);
 			uint8_t *q = calloc(1, sizes[s]);
@@ -481,13 +388,10 @@ freed_server(const struct it_env *env, void *arg)
 			free(q);
 		}
 	}
-	size_t len = 16 * page();
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(m != MAP_FAILED);
-	memset(m, 0xbb, len);
+	size_t len = 16 * it_page();
+	uint8_t *m = it_anon(len, 0xbb);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, m + 100, len - 200, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, m + 100, len - 200, RW, &mr));
 	it_remote_write(mr, 0, len - 200, 9);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(it_check(m + 100, len - 200, 9), -1);
@@ -496,8 +400,6 @@ freed_server(const struct it_env *env, void *arg)
 		IT_ASSERT_MSG(m[i] == 0, "byte %zu after MADV_DONTNEED", i);
 	IT_EQ(madvise(m, len, MADV_FREE), 0);
 	IT_EQ(munmap(m, len), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_freed_memory)
@@ -560,13 +462,9 @@ END_TEST
  * deregistered grows past what any registration held without a fault.
  * The same with mmap and mremap.
  */
-static int
-grow_server(const struct it_env *env, void *arg)
+static void
+grow_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	const size_t small = 256 * 1024;
 	/* mmap'ed blocks: the later one lands below the earlier one */
 	uint8_t *a = malloc(small);
@@ -574,7 +472,7 @@ grow_server(const struct it_env *env, void *arg)
 	IT_ASSERT(a && b);
 	memset(a, 0x11, small);
 	struct rpma_mr_local *mrb = NULL;
-	IT_OK(rpma_mr_reg(r.peer, b, small, RW, &mrb));
+	IT_OK(rpma_mr_reg(r->peer, b, small, RW, &mrb));
 	it_remote_write(mrb, 0, small, 21);
 	uint8_t *a2 = realloc(a, 8 << 20);
 	IT_ASSERT(a2 != NULL);
@@ -593,7 +491,7 @@ grow_server(const struct it_env *env, void *arg)
 	uint8_t *c = malloc(small);
 	IT_ASSERT(c != NULL);
 	struct rpma_mr_local *mrc = NULL;
-	IT_OK(rpma_mr_reg(r.peer, c, small, RW, &mrc));
+	IT_OK(rpma_mr_reg(r->peer, c, small, RW, &mrc));
 	IT_OK(rpma_mr_dereg(&mrc));
 	uint8_t *c2 = realloc(c, 48 << 20);
 	IT_ASSERT(c2 != NULL);
@@ -602,14 +500,14 @@ grow_server(const struct it_env *env, void *arg)
 	free(a2);
 
 	/* mmap and mremap */
-	size_t ps = page();
+	size_t ps = it_page();
 	uint8_t *m = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *n = mmap(NULL, 4 * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(m != MAP_FAILED && n != MAP_FAILED);
 	struct rpma_mr_local *mrn = NULL;
-	IT_OK(rpma_mr_reg(r.peer, n, 4 * ps, RW, &mrn));
+	IT_OK(rpma_mr_reg(r->peer, n, 4 * ps, RW, &mrn));
 	it_remote_write(mrn, 0, 4 * ps, 23);
 	uint8_t *m2 = mremap(m, 4 * ps, 2048 * ps, MREMAP_MAYMOVE);
 	IT_ASSERT(m2 != MAP_FAILED);
@@ -622,8 +520,6 @@ grow_server(const struct it_env *env, void *arg)
 	memset(n2, 0x55, 8192 * ps);
 	IT_EQ(munmap(m2, 2048 * ps), 0);
 	IT_EQ(munmap(n2, 8192 * ps), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_growing_memory)
@@ -648,40 +544,38 @@ answer(void)
  * cannot write, as ibv_reg_mr refuses it (RPMA_E_PROVIDER); reading it
  * remotely works, and nothing changes the constant or the code.
  */
-static int
-readonly_server(const struct it_env *env, void *arg)
+static void
+readonly_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	struct rpma_mr_local *mr = NULL;
 	static const int writes[] = { RPMA_MR_USAGE_WRITE_DST,
 		RPMA_MR_USAGE_READ_DST, RPMA_MR_USAGE_RECV,
 		RPMA_MR_USAGE_WRITE_SRC };
-	uint8_t *ro = mmap(NULL, page(), PROT_READ,
+	uint8_t *ro = mmap(NULL, it_page(), PROT_READ,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(ro != MAP_FAILED);
 	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
-		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, (void *)constant,
-				sizeof(constant), writes[i], &mr));
-		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, (void *)answer, 64,
-				writes[i], &mr));
-		IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, ro, page(),
-				writes[i], &mr));
+		IT_ERR(RPMA_E_PROVIDER,
+				rpma_mr_reg(r->peer, (void *) constant,
+						sizeof(constant), writes[i],
+						&mr));
+		IT_ERR(RPMA_E_PROVIDER,
+				rpma_mr_reg(r->peer, (void *) answer, 64,
+						writes[i], &mr));
+		IT_ERR(RPMA_E_PROVIDER,
+				rpma_mr_reg(r->peer, ro, it_page(), writes[i],
+						&mr));
 	}
 	IT_ASSERT(mr == NULL);
 	/* reading works: C sees the constant */
-	IT_OK(rpma_mr_reg(r.peer, (void *)constant, sizeof(constant),
+	IT_OK(rpma_mr_reg(r->peer, (void *) constant, sizeof(constant),
 			RPMA_MR_USAGE_READ_SRC, &mr));
 	struct it_remote_res res = it_remote_do(IT_OP_READ, mr, 0, 64, 0);
 	IT_EQ(res.status, IBV_WC_SUCCESS);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_ASSERT(strcmp(constant, "a constant: 42") == 0);
 	IT_EQ(answer(), 42);
-	IT_EQ(munmap(ro, page()), 0);
-	it_remote_close(&r);
-	return 0;
+	IT_EQ(munmap(ro, it_page()), 0);
 }
 
 START_TEST(test_readonly_memory)
@@ -699,28 +593,24 @@ END_TEST
  * kernel for it), then with rpma_mr_reg: io_uring, the application and
  * rpmad keep seeing the same bytes both ways.
  */
-static int
-uring_server(const struct it_env *env, void *arg)
+static void
+uring_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
+	const char *dir = writable_dir(r);
 	const size_t len = 64 * 1024;
 	struct io_uring ring;
 	int ret = io_uring_queue_init(4, &ring, 0);
 	if (ret == -ENOSYS || ret == -EPERM) {
 		(void) fprintf(stderr, "it_memory: io_uring not available "
 				"(%s): skipped\n", strerror(-ret));
-		it_remote_close(&r);
-		return 0;
+		return;
 	}
 	IT_EQ(ret, 0);
 	uint8_t *buf = it_alloc(len);
 	struct iovec iov = { buf, len };
 	IT_EQ(io_uring_register_buffers(&ring, &iov, 1), 0);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, buf, len, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, buf, len, RW, &mr));
 
 	char path[300];
 	(void) snprintf(path, sizeof(path), "%s/uring-file", dir);
@@ -739,7 +629,7 @@ uring_server(const struct it_env *env, void *arg)
 	IT_EQ(io_uring_peek_cqe(&ring, &cqe), 0);
 	IT_EQ(cqe->res, (int)len);
 	io_uring_cqe_seen(&ring, cqe);
-	if (pages_move(arg)) {
+	if (pages_move(r->arg)) {
 		/*
 		 * What librpmaclient(7) says: moved pages are new pages, and
 		 * io_uring keeps reading into and writing from the pinned
@@ -770,8 +660,6 @@ out:
 	(void) close(fd);
 	free(pattern);
 	free(buf);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_pinned_by_io_uring)
@@ -790,26 +678,22 @@ END_TEST
  */
 #define SCATTERED 2000
 
-static int
-fds_server(const struct it_env *env, void *arg)
+static void
+fds_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	struct rlimit lim = { 1024, 1024 };
 	IT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
-	size_t ps = page();
+	size_t ps = it_page();
 	/* a page each, a page apart: nothing to merge */
 	uint8_t *area = mmap(NULL, 2 * SCATTERED * ps, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	IT_ASSERT(area != MAP_FAILED);
 	int before = open_fds();
 	/* fewer where pages move (their cost grows with the mappings) */
-	int n = scaled(pages_move(arg) ? SCATTERED / 8 : SCATTERED);
+	int n = scaled(pages_move(r->arg) ? SCATTERED / 8 : SCATTERED);
 	static struct rpma_mr_local *mr[SCATTERED];
 	for (int i = 0; i < n; i++)
-		IT_OK(rpma_mr_reg(r.peer, area + 2 * i * ps, ps, RW, &mr[i]));
+		IT_OK(rpma_mr_reg(r->peer, area + 2 * i * ps, ps, RW, &mr[i]));
 	int during = open_fds();
 	/*
 	 * at most two of the library's own for all of them: its memfd of
@@ -826,8 +710,6 @@ fds_server(const struct it_env *env, void *arg)
 		IT_OK(rpma_mr_dereg(&mr[i]));
 	IT_ASSERT(open_fds() <= before + 1);
 	IT_EQ(munmap(area, 2 * SCATTERED * ps), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_descriptors)
@@ -847,19 +729,12 @@ END_TEST
  */
 #define BIG (64u << 20)
 
-static int
-given_back_server(const struct it_env *env, void *arg)
+static void
+given_back_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
-	long shmem0 = status_kb("RssShmem"), anon0 = status_kb("RssAnon");
-	uint8_t *big = mmap(NULL, BIG + page(), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(big != MAP_FAILED);
-	memset(big, 0x66, BIG + page());
-	long anon1 = status_kb("RssAnon");
+	long shmem0 = it_status_kb("RssShmem"), anon0 = it_status_kb("RssAnon");
+	uint8_t *big = it_anon(BIG + it_page(), 0x66);
+	long anon1 = it_status_kb("RssAnon");
 	/*
 	 * the peak from here on: reset it (Linux 4.0) where the process may
 	 * (not dumpable: its clear_refs is root's); else the peak so far,
@@ -870,27 +745,25 @@ given_back_server(const struct it_env *env, void *arg)
 		IT_EQ(write(clear, "5", 1), 1);
 		(void) close(clear);
 	}
-	long hwm0 = status_kb("VmHWM");
+	long hwm0 = it_status_kb("VmHWM");
 
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, big + page(), BIG, RW, &mr));
-	long hwm1 = status_kb("VmHWM");
+	IT_OK(rpma_mr_reg(r->peer, big + it_page(), BIG, RW, &mr));
+	long hwm1 = it_status_kb("VmHWM");
 	IT_ASSERT_MSG(hwm1 - hwm0 <= 8 * 1024, "registering %u MiB took %ld "
 			"kB more at its peak", BIG >> 20, hwm1 - hwm0);
 	it_remote_write(mr, BIG - 4096, 4096, 81);
-	IT_EQ(it_check(big + page() + BIG - 4096, 4096, 81), -1);
+	IT_EQ(it_check(big + it_page() + BIG - 4096, 4096, 81), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	/* the pool's header page stays mapped, the rest goes */
-	IT_EQ(munmap(big + page(), BIG), 0);
-	long shmem2 = status_kb("RssShmem"), anon2 = status_kb("RssAnon");
+	IT_EQ(munmap(big + it_page(), BIG), 0);
+	long shmem2 = it_status_kb("RssShmem"), anon2 = it_status_kb("RssAnon");
 	IT_ASSERT_MSG(shmem2 - shmem0 < 2048, "RssShmem %ld kB -> %ld kB",
 			shmem0, shmem2);
 	IT_ASSERT_MSG(anon2 < anon1 - (long)(BIG >> 10) + 4096, "RssAnon "
 			"%ld kB before, %ld kB with %u MiB, %ld kB after",
 			anon0, anon1, BIG >> 20, anon2);
-	IT_EQ(munmap(big, page()), 0);
-	it_remote_close(&r);
-	return 0;
+	IT_EQ(munmap(big, it_page()), 0);
 }
 
 START_TEST(test_memory_given_back)
@@ -913,8 +786,8 @@ static void
 attrs_of(const void *p, struct attrs *a)
 {
 	memset(a, 0, sizeof(*a));
-	IT_EQ(smaps_field(p, "VmFlags:", a->vmflags, sizeof(a->vmflags)), 0);
-	(void) smaps_field(p, "ProtectionKey:", a->pkey, sizeof(a->pkey));
+	IT_EQ(it_smaps_field(p, "VmFlags:", a->vmflags, sizeof(a->vmflags)), 0);
+	(void) it_smaps_field(p, "ProtectionKey:", a->pkey, sizeof(a->pkey));
 	if (syscall(SYS_get_mempolicy, &a->policy, &a->nodes, 64, p,
 			MPOL_F_ADDR))
 		a->policy = -1;
@@ -936,8 +809,10 @@ attrs_same(const void *p, const struct attrs *want, const char *what,
 				"VmFlags \"%s\", was \"%s\"", what, when,
 				now.vmflags, want->vmflags);
 	else if (*flag)
-		IT_ASSERT_MSG(has_vmflag(p, flag), "%s %s: VmFlags \"%s\" "
-				"without %s", what, when, now.vmflags, flag);
+		IT_ASSERT_MSG(it_has_vmflag(p, flag),
+				"%s %s: VmFlags \"%s\" "
+				"without %s",
+				what, when, now.vmflags, flag);
 	IT_ASSERT_MSG(strcmp(now.pkey, want->pkey) == 0, "%s %s: protection "
 			"key %s, was %s", what, when, now.pkey, want->pkey);
 	IT_ASSERT_MSG(now.policy == want->policy && now.nodes == want->nodes,
@@ -1018,9 +893,7 @@ attr_set(enum attr_kind k, uint8_t *p, int *pkey)
 static bool
 huge_backed(const void *p)
 {
-	char v[64];
-	return smaps_field(p, "AnonHugePages:", v, sizeof(v)) == 0 &&
-		strtol(v, NULL, 10) > 0;
+	return it_smaps_kb(p, "AnonHugePages:") > 0;
 }
 
 /*
@@ -1038,8 +911,9 @@ attr_child(enum attr_kind k, uint8_t *p, int pkey)
 				return 1;
 		return 0;
 	case A_DONTFORK:
-		return msync(p, page(), MS_ASYNC) == -1 && errno == ENOMEM ?
-			0 : 2;
+		return msync(p, it_page(), MS_ASYNC) == -1 && errno == ENOMEM ?
+				0 :
+				2;
 	case A_PKEY: {
 		if (pkey_set(pkey, PKEY_DISABLE_ACCESS))
 			return 3;
@@ -1057,13 +931,9 @@ attr_child(enum attr_kind k, uint8_t *p, int pkey)
 	}
 }
 
-static int
-attrs_server(const struct it_env *env, void *arg)
+static void
+attrs_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	(void) dir;
-	struct it_remote r;
-	it_remote_open(&r, env);
 	for (int k = 0; k < A_KINDS; k++) {
 		const char *what = attr_names[k];
 		uint8_t *p = attr_area();
@@ -1076,7 +946,7 @@ attrs_server(const struct it_env *env, void *arg)
 			continue;
 		}
 		memset(p, 0x77, ATTR_LEN);
-		if (*attr_flags[k] && !has_vmflag(p, attr_flags[k])) {
+		if (*attr_flags[k] && !it_has_vmflag(p, attr_flags[k])) {
 			/* e.g. AddressSanitizer's mlock, which does nothing */
 			(void) fprintf(stderr, "it_memory: %s: not in effect "
 					"here, not checked\n", what);
@@ -1085,16 +955,16 @@ attrs_server(const struct it_env *env, void *arg)
 		}
 		struct attrs before;
 		attrs_of(p, &before);
-		long lck = status_kb("VmLck");
+		long lck = it_status_kb("VmLck");
 		bool huge = huge_backed(p);
 		/* a registration in the middle of the mapping */
 		struct rpma_mr_local *mr = NULL;
-		IT_OK(rpma_mr_reg(r.peer, p + ATTR_LEN / 4 + 100,
-				ATTR_LEN / 2, RW, &mr));
+		IT_OK(rpma_mr_reg(r->peer, p + ATTR_LEN / 4 + 100, ATTR_LEN / 2,
+				RW, &mr));
 		attrs_same(p + ATTR_LEN / 2, &before, what, "registered",
-				pages_move(arg) ? attr_flags[k] : NULL);
-		IT_EQ(status_kb("VmLck"), lck);
-		if (huge && !pages_move(arg))
+				pages_move(r->arg) ? attr_flags[k] : NULL);
+		IT_EQ(it_status_kb("VmLck"), lck);
+		if (huge && !pages_move(r->arg))
 			IT_ASSERT_MSG(huge_backed(p), "%s: the huge page is "
 					"gone", what);
 		it_remote_write(mr, 0, 4096, 91);
@@ -1104,7 +974,8 @@ attrs_server(const struct it_env *env, void *arg)
 		IT_ASSERT(pid >= 0);
 		if (pid == 0)
 			_exit(attr_child((enum attr_kind)k, p, pkey));
-		IT_ASSERT_MSG(child_status(pid) == 0, "%s: the child saw the "
+		IT_ASSERT_MSG(it_child_status(pid) == 0,
+				"%s: the child saw the "
 				"parent's memory unlike the kernel's rule",
 				what);
 		IT_EQ(p[0], 0x77);
@@ -1112,13 +983,11 @@ attrs_server(const struct it_env *env, void *arg)
 		attrs_same(p, &before, what, "deregistered", NULL);
 		attrs_same(p + ATTR_LEN / 2, &before, what, "deregistered",
 				NULL);
-		IT_EQ(status_kb("VmLck"), lck);
+		IT_EQ(it_status_kb("VmLck"), lck);
 		IT_EQ(munmap(p, ATTR_LEN), 0);
 		if (pkey > 0)
 			(void) pkey_free(pkey);
 	}
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_mapping_attributes)
@@ -1267,16 +1136,12 @@ private_file_changes(struct it_remote *r, const char *dir, const void *arg)
 	(void) unlink(path);
 }
 
-static int
-native_kinds_server(const struct it_env *env, void *arg)
+static void
+native_kinds_server(struct it_remote *r)
 {
-	const char *dir = become(env, arg);
-	struct it_remote r;
-	it_remote_open(&r, env);
-	shared_kinds(&r, dir, arg);
-	private_file_changes(&r, dir, arg);
-	it_remote_close(&r);
-	return 0;
+	const char *dir = writable_dir(r);
+	shared_kinds(r, dir, r->arg);
+	private_file_changes(r, dir, r->arg);
 }
 
 /* _i: bit 0 one rpmad (else two), bit 1 as an unprivileged user */
@@ -1295,8 +1160,8 @@ START_TEST(test_memory_native_takes_sealed)
 END_TEST
 
 /* _i of the tests without a loop of their own: 0 root, 1 WHO_SEALED */
-static Suite *
-memory_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_memory[] = { TH_LOOP(test_fork, 0, 4),
 		TH_LOOP(test_fork_heap, 0, 2),
@@ -1314,12 +1179,7 @@ memory_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "memory", .steps = tc_memory, .create = it_tcase_create },
 	};
-	return th_suite("integration: the application's memory", tcases,
-			TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(memory_suite(), CK_ENV);
+	return check_run(th_suite("integration: the application's memory",
+					 tcases, TH_N(tcases)),
+			CK_ENV);
 }

@@ -38,8 +38,7 @@
 #include "itest.h"
 #include "th_suite.h"
 
-static const int RW = RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
-	RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+static const int RW = IT_REMOTE_USAGE;
 
 /*
  * Who the application is: root; unprivileged and not dumpable (rpmad
@@ -51,12 +50,6 @@ enum who { WHO_ROOT, WHO_SEALED, WHO_SEALED_UFFD };
 
 static const char *const who_names[] = { "root", "not dumpable",
 	"not dumpable, with /dev/userfaultfd" };
-
-static size_t
-page(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
 
 /* Whether registered private pages move into the library's memfd. */
 static bool
@@ -113,76 +106,46 @@ struct moved_case {
 	enum who who;
 };
 
-/* Runs `server` as `who` against it_remote_helper on one rpmad. */
+/*
+ * Becomes the case's application (a struct moved_case); false, after
+ * saying so, when it cannot be had here
+ */
+static bool
+start(const struct it_env *env, void *arg)
+{
+	const struct moved_case *mc = arg;
+	if (become(env, mc->who))
+		return true;
+	(void) fprintf(stderr,
+			"it_moved: %s: not on this kernel, not "
+			"checked\n",
+			who_names[mc->who]);
+	return false;
+}
+
+/*
+ * Runs `server` as `who` against it_remote_helper on one rpmad, after
+ * `before` (the server role's start)
+ */
 static void
-run(it_fn *server, enum who who)
+run_after(it_remote_before *before, it_remote_fn *server, enum who who)
 {
 	struct it_env env;
 	ck_assert_int_eq(it_env_start_nobody(&env, 1), 0);
 	struct moved_case mc = { who };
-	ck_assert_msg(it_run_pair(&env, server, it_remote_helper, &mc) == 0,
-			"%s: %s", who_names[who], it_report());
+	struct it_remote_case c = { before, server, &mc };
+	ck_assert_msg(it_remote_run(&env, &c) == 0, "%s: %s", who_names[who],
+			it_report());
 	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 
-/* The role's case; NULL (after saying so) when it cannot be had here. */
-static const struct moved_case *
-start(const struct it_env *env, void *arg, struct it_remote *r)
+static void
+run(it_remote_fn *server, enum who who)
 {
-	const struct moved_case *mc = arg;
-	bool ok = become(env, mc->who);
-	if (!ok)
-		(void) fprintf(stderr, "it_moved: %s: not on this kernel, "
-				"not checked\n", who_names[mc->who]);
-	it_remote_open(r, env);
-	return ok ? mc : NULL;
+	run_after(start, server, who);
 }
 
 /* ------------------------------------------------- what the kernel says */
-
-/*
- * The value of `key` of the mapping holding addr in /proc/self/smaps,
- * into out; 0, or -1 when there is none.
- */
-static int
-smaps_field(const void *addr, const char *key, char *out, size_t len)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	IT_ASSERT(f != NULL);
-	char line[1024];
-	bool in = false;
-	int ret = -1;
-	uintptr_t a = (uintptr_t)addr;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char c;
-		if (sscanf(line, "%lx-%lx %c", &lo, &hi, &c) == 3 &&
-				strchr(line, ':') > strchr(line, ' ')) {
-			in = a >= lo && a < hi;
-			continue;
-		}
-		if (in && strncmp(line, key, strlen(key)) == 0) {
-			(void) snprintf(out, len, "%s", line + strlen(key) +
-					strspn(line + strlen(key), " \t"));
-			out[strcspn(out, "\n")] = '\0';
-			ret = 0;
-			break;
-		}
-	}
-	(void) fclose(f);
-	return ret;
-}
-
-static bool
-has_vmflag(const void *addr, const char *flag)
-{
-	char flags[256];
-	IT_EQ(smaps_field(addr, "VmFlags:", flags, sizeof(flags)), 0);
-	for (char *t = strtok(flags, " "); t; t = strtok(NULL, " "))
-		if (strcmp(t, flag) == 0)
-			return true;
-	return false;
-}
 
 /* The mappings of /proc/self/maps that overlap [p, p + len). */
 static int
@@ -220,23 +183,6 @@ moved_here(const void *p)
 	return moved;
 }
 
-/* A value in kB of /proc/self/status (VmLck, ...). */
-static long
-status_kb(const char *key)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	IT_ASSERT(f != NULL);
-	char line[256];
-	long v = -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0 &&
-				line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	(void) fclose(f);
-	IT_ASSERT_MSG(v >= 0, "no %s in /proc/self/status", key);
-	return v;
-}
-
 /* How many of this process's descriptors are the library's memfd. */
 static int
 memfds_open(void)
@@ -257,25 +203,6 @@ memfds_open(void)
 	}
 	(void) closedir(d);
 	return n;
-}
-
-static int
-child_status(pid_t pid)
-{
-	int st;
-	IT_EQ(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* An anonymous private mapping of len bytes, filled with `byte`. */
-static uint8_t *
-anon(size_t len, int byte)
-{
-	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	IT_ASSERT(p != MAP_FAILED);
-	memset(p, byte, len);
-	return p;
 }
 
 /* ------------------------------ 3. a signal handler stores into the range */
@@ -301,13 +228,10 @@ on_alarm(int sig)
 	sig_runs++;
 }
 
-static int
-signal_server(const struct it_env *env, void *arg)
+static void
+signal_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
-	sig_area = anon(SIG_LEN, 0);
+	sig_area = it_anon(SIG_LEN, 0);
 	struct sigaction sa = { .sa_handler = on_alarm,
 		.sa_flags = SA_RESTART };
 	IT_EQ(sigemptyset(&sa.sa_mask), 0);
@@ -316,10 +240,10 @@ signal_server(const struct it_env *env, void *arg)
 	IT_EQ(setitimer(ITIMER_REAL, &every, NULL), 0);
 	struct rpma_mr_local *mr = NULL;
 	for (int round = 0; round < scaled(16); round++) {
-		IT_OK(rpma_mr_reg(r.peer, sig_area, SIG_LEN, RW, &mr));
+		IT_OK(rpma_mr_reg(r->peer, sig_area, SIG_LEN, RW, &mr));
 		IT_OK(rpma_mr_dereg(&mr));
 	}
-	IT_OK(rpma_mr_reg(r.peer, sig_area, SIG_LEN, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, sig_area, SIG_LEN, RW, &mr));
 	IT_EQ(setitimer(ITIMER_REAL, &off, NULL), 0);
 	uint64_t sum = 0;
 	for (size_t i = 0; i < SIG_LEN; i += 4096)
@@ -333,9 +257,6 @@ signal_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(sig_area + SIG_LEN - 4096, 4096, 3), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(sig_area, SIG_LEN), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_signal_handler_stores)
@@ -391,12 +312,9 @@ sender(void *arg)
 	return NULL;
 }
 
-static int
-recv_server(const struct it_env *env, void *arg)
+static void
+recv_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
 	static struct rx x;
 	IT_EQ(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, x.sock), 0);
 	/* neither waits for long once told to stop */
@@ -407,7 +325,7 @@ recv_server(const struct it_env *env, void *arg)
 		IT_EQ(setsockopt(x.sock[i], SOL_SOCKET, SO_SNDTIMEO, &tv,
 				sizeof(tv)), 0);
 	}
-	x.area = anon(RX_LEN, 0x11);
+	x.area = it_anon(RX_LEN, 0x11);
 	pthread_t t[2];
 	IT_EQ(pthread_create(&t[0], NULL, receiver, &x), 0);
 	IT_EQ(pthread_create(&t[1], NULL, sender, &x), 0);
@@ -416,7 +334,7 @@ recv_server(const struct it_env *env, void *arg)
 	uint64_t end = it_now_ms() + IT_WAIT_MS;
 	for (int round = 0; round < scaled(48) || (atomic_load(&x.received) <
 			1000 && it_now_ms() < end); round++) {
-		IT_OK(rpma_mr_reg(r.peer, x.area, RX_LEN, RW, &mr));
+		IT_OK(rpma_mr_reg(r->peer, x.area, RX_LEN, RW, &mr));
 		IT_OK(rpma_mr_dereg(&mr));
 	}
 	atomic_store(&x.stop, true);
@@ -426,16 +344,13 @@ recv_server(const struct it_env *env, void *arg)
 			"failed with EFAULT", (long)x.faults,
 			(long)(x.faults + x.received));
 	IT_ASSERT(x.received > 0);
-	IT_OK(rpma_mr_reg(r.peer, x.area, RX_LEN, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, x.area, RX_LEN, RW, &mr));
 	it_remote_write(mr, 0, 4096, 4);
 	IT_EQ(it_check(x.area, 4096, 4), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(x.area, RX_LEN), 0);
 	(void) close(x.sock[0]);
 	(void) close(x.sock[1]);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 /*
@@ -456,22 +371,19 @@ END_TEST
  * registration came back: the buffer was writable, unlocked and dumpable
  * again); so do MADV_DODUMP, munlock and MADV_DONTFORK.
  */
-static int
-attrs_later_server(const struct it_env *env, void *arg)
+static void
+attrs_later_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
-	const size_t len = 64 * page();
-	uint8_t *p = anon(len, 0x21);
-	uint8_t *mid = p + 16 * page();
-	const size_t mlen = 32 * page();
-	long lck = status_kb("VmLck");
+	const size_t len = 64 * it_page();
+	uint8_t *p = it_anon(len, 0x21);
+	uint8_t *mid = p + 16 * it_page();
+	const size_t mlen = 32 * it_page();
+	long lck = it_status_kb("VmLck");
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, mid, mlen, RW, &mr));
 	IT_EQ(mlock(mid, mlen), 0);
 	/* AddressSanitizer's mlock does nothing */
-	bool locks = has_vmflag(mid, "lo");
+	bool locks = it_has_vmflag(mid, "lo");
 	IT_EQ(madvise(mid, mlen, MADV_DONTDUMP), 0);
 	IT_EQ(mprotect(mid, mlen, PROT_READ), 0);
 	/* a remote write still lands: the NIC's pages stay writable */
@@ -479,34 +391,36 @@ attrs_later_server(const struct it_env *env, void *arg)
 	IT_EQ(it_check(mid, 4096, 5), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	char flags[256];
-	IT_EQ(smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
-	IT_ASSERT_MSG(has_vmflag(mid, "rd") && !has_vmflag(mid, "wr"),
+	IT_EQ(it_smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "rd") && !it_has_vmflag(mid, "wr"),
 			"mprotect(PROT_READ) undone: VmFlags %s", flags);
-	IT_ASSERT_MSG(has_vmflag(mid, "lo") || !locks, "mlock undone: "
-			"VmFlags %s", flags);
-	IT_ASSERT_MSG(has_vmflag(mid, "dd"), "MADV_DONTDUMP undone: VmFlags "
-			"%s", flags);
-	IT_EQ(status_kb("VmLck"), lck + (locks ? (long)(mlen >> 10) : 0));
+	IT_ASSERT_MSG(it_has_vmflag(mid, "lo") || !locks,
+			"mlock undone: "
+			"VmFlags %s",
+			flags);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "dd"),
+			"MADV_DONTDUMP undone: VmFlags "
+			"%s",
+			flags);
+	IT_EQ(it_status_kb("VmLck"), lck + (locks ? (long) (mlen >> 10) : 0));
 	IT_EQ(it_check(mid, 4096, 5), -1);
 	IT_EQ(mid[mlen - 1], 0x21);
 
 	/* and the other way: taken back while registered */
-	IT_OK(rpma_mr_reg(r.peer, mid, mlen, RPMA_MR_USAGE_READ_SRC, &mr));
+	IT_OK(rpma_mr_reg(r->peer, mid, mlen, RPMA_MR_USAGE_READ_SRC, &mr));
 	IT_EQ(munlock(mid, mlen), 0);
 	IT_EQ(madvise(mid, mlen, MADV_DODUMP), 0);
 	IT_EQ(mprotect(mid, mlen, PROT_READ | PROT_WRITE), 0);
 	IT_EQ(madvise(mid, mlen, MADV_DONTFORK), 0);
 	IT_OK(rpma_mr_dereg(&mr));
-	IT_EQ(smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
-	IT_ASSERT_MSG(has_vmflag(mid, "wr") && !has_vmflag(mid, "lo") &&
-			!has_vmflag(mid, "dd") && has_vmflag(mid, "dc"),
+	IT_EQ(it_smaps_field(mid, "VmFlags:", flags, sizeof(flags)), 0);
+	IT_ASSERT_MSG(it_has_vmflag(mid, "wr") && !it_has_vmflag(mid, "lo") &&
+					!it_has_vmflag(mid, "dd") &&
+					it_has_vmflag(mid, "dc"),
 			"VmFlags %s", flags);
-	IT_EQ(status_kb("VmLck"), lck);
+	IT_EQ(it_status_kb("VmLck"), lck);
 	mid[0] = 1;	/* writable */
 	IT_EQ(munmap(p, len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_attributes_set_while_registered)
@@ -526,23 +440,20 @@ END_TEST
  * moved pages it fails with EINVAL, as on any shared memory
  * (librpmaclient(7)), and the child then reads the data.
  */
-static int
-fork_advice_server(const struct it_env *env, void *arg)
+static void
+fork_advice_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
-	const size_t len = 16 * page();
-	uint8_t *a = anon(len, 0x31), *b = anon(len, 0x32);
-	uint8_t *w = anon(len, 0x33), *v = anon(len, 0x34);
+	const struct moved_case *mc = r->arg;
+	const size_t len = 16 * it_page();
+	uint8_t *a = it_anon(len, 0x31), *b = it_anon(len, 0x32);
+	uint8_t *w = it_anon(len, 0x33), *v = it_anon(len, 0x34);
 	IT_EQ(madvise(a, len, MADV_DONTFORK), 0);
 	IT_EQ(madvise(w, len, MADV_WIPEONFORK), 0);
 	struct rpma_mr_local *mra = NULL, *mrb = NULL, *mrw = NULL, *mrv = NULL;
-	IT_OK(rpma_mr_reg(r.peer, a, len, RW, &mra));
-	IT_OK(rpma_mr_reg(r.peer, b, len, RW, &mrb));
-	IT_OK(rpma_mr_reg(r.peer, w, len, RW, &mrw));
-	IT_OK(rpma_mr_reg(r.peer, v, len, RW, &mrv));
+	IT_OK(rpma_mr_reg(r->peer, a, len, RW, &mra));
+	IT_OK(rpma_mr_reg(r->peer, b, len, RW, &mrb));
+	IT_OK(rpma_mr_reg(r->peer, w, len, RW, &mrw));
+	IT_OK(rpma_mr_reg(r->peer, v, len, RW, &mrv));
 	IT_EQ(madvise(a, len, MADV_DOFORK), 0);
 	IT_EQ(madvise(b, len, MADV_DONTFORK), 0);
 	int wiped = madvise(v, len, MADV_WIPEONFORK);
@@ -563,24 +474,22 @@ fork_advice_server(const struct it_env *env, void *arg)
 		memset(w, 0xc3, len);
 		memset(v, 0xc4, len);
 		/* b is not there */
-		_exit(msync(b, page(), MS_ASYNC) == -1 && errno == ENOMEM ?
-				0 : 2);
+		_exit(msync(b, it_page(), MS_ASYNC) == -1 && errno == ENOMEM ?
+						0 :
+						2);
 	}
-	IT_EQ(child_status(pid), 0);
+	IT_EQ(it_child_status(pid), 0);
 	for (size_t i = 0; i < len; i++)
 		IT_ASSERT_MSG(a[i] == 0x31 && b[i] == 0x32 && w[i] == 0x33 &&
 				v[i] == 0x34, "byte %zu: the child's store "
 				"reached the parent", i);
 	IT_OKS(rpma_mr_dereg(&mra), rpma_mr_dereg(&mrb), rpma_mr_dereg(&mrw),
 			rpma_mr_dereg(&mrv));
-	IT_ASSERT(!has_vmflag(a, "dc") && has_vmflag(b, "dc"));
-	IT_ASSERT(has_vmflag(w, "wf"));
+	IT_ASSERT(!it_has_vmflag(a, "dc") && it_has_vmflag(b, "dc"));
+	IT_ASSERT(it_has_vmflag(w, "wf"));
 	uint8_t *maps[] = { a, b, w, v };
 	for (int i = 0; i < 4; i++)
 		IT_EQ(munmap(maps[i], len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork_advice)
@@ -634,27 +543,37 @@ tracer(pid_t app, int ready, int release)
 	}
 }
 
-static int
-traced_fork_server(const struct it_env *env, void *arg)
+/* the tracer of the server role, and where it is told to let go */
+static pid_t tracer_pid;
+static int tracer_release;
+
+/* the tracer first: it stays root, as a debugger may trace anyone */
+static bool
+traced_start(const struct it_env *env, void *arg)
 {
-	const struct moved_case *mc = arg;
-	/* the tracer stays root, as a debugger may trace anyone */
 	int ready[2], release[2];
 	IT_EQ(pipe2(ready, O_CLOEXEC), 0);
 	IT_EQ(pipe2(release, O_CLOEXEC | O_NONBLOCK), 0);
 	pid_t app = getpid();
-	pid_t t = fork();
-	IT_ASSERT(t >= 0);
-	if (t == 0)
+	tracer_pid = fork();
+	IT_ASSERT(tracer_pid >= 0);
+	if (tracer_pid == 0)
 		tracer(app, ready[1], release[0]);
 	char c;
 	IT_EQ(read(ready[0], &c, 1), 1);
-	struct it_remote r;
-	IT_ASSERT(start(env, arg, &r) != NULL);
-	const size_t len = 256 * page();
-	uint8_t *p = anon(len, 0x5a);
+	tracer_release = release[1];
+	IT_ASSERT(start(env, arg));
+	return true;
+}
+
+static void
+traced_fork_server(struct it_remote *r)
+{
+	const struct moved_case *mc = r->arg;
+	const size_t len = 256 * it_page();
+	uint8_t *p = it_anon(len, 0x5a);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p, len, RW, &mr));
 	IT_EQ(moved_here(p), pages_move(mc->who));
 	(void) fflush(NULL);
 	pid_t pid = fork();
@@ -668,22 +587,20 @@ traced_fork_server(const struct it_env *env, void *arg)
 	}
 	/* here while the child is held: store, then let it go */
 	memset(p, 0x99, len);
-	IT_EQ(write(release[1], "", 1), 1);
-	IT_EQ(child_status(pid), 0);
-	IT_EQ(child_status(t), 0);
+	IT_EQ(write(tracer_release, "", 1), 1);
+	IT_EQ(it_child_status(pid), 0);
+	IT_EQ(it_child_status(tracer_pid), 0);
 	for (size_t i = 0; i < len; i++)
 		IT_ASSERT_MSG(p[i] == 0x99, "byte %zu: %#x", i, p[i]);
 	it_remote_write(mr, 0, 4096, 7);
 	IT_EQ(it_check(p, 4096, 7), -1);
 	IT_OK(rpma_mr_dereg(&mr));
 	IT_EQ(munmap(p, len), 0);
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_fork_under_debugger)
 {
-	run(traced_fork_server, _i ? WHO_SEALED : WHO_ROOT);
+	run_after(traced_start, traced_fork_server, _i ? WHO_SEALED : WHO_ROOT);
 }
 END_TEST
 
@@ -695,20 +612,16 @@ END_TEST
  * three and mremap failed with EFAULT); so does the heap part of a
  * large malloc'ed block, registered in pieces.
  */
-static int
-pool_server(const struct it_env *env, void *arg)
+static void
+pool_server(struct it_remote *r)
 {
-	struct it_remote r;
-	if (start(env, arg, &r) == NULL)
-		goto out;
-	const size_t ps = page(), len = 1024 * ps;
-	uint8_t *pool = anon(len, 0x41);
+	const size_t ps = it_page(), len = 1024 * ps;
+	uint8_t *pool = it_anon(len, 0x41);
 	IT_EQ(mappings_over(pool, len), 1);
 	struct rpma_mr_local *mr[3] = { NULL };
-	IT_OK(rpma_mr_reg(r.peer, pool + 100 * ps + 10, 600 * ps, RW,
-			&mr[0]));
-	IT_OK(rpma_mr_reg(r.peer, pool + 300 * ps, 8, RW, &mr[1]));
-	IT_OK(rpma_mr_reg(r.peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 100 * ps + 10, 600 * ps, RW, &mr[0]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 300 * ps, 8, RW, &mr[1]));
+	IT_OK(rpma_mr_reg(r->peer, pool + 900 * ps, 100 * ps, RW, &mr[2]));
 	it_remote_write(mr[0], 0, 4096, 8);
 	IT_OKS(rpma_mr_dereg(&mr[1]), rpma_mr_dereg(&mr[0]),
 			rpma_mr_dereg(&mr[2]));
@@ -723,9 +636,6 @@ pool_server(const struct it_env *env, void *arg)
 	IT_EQ(grown[len - 1], 0x41);
 	memset(grown + len, 0x42, 3 * len);
 	IT_EQ(munmap(grown, 4 * len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_pool_merges_again)
@@ -747,30 +657,24 @@ END_TEST
 static bool
 huge_backed(const void *p)
 {
-	char v[64];
-	return smaps_field(p, "KernelPageSize:", v, sizeof(v)) == 0 &&
-		strtol(v, NULL, 10) > 4;
+	return it_smaps_kb(p, "KernelPageSize:") > 4;
 }
 
-static int
-hugetlb_server(const struct it_env *env, void *arg)
+static void
+hugetlb_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
 	const size_t len = 4u << 20;
 	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 			MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	if (p == MAP_FAILED) {
 		(void) fprintf(stderr, "it_moved: no free huge pages here, "
 				"not checked\n");
-		goto out;
+		return;
 	}
 	memset(p, 0x81, len);
 	struct rpma_mr_local *mr = NULL;
-	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p, len, RW, &mr));
-	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p + 100, 4096, RW, &mr));
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r->peer, p, len, RW, &mr));
+	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r->peer, p + 100, 4096, RW, &mr));
 	IT_ASSERT(huge_backed(p) && !moved_here(p));
 	IT_EQ(p[len - 1], 0x81);
 	IT_EQ(munmap(p, len), 0);
@@ -783,10 +687,10 @@ hugetlb_server(const struct it_env *env, void *arg)
 		(void) fprintf(stderr, "it_moved: no free huge pages here, "
 				"not checked\n");
 		(void) close(fd);
-		goto out;
+		return;
 	}
 	memset(p, 0x82, len);
-	IT_OK(rpma_mr_reg(r.peer, p + 100, len - 200, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p + 100, len - 200, RW, &mr));
 	IT_ASSERT(huge_backed(p));
 	it_remote_write(mr, 0, len - 200, 10);
 	IT_EQ(it_check(p + 100, len - 200, 10), -1);
@@ -794,9 +698,6 @@ hugetlb_server(const struct it_env *env, void *arg)
 	IT_ASSERT(huge_backed(p));
 	IT_EQ(munmap(p, len), 0);
 	(void) close(fd);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 /* where pages move: not dumpable (and over verbs, root) */
@@ -816,25 +717,22 @@ END_TEST
  * EINVAL, and MADV_REMOVE punches a hole rpmad sees too (natively
  * EINVAL). After deregistration they mean what they meant.
  */
-static int
-dontneed_server(const struct it_env *env, void *arg)
+static void
+dontneed_server(struct it_remote *r)
 {
-	struct it_remote r;
-	const struct moved_case *mc = start(env, arg, &r);
-	if (mc == NULL)
-		goto out;
-	const size_t len = 32 * page();
-	uint8_t *p = anon(len, 0x51);
+	const struct moved_case *mc = r->arg;
+	const size_t len = 32 * it_page();
+	uint8_t *p = it_anon(len, 0x51);
 	struct rpma_mr_local *mr = NULL;
-	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
+	IT_OK(rpma_mr_reg(r->peer, p, len, RW, &mr));
 	IT_EQ(madvise(p, len, MADV_DONTNEED), 0);
 	IT_EQ(p[0], pages_move(mc->who) ? 0x51 : 0);
 	int freed = madvise(p, len, MADV_FREE);
 	IT_ASSERT(pages_move(mc->who) ? freed == -1 && errno == EINVAL :
 			freed == 0);
 	/* a hole in shared memory, for rpmad too; natively EINVAL */
-	memset(p, 0x53, page());
-	int removed = madvise(p, page(), MADV_REMOVE);
+	memset(p, 0x53, it_page());
+	int removed = madvise(p, it_page(), MADV_REMOVE);
 	IT_ASSERT(pages_move(mc->who) ? removed == 0 :
 			removed == -1 && errno == EINVAL);
 	IT_EQ(p[0], pages_move(mc->who) ? 0 : 0x53);
@@ -844,9 +742,6 @@ dontneed_server(const struct it_env *env, void *arg)
 	IT_EQ(p[len - 1], 0);
 	IT_EQ(madvise(p, len, MADV_FREE), 0);
 	IT_EQ(munmap(p, len), 0);
-out:
-	it_remote_close(&r);
-	return 0;
 }
 
 START_TEST(test_dontneed_documented)
@@ -903,8 +798,8 @@ errno_server(const struct it_env *env, void *arg)
 	E(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
 			&dev));
 	E(rpma_peer_new(dev, &peer));
-	const size_t len = 64 * page();
-	uint8_t *buf = anon(len, 0);
+	const size_t len = 64 * it_page();
+	uint8_t *buf = it_anon(len, 0);
 	struct rpma_mr_local *mr = NULL;
 	E(rpma_mr_reg(peer, buf + 100, len - 200, RW | RPMA_MR_USAGE_SEND |
 			RPMA_MR_USAGE_RECV, &mr));
@@ -966,8 +861,8 @@ errno_client(const struct it_env *env, void *arg)
 	E(rpma_utils_get_ibv_context(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE,
 			&dev));
 	E(rpma_peer_new(dev, &peer));
-	const size_t len = 16 * page();
-	uint8_t *buf = anon(len, 0x61);
+	const size_t len = 16 * it_page();
+	uint8_t *buf = it_anon(len, 0x61);
 	struct rpma_mr_local *mr = NULL;
 	E(rpma_mr_reg(peer, buf, len, RPMA_MR_USAGE_WRITE_SRC |
 			RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
@@ -1047,8 +942,8 @@ paths_server(const struct it_env *env, void *arg)
 	IT_EQ(prctl(PR_SET_DUMPABLE, 0), 0);
 	struct it_remote r;
 	it_remote_open(&r, env);
-	const size_t len = 16 * page();
-	uint8_t *p = anon(len, 0x71);
+	const size_t len = 16 * it_page();
+	uint8_t *p = it_anon(len, 0x71);
 	struct rpma_mr_local *mr = NULL;
 	IT_OK(rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_EQ(moved_here(p), it_transport_is("verbs"));
@@ -1071,8 +966,8 @@ no_proc_server(const struct it_env *env, void *arg)
 	IT_ASSERT(access("/proc/self/maps", F_OK) == -1);
 	struct it_remote r;
 	it_remote_open(&r, env);
-	const size_t len = 16 * page();
-	uint8_t *p = anon(len, 0x72);
+	const size_t len = 16 * it_page();
+	uint8_t *p = it_anon(len, 0x72);
 	struct rpma_mr_local *mr = NULL;
 	IT_ERR(RPMA_E_PROVIDER, rpma_mr_reg(r.peer, p, len, RW, &mr));
 	IT_ASSERT(mr == NULL);
@@ -1098,8 +993,8 @@ START_TEST(test_which_path)
 }
 END_TEST
 
-static Suite *
-moved_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_moved[] = { TH_LOOP(test_signal_handler_stores,
 							    0, 2),
@@ -1116,12 +1011,7 @@ moved_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "moved", .steps = tc_moved, .create = it_tcase_create },
 	};
-	return th_suite("integration: the moved-pages path", tcases,
-			TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(moved_suite(), CK_ENV);
+	return check_run(th_suite("integration: the moved-pages path", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -761,8 +761,8 @@ START_TEST(test_send_completes_before_its_answer)
 }
 END_TEST
 
-static Suite *
-ops_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_ops[] = { TH_LOOP(test_rma, 0, 2),
 		TH_TEST(test_atomic_write_is_one_store),
@@ -771,11 +771,7 @@ ops_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "ops", .steps = tc_ops, .create = it_tcase_create },
 	};
-	return th_suite("integration: operations", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(ops_suite(), CK_ENV);
+	return check_run(th_suite("integration: operations", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

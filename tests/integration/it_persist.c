@@ -170,18 +170,7 @@ medium_of(enum kind k, const struct it_env *env, struct medium *m)
 	m->map_flags = MAP_SHARED;
 	const char *dir = NULL;
 	switch (k) {
-	case K_DEVDAX: {
-		const char *dev = getenv("RPMAD_TEST_DEVDAX");
-		size_t align;
-		if (dev == NULL || !*dev || !devdax_alignment(dev, &align))
-			return false;
-		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
-		m->map_len = 2 * align;
-		m->map_offset = (off_t)align;
-		m->reg_off = align - 64 * 1024 + 100;
-		m->offset = m->map_offset + (off_t)m->reg_off;
-		return true;
-	}
+	case K_DEVDAX:
 	case K_DEVDAX_ANON: {
 		const char *dev = getenv("RPMAD_TEST_DEVDAX");
 		size_t align;
@@ -190,7 +179,12 @@ medium_of(enum kind k, const struct it_env *env, struct medium *m)
 		(void) snprintf(m->path, sizeof(m->path), "%s", dev);
 		m->map_len = 2 * align;
 		m->map_offset = (off_t)align;
-		m->reg_off = align - 128 * 1024 + 100;
+		if (k == K_DEVDAX_ANON) {
+			m->reg_off = align - 128 * 1024 + 100;
+			return true;
+		}
+		m->reg_off = align - 64 * 1024 + 100;
+		m->offset = m->map_offset + (off_t)m->reg_off;
 		return true;
 	}
 	case K_FSDAX:
@@ -655,8 +649,8 @@ START_TEST(test_large_writes_after_persist)
 }
 END_TEST
 
-static Suite *
-persist_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_persist[] = {
 		TH_LOOP(test_persistent_flush_by_kind, 0,
@@ -666,11 +660,7 @@ persist_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "persist", .steps = tc_persist, .create = it_tcase_create },
 	};
-	return th_suite("integration: persistence", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(persist_suite(), CK_ENV);
+	return check_run(th_suite("integration: persistence", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -384,8 +384,8 @@ START_TEST(test_servers_side_by_side)
 }
 END_TEST
 
-static Suite *
-serve_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_sequential[] = {
 		TH_LOOP(test_clients_one_after_another, 0, 4), TH_END
@@ -399,12 +399,7 @@ serve_suite(void)
 		{ "side by side", .steps = tc_side_by_side,
 				.create = it_tcase_create },
 	};
-	return th_suite("integration: long-lived servers", tcases,
-			TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(serve_suite(), CK_ENV);
+	return check_run(th_suite("integration: long-lived servers", tcases,
+					 TH_N(tcases)),
+			CK_ENV);
 }

@@ -243,8 +243,8 @@ START_TEST(test_concurrent_writers)
 }
 END_TEST
 
-static Suite *
-threads_suite(void)
+int
+main(void)
 {
 	const struct th_test tc_threads[] = {
 		TH_LOOP(test_concurrent_writers, 0, 2), TH_END
@@ -252,11 +252,6 @@ threads_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "threads", .steps = tc_threads, .create = it_tcase_create },
 	};
-	return th_suite("integration: threads", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(threads_suite(), CK_ENV);
+	return check_run(th_suite("integration: threads", tcases, TH_N(tcases)),
+			CK_ENV);
 }

@@ -170,10 +170,59 @@ api_pair_close(struct api_pair *p)
 	ck_assert_int_eq(next_event(p->client), RPMA_CONN_CLOSED);
 	ck_assert_int_eq(next_event(p->server), RPMA_CONN_CLOSED);
 	ck_assert_int_eq(rpma_conn_disconnect(p->server), 0);
+	api_pair_delete(p);
+}
+
+void
+api_pair_delete(struct api_pair *p)
+{
 	ck_assert_int_eq(rpma_conn_delete(&p->client), 0);
 	ck_assert_int_eq(rpma_conn_delete(&p->server), 0);
 	ck_assert_int_eq(rpma_ep_shutdown(&p->ep), 0);
 	ck_assert_int_eq(rpma_peer_delete(&p->peer), 0);
+}
+
+/* ----------------------------------------------------- registrations */
+
+void
+api_rma_open(struct api_rma *e, const struct rpma_conn_cfg *cfg, void *target,
+		size_t size, int usage)
+{
+	api_pair_connect(&e->p, cfg, NULL);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(size), size, 0xff,
+					 &e->local),
+			0);
+	ck_assert_int_eq(rpma_mr_reg(e->p.peer, target, size, usage,
+					 &e->target),
+			0);
+	uint8_t desc[21];
+	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
+	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
+					 &e->remote),
+			0);
+}
+
+/* registrations go first: the peer cannot go while they exist */
+static void
+rma_dereg(struct api_rma *e)
+{
+	ck_assert_int_eq(rpma_mr_remote_delete(&e->remote), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->target), 0);
+	ck_assert_int_eq(rpma_mr_dereg(&e->local), 0);
+}
+
+void
+api_rma_close(struct api_rma *e)
+{
+	rma_dereg(e);
+	api_pair_close(&e->p);
+}
+
+void
+api_rma_delete(struct api_rma *e)
+{
+	rma_dereg(e);
+	api_pair_delete(&e->p);
 }
 
 TCase *

@@ -89,6 +89,36 @@ void api_pair_connect(struct api_pair *p, const struct rpma_conn_cfg *cfg,
 void api_pair_close(struct api_pair *p);
 
 /*
+ * api_pair_delete -- delete everything without disconnecting: the
+ * connection closed already, or rpmad is gone
+ */
+void api_pair_delete(struct api_pair *p);
+
+/*
+ * A connected pair with two registrations of its peer: `local`, and
+ * `target`, which the client also holds as `remote`.
+ */
+struct api_rma {
+	struct api_pair p;
+	struct rpma_mr_local *local;
+	struct rpma_mr_local *target;
+	struct rpma_mr_remote *remote;
+};
+
+/*
+ * api_rma_open -- api_pair_connect with `cfg`; `local`: size bytes of
+ * api_buf for any use; `target`: size bytes at `target` for `usage`
+ */
+void api_rma_open(struct api_rma *e, const struct rpma_conn_cfg *cfg,
+		void *target, size_t size, int usage);
+
+/* api_rma_close -- the registrations, then api_pair_close */
+void api_rma_close(struct api_rma *e);
+
+/* api_rma_delete -- the registrations, then api_pair_delete */
+void api_rma_delete(struct api_rma *e);
+
+/*
  * api_buf -- size bytes of zeroed private anonymous memory, page-aligned,
  * for registering; it stays mapped until the test's process ends
  */

@@ -411,8 +411,37 @@ void it_client_end(struct rpma_conn **conn, struct rpma_mr_remote **rmr,
 void it_server_end(struct rpma_conn **conn, struct rpma_mr_local **mr,
 		struct rpma_ep **ep, struct rpma_peer **peer, void *buf);
 
+/*
+ * This process's memory as the kernel reports it (itest_vm.c), for roles
+ * that check what registering did to it; each fails the role when /proc
+ * cannot be read.
+ *
+ * it_smaps_field -- the value of `key` ("VmFlags:", "ProtectionKey:",
+ * ...) of the mapping holding addr in /proc/self/smaps, into out; 0, or
+ * -1 when there is none
+ */
+int it_smaps_field(const void *addr, const char *key, char *out, size_t len);
+
+/* it_smaps_kb -- it_smaps_field of a size in kB: the number, or -1 */
+long it_smaps_kb(const void *addr, const char *key);
+
+/* it_has_vmflag -- whether the mapping at addr has the VmFlags `flag` */
+bool it_has_vmflag(const void *addr, const char *flag);
+
+/* it_status_kb -- a value in kB of /proc/self/status (VmLck, RssAnon...) */
+long it_status_kb(const char *key);
+
+/* it_child_status -- wait for a child: its exit status, or 128 + signal */
+int it_child_status(pid_t pid);
+
 /* it_alloc -- size bytes, page aligned, zeroed (fails the role) */
 void *it_alloc(size_t size);
+
+/*
+ * it_anon -- a private anonymous mapping of len bytes, each `byte` (fails
+ * the role): memory of the process's own, not the allocator's
+ */
+uint8_t *it_anon(size_t len, int byte);
 
 /* The descriptors one side sends the other (IT_TAG_DESC). */
 struct it_desc {
@@ -457,6 +486,14 @@ void it_pmem_map(const struct it_env *env, size_t size, struct it_pmem *pm);
 void it_pmem_unmap(struct it_pmem *pm);
 
 /*
+ * it_file_map -- a new file `name` of size bytes in env's directory
+ * (emptied if it was there), mapped shared; its descriptor into *fd
+ * (fails the role). Whatever the transport: a file rpmad is to see.
+ */
+uint8_t *it_file_map(const struct it_env *env, const char *name, size_t size,
+		int *fd);
+
+/*
  * Remote accesses on request, for tests about the server's memory: the
  * server role calls it_remote_open (listen, take the client's
  * connection) and then asks the client role, running it_remote_helper,
@@ -466,12 +503,22 @@ void it_pmem_unmap(struct it_pmem *pm);
  */
 #define IT_REMOTE_MAX (48u << 20)
 
+/* the usage of a registration the client writes, reads and flushes */
+#define IT_REMOTE_USAGE \
+	(RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | \
+			RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY)
+
+/* it_page -- the size of a page, what such tests cut memory by */
+size_t it_page(void);
+
 enum it_remote_kind { IT_OP_END, IT_OP_WRITE, IT_OP_READ };
 
 struct it_remote {
 	struct rpma_peer *peer;
 	struct rpma_ep *ep;
 	struct rpma_conn *conn;
+	const struct it_env *env; /* it_remote_open's */
+	void *arg; /* it_remote_server's: its case's */
 };
 
 /* what the client reports */
@@ -492,6 +539,37 @@ void it_remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
 /* the client reads [off, off + len): the first byte not of seed, or -1 */
 long it_remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
 		uint32_t seed);
+
+/*
+ * A server role of such a test: `before` (may be NULL) runs first, to
+ * become another user say, and its false skips `body` (the case cannot
+ * be had here; it said why); `body` runs with r open (r->arg: the
+ * case's arg), closed after it.
+ */
+typedef bool it_remote_before(const struct it_env *env, void *arg);
+typedef void it_remote_fn(struct it_remote *r);
+
+struct it_remote_case {
+	it_remote_before *before;
+	it_remote_fn *body;
+	void *arg;
+};
+
+/* it_remote_server -- that role, an it_fn of a struct it_remote_case */
+int it_remote_server(const struct it_env *env, void *arg);
+
+/*
+ * it_remote_run -- it_run_pair of it_remote_server (the case c) and
+ * it_remote_helper on env
+ */
+int it_remote_run(const struct it_env *env, const struct it_remote_case *c);
+
+/*
+ * it_remote_test -- it_pair_test_cfg of it_remote_server (the case c)
+ * against it_remote_helper
+ */
+void it_remote_test(int ndaemons, const char *config,
+		const struct it_remote_case *c);
 
 /* Fill and check byte patterns (seeded, position dependent). */
 void it_fill(void *buf, size_t len, uint32_t seed);

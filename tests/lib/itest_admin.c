@@ -64,16 +64,25 @@ counts_from(const Rpmad__ResourceCounts *m, struct it_counts *c)
 	c->pinned_bytes = m->pinned_bytes;
 }
 
-int
-it_admin_status(struct it_admin *a, struct it_counts *c)
+/* rpmad's status (resp->admin->status), or NULL */
+static Rpmad__Response *
+status_query(struct it_admin *a)
 {
 	Rpmad__Response *resp = admin_query(a,
 			RPMAD__ADMIN_QUERY__KIND__STATUS);
-	if (resp == NULL || resp->admin->status == NULL) {
-		if (resp)
-			rpmad__response__free_unpacked(resp, NULL);
-		return -1;
+	if (resp && resp->admin->status == NULL) {
+		rpmad__response__free_unpacked(resp, NULL);
+		resp = NULL;
 	}
+	return resp;
+}
+
+int
+it_admin_status(struct it_admin *a, struct it_counts *c)
+{
+	Rpmad__Response *resp = status_query(a);
+	if (resp == NULL)
+		return -1;
 	counts_from(resp->admin->status->counts, c);
 	/* the asking session is not one of the clients under test */
 	if (c->sessions > 0)
@@ -86,13 +95,9 @@ int
 it_admin_pids(struct it_admin *a, pid_t *pid, pid_t *draining, size_t max,
 		size_t *n)
 {
-	Rpmad__Response *resp = admin_query(a,
-			RPMAD__ADMIN_QUERY__KIND__STATUS);
-	if (resp == NULL || resp->admin->status == NULL) {
-		if (resp)
-			rpmad__response__free_unpacked(resp, NULL);
+	Rpmad__Response *resp = status_query(a);
+	if (resp == NULL)
 		return -1;
-	}
 	const Rpmad__StatusReply *st = resp->admin->status;
 	*pid = (pid_t)st->pid;
 	*n = 0;

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "itest.h"
 
@@ -234,6 +235,16 @@ it_alloc(size_t size)
 	IT_ASSERT_MSG(posix_memalign(&p, 4096, size) == 0, "no memory for "
 			"%zu bytes", size);
 	memset(p, 0, size);
+	return p;
+}
+
+uint8_t *
+it_anon(size_t len, int byte)
+{
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	IT_ASSERT_MSG(p != MAP_FAILED, "no mapping of %zu bytes", len);
+	memset(p, byte, len);
 	return p;
 }
 

@@ -81,6 +81,20 @@ it_pmem_map(const struct it_env *env, size_t size, struct it_pmem *pm)
 	}
 }
 
+uint8_t *
+it_file_map(const struct it_env *env, const char *name, size_t size, int *fd)
+{
+	char path[300];
+	(void) snprintf(path, sizeof(path), "%s/%s", env->dir, name);
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	IT_ASSERT_MSG(*fd >= 0, "open %s", path);
+	IT_EQ(ftruncate(*fd, (off_t) size), 0);
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd,
+			0);
+	IT_ASSERT_MSG(p != MAP_FAILED, "mmap %s", path);
+	return p;
+}
+
 void
 it_pmem_unmap(struct it_pmem *pm)
 {

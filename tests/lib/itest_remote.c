@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -20,6 +21,12 @@ struct remote_op {
 	uint32_t seed;
 	uint64_t off, len;
 };
+
+size_t
+it_page(void)
+{
+	return (size_t) sysconf(_SC_PAGESIZE);
+}
 
 int
 it_remote_helper(const struct it_env *env, void *arg)
@@ -82,6 +89,8 @@ it_remote_helper(const struct it_env *env, void *arg)
 void
 it_remote_open(struct it_remote *r, const struct it_env *env)
 {
+	memset(r, 0, sizeof(*r));
+	r->env = env;
 	r->peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	r->ep = it_listen(r->peer, env);
 	struct rpma_conn_req *req = it_next_req(r->ep, NULL);
@@ -96,6 +105,34 @@ it_remote_close(struct it_remote *r)
 	it_await_close(&r->conn);
 	IT_OK(rpma_ep_shutdown(&r->ep));
 	IT_OK(rpma_peer_delete(&r->peer));
+}
+
+int
+it_remote_server(const struct it_env *env, void *arg)
+{
+	const struct it_remote_case *c = arg;
+	bool ok = c->before == NULL || c->before(env, c->arg);
+	struct it_remote r;
+	/* opened and closed either way: the client waits for both */
+	it_remote_open(&r, env);
+	r.arg = c->arg;
+	if (ok)
+		c->body(&r);
+	it_remote_close(&r);
+	return 0;
+}
+
+int
+it_remote_run(const struct it_env *env, const struct it_remote_case *c)
+{
+	return it_run_pair(env, it_remote_server, it_remote_helper, (void *) c);
+}
+
+void
+it_remote_test(int ndaemons, const char *config, const struct it_remote_case *c)
+{
+	it_pair_test_cfg(ndaemons, config, it_remote_server, it_remote_helper,
+			(void *) c);
 }
 
 struct it_remote_res
@@ -115,23 +152,28 @@ it_remote_do(enum it_remote_kind kind, const struct rpma_mr_local *mr,
 	return res;
 }
 
+/* it_remote_do, which must succeed */
+static struct it_remote_res
+remote_ok(enum it_remote_kind kind, const struct rpma_mr_local *mr, size_t off,
+		size_t len, uint32_t seed)
+{
+	struct it_remote_res res = it_remote_do(kind, mr, off, len, seed);
+	IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS, "remote %s: %s",
+			kind == IT_OP_WRITE ? "write" : "read",
+			ibv_wc_status_str((enum ibv_wc_status) res.status));
+	return res;
+}
+
 void
 it_remote_write(const struct rpma_mr_local *mr, size_t off, size_t len,
 		uint32_t seed)
 {
-	struct it_remote_res res = it_remote_do(IT_OP_WRITE, mr, off, len,
-			seed);
-	IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS, "remote write: %s",
-			ibv_wc_status_str((enum ibv_wc_status)res.status));
+	(void) remote_ok(IT_OP_WRITE, mr, off, len, seed);
 }
 
 long
 it_remote_read(const struct rpma_mr_local *mr, size_t off, size_t len,
 		uint32_t seed)
 {
-	struct it_remote_res res = it_remote_do(IT_OP_READ, mr, off, len,
-			seed);
-	IT_ASSERT_MSG(res.status == IBV_WC_SUCCESS, "remote read: %s",
-			ibv_wc_status_str((enum ibv_wc_status)res.status));
-	return (long)res.mismatch;
+	return (long) remote_ok(IT_OP_READ, mr, off, len, seed).mismatch;
 }

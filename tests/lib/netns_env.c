@@ -18,6 +18,7 @@
 
 #include "netns_env.h"
 #include "th_files.h"
+#include "th_suite.h"
 
 #define NAME_PREFIX "rpmad-nt"
 static const char *const netns_dirs[] = { "/run/netns", "/var/run/netns" };
@@ -340,11 +341,18 @@ show_log(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
-void
-ns_show_logs(const struct ns_hosts *h)
+int
+ns_main(struct ns_hosts *h, Suite *(*suite)(void) )
 {
-	if (h->dir[0])
+	int ret = ns_hosts_create(h);
+	if (ret)
+		return ret == NS_SKIP ? NS_SKIP : EXIT_FAILURE;
+	ret = check_run(suite(), CK_ENV);
+	/* what the daemons said, before their directories go */
+	if (ret != EXIT_SUCCESS && h->dir[0])
 		(void) nftw(h->dir, show_log, 16, FTW_PHYS);
+	ns_hosts_destroy(h);
+	return ret;
 }
 
 int

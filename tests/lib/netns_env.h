@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <check.h>
+
 #include "test_daemon.h"
 
 #define NS_ADDR_A "10.77.0.1"
@@ -52,8 +54,13 @@ void ns_hosts_destroy(struct ns_hosts *h);
  */
 int ns_link(const struct ns_hosts *h, int i, bool up);
 
-/* ns_show_logs -- the end of every daemon log left in the scratch dir */
-void ns_show_logs(const struct ns_hosts *h);
+/*
+ * ns_main -- a test program's main() on these hosts: make h, run the
+ * suite that `suite` makes, show the end of every daemon log when a test
+ * failed, remove h. The exit code: NS_SKIP where the hosts cannot be
+ * made here, else the suite's (check_run).
+ */
+int ns_main(struct ns_hosts *h, Suite *(*suite)(void) );
 
 /*
  * ns_daemon_start -- test_daemon_start_opts of an rpmad inside namespace

@@ -4,7 +4,7 @@
  * drops to a uid/gid of its own (after an optional preparation as root),
  * runs a function whose return is its exit status, and sends back what
  * librpmaclient logged in it (th_logcap.h). Two pipes let it pause until
- * the parent says go on.
+ * the parent says go on. A program that starts one ignores SIGPIPE.
  */
 
 #ifndef TH_CHILD_H

@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "th_files.h"
@@ -162,6 +164,24 @@ remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	(void) ftw;
 	(void) remove(path);
 	return 0;
+}
+
+const char *
+th_path(const char *dir, const char *rel)
+{
+	static char path[4][PATH_MAX];
+	static int i;
+	i = (i + 1) % 4;
+	(void) snprintf(path[i], sizeof(path[i]), "%s/%s", dir, rel);
+	return path[i];
+}
+
+int
+th_mkdir_owned(const char *path, mode_t mode, uid_t owner)
+{
+	if (mkdir(path, 0700) || chmod(path, mode))
+		return -1;
+	return owner == (uid_t) -1 ? 0 : chown(path, owner, (gid_t) -1);
 }
 
 void

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* read_text -- a whole file, NUL-terminated (free it), or NULL */
 char *read_text(const char *path);
@@ -37,6 +38,18 @@ const char *srcdir_path(const char *rel);
  * TMPDIR) into buf; 0 or -1 (buf then empty)
  */
 int th_mkdtemp(char *buf, size_t len, const char *prefix);
+
+/*
+ * th_path -- dir/rel in one of four static buffers: as many paths may
+ * stand in one call's arguments
+ */
+const char *th_path(const char *dir, const char *rel);
+
+/*
+ * th_mkdir_owned -- a new directory of exactly `mode` (the umask aside)
+ * owned by `owner` ((uid_t)-1: this process); 0 or -1
+ */
+int th_mkdir_owned(const char *path, mode_t mode, uid_t owner);
 
 /* th_remove_tree -- remove a directory and everything below it */
 void th_remove_tree(const char *path);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <check.h>
+
 #include "th_json.h"
 #include "th_run.h"
 #include "th_wait.h"
@@ -122,6 +124,19 @@ flat_len(const struct flat *f, const char *path)
 	return v ? strtol(v, NULL, 10) : -1;
 }
 
+long
+flat_find(const struct flat *f, const char *array, const char *field,
+		const char *value, long nth)
+{
+	long n = flat_len(f, array);
+	for (long i = 0; i < n; i++) {
+		const char *v = flat_get(f, "%s.%ld.%s", array, i, field);
+		if (v && strcmp(v, value) == 0 && nth-- == 0)
+			return i;
+	}
+	return -1;
+}
+
 void
 flat_free(struct flat *f)
 {
@@ -134,4 +149,18 @@ flat_free(struct flat *f)
 	free(f->key);
 	free(f->val);
 	memset(f, 0, sizeof(*f));
+}
+
+void
+rpmactl_json(struct flat *f, const char *socket, const char *cmd)
+{
+	struct run r;
+	ck_assert_int_eq(rpmactl(&r, socket, "--json", cmd, NULL), 0);
+	ck_assert_msg(r.status == 0, "rpmactl --json %s: exit %d: %s", cmd,
+			r.status, r.err);
+	ck_assert_msg(flat_parse(f, r.out) == 0,
+			"rpmactl --json %s: not "
+			"JSON: %s",
+			cmd, r.out);
+	run_free(&r);
 }

@@ -33,6 +33,19 @@ const char *flat_get(const struct flat *f, const char *fmt, ...)
 /* flat_len -- the length of the array at `path`, or -1 */
 long flat_len(const struct flat *f, const char *path);
 
+/*
+ * flat_find -- the index of the nth element (0: the first) of the array
+ * at `array` whose `field` is `value`, or -1
+ */
+long flat_find(const struct flat *f, const char *array, const char *field,
+		const char *value, long nth);
+
 void flat_free(struct flat *f);
+
+/*
+ * rpmactl_json -- `rpmactl --socket SOCKET --json CMD` into f: it must
+ * exit 0 with valid JSON (Check assertions); flat_free it
+ */
+void rpmactl_json(struct flat *f, const char *socket, const char *cmd);
 
 #endif /* TH_JSON_H */

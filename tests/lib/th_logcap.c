@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <check.h>
+
 #include "th_logcap.h"
 
 #define LOG_MAX 256
@@ -92,4 +94,11 @@ th_log_find(const char *needle)
 			return &entries[i];
 	}
 	return NULL;
+}
+
+void
+th_log_daemon_start(struct test_daemon *d, const char *config)
+{
+	ck_assert_int_eq(test_daemon_start_cfg(d, config), 0);
+	ck_assert_int_eq(th_log_capture(), 0);
 }

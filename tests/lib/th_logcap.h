@@ -11,6 +11,8 @@
 
 #include <librpma.h>
 
+#include "test_daemon.h"
+
 #define TH_LOGGED_SIZE 16384
 /* the text; th_log_clear empties it */
 extern char th_logged[TH_LOGGED_SIZE];
@@ -28,6 +30,13 @@ struct th_log_entry {
  * empty; rpma_log_set_function's result
  */
 int th_log_capture(void);
+
+/*
+ * th_log_daemon_start -- start d as an operator runs it, with this
+ * configuration (test_daemon_start_cfg), and th_log_capture; each a
+ * Check assertion
+ */
+void th_log_daemon_start(struct test_daemon *d, const char *config);
 
 /* th_log_clear -- forget what was kept */
 void th_log_clear(void);

@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <check.h>
+
 #include "th_run.h"
 #include "th_wait.h"
 
@@ -270,6 +272,28 @@ run_free(struct run *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+int
+th_have_program(const char *name)
+{
+	char cmd[256];
+	(void) snprintf(cmd, sizeof(cmd), "command -v %s", name);
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	struct run r;
+	if (run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS))
+		return -1;
+	int have = r.status == 0;
+	run_free(&r);
+	return have;
+}
+
+bool
+th_ck_have_program(const char *name)
+{
+	int have = th_have_program(name);
+	ck_assert_msg(have >= 0, "sh could not be run to look for %s", name);
+	return have;
 }
 
 int

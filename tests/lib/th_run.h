@@ -73,6 +73,18 @@ int run_cmd(struct run *r, char *const argv[], uid_t uid, gid_t gid,
 void run_free(struct run *r);
 
 /*
+ * th_have_program -- whether `name` is a command here (`command -v`): 1
+ * or 0, -1 when sh could not be run to ask
+ */
+int th_have_program(const char *name);
+
+/*
+ * th_ck_have_program -- the same in a test: whether it is, and a failed
+ * Check assertion when sh could not be run
+ */
+bool th_ck_have_program(const char *name);
+
+/*
  * rpmactl -- run $RPMACTL_BIN --socket SOCKET with the NULL-terminated
  * arguments, as root. 0 or -1 (see run_cmd).
  */

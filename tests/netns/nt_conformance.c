@@ -297,15 +297,5 @@ main(void)
 {
 	if (!can_run())
 		return NS_SKIP;
-	int ret = ns_hosts_create(&hosts);
-	if (ret)
-		return ret == NS_SKIP ? NS_SKIP : EXIT_FAILURE;
-	SRunner *sr = srunner_create(conformance_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	if (failed)
-		ns_show_logs(&hosts);
-	ns_hosts_destroy(&hosts);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ns_main(&hosts, conformance_suite);
 }

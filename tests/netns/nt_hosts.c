@@ -118,14 +118,8 @@ exchange_server(const struct it_env *env, void *arg)
 	const char *port = arg;
 	struct rpma_peer *peer = it_peer(NS_ADDR_A,
 			RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	char path[300];
-	(void) snprintf(path, sizeof(path), "%s/exchange.pmem", env->dir);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	IT_ASSERT(fd >= 0);
-	IT_EQ(ftruncate(fd, PM_SIZE), 0);
-	void *pm = mmap(NULL, PM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(pm != MAP_FAILED);
+	int fd;
+	void *pm = it_file_map(env, "exchange.pmem", PM_SIZE, &fd);
 	struct rpma_mr_local *pm_mr = IT_REG(peer, pm, PM_SIZE,
 			RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
 					RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
@@ -389,15 +383,5 @@ hosts_suite(void)
 int
 main(void)
 {
-	int ret = ns_hosts_create(&hosts);
-	if (ret)
-		return ret == NS_SKIP ? NS_SKIP : EXIT_FAILURE;
-	SRunner *sr = srunner_create(hosts_suite());
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	if (failed)
-		ns_show_logs(&hosts);
-	ns_hosts_destroy(&hosts);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ns_main(&hosts, hosts_suite);
 }

@@ -26,6 +26,7 @@
 #include "librpma.h"
 #include "th_child.h"
 #include "th_logcap.h"
+#include "th_peer.h"
 
 #define NOBODY 65534
 #define KiB 1024
@@ -33,35 +34,18 @@
 static struct test_daemon d;
 
 static void
-start(const char *config)
-{
-	ck_assert_int_eq(test_daemon_start_cfg(&d, config), 0);
-	ck_assert_int_eq(th_log_capture(), 0);
-}
-
-static void
 stop(void)
 {
 	ck_assert_int_eq(test_daemon_stop(&d), 0);
-}
-
-static struct rpma_peer *
-new_peer(void)
-{
-	struct ibv_context *dev;
-	struct rpma_peer *peer;
-	ck_assert_int_eq(rpma_utils_get_ibv_context("127.0.0.1",
-			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
-	ck_assert_int_eq(rpma_peer_new(dev, &peer), 0);
-	return peer;
 }
 
 /* ------------------------------------------------------------ limits */
 
 START_TEST(test_max_connections)
 {
-	start("max_connections = 2\n");
-	struct rpma_peer *peer = new_peer();
+	th_log_daemon_start(&d, "max_connections = 2\n");
+	struct rpma_peer *peer = th_local_peer();
+	ck_assert_ptr_nonnull(peer);
 	char port[16];
 	ck_assert_int_eq(it_free_port(port, sizeof(port)), 0);
 	struct rpma_conn_req *req[3] = { NULL };
@@ -90,8 +74,9 @@ END_TEST
 
 START_TEST(test_max_endpoints)
 {
-	start("max_endpoints = 1\n");
-	struct rpma_peer *peer = new_peer();
+	th_log_daemon_start(&d, "max_endpoints = 1\n");
+	struct rpma_peer *peer = th_local_peer();
+	ck_assert_ptr_nonnull(peer);
 	char p1[16], p2[16];
 	ck_assert_int_eq(it_free_port(p1, sizeof(p1)), 0);
 	ck_assert_int_eq(it_free_port(p2, sizeof(p2)), 0);
@@ -114,8 +99,9 @@ END_TEST
 
 START_TEST(test_max_registered_bytes)
 {
-	start("max_registered_bytes = 16K\n");
-	struct rpma_peer *peer = new_peer();
+	th_log_daemon_start(&d, "max_registered_bytes = 16K\n");
+	struct rpma_peer *peer = th_local_peer();
+	ck_assert_ptr_nonnull(peer);
 	char *buf = aligned_alloc(4 * KiB, 32 * KiB);
 	ck_assert_ptr_nonnull(buf);
 	memset(buf, 1, 32 * KiB);
@@ -196,7 +182,8 @@ START_TEST(test_allow_lists)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\nlog_level = info\n"
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\nlog_level = info\n"
 			"allow_users = 12345\nallow_groups = 4242\n");
 
 	/* neither listed nor in a listed group: refused */
@@ -217,12 +204,13 @@ START_TEST(test_allow_lists)
 			TH_WAIT_MS));
 
 	/* root always */
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
+	ck_assert_ptr_nonnull(peer);
 	ck_assert_int_eq(rpma_peer_delete(&peer), 0);
 	stop();
 
 	/* listed by uid */
-	start("socket_mode = 0666\nallow_users = 65534\n");
+	th_log_daemon_start(&d, "socket_mode = 0666\nallow_users = 65534\n");
 	ck_assert_int_eq(as_nobody(NULL, 0, NULL, 0), 0);
 	stop();
 }
@@ -260,7 +248,7 @@ START_TEST(test_admin_groups)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\nadmin_groups = 4243\n");
+	th_log_daemon_start(&d, "socket_mode = 0666\nadmin_groups = 4243\n");
 	struct run r;
 	static const char *const cmds[] = { "status", "clients",
 		"connections", "mrs", "endpoints", "stats" };
@@ -293,7 +281,7 @@ START_TEST(test_admin_groups)
 	stop();
 
 	/* not allowed to use rpmad at all: also 4, with the reason */
-	start("socket_mode = 0666\nallow_users = 12345\n");
+	th_log_daemon_start(&d, "socket_mode = 0666\nallow_users = 12345\n");
 	rpmactl_as_nobody(&r, NULL, 0, "status", NULL);
 	ck_assert_int_eq(r.status, 4);
 	ck_assert_ptr_nonnull(strstr(r.err, "uid 65534 may not use this "
@@ -308,7 +296,7 @@ START_TEST(test_socket_mode)
 	if (!child_can_play_users())
 		return;
 	/* the default 0660 root:root keeps others out before rpmad is asked */
-	start(NULL);
+	th_log_daemon_start(&d, NULL);
 	struct stat st;
 	ck_assert_int_eq(stat(d.socket, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0660);
@@ -323,7 +311,7 @@ START_TEST(test_socket_mode)
 	stop();
 
 	/* socket_group and socket_mode, and again after a reload */
-	start("socket_group = 4244\nsocket_mode = 0606\n");
+	th_log_daemon_start(&d, "socket_group = 4244\nsocket_mode = 0606\n");
 	ck_assert_int_eq(stat(d.socket, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 0777, 0606);
 	ck_assert_uint_eq(st.st_gid, 4244);
@@ -345,8 +333,8 @@ START_TEST(test_socket_mode)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_limits[] = { test_max_connections,
 		test_max_endpoints, test_max_registered_bytes, NULL };
@@ -356,11 +344,5 @@ suite(void)
 		{ "limits", .tests = tc_limits, .timeout = 60 },
 		{ "users", .tests = tc_users, .timeout = 60 },
 	};
-	return th_suite("access", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("access", tcases, TH_N(tcases)), CK_NORMAL);
 }

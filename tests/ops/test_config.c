@@ -254,7 +254,6 @@ END_TEST
 START_TEST(test_registered_default_documented)
 {
 	struct test_daemon od;
-	struct run r;
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	char quarter[32];
 	(void) snprintf(quarter, sizeof(quarter), "%lld",
@@ -262,16 +261,13 @@ START_TEST(test_registered_default_documented)
 	const char *const configs[] = { NULL, "max_registered_bytes = 25%\n" };
 	for (size_t i = 0; i < 2; i++) {
 		ck_assert_int_eq(test_daemon_start_cfg(&od, configs[i]), 0);
-		ck_assert_int_eq(rpmactl(&r, od.socket, "--json", "status",
-				NULL), 0);
 		struct flat f;
-		ck_assert_int_eq(flat_parse(&f, r.out), 0);
+		rpmactl_json(&f, od.socket, "status");
 		const char *v = flat_get(&f,
 				"limits_per_user.max_registered_bytes");
 		ck_assert_msg(v && strcmp(v, quarter) == 0, "%s: %s, not %s",
 				configs[i] ? configs[i] : "(defaults)", v, quarter);
 		flat_free(&f);
-		run_free(&r);
 		ck_assert_int_eq(test_daemon_stop(&od), 0);
 	}
 
@@ -319,16 +315,6 @@ END_TEST
 /* ------------------------------------------------------------ reloads */
 
 static struct test_daemon d;
-
-static void
-status_json(struct flat *f)
-{
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "status", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_int_eq(flat_parse(f, r.out), 0);
-	run_free(&r);
-}
 
 static void
 expect(const struct flat *f, const char *path, const char *want)
@@ -381,7 +367,7 @@ START_TEST(test_reload)
 			  "max_registered_bytes = memlock\n";
 	ck_assert_int_eq(test_daemon_start_cfg(&d, cfg), 0);
 	struct flat f;
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "log_level", "notice");
 	expect(&f, "limits_per_user.max_connections", "1");
 	expect(&f, "reloads", "0");
@@ -394,7 +380,7 @@ START_TEST(test_reload)
 			0);
 	hup_and_wait("applied: log_level notice -> debug, max_connections "
 			"1 -> 3, max_registered_bytes memlock -> 1048576");
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "log_level", "debug");
 	expect(&f, "limits_per_user.max_connections", "3");
 	expect(&f, "limits_per_user.max_registered_bytes", "1048576");
@@ -414,7 +400,7 @@ START_TEST(test_reload)
 			"max_connections"));
 	free(log);
 	ck_assert(test_daemon_alive(&d));
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "limits_per_user.max_connections", "3");
 	expect(&f, "last_reload_failed", "true");
 	expect(&f, "reloads", "1");
@@ -424,7 +410,7 @@ START_TEST(test_reload)
 	/* fixed: applied again */
 	ck_assert_int_eq(write_text(d.config, "max_connections = 2\n"), 0);
 	hup_and_wait("max_connections 3 -> 2");
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "limits_per_user.max_connections", "2");
 	expect(&f, "log_level", "notice");
 	expect(&f, "last_reload_failed", "false");
@@ -446,7 +432,7 @@ START_TEST(test_options_win)
 	};
 	ck_assert_int_eq(test_daemon_start_opts(&d, &o), 0);
 	struct flat f;
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "log_level", "info");
 	expect(&f, "transport", "tcp");
 	expect(&f, "socket", d.socket);
@@ -454,7 +440,7 @@ START_TEST(test_options_win)
 	ck_assert_int_eq(write_text(d.config, "log_level = warning\n"
 			"socket = /run/elsewhere.sock\n"), 0);
 	hup_and_wait("applied: nothing changed");
-	status_json(&f);
+	rpmactl_json(&f, d.socket, "status");
 	expect(&f, "log_level", "info");
 	expect(&f, "socket", d.socket);
 	flat_free(&f);
@@ -462,8 +448,8 @@ START_TEST(test_options_win)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_file[] = { test_bad_file_refused,
 		test_check_config, test_sample_file,
@@ -475,11 +461,5 @@ suite(void)
 				.teardown = teardown_dir },
 		{ "reload", .tests = tc_reload, .timeout = 60 },
 	};
-	return th_suite("config", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("config", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -40,6 +40,7 @@
 #include "librpma.h"
 #include "th_child.h"
 #include "th_logcap.h"
+#include "th_peer.h"
 
 #define ATTACKER 4245	/* the user stallfs serves: the FUSE server's own */
 #define VICTIM 4242
@@ -151,18 +152,6 @@ requests(const struct fuse_mount *f, unsigned a, unsigned b,
 	return n;
 }
 
-static struct rpma_peer *
-new_peer(void)
-{
-	struct ibv_context *dev;
-	struct rpma_peer *peer;
-	if (rpma_utils_get_ibv_context("127.0.0.1",
-			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev) ||
-			rpma_peer_new(dev, &peer))
-		return NULL;
-	return peer;
-}
-
 /* ------------------------------------------------------------ children */
 
 /* how the attacker maps the file */
@@ -195,7 +184,7 @@ register_fuse_file(struct child *c, void *p)
 		return 98;
 	void *ptr = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
 			a->map_flags, fd, 0);
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (ptr == MAP_FAILED || peer == NULL)
 		return 97;
 	struct rpma_mr_local *mr = NULL;
@@ -216,7 +205,7 @@ register_memory(struct child *c, void *p)
 	(void) c;
 	(void) p;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	static char buf[FILE_SIZE] __attribute__((aligned(4096)));
 	struct rpma_mr_local *mr = NULL;
 	if (peer == NULL || rpma_mr_reg(peer, buf, sizeof(buf),
@@ -404,7 +393,7 @@ write_into_fuse(struct child *c, void *p)
 	if (setenv("RPMA_LANDING", "0", 1))
 		return 96;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	static char src_buf[FILE_SIZE] __attribute__((aligned(4096)));
 	uint8_t *dst_buf = mmap(NULL, FILE_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -445,7 +434,7 @@ write_own(struct child *c, void *p)
 {
 	(void) c;
 	(void) p;
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	static char a[4096] __attribute__((aligned(4096)));
 	static char b[4096] __attribute__((aligned(4096)));
 	struct rpma_mr_local *dst = NULL, *src = NULL;
@@ -679,8 +668,8 @@ START_TEST(test_fstype_of_loop_local)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const struct th_test tc_fuse[] = { TH_LOOP(test_fuse_file_refused, 0,
 							   2),
@@ -692,12 +681,5 @@ suite(void)
 	const struct th_tcase tcases[] = {
 		{ "fuse", .steps = tc_fuse, .timeout = 60 },
 	};
-	return th_suite("files", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("files", tcases, TH_N(tcases)), CK_NORMAL);
 }

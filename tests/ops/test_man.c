@@ -80,14 +80,10 @@ END_TEST
 int
 main(void)
 {
-	char *probe[] = { "sh", "-c", "command -v groff", NULL };
-	struct run r;
-	if (run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
-			r.status != 0) {
+	if (th_have_program("groff") != 1) {
 		(void) fprintf(stderr, "groff is not installed: skipped\n");
 		return 77;
 	}
-	run_free(&r);
 	const TTest *const tc_man[] = { test_render_all, test_checker_speaks,
 		NULL };
 	const struct th_tcase tcases[] = {

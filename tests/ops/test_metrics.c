@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ops_pair.h"
 
 /*
  * The parser, given the text on stdin, prints one line per family
@@ -35,14 +36,7 @@ static const char parser[] =
 	"        print('%s{%s} %s' % (s.name, labels, v))\n";
 
 static struct test_daemon d;
-static struct proc server, client;
-static char pmem[512];
-
-static const char *
-peer_bin(void)
-{
-	return builddir_path("tests/ops/ops_peer");
-}
+static struct ops_pair pair;
 
 static void
 wait_ready(struct proc *p, const char *prefix)
@@ -98,33 +92,17 @@ static void
 setup_pair(void)
 {
 	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
-	char port_s[16];
-	ck_assert_int_eq(it_free_port(port_s, sizeof(port_s)), 0);
+	char pmem[512];
 	(void) snprintf(pmem, sizeof(pmem), "%s/pmem.file", d.dir);
-	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	ck_assert_int_eq(r.status, 0);
-	run_free(&r);
-
-	char *sargv[] = { (char *)peer_bin(), "server", "127.0.0.1", port_s,
-		pmem, NULL };
-	ck_assert_int_eq(proc_start(&server, sargv, NULL, NULL), 0);
-	wait_ready(&server, "listening");
-	char *cargv[] = { (char *)peer_bin(), "client", "127.0.0.1", port_s,
-		NULL };
-	ck_assert_int_eq(proc_start(&client, cargv, NULL, NULL), 0);
-	wait_ready(&client, "ready client");
-	wait_ready(&server, "ready server");
+	ops_pair_start(&pair, pmem);
+	wait_ready(&pair.client, "ready client");
+	wait_ready(&pair.server, "ready server");
 }
 
 static void
 teardown_pair(void)
 {
-	(void) proc_end(&client, SIGKILL);
-	(void) proc_end(&server, SIGKILL);
-	(void) unlink(pmem);
+	ops_pair_stop(&pair);
 	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
@@ -209,7 +187,8 @@ START_TEST(test_refusal)
 					 "max_registered_bytes = 8192\n"),
 			0);
 	/* three registrations of a page each: the third is refused */
-	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", "3", NULL };
+	char *argv[] = { (char *) ops_peer_bin(), "many", "127.0.0.1", "3",
+		NULL };
 	struct run r;
 	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
@@ -230,21 +209,12 @@ END_TEST
 /* the textfile units are valid units (when systemd-analyze is here) */
 START_TEST(test_units)
 {
-	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	bool have = r.status == 0;
-	run_free(&r);
-	if (!have)
+	if (!th_ck_have_program("systemd-analyze"))
 		return;
-	char svc[512], timer[512];
-	(void) snprintf(svc, sizeof(svc), "%s",
-			builddir_path("systemd/rpmad-metrics.service"));
-	(void) snprintf(timer, sizeof(timer), "%s",
-			srcdir_path("systemd/rpmad-metrics.timer"));
-	char *argv[] = { "systemd-analyze", "verify", "--man=no", svc, timer,
-		NULL };
+	char *argv[] = { "systemd-analyze", "verify", "--man=no",
+		(char *) builddir_path("systemd/rpmad-metrics.service"),
+		(char *) srcdir_path("systemd/rpmad-metrics.timer"), NULL };
+	struct run r;
 	ck_assert_int_eq(run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
 			0);
 	/* it also complains about the binaries not being installed yet */
@@ -256,8 +226,8 @@ START_TEST(test_units)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_pair[] = { test_pair, NULL };
 	const TTest *const tc_refusal[] = { test_refusal, NULL };
@@ -268,11 +238,5 @@ suite(void)
 		{ "refusal", .tests = tc_refusal, .timeout = 60 },
 		{ "units", .tests = tc_units, .timeout = 60 },
 	};
-	return th_suite("metrics", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("metrics", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -19,27 +19,22 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "ops_pair.h"
 #include "librpma.h"
 
 #define KiB 1024
 
 static struct test_daemon d;
-static struct proc server, client;
+static struct ops_pair pair;
 static long spid, cpid;
 static char comm[64];
 static int port;
-static char pmem[512];		/* the server's file: a name that needs care */
+/* the server's file: a name that needs care */
 static const char pmem_name[] = "pmem \"q\" \\ \t\xc3\xa9\xff.file";
 /* the same as python's json reads it, escaped as flat_parse() prints it */
 static const char pmem_name_flat[] = "pmem \"q\" \\\\ \\t\\xe9\\ufffd.file";
 /* and as rpmactl's tables show it: control and invalid bytes as '?' */
 static const char pmem_name_text[] = "pmem \"q\" \\ ?\xc3\xa9?.file";
-
-static const char *
-peer_bin(void)
-{
-	return builddir_path("tests/ops/ops_peer");
-}
 
 /* "ready ROLE pid=N comm=C" -> N (and C into comm) */
 static long
@@ -64,37 +59,18 @@ static void
 setup_pair(void)
 {
 	ck_assert_int_eq(test_daemon_start_cfg(&d, "log_level = info\n"), 0);
-	char port_s[16];
-	ck_assert_int_eq(it_free_port(port_s, sizeof(port_s)), 0);
-	port = atoi(port_s);
+	char pmem[512];
 	(void) snprintf(pmem, sizeof(pmem), "%s/%s", d.dir, pmem_name);
-	char *trunc[] = { "truncate", "-s", "64K", pmem, NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, trunc, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	ck_assert_int_eq(r.status, 0);
-	run_free(&r);
-
-	char *sargv[] = { (char *)peer_bin(), "server", "127.0.0.1", port_s,
-		pmem, NULL };
-	ck_assert_int_eq(proc_start(&server, sargv, NULL, NULL), 0);
-	char line[256];
-	ck_assert_msg(proc_line(&server, "listening", line, sizeof(line),
-				      TH_WAIT_MS) == 0,
-			"the server does not listen");
-	char *cargv[] = { (char *)peer_bin(), "client", "127.0.0.1", port_s,
-		NULL };
-	ck_assert_int_eq(proc_start(&client, cargv, NULL, NULL), 0);
-	cpid = ready_pid(&client, "client");
-	spid = ready_pid(&server, "server");
+	ops_pair_start(&pair, pmem);
+	port = atoi(pair.port);
+	cpid = ready_pid(&pair.client, "client");
+	spid = ready_pid(&pair.server, "server");
 }
 
 static void
 teardown_pair(void)
 {
-	(void) proc_end(&client, SIGKILL);
-	(void) proc_end(&server, SIGKILL);
-	(void) unlink(pmem);
+	ops_pair_stop(&pair);
 	ck_assert_int_eq(test_daemon_stop(&d), 0);
 }
 
@@ -124,32 +100,12 @@ ctl_json(const char *cmd, struct flat *f)
 	free(out);
 }
 
-/* the index of the array element whose `field` is `value`, or -1 */
-static long
-find(const struct flat *f, const char *array, const char *field,
-		const char *value)
-{
-	long n = flat_len(f, array);
-	for (long i = 0; i < n; i++) {
-		const char *v = flat_get(f, "%s.%ld.%s", array, i, field);
-		if (v && strcmp(v, value) == 0)
-			return i;
-	}
-	return -1;
-}
-
 static long
 find_pid(const struct flat *f, const char *array, long pid, long nth)
 {
-	long n = flat_len(f, array);
 	char p[32];
 	(void) snprintf(p, sizeof(p), "%ld", pid);
-	for (long i = 0; i < n; i++) {
-		const char *v = flat_get(f, "%s.%ld.pid", array, i);
-		if (v && strcmp(v, p) == 0 && nth-- == 0)
-			return i;
-	}
-	return -1;
+	return flat_find(f, array, "pid", p, nth);
 }
 
 static long
@@ -271,7 +227,7 @@ START_TEST(test_clients)
 	expect(&f, str_of(16 * KiB), "clients.%ld.resources.pinned_bytes", c);
 	expect(&f, "0", "clients.%ld.resources.endpoints", c);
 	expect(&f, "1", "clients.%ld.resources.connections", c);
-	ck_assert_int_ge(find(&f, "clients", "command", "rpmactl"), 0);
+	ck_assert_int_ge(flat_find(&f, "clients", "command", "rpmactl", 0), 0);
 	flat_free(&f);
 
 	char *out = ctl_ok(false, "clients");
@@ -353,7 +309,7 @@ START_TEST(test_mrs)
 	char flat_path[600];
 	(void) snprintf(flat_path, sizeof(flat_path), "%s/%s", d.dir,
 			pmem_name_flat);
-	long file = find(&f, "mrs", "backing", flat_path);
+	long file = flat_find(&f, "mrs", "backing", flat_path, 0);
 	ck_assert_msg(file >= 0, "no registration backed by %s", flat_path);
 	expect(&f, str_of(spid), "mrs.%ld.pid", file);
 	expect(&f, comm, "mrs.%ld.command", file);
@@ -488,7 +444,7 @@ listed_anywhere(long pid)
 START_TEST(test_sigkill_leaves_listings)
 {
 	ck_assert(listed_anywhere(cpid));
-	(void) proc_end(&client, SIGKILL);
+	(void) proc_end(&pair.client, SIGKILL);
 	/* rpmad sees the socket close at once; allow for a loaded machine */
 	bool gone = false;
 	for (int i = 0; i < 50 && !gone; i++) {
@@ -534,9 +490,9 @@ START_TEST(test_evict)
 	flat_free(&f);
 
 	/* the evicted process lives on; its next call fails */
-	ck_assert_int_eq(proc_send(&server, "reg\n"), 0);
+	ck_assert_int_eq(proc_send(&pair.server, "reg\n"), 0);
 	char line[128];
-	ck_assert_int_eq(proc_line(&server, "reg ", line, sizeof(line),
+	ck_assert_int_eq(proc_line(&pair.server, "reg ", line, sizeof(line),
 					 TH_WAIT_MS),
 			0);
 	char want[32];
@@ -544,8 +500,8 @@ START_TEST(test_evict)
 	ck_assert_str_eq(line, want);
 
 	/* the client stays, its connection lost */
-	ck_assert_int_eq(proc_send(&client, "reg\n"), 0);
-	ck_assert_int_eq(proc_line(&client, "reg ", line, sizeof(line),
+	ck_assert_int_eq(proc_send(&pair.client, "reg\n"), 0);
+	ck_assert_int_eq(proc_line(&pair.client, "reg ", line, sizeof(line),
 					 TH_WAIT_MS),
 			0);
 	ck_assert_str_eq(line, "reg 0");
@@ -581,7 +537,8 @@ setup_many(void)
 	ck_assert_int_eq(test_daemon_start_cfg(&d, NULL), 0);
 	char n[16];
 	(void) snprintf(n, sizeof(n), "%d", MANY);
-	char *argv[] = { (char *)peer_bin(), "many", "127.0.0.1", n, NULL };
+	char *argv[] = { (char *) ops_peer_bin(), "many", "127.0.0.1", n,
+		NULL };
 	ck_assert_int_eq(proc_start(&many, argv, NULL, NULL), 0);
 	mpid = ready_pid(&many, "many");
 }
@@ -709,8 +666,8 @@ START_TEST(test_exit_codes)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_pair[] = { test_status, test_clients,
 		test_connections, test_mrs, test_endpoints, test_stats,
@@ -730,11 +687,5 @@ suite(void)
 				.teardown = teardown_many },
 		{ "exit", .tests = tc_exit, .timeout = 60 },
 	};
-	return th_suite("rpmactl", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("rpmactl", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -130,16 +130,12 @@ wait_closed(const int *fds, int n, int want, int timeout_ms)
 static long
 stat_of(const char *key)
 {
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "stats", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
+	rpmactl_json(&f, d.socket, "stats");
 	const char *v = flat_get(&f, "%s", key);
-	ck_assert_msg(v != NULL, "no %s in %s", key, r.out);
+	ck_assert_msg(v != NULL, "no %s in rpmactl --json stats", key);
 	long n = atol(v);
 	flat_free(&f);
-	run_free(&r);
 	return n;
 }
 
@@ -157,23 +153,15 @@ rpmactl_answers(void)
 static long
 use_of(unsigned uid, const char *what)
 {
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "clients", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
-	long n = flat_len(&f, "clients"), found = -1;
+	rpmactl_json(&f, d.socket, "clients");
 	char want[16];
 	(void) snprintf(want, sizeof(want), "%u", uid);
-	for (long i = 0; i < n && found < 0; i++) {
-		const char *u = flat_get(&f, "clients.%ld.uid", i);
-		if (u && strcmp(u, want) == 0)
-			found = atol(flat_get(&f,
-					"clients.%ld.user_totals.use.%s", i,
-					what));
-	}
+	long i = flat_find(&f, "clients", "uid", want, 0), found = -1;
+	if (i >= 0)
+		found = atol(flat_get(&f, "clients.%ld.user_totals.use.%s", i,
+				what));
 	flat_free(&f);
-	run_free(&r);
 	return found;
 }
 
@@ -459,20 +447,13 @@ START_TEST(test_use_counted)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_descriptors[] = { test_silent_sessions_count,
 		test_out_of_descriptors, test_use_counted, NULL };
 	const struct th_tcase tcases[] = {
 		{ "descriptors", .tests = tc_descriptors, .timeout = 120 },
 	};
-	return th_suite("sessions", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("sessions", tcases, TH_N(tcases)), CK_NORMAL);
 }

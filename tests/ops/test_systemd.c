@@ -191,24 +191,9 @@ START_TEST(test_no_notify_socket)
 }
 END_TEST
 
-static bool
-have(const char *prog)
-{
-	char *argv[] = { "sh", "-c", NULL, NULL };
-	char cmd[256];
-	(void) snprintf(cmd, sizeof(cmd), "command -v %s", prog);
-	argv[2] = cmd;
-	struct run r;
-	if (run_cmd(&r, argv, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS))
-		return false;
-	bool ok = r.status == 0;
-	run_free(&r);
-	return ok;
-}
-
 START_TEST(test_socket_activation)
 {
-	if (!have("systemd-socket-activate")) {
+	if (th_have_program("systemd-socket-activate") != 1) {
 		(void) fprintf(stderr, "systemd-socket-activate is not "
 				"installed: socket activation not tested\n");
 		return;
@@ -231,12 +216,8 @@ START_TEST(test_socket_activation)
 	/* it listens at once and starts rpmad on the first connection */
 	ck_assert(wait_text(log, "Listening on", TH_WAIT_MS));
 
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
-	ck_assert_msg(r.status == 0, "status: %d %s", r.status, r.err);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
-	run_free(&r);
+	rpmactl_json(&f, sock, "status");
 	const char *v = flat_get(&f, "socket_activated");
 	ck_assert(v && strcmp(v, "true") == 0);
 	v = flat_get(&f, "socket");
@@ -265,6 +246,7 @@ START_TEST(test_socket_activation)
 	ck_assert_int_eq(rpma_utils_get_ibv_context("127.0.0.1",
 			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev), 0);
 	ck_assert_int_eq(rpma_peer_new(dev, &peer), 0);
+	struct run r;
 	ck_assert_int_eq(rpmactl(&r, sock, "clients", NULL), 0);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(count_lines_with(r.out, "test_systemd", NULL), 1);
@@ -302,11 +284,8 @@ START_TEST(test_detach)
 	ck_assert_msg(r.status == 0, "%d %s", r.status, r.err);
 	run_free(&r);
 	ck_assert(th_socket_accepts(sock));
-	ck_assert_int_eq(rpmactl(&r, sock, "--json", "status", NULL), 0);
-	ck_assert_int_eq(r.status, 0);
 	struct flat f;
-	ck_assert_int_eq(flat_parse(&f, r.out), 0);
-	run_free(&r);
+	rpmactl_json(&f, sock, "status");
 	const char *v = flat_get(&f, "pid");
 	ck_assert_ptr_nonnull(v);
 	pid_t pid = (pid_t)strtol(v, NULL, 10);
@@ -334,18 +313,6 @@ START_TEST(test_detach)
 }
 END_TEST
 
-static Suite *
-suite(void)
-{
-	const TTest *const tc_notify[] = { test_notify_and_watchdog,
-		test_no_notify_socket, test_socket_activation, test_detach,
-		NULL };
-	const struct th_tcase tcases[] = {
-		{ "notify", .tests = tc_notify, .timeout = 60 },
-	};
-	return th_suite("systemd", tcases, TH_N(tcases));
-}
-
 int
 main(void)
 {
@@ -356,5 +323,11 @@ main(void)
 	(void) unsetenv("LISTEN_FDS");
 	(void) unsetenv("LISTEN_PID");
 	(void) unsetenv("INVOCATION_ID");
-	return check_run(suite(), CK_NORMAL);
+	const TTest *const tc_notify[] = { test_notify_and_watchdog,
+		test_no_notify_socket, test_socket_activation, test_detach,
+		NULL };
+	const struct th_tcase tcases[] = {
+		{ "notify", .tests = tc_notify, .timeout = 60 },
+	};
+	return check_run(th_suite("systemd", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -42,6 +42,7 @@
 #include "librpma.h"
 #include "th_child.h"
 #include "th_logcap.h"
+#include "th_peer.h"
 
 #define NOBODY TH_NOBODY
 #define KiB 1024ULL
@@ -50,28 +51,9 @@
 static struct test_daemon d;
 
 static void
-start(const char *config)
-{
-	ck_assert_int_eq(test_daemon_start_cfg(&d, config), 0);
-	ck_assert_int_eq(th_log_capture(), 0);
-}
-
-static void
 stop(void)
 {
 	ck_assert_int_eq(test_daemon_stop(&d), 0);
-}
-
-static struct rpma_peer *
-new_peer(void)
-{
-	struct ibv_context *dev;
-	struct rpma_peer *peer;
-	if (rpma_utils_get_ibv_context("127.0.0.1",
-			RPMA_UTIL_IBV_CONTEXT_LOCAL, &dev) ||
-			rpma_peer_new(dev, &peer))
-		return NULL;
-	return peer;
 }
 
 /* ------------------------------------------------------------ socket */
@@ -104,7 +86,7 @@ START_TEST(test_socket_symlink_on_reload)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0660\n");
+	th_log_daemon_start(&d, "socket_mode = 0660\n");
 	/* a root-only file the attacker wants */
 	char victim[] = "/tmp/rpmad-victim.XXXXXX";
 	int fd = mkstemp(victim);
@@ -154,7 +136,7 @@ make_conns(struct child *c, void *p)
 {
 	struct conns_arg *a = p;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (peer == NULL)
 		return 99;
 	struct rpma_conn_req *req[16] = { NULL };
@@ -169,37 +151,20 @@ make_conns(struct child *c, void *p)
 	return n;
 }
 
-/* the JSON of rpmactl --json clients, flattened */
-static void
-clients_json(struct flat *f)
-{
-	struct run r;
-	ck_assert_int_eq(rpmactl(&r, d.socket, "--json", "clients", NULL), 0);
-	ck_assert_msg(r.status == 0, "%s", r.err);
-	ck_assert_int_eq(flat_parse(f, r.out), 0);
-	run_free(&r);
-}
-
 /* the index of the first client of uid in the listing, or -1 */
 static long
 client_of(const struct flat *f, unsigned uid)
 {
-	long n = flat_len(f, "clients");
 	char want[16];
 	(void) snprintf(want, sizeof(want), "%u", uid);
-	for (long i = 0; i < n; i++) {
-		const char *u = flat_get(f, "clients.%ld.uid", i);
-		if (u && strcmp(u, want) == 0)
-			return i;
-	}
-	return -1;
+	return flat_find(f, "clients", "uid", want, 0);
 }
 
 START_TEST(test_limits_per_user)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\nmax_connections = 3\n");
+	th_log_daemon_start(&d, "socket_mode = 0666\nmax_connections = 3\n");
 	struct conns_arg a = { .make = 2 };
 	ck_assert_int_eq(it_free_port(a.port, sizeof(a.port)), 0);
 
@@ -216,7 +181,7 @@ START_TEST(test_limits_per_user)
 
 	/* what the user holds, against its limits */
 	struct flat f;
-	clients_json(&f);
+	rpmactl_json(&f, d.socket, "clients");
 	long i = client_of(&f, NOBODY);
 	ck_assert_int_ge(i, 0);
 	ck_assert_str_eq(flat_get(&f, "clients.%ld.user_totals.use.clients",
@@ -245,13 +210,14 @@ START_TEST(test_limits_per_user)
 	stop();
 
 	/* a section for the user raises it, for that user only */
-	start("socket_mode = 0666\nmax_connections = 1\n"
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\nmax_connections = 1\n"
 			"[user 65534]\nmax_connections = 2\n");
 	child_start(&c1, NULL, make_conns, &a);
 	child_wait_ready(&c1);
 	ck_assert_int_eq(exit_code(child_end(&c1, NULL, 0)), 2);
 	/* root has 1 */
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	ck_assert_ptr_nonnull(peer);
 	struct rpma_conn_req *req[2] = { NULL };
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", a.port, NULL,
@@ -263,7 +229,9 @@ START_TEST(test_limits_per_user)
 	stop();
 
 	/* and pending requests have their own limit */
-	start("socket_mode = 0666\n[user 65534]\nmax_pending_requests = 1\n");
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\n[user 65534]\n"
+			"max_pending_requests = 1\n");
 	child_start(&c1, NULL, make_conns, &a);
 	child_wait_ready(&c1);
 	ck_assert_int_eq(exit_code(child_end(&c1, log, sizeof(log))), 1);
@@ -283,7 +251,7 @@ register_file_pages(struct child *c, void *p)
 {
 	const char *path = p;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (peer == NULL || fd < 0)
 		return 99;
@@ -315,7 +283,9 @@ START_TEST(test_write_descriptors)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\n[user 65534]\nmax_descriptors = 3\n");
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\n[user 65534]\n"
+			"max_descriptors = 3\n");
 	char path[300];
 	(void) snprintf(path, sizeof(path), "%s/pages", d.dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -337,7 +307,7 @@ START_TEST(test_write_descriptors)
 	child_wait_ready(&c);
 	/* its session, and two of the four */
 	struct flat f;
-	clients_json(&f);
+	rpmactl_json(&f, d.socket, "clients");
 	long i = client_of(&f, NOBODY);
 	ck_assert_int_ge(i, 0);
 	ck_assert_str_eq(flat_get(&f,
@@ -372,7 +342,7 @@ register_past_memlock(struct child *c, void *arg)
 	(void) c;
 	(void) arg;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (peer == NULL)
 		return 99;
 	char *buf = aligned_alloc(4 * KiB, 80 * KiB);
@@ -394,7 +364,8 @@ START_TEST(test_memlock)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\nmax_registered_bytes = memlock\n");
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\nmax_registered_bytes = memlock\n");
 	struct child c;
 	char log[8192];
 	child_start(&c, low_memlock, register_past_memlock, NULL);
@@ -422,7 +393,7 @@ try_networks(struct child *c, void *p)
 	(void) c;
 	struct net_arg *a = p;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (peer == NULL)
 		return 99;
 	for (int i = 0; i < REFUSED_CONNECTS; i++) {
@@ -457,7 +428,7 @@ START_TEST(test_allow_networks_and_log_share)
 			"allow_connect = 10.9.0.0/16, [fd00::]/8:7204\n"
 			"allow_listen = 127.0.0.0/8:%d\n"
 			"[user 0]\nallow_connect = any\n", p2);
-	start(config);
+	th_log_daemon_start(&d, config);
 
 	struct child c;
 	char log[16384];
@@ -472,7 +443,7 @@ START_TEST(test_allow_networks_and_log_share)
 	ck_assert_msg(strstr(log, want), "%s", log);
 
 	/* root's own section lets it out */
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	ck_assert_ptr_nonnull(peer);
 	struct rpma_conn_req *req = NULL;
 	ck_assert_int_eq(rpma_conn_req_new(peer, "127.0.0.1", a.port, NULL,
@@ -700,7 +671,7 @@ register_sparse(struct child *c, void *p)
 {
 	struct shm_arg *a = p;
 	(void) th_log_capture();
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (peer == NULL)
 		return 99;
 	int fd = open(a->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -735,7 +706,8 @@ START_TEST(test_memory_cgroup)
 		(void) fprintf(stderr, "no writable memory cgroup: skipping\n");
 		return;
 	}
-	start("socket_mode = 0666\n[user 65534]\n"
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\n[user 65534]\n"
 			"max_registered_bytes = 0\n");
 	ck_assert_int_eq(memcg_join(&dcg, d.pid), 0);
 	unsigned long long before = memcg_read(&dcg, false);
@@ -815,7 +787,7 @@ fill_then_register(struct child *c, void *p)
 			fd, 0);
 	if (ptr == MAP_FAILED)
 		return 95;
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (peer == NULL)
 		return 99;
 	struct rpma_mr_local *mr = NULL;
@@ -935,7 +907,9 @@ START_TEST(test_reserved_blocks)
 {
 	if (!child_can_play_users())
 		return;
-	start("socket_mode = 0666\n[user 65534]\nmax_registered_bytes = 0\n");
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\n[user 65534]\n"
+			"max_registered_bytes = 0\n");
 
 	/*
 	 * whatever rpmad writes into a file, it writes without root's rights,
@@ -1014,7 +988,7 @@ punch_then_fill(struct child *c, void *p)
 		return 98;
 	void *ptr = mmap(NULL, 2 * MiB, PROT_READ | PROT_WRITE, MAP_SHARED,
 			fd, 0);
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (ptr == MAP_FAILED || peer == NULL)
 		return 97;
 	struct rpma_mr_local *mr = NULL;
@@ -1075,7 +1049,7 @@ register_target(struct child *c, void *p)
 		return 98;
 	void *ptr = mmap(NULL, 64 * KiB, PROT_READ | PROT_WRITE, MAP_SHARED,
 			fd, 0);
-	struct rpma_peer *peer = new_peer();
+	struct rpma_peer *peer = th_local_peer();
 	if (ptr == MAP_FAILED || peer == NULL)
 		return 97;
 	struct rpma_mr_local *mr = NULL;
@@ -1107,7 +1081,9 @@ START_TEST(test_reserved_for_nobody)
 		return;
 	}
 	/* without a user rpmad, the identity is one no mount reserves for */
-	start("socket_mode = 0666\n[user 4245]\nmax_registered_bytes = 0\n");
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\n[user 4245]\n"
+			"max_registered_bytes = 0\n");
 	unsigned fsuid;
 	unsigned long long caps;
 	proc_ids(d.pid, &fsuid, &caps);
@@ -1128,7 +1104,8 @@ START_TEST(test_reserved_for_nobody)
 	char path[400];
 	(void) snprintf(path, sizeof(path), "%s/fill", mnt);
 	ck_assert_int_eq(unlink(path), 0);
-	start("socket_mode = 0666\nfile_user = 65534\n"
+	th_log_daemon_start(&d,
+			"socket_mode = 0666\nfile_user = 65534\n"
 			"[user 4245]\nmax_registered_bytes = 0\n");
 	ck_assert(wait_text(d.log, "reserves blocks for", TH_WAIT_MS));
 	child_start_as(&c, ATTACKER, NULL, register_target, &a);
@@ -1141,8 +1118,8 @@ START_TEST(test_reserved_for_nobody)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_socket[] = { test_socket_dir_writable_by_others,
 		test_socket_symlink_on_reload, NULL };
@@ -1156,13 +1133,5 @@ suite(void)
 		{ "limits", .tests = tc_limits, .timeout = 120 },
 		{ "charging", .tests = tc_charging, .timeout = 120 },
 	};
-	return th_suite("tenants", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	/* a child killed by its cgroup leaves a pipe without a reader */
-	(void) signal(SIGPIPE, SIG_IGN);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("tenants", tcases, TH_N(tcases)), CK_NORMAL);
 }

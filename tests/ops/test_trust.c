@@ -350,11 +350,7 @@ static char base[64];
 static const char *
 at(const char *rel)
 {
-	static char path[4][PATH_MAX];
-	static int i;
-	i = (i + 1) % 4;
-	(void) snprintf(path[i], sizeof(path[i]), "%s/%s", base, rel);
-	return path[i];
+	return th_path(base, rel);
 }
 
 static void
@@ -368,18 +364,13 @@ setup_base(void)
 static void
 teardown_base(void)
 {
-	char *rm[] = { "rm", "-rf", base, NULL };
-	struct run r;
-	if (run_cmd(&r, rm, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) == 0)
-		run_free(&r);
+	th_remove_tree(base);
 }
 
 static void
 make_dir(const char *rel, mode_t mode, uid_t owner)
 {
-	ck_assert_int_eq(mkdir(at(rel), 0700), 0);
-	ck_assert_int_eq(chmod(at(rel), mode), 0);
-	ck_assert_int_eq(chown(at(rel), owner, (gid_t)-1), 0);
+	ck_assert_int_eq(th_mkdir_owned(at(rel), mode, owner), 0);
 }
 
 /*
@@ -480,8 +471,8 @@ START_TEST(test_socket_in_sticky_dir_of_root)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_library[] = { test_relay_of_another_user,
 		test_privileged_program_ignores_socket_env,
@@ -496,11 +487,5 @@ suite(void)
 				.setup = setup_base,
 				.teardown = teardown_base },
 	};
-	return th_suite("trust", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("trust", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -181,14 +181,9 @@ END_TEST
 
 START_TEST(test_sysusers)
 {
-	char *probe[] = { "sh", "-c", "command -v systemd-sysusers", NULL };
-	struct run r;
-	ck_assert_int_eq(run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS),
-			0);
-	bool have = r.status == 0;
-	run_free(&r);
-	if (!have)
+	if (!th_ck_have_program("systemd-sysusers"))
 		return;
+	struct run r;
 	/* an empty system: the group is made */
 	char etc[300], path[400];
 	(void) snprintf(etc, sizeof(etc), "%s/etc", dir);
@@ -214,29 +209,19 @@ START_TEST(test_sysusers)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
+	if (th_have_program("systemd-analyze") != 1) {
+		(void) fprintf(stderr, "systemd-analyze is not installed: "
+				"skipped\n");
+		return 77;
+	}
 	const TTest *const tc_units[] = { test_verify, test_contents,
 		test_sysusers, NULL };
 	const struct th_tcase tcases[] = {
 		{ "units", .tests = tc_units, .timeout = 60, .setup = setup,
 				.teardown = teardown },
 	};
-	return th_suite("units", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	char *probe[] = { "sh", "-c", "command -v systemd-analyze", NULL };
-	struct run r;
-	if (run_cmd(&r, probe, (uid_t) -1, 0, NULL, 0, TH_WAIT_MS) ||
-			r.status != 0) {
-		(void) fprintf(stderr, "systemd-analyze is not installed: "
-				"skipped\n");
-		return 77;
-	}
-	run_free(&r);
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("units", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -39,18 +39,8 @@
 
 #define SLOT 4096
 
-#define FAIL(...) do { \
-	(void) fprintf(stderr, "pmem_stream: "); \
-	(void) fprintf(stderr, __VA_ARGS__); \
-	(void) fprintf(stderr, "\n"); \
-	exit(1); \
-} while (0)
-
-#define CHECK(call) do { \
-	int ret_ = (call); \
-	if (ret_) \
-		FAIL("%s: %s", #call, rpma_err_2str(ret_)); \
-} while (0)
+#define PROG "pmem_stream"
+#include "rpma_fail.h"
 
 /* ------------------------------------------------------------- records */
 

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,83 +26,98 @@
 #include "librpma.h"
 #include "th_suite.h"
 
-/* librpma 0.12.0's functions (its src/librpma.map) */
-static const char *const v0_12[] = {
-	"rpma_conn_apply_remote_peer_cfg", "rpma_conn_cfg_delete",
-	"rpma_conn_cfg_get_cq_size", "rpma_conn_cfg_get_rcq_size",
-	"rpma_conn_cfg_get_rq_size", "rpma_conn_cfg_get_sq_size",
-	"rpma_conn_cfg_get_timeout", "rpma_conn_cfg_new",
-	"rpma_conn_cfg_set_cq_size", "rpma_conn_cfg_set_rcq_size",
-	"rpma_conn_cfg_set_rq_size", "rpma_conn_cfg_set_sq_size",
-	"rpma_conn_cfg_set_timeout", "rpma_conn_delete",
-	"rpma_conn_disconnect", "rpma_conn_get_cq",
-	"rpma_conn_get_event_fd", "rpma_conn_get_private_data",
-	"rpma_conn_get_qp_num", "rpma_conn_get_rcq",
-	"rpma_conn_next_event", "rpma_conn_req_connect",
-	"rpma_conn_req_delete", "rpma_conn_req_get_private_data",
-	"rpma_conn_req_new", "rpma_conn_req_recv", "rpma_cq_get_fd",
-	"rpma_cq_get_wc", "rpma_cq_wait", "rpma_ep_get_fd",
-	"rpma_ep_listen", "rpma_ep_next_conn_req", "rpma_ep_shutdown",
-	"rpma_err_2str", "rpma_flush", "rpma_log_get_threshold",
-	"rpma_log_set_function", "rpma_log_set_threshold",
-	"rpma_mr_advise", "rpma_mr_dereg", "rpma_mr_get_descriptor",
-	"rpma_mr_get_descriptor_size", "rpma_mr_get_ptr",
-	"rpma_mr_get_size", "rpma_mr_reg", "rpma_mr_remote_delete",
+/*
+ * librpma's functions (0.12.0's src/librpma.map, 1.3's): those of both
+ * 0.12.0 and 1.0-1.3, 0.12.0's one that 1.x dropped, what 1.x added
+ */
+static const char *const both[] = {
+	"rpma_conn_apply_remote_peer_cfg",
+	"rpma_conn_cfg_delete",
+	"rpma_conn_cfg_get_cq_size",
+	"rpma_conn_cfg_get_rcq_size",
+	"rpma_conn_cfg_get_rq_size",
+	"rpma_conn_cfg_get_sq_size",
+	"rpma_conn_cfg_get_timeout",
+	"rpma_conn_cfg_new",
+	"rpma_conn_cfg_set_cq_size",
+	"rpma_conn_cfg_set_rcq_size",
+	"rpma_conn_cfg_set_rq_size",
+	"rpma_conn_cfg_set_sq_size",
+	"rpma_conn_cfg_set_timeout",
+	"rpma_conn_delete",
+	"rpma_conn_disconnect",
+	"rpma_conn_get_cq",
+	"rpma_conn_get_event_fd",
+	"rpma_conn_get_private_data",
+	"rpma_conn_get_qp_num",
+	"rpma_conn_get_rcq",
+	"rpma_conn_next_event",
+	"rpma_conn_req_connect",
+	"rpma_conn_req_delete",
+	"rpma_conn_req_get_private_data",
+	"rpma_conn_req_new",
+	"rpma_conn_req_recv",
+	"rpma_cq_get_fd",
+	"rpma_cq_get_wc",
+	"rpma_cq_wait",
+	"rpma_ep_get_fd",
+	"rpma_ep_listen",
+	"rpma_ep_next_conn_req",
+	"rpma_ep_shutdown",
+	"rpma_err_2str",
+	"rpma_flush",
+	"rpma_log_get_threshold",
+	"rpma_log_set_function",
+	"rpma_log_set_threshold",
+	"rpma_mr_advise",
+	"rpma_mr_dereg",
+	"rpma_mr_get_descriptor",
+	"rpma_mr_get_descriptor_size",
+	"rpma_mr_get_ptr",
+	"rpma_mr_get_size",
+	"rpma_mr_reg",
+	"rpma_mr_remote_delete",
 	"rpma_mr_remote_from_descriptor",
-	"rpma_mr_remote_get_flush_type", "rpma_mr_remote_get_size",
-	"rpma_peer_cfg_delete", "rpma_peer_cfg_from_descriptor",
+	"rpma_mr_remote_get_flush_type",
+	"rpma_mr_remote_get_size",
+	"rpma_peer_cfg_delete",
+	"rpma_peer_cfg_from_descriptor",
 	"rpma_peer_cfg_get_descriptor",
 	"rpma_peer_cfg_get_descriptor_size",
-	"rpma_peer_cfg_get_direct_write_to_pmem", "rpma_peer_cfg_new",
-	"rpma_peer_cfg_set_direct_write_to_pmem", "rpma_peer_delete",
-	"rpma_peer_new", "rpma_read", "rpma_recv", "rpma_send",
-	"rpma_send_with_imm", "rpma_utils_conn_event_2str",
+	"rpma_peer_cfg_get_direct_write_to_pmem",
+	"rpma_peer_cfg_new",
+	"rpma_peer_cfg_set_direct_write_to_pmem",
+	"rpma_peer_delete",
+	"rpma_peer_new",
+	"rpma_read",
+	"rpma_recv",
+	"rpma_send",
+	"rpma_send_with_imm",
+	"rpma_utils_conn_event_2str",
 	"rpma_utils_get_ibv_context",
-	"rpma_utils_ibv_context_is_odp_capable", "rpma_write",
-	"rpma_write_atomic", "rpma_write_with_imm",
-};
-
-/* librpma 1.0-1.3's functions */
-static const char *const v1_0[] = {
-	"rpma_atomic_write", "rpma_conn_apply_remote_peer_cfg",
-	"rpma_conn_cfg_delete", "rpma_conn_cfg_get_compl_channel",
-	"rpma_conn_cfg_get_cq_size", "rpma_conn_cfg_get_rcq_size",
-	"rpma_conn_cfg_get_rq_size", "rpma_conn_cfg_get_sq_size",
-	"rpma_conn_cfg_get_srq", "rpma_conn_cfg_get_timeout",
-	"rpma_conn_cfg_new", "rpma_conn_cfg_set_compl_channel",
-	"rpma_conn_cfg_set_cq_size", "rpma_conn_cfg_set_rcq_size",
-	"rpma_conn_cfg_set_rq_size", "rpma_conn_cfg_set_sq_size",
-	"rpma_conn_cfg_set_srq", "rpma_conn_cfg_set_timeout",
-	"rpma_conn_delete", "rpma_conn_disconnect",
-	"rpma_conn_get_compl_fd", "rpma_conn_get_cq",
-	"rpma_conn_get_event_fd", "rpma_conn_get_private_data",
-	"rpma_conn_get_qp_num", "rpma_conn_get_rcq",
-	"rpma_conn_next_event", "rpma_conn_req_connect",
-	"rpma_conn_req_delete", "rpma_conn_req_get_private_data",
-	"rpma_conn_req_new", "rpma_conn_req_recv", "rpma_conn_wait",
-	"rpma_cq_get_fd", "rpma_cq_get_wc", "rpma_cq_wait",
-	"rpma_ep_get_fd", "rpma_ep_listen", "rpma_ep_next_conn_req",
-	"rpma_ep_shutdown", "rpma_err_2str", "rpma_flush",
-	"rpma_log_get_threshold", "rpma_log_set_function",
-	"rpma_log_set_threshold", "rpma_mr_advise", "rpma_mr_dereg",
-	"rpma_mr_get_descriptor", "rpma_mr_get_descriptor_size",
-	"rpma_mr_get_ptr", "rpma_mr_get_size", "rpma_mr_reg",
-	"rpma_mr_remote_delete", "rpma_mr_remote_from_descriptor",
-	"rpma_mr_remote_get_flush_type", "rpma_mr_remote_get_size",
-	"rpma_peer_cfg_delete", "rpma_peer_cfg_from_descriptor",
-	"rpma_peer_cfg_get_descriptor",
-	"rpma_peer_cfg_get_descriptor_size",
-	"rpma_peer_cfg_get_direct_write_to_pmem", "rpma_peer_cfg_new",
-	"rpma_peer_cfg_set_direct_write_to_pmem", "rpma_peer_delete",
-	"rpma_peer_new", "rpma_read", "rpma_recv", "rpma_send",
-	"rpma_send_with_imm", "rpma_srq_cfg_delete",
-	"rpma_srq_cfg_get_rcq_size", "rpma_srq_cfg_get_rq_size",
-	"rpma_srq_cfg_new", "rpma_srq_cfg_set_rcq_size",
-	"rpma_srq_cfg_set_rq_size", "rpma_srq_delete",
-	"rpma_srq_get_rcq", "rpma_srq_new", "rpma_srq_recv",
-	"rpma_utils_conn_event_2str", "rpma_utils_get_ibv_context",
-	"rpma_utils_ibv_context_is_odp_capable", "rpma_write",
+	"rpma_utils_ibv_context_is_odp_capable",
+	"rpma_write",
 	"rpma_write_with_imm",
+};
+static const char *const only_0_12[] = { "rpma_write_atomic" };
+static const char *const only_1[] = {
+	"rpma_atomic_write",
+	"rpma_conn_cfg_get_compl_channel",
+	"rpma_conn_cfg_get_srq",
+	"rpma_conn_cfg_set_compl_channel",
+	"rpma_conn_cfg_set_srq",
+	"rpma_conn_get_compl_fd",
+	"rpma_conn_wait",
+	"rpma_srq_cfg_delete",
+	"rpma_srq_cfg_get_rcq_size",
+	"rpma_srq_cfg_get_rq_size",
+	"rpma_srq_cfg_new",
+	"rpma_srq_cfg_set_rcq_size",
+	"rpma_srq_cfg_set_rq_size",
+	"rpma_srq_delete",
+	"rpma_srq_get_rcq",
+	"rpma_srq_new",
+	"rpma_srq_recv",
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -198,6 +214,15 @@ listed(const char *const *list, size_t n, const char *name)
 	return 0;
 }
 
+/* whether name is a function of native librpma 0.12.0, or of 1.x */
+static int
+native(const char *name, bool v1)
+{
+	return listed(both, N(both), name) ||
+			(v1 ? listed(only_1, N(only_1), name) :
+			      listed(only_0_12, N(only_0_12), name));
+}
+
 START_TEST(test_soname_and_exports)
 {
 	const char *path = library_path();
@@ -209,15 +234,15 @@ START_TEST(test_soname_and_exports)
 	size_t n012 = 0, n1 = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(ex[i].version, "LIBRPMA_0.12") == 0) {
-			ck_assert_msg(listed(v0_12, N(v0_12), ex[i].name),
+			ck_assert_msg(native(ex[i].name, false),
 					"%s@LIBRPMA_0.12 is not 0.12.0's",
 					ex[i].name);
 			/* a new link takes 1.x's, or 0.12's only one */
 			ck_assert_int_eq(ex[i].is_default,
-					!listed(v1_0, N(v1_0), ex[i].name));
+					!native(ex[i].name, true));
 			n012++;
 		} else if (strcmp(ex[i].version, "LIBRPMA_1.0") == 0) {
-			ck_assert_msg(listed(v1_0, N(v1_0), ex[i].name),
+			ck_assert_msg(native(ex[i].name, true),
 					"%s@LIBRPMA_1.0 is not 1.x's",
 					ex[i].name);
 			ck_assert(ex[i].is_default);
@@ -227,8 +252,11 @@ START_TEST(test_soname_and_exports)
 					ex[i].name, ex[i].version);
 		}
 	}
-	ck_assert_uint_eq(n012, N(v0_12));
-	ck_assert_uint_eq(n1, N(v1_0));
+	ck_assert_uint_eq(n012, N(both) + N(only_0_12));
+	ck_assert_uint_eq(n1, N(both) + N(only_1));
+	/* as many as the libraries had */
+	ck_assert_uint_eq(N(both) + N(only_0_12), 68);
+	ck_assert_uint_eq(N(both) + N(only_1), 84);
 }
 END_TEST
 
@@ -237,17 +265,18 @@ START_TEST(test_dlvsym)
 {
 	void *h = dlopen(library_path(), RTLD_NOW | RTLD_NOLOAD);
 	ck_assert_ptr_nonnull(h);
-	for (size_t i = 0; i < N(v0_12); i++) {
-		ck_assert_msg(dlvsym(h, v0_12[i], "LIBRPMA_0.12") != NULL,
-				"%s@LIBRPMA_0.12", v0_12[i]);
-		ck_assert_int_eq(dlvsym(h, v0_12[i], "LIBRPMA_1.0") != NULL,
-				listed(v1_0, N(v1_0), v0_12[i]));
-	}
-	for (size_t i = 0; i < N(v1_0); i++) {
-		ck_assert_msg(dlvsym(h, v1_0[i], "LIBRPMA_1.0") != NULL,
-				"%s@LIBRPMA_1.0", v1_0[i]);
-		ck_assert_int_eq(dlvsym(h, v1_0[i], "LIBRPMA_0.12") != NULL,
-				listed(v0_12, N(v0_12), v1_0[i]));
+	const char *const *lists[] = { both, only_0_12, only_1 };
+	const size_t lens[] = { N(both), N(only_0_12), N(only_1) };
+	for (size_t l = 0; l < N(lists); l++) {
+		for (size_t i = 0; i < lens[l]; i++) {
+			const char *f = lists[l][i];
+			ck_assert_msg((dlvsym(h, f, "LIBRPMA_0.12") != NULL) ==
+							native(f, false),
+					"%s@LIBRPMA_0.12", f);
+			ck_assert_msg((dlvsym(h, f, "LIBRPMA_1.0") != NULL) ==
+							native(f, true),
+					"%s@LIBRPMA_1.0", f);
+		}
 	}
 	(void) dlclose(h);
 }

@@ -13,82 +13,57 @@
 #define BUF_SIZE 4096
 #define ALWAYS RPMA_F_COMPLETION_ALWAYS
 
-struct env {
-	struct api_pair p;
-	struct rpma_mr_local *local;
-	struct rpma_mr_local *target;
-	struct rpma_mr_remote *remote;
-	struct rpma_cq *cq;	/* the client's */
-};
-
-static void
-env_open(struct env *e)
+/* api_rma_open of BUF_SIZE bytes on defaults; the client's CQ */
+static struct rpma_cq *
+env_open(struct api_rma *e)
 {
-	api_pair_connect(&e->p, NULL, NULL);
-	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
-			0xff, &e->local), 0);
-	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
-			0xff, &e->target), 0);
-	uint8_t desc[21];
-	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
-	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
-			&e->remote), 0);
-	ck_assert_int_eq(rpma_conn_get_cq(e->p.client, &e->cq), 0);
-}
-
-static void
-env_close(struct env *e)
-{
-	/* registrations go first: the peer cannot go while they exist */
-	ck_assert_int_eq(rpma_mr_remote_delete(&e->remote), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e->target), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e->local), 0);
-	api_pair_close(&e->p);
+	api_rma_open(e, NULL, api_buf(BUF_SIZE), BUF_SIZE, 0xff);
+	struct rpma_cq *cq = NULL;
+	ck_assert_int_eq(rpma_conn_get_cq(e->p.client, &cq), 0);
+	return cq;
 }
 
 START_TEST(get_fd_and_wait_args)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	int fd = -77;
 	ck_assert_int_eq(rpma_cq_get_fd(NULL, &fd), RPMA_E_INVAL);
-	ck_assert_int_eq(rpma_cq_get_fd(e.cq, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_fd(cq, NULL), RPMA_E_INVAL);
 	ck_assert_int_eq(fd, -77);
-	ck_assert_int_eq(rpma_cq_get_fd(e.cq, &fd), 0);
+	ck_assert_int_eq(rpma_cq_get_fd(cq, &fd), 0);
 	ck_assert_int_ge(fd, 0);
 
 	ck_assert_int_eq(rpma_cq_wait(NULL), RPMA_E_INVAL);
 	/* non-blocking with nothing to report */
 	api_set_nonblock(fd);
-	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_NO_COMPLETION);
-	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_NO_COMPLETION);
-	env_close(&e);
+	ck_assert_int_eq(rpma_cq_wait(cq), RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_cq_wait(cq), RPMA_E_NO_COMPLETION);
+	api_rma_close(&e);
 }
 END_TEST
 
 START_TEST(get_wc_args)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	struct ibv_wc wc[4];
 	int got = 77;
 
 	ck_assert_int_eq(rpma_cq_get_wc(NULL, 1, wc, &got), RPMA_E_INVAL);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, NULL, &got), RPMA_E_INVAL);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 0, wc, &got), RPMA_E_INVAL);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, -1, wc, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, NULL, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 0, wc, &got), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, -1, wc, &got), RPMA_E_INVAL);
 	/* more than one entry needs somewhere to say how many came */
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 2, wc, NULL), RPMA_E_INVAL);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 2, wc, NULL), RPMA_E_INVAL);
 	ck_assert_int_eq(got, 77);
 
 	/* an empty queue */
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, wc, NULL),
-			RPMA_E_NO_COMPLETION);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 4, wc, &got),
-			RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, wc, NULL), RPMA_E_NO_COMPLETION);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 4, wc, &got), RPMA_E_NO_COMPLETION);
 	/* none came (librpma leaves the count as it was) */
 	ck_assert_int_eq(got, 0);
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
@@ -126,47 +101,47 @@ collect(struct rpma_cq *cq, int n, int max, enum ibv_wc_opcode opcode)
 
 START_TEST(get_wc_one_without_count)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	ck_assert_int_eq(rpma_write(e.p.client, e.remote, 0, e.local, 0, 64,
 			ALWAYS, (void *)0x100), 0);
-	collect(e.cq, 1, 1, IBV_WC_RDMA_WRITE);
+	collect(cq, 1, 1, IBV_WC_RDMA_WRITE);
 	struct ibv_wc wc;
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL),
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL),
 			RPMA_E_NO_COMPLETION);
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
 START_TEST(get_wc_many)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	for (int i = 0; i < 5; i++)
 		ck_assert_int_eq(rpma_read(e.p.client, e.local, 64 * i,
 				e.remote, 64 * i, 64, ALWAYS,
 				(void *)(uintptr_t)(0x100 + i)), 0);
-	collect(e.cq, 5, 8, IBV_WC_RDMA_READ);
-	env_close(&e);
+	collect(cq, 5, 8, IBV_WC_RDMA_READ);
+	api_rma_close(&e);
 }
 END_TEST
 
 /* 0-byte operations: no registrations, a completion all the same */
 START_TEST(zero_byte_operations)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	ck_assert_int_eq(rpma_read(e.p.client, NULL, 0, NULL, 0, 0, ALWAYS,
 			(void *)0x100), 0);
-	collect(e.cq, 1, 1, IBV_WC_RDMA_READ);
+	collect(cq, 1, 1, IBV_WC_RDMA_READ);
 	ck_assert_int_eq(rpma_write(e.p.client, NULL, 0, NULL, 0, 0, ALWAYS,
 			(void *)0x101), 0);
 	struct ibv_wc wc;
-	ck_assert_int_eq(rpma_cq_wait(e.cq), 0);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL), 0);
+	ck_assert_int_eq(rpma_cq_wait(cq), 0);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), 0);
 	ck_assert_int_eq(wc.status, IBV_WC_SUCCESS);
 	ck_assert_uint_eq(wc.wr_id, 0x101);
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
@@ -179,10 +154,10 @@ END_TEST
  */
 START_TEST(wait_means_a_completion)
 {
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	int fd;
-	ck_assert_int_eq(rpma_cq_get_fd(e.cq, &fd), 0);
+	ck_assert_int_eq(rpma_cq_get_fd(cq, &fd), 0);
 	for (int i = 0; i < 3000; i++) {
 		struct ibv_wc wc;
 		ck_assert_int_eq(rpma_write(e.p.client, e.remote, 0, e.local,
@@ -190,25 +165,24 @@ START_TEST(wait_means_a_completion)
 		int ret;
 		switch (i % 3) {
 		case 0: /* polling only; then a wait finds nothing */
-			while ((ret = rpma_cq_get_wc(e.cq, 1, &wc, NULL)) ==
+			while ((ret = rpma_cq_get_wc(cq, 1, &wc, NULL)) ==
 					RPMA_E_NO_COMPLETION)
 				;
 			api_set_nonblock(fd);
-			ck_assert_int_eq(rpma_cq_wait(e.cq),
+			ck_assert_int_eq(rpma_cq_wait(cq),
 					RPMA_E_NO_COMPLETION);
 			api_set_block(fd);
 			break;
 		case 1: /* a blocking wait */
-			ck_assert_int_eq(rpma_cq_wait(e.cq), 0);
-			ret = rpma_cq_get_wc(e.cq, 1, &wc, NULL);
+			ck_assert_int_eq(rpma_cq_wait(cq), 0);
+			ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
 			break;
 		default: /* a non-blocking one, until it reports */
 			api_set_nonblock(fd);
-			while ((ret = rpma_cq_wait(e.cq)) ==
-					RPMA_E_NO_COMPLETION)
+			while ((ret = rpma_cq_wait(cq)) == RPMA_E_NO_COMPLETION)
 				;
 			ck_assert_int_eq(ret, 0);
-			ret = rpma_cq_get_wc(e.cq, 1, &wc, NULL);
+			ret = rpma_cq_get_wc(cq, 1, &wc, NULL);
 			api_set_block(fd);
 			break;
 		}
@@ -217,8 +191,8 @@ START_TEST(wait_means_a_completion)
 	}
 	/* nothing left, and a non-blocking wait says so */
 	api_set_nonblock(fd);
-	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_NO_COMPLETION);
-	env_close(&e);
+	ck_assert_int_eq(rpma_cq_wait(cq), RPMA_E_NO_COMPLETION);
+	api_rma_close(&e);
 }
 END_TEST
 
@@ -227,8 +201,8 @@ END_TEST
 START_TEST(rpmad_gone)
 {
 	struct test_daemon *d = api_daemon();
-	struct env e;
-	env_open(&e);
+	struct api_rma e;
+	struct rpma_cq *cq = env_open(&e);
 	struct rpma_cq *scq = NULL;
 	ck_assert_int_eq(rpma_conn_get_cq(e.p.server, &scq), 0);
 	ck_assert_int_eq(rpma_recv(e.p.server, e.local, 0, 64, (void *)0x42),
@@ -243,21 +217,15 @@ START_TEST(rpmad_gone)
 	ck_assert_int_eq(rpma_cq_get_wc(scq, 1, &wc, NULL), RPMA_E_PROVIDER);
 	ck_assert_int_eq(rpma_cq_wait(scq), RPMA_E_PROVIDER);
 	/* the client's queue had nothing outstanding */
-	ck_assert_int_eq(rpma_cq_wait(e.cq), RPMA_E_PROVIDER);
-	ck_assert_int_eq(rpma_cq_get_wc(e.cq, 1, &wc, NULL), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_cq_wait(cq), RPMA_E_PROVIDER);
+	ck_assert_int_eq(rpma_cq_get_wc(cq, 1, &wc, NULL), RPMA_E_PROVIDER);
 	/* and nothing can be posted any more */
 	ck_assert_int_eq(rpma_write(e.p.client, e.remote, 0, e.local, 0, 8,
 			ALWAYS, NULL), RPMA_E_PROVIDER);
 	ck_assert_int_eq(rpma_recv(e.p.server, e.local, 0, 8, NULL),
 			RPMA_E_PROVIDER);
 
-	ck_assert_int_eq(rpma_conn_delete(&e.p.client), 0);
-	ck_assert_int_eq(rpma_conn_delete(&e.p.server), 0);
-	ck_assert_int_eq(rpma_ep_shutdown(&e.p.ep), 0);
-	ck_assert_int_eq(rpma_mr_remote_delete(&e.remote), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e.target), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e.local), 0);
-	ck_assert_int_eq(rpma_peer_delete(&e.p.peer), 0);
+	api_rma_delete(&e);
 }
 END_TEST
 

@@ -36,6 +36,18 @@ provoke_error_message(void)
 			&mr), RPMA_E_INVAL);
 }
 
+/* the two thresholds are these */
+static void
+assert_thresholds(enum rpma_log_level want, enum rpma_log_level want_aux)
+{
+	enum rpma_log_level level = (enum rpma_log_level) - 7, aux = level;
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level), 0);
+	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX, &aux),
+			0);
+	ck_assert_int_eq(level, want);
+	ck_assert_int_eq(aux, want_aux);
+}
+
 START_TEST(threshold_values_are_abi)
 {
 	ck_assert_int_eq(RPMA_LOG_THRESHOLD, 0);
@@ -50,12 +62,7 @@ END_TEST
 
 START_TEST(threshold_defaults)
 {
-	enum rpma_log_level level = RPMA_LOG_LEVEL_DEBUG;
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level), 0);
-	ck_assert_int_eq(level, RPMA_LOG_LEVEL_WARNING);
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX,
-			&level), 0);
-	ck_assert_int_eq(level, RPMA_LOG_DISABLED);
+	assert_thresholds(RPMA_LOG_LEVEL_WARNING, RPMA_LOG_DISABLED);
 }
 END_TEST
 
@@ -90,12 +97,7 @@ START_TEST(threshold_invalid)
 		}
 	}
 	/* nothing changed */
-	enum rpma_log_level level;
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &level), 0);
-	ck_assert_int_eq(level, RPMA_LOG_LEVEL_WARNING);
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX,
-			&level), 0);
-	ck_assert_int_eq(level, RPMA_LOG_DISABLED);
+	assert_thresholds(RPMA_LOG_LEVEL_WARNING, RPMA_LOG_DISABLED);
 }
 END_TEST
 
@@ -118,11 +120,7 @@ START_TEST(threshold_every_level)
 			RPMA_LOG_LEVEL_NOTICE), 0);
 	ck_assert_int_eq(rpma_log_set_threshold(RPMA_LOG_THRESHOLD_AUX,
 			RPMA_LOG_LEVEL_FATAL), 0);
-	enum rpma_log_level a, b;
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &a), 0);
-	ck_assert_int_eq(rpma_log_get_threshold(RPMA_LOG_THRESHOLD_AUX, &b), 0);
-	ck_assert_int_eq(a, RPMA_LOG_LEVEL_NOTICE);
-	ck_assert_int_eq(b, RPMA_LOG_LEVEL_FATAL);
+	assert_thresholds(RPMA_LOG_LEVEL_NOTICE, RPMA_LOG_LEVEL_FATAL);
 }
 END_TEST
 

@@ -20,32 +20,16 @@
 #define ALWAYS RPMA_F_COMPLETION_ALWAYS
 #define ON_ERROR RPMA_F_COMPLETION_ON_ERROR
 
-/* a connection, a local registration and the peer's as a remote one */
-struct env {
-	struct api_pair p;
-	struct rpma_mr_local *local;
-	struct rpma_mr_local *target;
-	struct rpma_mr_remote *remote;
-};
-
 /* env_open with the target registration at `target` */
 static void
-env_open_at(struct env *e, const struct rpma_conn_cfg *cfg, void *target,
+env_open_at(struct api_rma *e, const struct rpma_conn_cfg *cfg, void *target,
 		int remote_usage)
 {
-	api_pair_connect(&e->p, cfg, NULL);
-	ck_assert_int_eq(rpma_mr_reg(e->p.peer, api_buf(BUF_SIZE), BUF_SIZE,
-			0xff, &e->local), 0);
-	ck_assert_int_eq(rpma_mr_reg(e->p.peer, target, BUF_SIZE,
-			remote_usage, &e->target), 0);
-	uint8_t desc[21];
-	ck_assert_int_eq(rpma_mr_get_descriptor(e->target, desc), 0);
-	ck_assert_int_eq(rpma_mr_remote_from_descriptor(desc, sizeof(desc),
-			&e->remote), 0);
+	api_rma_open(e, cfg, target, BUF_SIZE, remote_usage);
 }
 
 static void
-env_open(struct env *e, const struct rpma_conn_cfg *cfg, int remote_usage)
+env_open(struct api_rma *e, const struct rpma_conn_cfg *cfg, int remote_usage)
 {
 	env_open_at(e, cfg, api_buf(BUF_SIZE), remote_usage);
 }
@@ -71,16 +55,6 @@ file_buf(void)
 	ck_assert_ptr_ne(p, MAP_FAILED);
 	(void) close(fd);
 	return p;
-}
-
-static void
-env_close(struct env *e)
-{
-	/* registrations go first: the peer cannot go while they exist */
-	ck_assert_int_eq(rpma_mr_remote_delete(&e->remote), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e->target), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e->local), 0);
-	api_pair_close(&e->p);
 }
 
 static struct rpma_conn_cfg *
@@ -125,7 +99,7 @@ static rma_fn *const rma_ops[] = { do_read, do_write, do_write_imm };
 START_TEST(rma_args)
 {
 	rma_fn *op = rma_ops[_i];
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.client;
 
@@ -147,13 +121,13 @@ START_TEST(rma_args)
 	ck_assert_int_eq(op(c, e.local, 0, e.remote, 0, TOO_LONG, ALWAYS),
 			RPMA_E_INVAL);
 
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
 START_TEST(write_atomic_args)
 {
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.client;
 
@@ -172,13 +146,13 @@ START_TEST(write_atomic_args)
 				0, ALWAYS, NULL), RPMA_E_INVAL);
 	ck_assert_int_eq(RPMA_ATOMIC_WRITE_ALIGNMENT, 8);
 
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
 START_TEST(flush_args)
 {
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.client;
 	const enum rpma_flush_type vis = RPMA_FLUSH_TYPE_VISIBILITY;
@@ -200,7 +174,7 @@ START_TEST(flush_args)
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, TOO_LONG, vis, ALWAYS,
 			NULL), RPMA_E_INVAL);
 
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
@@ -221,7 +195,7 @@ START_TEST(flush_not_supported)
 			0);
 
 	/* a region without any flush usage */
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC);
 	struct rpma_conn *c = e.p.client;
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
@@ -231,7 +205,7 @@ START_TEST(flush_not_supported)
 	ck_assert_int_eq(rpma_conn_apply_remote_peer_cfg(c, direct), 0);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, per, ALWAYS, NULL),
 			RPMA_E_NOSUPP);
-	env_close(&e);
+	api_rma_close(&e);
 
 	/* a region with the visibility usage only */
 	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
@@ -242,7 +216,7 @@ START_TEST(flush_not_supported)
 			RPMA_E_NOSUPP);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
 			0);
-	env_close(&e);
+	api_rma_close(&e);
 
 	/* a persistent region, but no direct write declared */
 	env_open_at(&e, NULL, file_buf(), RPMA_MR_USAGE_WRITE_DST |
@@ -261,7 +235,7 @@ START_TEST(flush_not_supported)
 			0);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
 			0);
-	env_close(&e);
+	api_rma_close(&e);
 
 	/* anonymous memory: persistent asked, a visibility flush granted */
 	env_open(&e, NULL, RPMA_MR_USAGE_WRITE_DST |
@@ -275,7 +249,7 @@ START_TEST(flush_not_supported)
 			RPMA_E_NOSUPP);
 	ck_assert_int_eq(rpma_flush(c, e.remote, 0, 8, vis, ON_ERROR, NULL),
 			0);
-	env_close(&e);
+	api_rma_close(&e);
 
 	ck_assert_int_eq(rpma_peer_cfg_delete(&plain), 0);
 	ck_assert_int_eq(rpma_peer_cfg_delete(&direct), 0);
@@ -306,7 +280,7 @@ static send_fn *const send_ops[] = { do_send, do_send_imm };
 START_TEST(send_args)
 {
 	send_fn *op = send_ops[_i];
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.client;
 
@@ -317,13 +291,13 @@ START_TEST(send_args)
 	ck_assert_int_eq(op(c, NULL, 0, 1, ALWAYS), RPMA_E_INVAL);
 	ck_assert_int_eq(op(c, e.local, 0, TOO_LONG, ALWAYS), RPMA_E_INVAL);
 
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
 START_TEST(recv_args)
 {
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.server;
 
@@ -336,7 +310,7 @@ START_TEST(recv_args)
 	ck_assert_int_eq(rpma_recv(c, e.local, 0, 8, NULL), 0);
 	ck_assert_int_eq(rpma_recv(c, NULL, 0, 0, (void *)0x1), 0);
 
-	env_close(&e);
+	api_rma_close(&e);
 }
 END_TEST
 
@@ -344,7 +318,7 @@ END_TEST
 
 /* Every kind of send-queue work, posted to a full SQ. */
 static void
-post_all_fail(struct env *e, struct rpma_conn *c)
+post_all_fail(struct api_rma *e, struct rpma_conn *c)
 {
 	ck_assert_int_eq(rpma_read(c, e->local, 0, e->remote, 0, 8, ALWAYS,
 			NULL), RPMA_E_PROVIDER);
@@ -370,7 +344,7 @@ post_all_fail(struct env *e, struct rpma_conn *c)
 START_TEST(sq_full)
 {
 	struct rpma_conn_cfg *cfg = cfg_with(1, 1);
-	struct env e;
+	struct api_rma e;
 	env_open(&e, cfg, 0xff);
 	struct rpma_conn *c = e.p.client;
 
@@ -380,7 +354,7 @@ START_TEST(sq_full)
 	post_all_fail(&e, c);
 	ck_assert_ptr_nonnull(th_log_find("full"));
 
-	env_close(&e);
+	api_rma_close(&e);
 	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
 }
 END_TEST
@@ -388,7 +362,7 @@ END_TEST
 START_TEST(rq_full)
 {
 	struct rpma_conn_cfg *cfg = cfg_with(1, 2);
-	struct env e;
+	struct api_rma e;
 	env_open(&e, cfg, 0xff);
 	struct rpma_conn *c = e.p.server;
 
@@ -396,7 +370,7 @@ START_TEST(rq_full)
 	ck_assert_int_eq(rpma_recv(c, e.local, 8, 8, NULL), 0);
 	ck_assert_int_eq(rpma_recv(c, e.local, 16, 8, NULL), RPMA_E_PROVIDER);
 
-	env_close(&e);
+	api_rma_close(&e);
 	ck_assert_int_eq(rpma_conn_cfg_delete(&cfg), 0);
 }
 END_TEST
@@ -404,7 +378,7 @@ END_TEST
 /* Nothing can be posted to a closed connection. */
 START_TEST(closed_connection)
 {
-	struct env e;
+	struct api_rma e;
 	env_open(&e, NULL, 0xff);
 	struct rpma_conn *c = e.p.client;
 	enum rpma_conn_event ev;
@@ -420,13 +394,7 @@ START_TEST(closed_connection)
 	ck_assert_int_eq(rpma_recv(c, e.local, 0, 8, NULL), RPMA_E_PROVIDER);
 
 	ck_assert_int_eq(rpma_conn_disconnect(e.p.server), 0);
-	ck_assert_int_eq(rpma_conn_delete(&e.p.client), 0);
-	ck_assert_int_eq(rpma_conn_delete(&e.p.server), 0);
-	ck_assert_int_eq(rpma_ep_shutdown(&e.p.ep), 0);
-	ck_assert_int_eq(rpma_mr_remote_delete(&e.remote), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e.target), 0);
-	ck_assert_int_eq(rpma_mr_dereg(&e.local), 0);
-	ck_assert_int_eq(rpma_peer_delete(&e.p.peer), 0);
+	api_rma_delete(&e);
 }
 END_TEST
 

@@ -453,7 +453,13 @@ envelope(int i)
 	return i ? &rpmad__response__descriptor : &rpmad__request__descriptor;
 }
 
-START_TEST(truncated)
+/*
+ * fn of every body kind of both envelopes, packed and filled (the arena
+ * freed after each)
+ */
+static void
+each_packed(void (*fn)(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+		size_t len))
 {
 	for (int which = 0; which < 2; which++) {
 		const ProtobufCMessageDescriptor *d = envelope(which);
@@ -464,43 +470,49 @@ START_TEST(truncated)
 			uint8_t *buf;
 			size_t len = filled_packed(d, (int)ids[b], b, &msg,
 					&buf);
-			for (size_t cut = 0; cut < len; cut++)
-				try_unpack(d, buf, cut);
+			fn(d, buf, len);
 			arena_free();
 		}
 	}
 }
+
+/* every prefix of it */
+static void
+cut_short(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len)
+{
+	for (size_t cut = 0; cut < len; cut++)
+		try_unpack(d, buf, cut);
+}
+
+START_TEST(truncated)
+{
+	each_packed(cut_short);
+}
 END_TEST
+
+/* 1500 copies of it with one to four bytes changed */
+static void
+flip_bytes(const ProtobufCMessageDescriptor *d, const uint8_t *buf, size_t len)
+{
+	uint8_t *work = malloc(len);
+	ck_assert_ptr_nonnull(work);
+	for (int round = 0; round < 1500; round++) {
+		memcpy(work, buf, len);
+		int flips = 1 + rand() % 4;
+		for (int k = 0; k < flips; k++) {
+			size_t at = (size_t) rand() % len;
+			uint8_t r = (uint8_t) rand();
+			work[at] = rand() % 3 ? r : (uint8_t) (work[at] ^ 0x80);
+		}
+		try_unpack(d, work, len);
+	}
+	free(work);
+}
 
 START_TEST(mutated)
 {
 	srand(4242);
-	for (int which = 0; which < 2; which++) {
-		const ProtobufCMessageDescriptor *d = envelope(which);
-		uint32_t *ids = which ? response_ids : request_ids;
-		unsigned n = which ? n_response_ids : n_request_ids;
-		for (unsigned b = 0; b < n; b++) {
-			ProtobufCMessage *msg;
-			uint8_t *buf;
-			size_t len = filled_packed(d, (int)ids[b], b, &msg,
-					&buf);
-			uint8_t *work = malloc(len);
-			ck_assert_ptr_nonnull(work);
-			for (int round = 0; round < 1500; round++) {
-				memcpy(work, buf, len);
-				int flips = 1 + rand() % 4;
-				for (int k = 0; k < flips; k++) {
-					size_t at = (size_t)rand() % len;
-					uint8_t r = (uint8_t)rand();
-					work[at] = rand() % 3 ? r :
-						(uint8_t)(work[at] ^ 0x80);
-				}
-				try_unpack(d, work, len);
-			}
-			free(work);
-			arena_free();
-		}
-	}
+	each_packed(flip_bytes);
 }
 END_TEST
 

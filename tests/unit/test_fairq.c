@@ -624,8 +624,8 @@ START_TEST(test_contended)
 }
 END_TEST
 
-static Suite *
-fairq_suite(void)
+int
+main(void)
 {
 	const TTest *const tc_arbiter[] = { test_small_between_slices,
 		test_flows_of_a_tenant_alternate, test_weights,
@@ -635,11 +635,5 @@ fairq_suite(void)
 	const struct th_tcase tcases[] = {
 		{ "arbiter", .tests = tc_arbiter, .setup = setup },
 	};
-	return th_suite("fairq", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(fairq_suite(), CK_ENV);
+	return check_run(th_suite("fairq", tcases, TH_N(tcases)), CK_ENV);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "control/sock_path.h"
+#include "th_files.h"
 #include "th_suite.h"
 
 #define OTHER 65534	/* the attacker */
@@ -30,20 +31,13 @@ static char err[PATH_MAX + 256];
 static const char *
 at(const char *rel)
 {
-	static char path[4][PATH_MAX];
-	static int i;
-	i = (i + 1) % 4;
-	(void) snprintf(path[i], sizeof(path[i]), "%s/%s", base, rel);
-	return path[i];
+	return th_path(base, rel);
 }
 
 static void
 mkdir_as(const char *rel, mode_t mode, uid_t owner)
 {
-	ck_assert_int_eq(mkdir(at(rel), 0700), 0);
-	ck_assert_int_eq(chmod(at(rel), mode), 0);
-	if (owner != (uid_t)-1)
-		ck_assert_int_eq(chown(at(rel), owner, (gid_t)-1), 0);
+	ck_assert_int_eq(th_mkdir_owned(at(rel), mode, owner), 0);
 }
 
 static void
@@ -103,9 +97,7 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[PATH_MAX + 16];
-	(void) snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	(void) system(cmd);
+	th_remove_tree(base);
 }
 
 /* A root-owned 0700 directory in /tmp: what the tests' rpmads use. */
@@ -294,8 +286,8 @@ START_TEST(test_binary)
 }
 END_TEST
 
-static Suite *
-suite(void)
+int
+main(void)
 {
 	const TTest *const tc_walk[] = { test_private_dir_in_tmp,
 		test_dots_and_relative_links, test_what_stops_the_walk,
@@ -306,11 +298,6 @@ suite(void)
 		{ "walk", .tests = tc_walk, .setup = setup,
 				.teardown = teardown },
 	};
-	return th_suite("sock_path", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(suite(), CK_NORMAL);
+	return check_run(th_suite("sock_path", tcases, TH_N(tcases)),
+			CK_NORMAL);
 }

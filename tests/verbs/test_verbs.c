@@ -1096,8 +1096,8 @@ START_TEST(test_qp_fatal)
 }
 END_TEST
 
-static Suite *
-verbs_suite(void)
+int
+main(void)
 {
 	const TTest *const tc_devices[] = { test_no_rdma_support,
 		test_devices_at_start, test_device_lookup, test_registration,
@@ -1119,11 +1119,5 @@ verbs_suite(void)
 		{ "operations", .tests = tc_operations },
 		{ "errors", .tests = tc_errors },
 	};
-	return th_suite("verbs", tcases, TH_N(tcases));
-}
-
-int
-main(void)
-{
-	return check_run(verbs_suite(), CK_NORMAL);
+	return check_run(th_suite("verbs", tcases, TH_N(tcases)), CK_NORMAL);
 }

@@ -17,6 +17,8 @@
 
 #include <librpma.h>
 
+#include "../rpma_fail.h"
+
 /* The target's memory: what lives where. */
 #define MEM_SIZE 8192
 #define OFF_WRITE 0		/* the initiator writes here */
@@ -32,19 +34,6 @@
 
 /* Every step is bounded: a hang is a failure. */
 #define STEP_SECONDS 60
-
-#define FAIL(...) do { \
-	(void) fprintf(stderr, "%s: ", PROG); \
-	(void) fprintf(stderr, __VA_ARGS__); \
-	(void) fprintf(stderr, "\n"); \
-	exit(1); \
-} while (0)
-
-#define CHECK(call) do { \
-	int ret_ = (call); \
-	if (ret_) \
-		FAIL("%s: %s", #call, rpma_err_2str(ret_)); \
-} while (0)
 
 /* the next completion of the connection's CQ, which must be `opcode` */
 static inline void
