@@ -663,20 +663,22 @@ void tcp_conn_socket_gone(struct tcp_conn *tc);
 void tcp_conn_violation(struct tcp_conn *tc, const char *what);
 
 /*
- * tcp_conn_log -- a log line the other end caused, charged to it: to its
- * host's share (remote_log.h), or to its user's when that end is a client
- * of this very rpmad (tenant.h)
- */
-void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
-
-/*
  * the connection is up: watch the other rpmad (tcp_liveness.c) unless it is
  * this one; 0, or -ENOMEM (the caller ends the connection)
  */
 int tcp_conn_watch_remote(struct tcp_conn *tc);
 /* queue our DISCONNECT behind our operations */
 void tcp_conn_send_goodbye(struct tcp_conn *tc);
+
+/* ----------------------------------------------------------- tcp_log.c */
+
+/*
+ * tcp_conn_log -- a log line the other end caused, charged to it: to its
+ * host's share (remote_log.h), or to its user's when that end is a client
+ * of this very rpmad (tenant.h)
+ */
+void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
 
 /* ------------------------------------------------------------ tcp_rx.c */
 
