@@ -473,7 +473,7 @@ bool tcp_tls_kernel(void);
 
 /*
  * tcp_tls_connect -- the active side's socket i is connected: TLS over
- * it; the handshake's end calls tcp_connect_secured() (tcp_handshake.c)
+ * it; the handshake's end calls tcp_connect_secured() (tcp_open.c)
  */
 void tcp_tls_connect(struct tcp_conn *tc, int i);
 
@@ -793,6 +793,19 @@ bool tcp_connect_older(struct tcp_conn *tc);
  */
 bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
 
+/*
+ * tcp_connect_done -- the active side's socket i finished connecting (or
+ * failed): TLS over it first, when this attempt offers it, then HELLO
+ */
+void tcp_connect_done(struct tcp_conn *tc, int i);
+/*
+ * tcp_connect_secured -- the TLS handshake of the active side's socket i
+ * ended (tcp_tls.c): the socket goes on with HELLO, or the connection
+ * falls back to plain TCP (tls = on) or ends rejected; why: the
+ * handshake's failure
+ */
+void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
+
 /* --------------------------------------------------------- tcp_local.c */
 
 /*
@@ -828,14 +841,13 @@ int tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
 void tcp_reject(struct conn *conn);
 void tcp_incoming_drop(struct incoming *inc, bool reject);
 
-/* the active side's socket i finished connecting (or failed) */
-void tcp_connect_done(struct tcp_conn *tc, int i);
 /*
- * the TLS handshake of the active side's socket i ended (tcp_tls.c): the
- * socket goes on with HELLO, or the connection falls back to plain TCP
- * (tls = on) or ends rejected; why: the handshake's failure
+ * tcp_channel_up -- the active side's socket i is connected (and
+ * secured), or failed to be (err, an errno): it says HELLO, and once both
+ * have, the server's application has accept_timeout_ms to answer; a
+ * failure ends the connection
  */
-void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
+void tcp_channel_up(struct tcp_conn *tc, int i, int err);
 /*
  * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
  * when connecting again with an older wire version, as the first attempt

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * tcp_open.c -- opening the sockets of a connection over TCP: listening
- * and accepting them (passive), connecting both (active), and how long
- * each may take (pairing, connecting); the set-up frames that follow are
- * tcp_handshake.c's
+ * and accepting them (passive), connecting both (active), TLS on each one
+ * connected where the attempt offers it, connecting again (without TLS,
+ * or with an older wire version), and how long each may take (pairing,
+ * connecting); the set-up frames that follow are tcp_handshake.c's
  *
  * A socket is handed to the receive engine here, which is why this file
  * stands above it and the set-up frames below it.
@@ -364,4 +365,41 @@ tcp_connect_older(struct tcp_conn *tc)
 		tcp_conn_over(tc, RPMA_CONN_REJECTED);
 	}
 	return true;
+}
+
+void
+tcp_connect_done(struct tcp_conn *tc, int i)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err == 0 && tc->tls_attempt) {
+		/* TLS first; its end goes on in tcp_connect_secured() */
+		tcp_tls_connect(tc, i);
+		return;
+	}
+	tcp_channel_up(tc, i, err);
+}
+
+void
+tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
+{
+	if (ok) {
+		tcp_channel_up(tc, i, 0);
+		return;
+	}
+	/* tls = on: an rpmad without TLS (or without our key) gets plain */
+	if (tcp_connect_plain(tc, why))
+		return;
+	conn_log(tc->conn, LOG_NOTICE,
+			"tcp: connection qp %u: %s refused "
+			"TLS with this rpmad's key: %s%s",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
+			tcp_tls_mode() == TRANSPORT_TLS_REQUIRED ?
+					" (tls = required)" :
+					"");
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, RPMA_CONN_REJECTED);
 }
