@@ -687,6 +687,9 @@ void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
  * above it see it: the handlers they give the loop, and what resumes it
  */
 
+/* its handlers, for the sockets opened below it (tcp_open_init) */
+extern const struct tcp_engine tcp_rx_engine;
+
 /* epoll callback of every connection socket */
 void tcp_rx_ready(struct loop_watch *w, uint32_t events);
 /* the timer of a connection's RNR wait (tcp_conn_new) */
@@ -768,8 +771,24 @@ bool tcp_target_rnr_expired(struct tcp_conn *tc);
 
 /*
  * tcp_open.c -- opening the sockets of the software transport, as its
- * operations table names them
+ * operations table, the receive engine and the set-up frames name them
  */
+
+/*
+ * What a new socket is handed to: the receive engine (tcp_rx.c), which
+ * stands above the files that open sockets and reads what they bring,
+ * gives its handlers once, at init (tcp_open_init); every socket and
+ * connection object opened here gets them (tcp_chan_init, tcp_conn_new)
+ */
+struct tcp_engine {
+	loop_fd_fn *ready; /* a socket's events */
+	fairq_run_fn *tx_turn; /* its turns of sending */
+	fairq_run_fn *rx_turn; /* and of reading */
+	loop_timer_fn *rnr_expired; /* a connection's wait for a receive */
+};
+
+/* tcp_open_init -- whose handlers every socket opened from now on gets */
+void tcp_open_init(const struct tcp_engine *engine);
 
 int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 		char *err, size_t errlen);

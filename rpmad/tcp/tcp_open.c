@@ -6,8 +6,11 @@
  * or with an older wire version), and how long each may take (pairing,
  * connecting); the set-up frames that follow are tcp_handshake.c's
  *
- * A socket is handed to the receive engine here, which is why this file
- * stands above it and the set-up frames below it.
+ * The receive engine stands above this file: it reads the sockets opened
+ * here and calls down to go on with them (a socket connected, a HELLO
+ * closed unanswered). This file reaches the engine only through the
+ * handlers it gave once at init, which every new socket gets, as the loop
+ * calls them. The set-up frames stand below.
  */
 
 #include <errno.h>
@@ -28,6 +31,15 @@
  * flood of them from elsewhere.
  */
 #define PAIRING_MAX 64
+
+/* the receive engine's handlers (tcp_open_init) */
+static const struct tcp_engine *engine;
+
+void
+tcp_open_init(const struct tcp_engine *e)
+{
+	engine = e;
+}
 
 /* ------------------------------------------------------------ passive */
 
@@ -120,7 +132,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		backoff_reset(&tep->pause);
 		if (tep->n_unpaired >= PAIRING_MAX)
 			drop_oldest_unpaired(tep);
-		struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+		struct tcp_conn *tc = tcp_conn_new(engine->rnr_expired);
 		if (tc == NULL) {
 			(void) close(fd);
 			continue;
@@ -130,8 +142,8 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tc->state = TC_PAIRING;
 		tc->tep = tep;
 		tc->remote = remote;
-		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready,
-				tcp_rx_tx_turn, tcp_rx_rx_turn);
+		tcp_chan_init(&tc->chan[0], tc, fd, engine->ready,
+				engine->tx_turn, engine->rx_turn);
 		/* TLS or not: its first byte says (tls = on, required) */
 		tcp_tls_incoming(tc);
 		tcp_chan_pause(&tc->chan[0], false);
@@ -252,8 +264,8 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 			return -e;
 		}
 		(void) tcp_chan_setup_socket(fd);
-		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready,
-				tcp_rx_tx_turn, tcp_rx_rx_turn);
+		tcp_chan_init(&tc->chan[i], tc, fd, engine->ready,
+				engine->tx_turn, engine->rx_turn);
 		if (connect(fd, (const struct sockaddr *)remote, remote_len) &&
 				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
@@ -286,7 +298,7 @@ int
 tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen)
 {
-	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+	struct tcp_conn *tc = tcp_conn_new(engine->rnr_expired);
 	if (tc == NULL) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

@@ -430,3 +430,10 @@ tcp_rx_rnr_expired(struct loop_timer *t)
 	tcp_chan_pause(ch, false);
 	rx_kick(ch);
 }
+
+const struct tcp_engine tcp_rx_engine = {
+	.ready = tcp_rx_ready,
+	.tx_turn = tcp_rx_tx_turn,
+	.rx_turn = tcp_rx_rx_turn,
+	.rnr_expired = tcp_rx_rnr_expired,
+};
