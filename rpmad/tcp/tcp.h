@@ -452,6 +452,9 @@ void tcp_batch_forget(struct tcp_chan *ch);
  * file and falls back to plain TCP when the other end does not take it;
  * an accepting one takes TLS with any key of the file, and plain TCP),
  * required (TLS with a known key, both ways, or nothing).
+ *
+ * It wraps a socket and knows no connection: tcp_open.c runs a new
+ * socket's handshake in the loop and decides what its end means.
  */
 
 /*
@@ -472,18 +475,32 @@ enum transport_tls tcp_tls_mode(void);
 bool tcp_tls_kernel(void);
 
 /*
- * tcp_tls_connect -- the active side's socket i is connected: TLS over
- * it; the handshake's end calls tcp_connect_secured() (tcp_open.c)
+ * tcp_tls_start -- TLS on the channel's socket (ch->tls), as client or
+ * server, its handshake not begun; 0, or -ENOMEM
  */
-void tcp_tls_connect(struct tcp_conn *tc, int i);
+int tcp_tls_start(struct tcp_chan *ch, bool client);
 
 /*
- * tcp_tls_incoming -- a socket just accepted: its first byte says TLS or
- * not; a TLS handshake is answered, a plain socket goes on as before
- * (refused with tls = required); the TLS peer's identity is the socket's
- * (tc->tls_identity) before its HELLO is read
+ * tcp_tls_handshake -- the handshake's next step: 1 while it goes on
+ * (*wait: the socket's events it waits for), 0 once it is over and the
+ * socket is secured (the kernel's TLS, or a relay), or a negative errno
+ * when it failed (why says how, for the log)
  */
-void tcp_tls_incoming(struct tcp_conn *tc);
+int tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why,
+		size_t len);
+
+/*
+ * tcp_tls_identity -- the identity of the key the handshake was done
+ * with: this rpmad's own (client), the one the client's was found by
+ * (server)
+ */
+const char *tcp_tls_identity(const struct tcp_chan *ch);
+
+/*
+ * tcp_tls_end -- the handshake is over (ok: it secured the socket): its
+ * secrets are wiped, and ch->tls goes unless a relay goes on with it
+ */
+void tcp_tls_end(struct tcp_chan *ch, bool ok);
 
 /*
  * tcp_tls_chan_close -- the channel's socket is being closed (abort: with

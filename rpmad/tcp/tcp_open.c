@@ -41,6 +41,120 @@ tcp_open_init(const struct tcp_engine *e)
 	engine = e;
 }
 
+/* ------------------------------------------------- TLS on a new socket */
+
+/*
+ * tcp_tls.c makes a socket's TLS; here a new socket's handshake runs in
+ * the loop, holding the socket's events until it ends, and its end tells
+ * the connection how to go on. The active side is TLS's client.
+ */
+
+/* the first byte of a TLS record that carries a handshake */
+#define TLS_HANDSHAKE_RECORD 0x16
+
+/* The handshake ended: the channel goes on, or is given up. */
+static void
+tls_done(struct tcp_chan *ch, bool ok, const char *why)
+{
+	struct tcp_conn *tc = ch->tc;
+	int i = ch == &tc->chan[0] ? 0 : 1;
+	if (ok) {
+		(void) snprintf(tc->tls_identity, sizeof(tc->tls_identity),
+				"%s", tcp_tls_identity(ch));
+		tc->tls = true;
+	}
+	tcp_tls_end(ch, ok);
+	ch->watch.fn = engine->ready;
+	if (!tc->passive) {
+		tcp_connect_secured(tc, i, ok, why);
+		return;
+	}
+	if (!ok) {
+		tcp_conn_log(tc, LOG_NOTICE,
+				"tcp: %s:%s: a TLS handshake failed: %s",
+				ep_addr(tc->tep->ep), ep_port(tc->tep->ep),
+				why);
+		tcp_conn_socket_gone(tc);
+		return;
+	}
+	tcp_chan_pause(ch, false);
+}
+
+static void
+tls_step(struct loop_watch *w, uint32_t events)
+{
+	(void) events;
+	struct tcp_chan *ch = w->arg;
+	uint32_t wait;
+	char why[512] = "";
+	int r = tcp_tls_handshake(ch, &wait, why, sizeof(why));
+	if (r > 0) {
+		tcp_chan_set_events(ch, wait);
+		return;
+	}
+	tls_done(ch, r == 0, why);
+}
+
+/* A handshake on the channel's socket, as client or server. */
+static void
+tls_start(struct tcp_chan *ch, bool client)
+{
+	if (tcp_tls_start(ch, client)) {
+		/* as a failed handshake: the caller's way of giving up */
+		if (client)
+			tcp_connect_secured(ch->tc,
+					ch == &ch->tc->chan[0] ? 0 : 1, false,
+					"out of memory");
+		else
+			tcp_conn_socket_gone(ch->tc);
+		return;
+	}
+	ch->watch.fn = tls_step;
+	tls_step(&ch->watch, 0);
+}
+
+/* The first byte of an accepted socket: a TLS record, or rpmad's HELLO. */
+static void
+sniff(struct loop_watch *w, uint32_t events)
+{
+	struct tcp_chan *ch = w->arg;
+	struct tcp_conn *tc = ch->tc;
+	uint8_t b;
+	ssize_t n = recv(ch->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	bool again = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+	if (n < 0 && again)
+		return;
+	if (n == 1 && b == TLS_HANDSHAKE_RECORD) {
+		tls_start(ch, false);
+		return;
+	}
+	if (n == 1 && tcp_tls_mode() == TRANSPORT_TLS_REQUIRED) {
+		tcp_conn_log(tc, LOG_NOTICE,
+				"tcp: %s:%s: a connection without TLS refused "
+				"(tls = required)",
+				ep_addr(tc->tep->ep), ep_port(tc->tep->ep));
+		tcp_conn_socket_gone(tc);
+		return;
+	}
+	/* plain, or the end: the engine reads it as before */
+	ch->watch.fn = engine->ready;
+	engine->ready(w, events);
+}
+
+/*
+ * A socket just accepted: its first byte says TLS or not; a TLS handshake
+ * is answered, a plain socket goes on as before (refused with tls =
+ * required); the TLS peer's identity is the socket's (tc->tls_identity)
+ * before its HELLO is read.
+ */
+static void
+tls_incoming(struct tcp_conn *tc)
+{
+	if (tcp_tls_mode() == TRANSPORT_TLS_OFF)
+		return;
+	tc->chan[0].watch.fn = sniff;
+}
+
 /* ------------------------------------------------------------ passive */
 
 static void
@@ -145,7 +259,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tcp_chan_init(&tc->chan[0], tc, fd, engine->ready,
 				engine->tx_turn, engine->rx_turn);
 		/* TLS or not: its first byte says (tls = on, required) */
-		tcp_tls_incoming(tc);
+		tls_incoming(tc);
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
@@ -388,7 +502,7 @@ tcp_connect_done(struct tcp_conn *tc, int i)
 		err = errno;
 	if (err == 0 && tc->tls_attempt) {
 		/* TLS first; its end goes on in tcp_connect_secured() */
-		tcp_tls_connect(tc, i);
+		tls_start(&tc->chan[i], true);
 		return;
 	}
 	tcp_channel_up(tc, i, err);
