@@ -726,20 +726,36 @@ size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
 /* receives were posted: a message waiting for one lands now */
 void tcp_rx_resume(struct tcp_conn *tc);
 
-/* ----------------------------------------------------------- tcp_ops.c */
+/* ------------------------------------------------------ tcp_complete.c */
 
 /*
- * tcp_ops.c -- operations over the software transport's sockets: the
- * initiator's side and the target's, as the receive engine and the
- * operations table call them
+ * tcp_complete.c -- how our operations in flight complete, as the peer's
+ * answers (tcp_ops.c) and its messages (tcp_target.c) say it did them
  */
 
-int tcp_ops_post(struct tcp_conn *tc, struct work *w);
+/* w as done by the target (or failed here: its local bytes were not) */
+void tcp_complete(struct tcp_conn *tc, struct work *w);
+/* a work never sent, which failed here, completes once it is the oldest */
+void tcp_complete_unsent(struct tcp_conn *tc);
 /*
- * the connection ends: let go of the registration a payload was landing
- * in (the core flushes the work and the receive in flight)
+ * everything before `seq` was done by the target: complete it. 0, or
+ * -EPROTO when a read is among it (a read is answered by its data only)
  */
-void tcp_ops_forget(struct tcp_conn *tc);
+int tcp_complete_before(struct tcp_conn *tc, uint64_t seq);
+/*
+ * a message of the peer's says it had done our operations up to `seq`:
+ * complete them (a read waits for its data); 0, or -EPROTO for operations
+ * we never handed over
+ */
+int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
+
+/* -------------------------------------------------------- tcp_target.c */
+
+/*
+ * tcp_target.c -- the target's side of operations over the software
+ * transport's sockets, as the receive engine and the initiator's side
+ * call it
+ */
 
 /*
  * A frame header arrived on the target (or initiator) channel: 0 to take
@@ -762,15 +778,6 @@ void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
  */
 bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
 		size_t *budget, void (*resume)(struct tcp_chan *ch));
-int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
-		void (*resume)(struct tcp_chan *ch));
-void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
-/*
- * a message of the peer's says it had done our operations up to `seq`:
- * complete them (a read waits for its data); 0, or -EPROTO for operations
- * we never handed over
- */
-int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
 /* after a batch of frames: send the ACK that is due */
 void tcp_target_ack(struct tcp_conn *tc);
 /*
@@ -783,6 +790,25 @@ uint64_t tcp_target_done_upto(const struct tcp_conn *tc);
  * false when none waits
  */
 bool tcp_target_rnr_expired(struct tcp_conn *tc);
+
+/* ----------------------------------------------------------- tcp_ops.c */
+
+/*
+ * tcp_ops.c -- the initiator's side of operations over the software
+ * transport's sockets, as the receive engine and the operations table
+ * call it
+ */
+
+int tcp_ops_post(struct tcp_conn *tc, struct work *w);
+/*
+ * the connection ends: let go of the registration a payload was landing
+ * in (the core flushes the work and the receive in flight)
+ */
+void tcp_ops_forget(struct tcp_conn *tc);
+/* an answer's header arrived, its end: as tcp_target_begin() and _end() */
+int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
+		void (*resume)(struct tcp_chan *ch));
+void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
 
 /* ---------------------------------------------------------- tcp_open.c */
 
