@@ -87,6 +87,16 @@ const struct tcp_psk *tcp_psk_find(const struct tcp_psk_table *t,
 /* tcp_psk_free -- forget the keys (their bytes are wiped) */
 void tcp_psk_free(struct tcp_psk_table *t);
 
+/* ----------------------------------------------------------- tcp_log.c */
+
+/*
+ * tcp_conn_log -- a log line the other end caused, charged to it: to its
+ * host's share (remote_log.h), or to its user's when that end is a client
+ * of this very rpmad (tenant.h)
+ */
+void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+
 /* ------------------------------------------------------ tcp_liveness.c */
 
 /*
@@ -142,6 +152,92 @@ void tcp_remote_leave(struct tcp_member *m);
 
 /* how many remote rpmads are watched (tests) */
 unsigned tcp_remotes_count(void);
+
+/* ----------------------------------------------------------- tcp_tls.c */
+
+/*
+ * tcp_tls.c -- TLS 1.3 on the software transport's sockets, mutual, with
+ * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them: the handshake by
+ * OpenSSL, then the kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX)
+ * encrypts and decrypts what the receive engine and the senders move with
+ * recv and writev on the socket as before. Where the kernel has no TLS,
+ * rpmad relays each socket itself: the engine's end is one end of a
+ * socketpair, and the loop moves its bytes through OpenSSL to the TCP
+ * socket (slower; logged at start).
+ *
+ * rpmad.conf's tls: off (no TLS; a TLS hello is garbage, as to an older
+ * rpmad), on (a connecting rpmad offers TLS with the first key of the
+ * file and falls back to plain TCP when the other end does not take it;
+ * an accepting one takes TLS with any key of the file, and plain TCP),
+ * required (TLS with a known key, both ways, or nothing).
+ *
+ * It wraps a socket and knows no connection: tcp_open.c runs a new
+ * socket's handshake in the loop and decides what its end means.
+ */
+
+/*
+ * tcp_tls_setup -- take the tls settings: load the keys, make the
+ * contexts and, once, see whether the kernel has TLS. At start and at
+ * every reload (connections keep what they were made with). 0, or a
+ * negative errno with the reason in err (nothing changed then).
+ */
+int tcp_tls_setup(const struct transport_settings *set, char *err, size_t len);
+
+/* tcp_tls_fini -- at exit: every relay and context goes */
+void tcp_tls_fini(void);
+
+/* tcp_tls_mode -- the tls setting in force */
+enum transport_tls tcp_tls_mode(void);
+
+/* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
+bool tcp_tls_kernel(void);
+
+/*
+ * tcp_tls_start -- TLS on the channel's socket (ch->tls), as client or
+ * server, its handshake not begun; 0, or -ENOMEM
+ */
+int tcp_tls_start(struct tcp_chan *ch, bool client);
+
+/*
+ * tcp_tls_handshake -- the handshake's next step: 1 while it goes on
+ * (*wait: the socket's events it waits for), 0 once it is over and the
+ * socket is secured (the kernel's TLS, or a relay), or a negative errno
+ * when it failed (why says how, for the log)
+ */
+int tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why,
+		size_t len);
+
+/*
+ * tcp_tls_identity -- the identity of the key the handshake was done
+ * with: this rpmad's own (client), the one the client's was found by
+ * (server)
+ */
+const char *tcp_tls_identity(const struct tcp_chan *ch);
+
+/*
+ * tcp_tls_end -- the handshake is over (ok: it secured the socket): its
+ * secrets are wiped, and ch->tls goes unless a relay goes on with it
+ */
+void tcp_tls_end(struct tcp_chan *ch, bool ok);
+
+/*
+ * tcp_tls_chan_close -- the channel's socket is being closed (abort: with
+ * a reset): a handshake under way ends, a relay sends what it holds and
+ * closes its TCP socket (or resets it)
+ */
+void tcp_tls_chan_close(struct tcp_chan *ch, bool abort);
+
+/*
+ * tcp_tls_net_fd -- the channel's TCP socket (its names, its options):
+ * the relay's when rpmad relays it, else the channel's own
+ */
+int tcp_tls_net_fd(const struct tcp_chan *ch);
+
+/* tcp_tls_move -- the channel's socket moved to ch (tcp_chan_move) */
+void tcp_tls_move(struct tcp_chan *ch);
+
+/* tcp_tls_pending -- whether a relay still has bytes to move */
+bool tcp_tls_pending(void);
 
 /* ---------------------------------------------------------- tcp_chan.c */
 
@@ -344,182 +440,47 @@ void tcp_chan_rx_done(struct tcp_chan *ch, bool more);
 /* the socket is writable again: a sending turn is due */
 void tcp_chan_tx_due(struct tcp_chan *ch);
 
-/* --------------------------------------------------------- tcp_batch.c */
+/* ------------------------------------------------------ tcp_complete.c */
 
 /*
- * tcp_batch.c -- what the frames read on a socket do to a client's own
- * memory, handed to the client's thread in batches (as_worker.h)
- *
- * Frames that land bytes in memory rpmad reaches through the client's
- * address space add them to the channel's batch; one batch at a time is
- * with the client's thread, and the frames read meanwhile gather the next.
- * A payload bigger than TCP_BATCH_SLICE goes through in slices, so that
- * what rpmad holds of it stays bounded. A frame whose end must wait for
- * its bytes (a message's receive completion, a read's data) makes reading
- * stop until they are in; so does any frame that must not overtake the
- * bytes before it (the role decides which). The role of the channel
- * (the target's operations, the initiator's answers) says what a batch
- * that comes back means.
+ * tcp_complete.c -- how our operations in flight complete, as the peer's
+ * answers (tcp_ops.c) and its messages (tcp_target.c) say it did them
  */
 
-#define TCP_BATCH_SLICE (1u << 20)
+/* w as done by the target (or failed here: its local bytes were not) */
+void tcp_complete(struct tcp_conn *tc, struct work *w);
+/* a work never sent, which failed here, completes once it is the oldest */
+void tcp_complete_unsent(struct tcp_conn *tc);
+/*
+ * everything before `seq` was done by the target: complete it. 0, or
+ * -EPROTO when a read is among it (a read is answered by its data only)
+ */
+int tcp_complete_before(struct tcp_conn *tc, uint64_t seq);
+/*
+ * a message of the peer's says it had done our operations up to `seq`:
+ * complete them (a read waits for its data); 0, or -EPROTO for operations
+ * we never handed over
+ */
+int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
 
-struct tcp_batch_role {
-	/*
-	 * a batch is back, with how it went (first of all: it may stop what
-	 * follows, tcp_batch_discard)
-	 */
-	void (*back)(struct tcp_chan *ch, struct as_batch *b,
-			enum as_status status);
-	/* the frame whose end waited for its bytes ends now */
-	void (*end)(struct tcp_chan *ch);
-	/* everything of the batch is done: answers that waited go now */
-	void (*after)(struct tcp_chan *ch);
-};
-
-/* tcp_batch_pending -- whether bytes of frames read are yet to be done */
-bool tcp_batch_pending(const struct tcp_chan *ch);
-
-/* tcp_batch_busy -- the batch with the client's thread, or NULL */
-struct as_batch *tcp_batch_busy(const struct tcp_chan *ch);
+/* --------------------------------------------------------- tcp_local.c */
 
 /*
- * tcp_batch_gathering -- the batch frames add to, or NULL (its first tag
- * is the first frame not done)
- */
-struct as_batch *tcp_batch_gathering(const struct tcp_chan *ch);
-
-/*
- * tcp_batch_for -- the batch the current frame adds to (made for the
- * registration's client); NULL when out of memory
- */
-struct as_batch *tcp_batch_for(struct tcp_chan *ch, struct mr *mr);
-
-/*
- * tcp_batch_sink -- the current frame's payload goes to the client's
- * memory at addr of mr: its first slice's room in the batch (SINK_BATCH).
- * 0, or -ENOMEM.
- */
-int tcp_batch_sink(struct tcp_chan *ch, struct mr *mr, uint64_t addr);
-
-/*
- * tcp_batch_room -- the slice is full: room for the next (0), or 1 when
- * the thread is to catch up first (reading stops until it has)
- */
-int tcp_batch_room(struct tcp_chan *ch);
-
-/* tcp_batch_flush -- what was gathered goes to the thread, when it can */
-void tcp_batch_flush(struct tcp_chan *ch);
-
-/*
- * tcp_batch_wait -- the current frame waits for every batch before it:
- * they go, and reading stops until they are back. Returns 1 (as frame
- * handlers do to wait).
- */
-int tcp_batch_wait(struct tcp_chan *ch);
-
-/*
- * tcp_batch_end_waits -- the current frame's payload is in; its end waits
- * for its bytes (role->end runs then), and nothing is read until then
- */
-void tcp_batch_end_waits(struct tcp_chan *ch);
-
-/* tcp_batch_discard -- after a failure: what was gathered is dropped */
-void tcp_batch_discard(struct tcp_chan *ch);
-
-/*
- * tcp_batch_start -- the channel's role and how to read on after a wait
- * tcp_batch_forget -- the channel goes: its batches are dropped
- */
-void tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
-		void (*resume)(struct tcp_chan *ch));
-void tcp_batch_forget(struct tcp_chan *ch);
-
-/* ----------------------------------------------------------- tcp_tls.c */
-
-/*
- * tcp_tls.c -- TLS 1.3 on the software transport's sockets, mutual, with
- * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them: the handshake by
- * OpenSSL, then the kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX)
- * encrypts and decrypts what the receive engine and the senders move with
- * recv and writev on the socket as before. Where the kernel has no TLS,
- * rpmad relays each socket itself: the engine's end is one end of a
- * socketpair, and the loop moves its bytes through OpenSSL to the TCP
- * socket (slower; logged at start).
- *
- * rpmad.conf's tls: off (no TLS; a TLS hello is garbage, as to an older
- * rpmad), on (a connecting rpmad offers TLS with the first key of the
- * file and falls back to plain TCP when the other end does not take it;
- * an accepting one takes TLS with any key of the file, and plain TCP),
- * required (TLS with a known key, both ways, or nothing).
- *
- * It wraps a socket and knows no connection: tcp_open.c runs a new
- * socket's handshake in the loop and decides what its end means.
+ * tcp_local.c -- operations between two ends of a connection in this
+ * rpmad, memory to memory, as the operations table and the receive
+ * engine call them
  */
 
-/*
- * tcp_tls_setup -- take the tls settings: load the keys, make the
- * contexts and, once, see whether the kernel has TLS. At start and at
- * every reload (connections keep what they were made with). 0, or a
- * negative errno with the reason in err (nothing changed then).
- */
-int tcp_tls_setup(const struct transport_settings *set, char *err, size_t len);
-
-/* tcp_tls_fini -- at exit: every relay and context goes */
-void tcp_tls_fini(void);
-
-/* tcp_tls_mode -- the tls setting in force */
-enum transport_tls tcp_tls_mode(void);
-
-/* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
-bool tcp_tls_kernel(void);
-
-/*
- * tcp_tls_start -- TLS on the channel's socket (ch->tls), as client or
- * server, its handshake not begun; 0, or -ENOMEM
- */
-int tcp_tls_start(struct tcp_chan *ch, bool client);
-
-/*
- * tcp_tls_handshake -- the handshake's next step: 1 while it goes on
- * (*wait: the socket's events it waits for), 0 once it is over and the
- * socket is secured (the kernel's TLS, or a relay), or a negative errno
- * when it failed (why says how, for the log)
- */
-int tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why,
-		size_t len);
-
-/*
- * tcp_tls_identity -- the identity of the key the handshake was done
- * with: this rpmad's own (client), the one the client's was found by
- * (server)
- */
-const char *tcp_tls_identity(const struct tcp_chan *ch);
-
-/*
- * tcp_tls_end -- the handshake is over (ok: it secured the socket): its
- * secrets are wiped, and ch->tls goes unless a relay goes on with it
- */
-void tcp_tls_end(struct tcp_chan *ch, bool ok);
-
-/*
- * tcp_tls_chan_close -- the channel's socket is being closed (abort: with
- * a reset): a handshake under way ends, a relay sends what it holds and
- * closes its TCP socket (or resets it)
- */
-void tcp_tls_chan_close(struct tcp_chan *ch, bool abort);
-
-/*
- * tcp_tls_net_fd -- the channel's TCP socket (its names, its options):
- * the relay's when rpmad relays it, else the channel's own
- */
-int tcp_tls_net_fd(const struct tcp_chan *ch);
-
-/* tcp_tls_move -- the channel's socket moved to ch (tcp_chan_move) */
-void tcp_tls_move(struct tcp_chan *ch);
-
-/* tcp_tls_pending -- whether a relay still has bytes to move */
-bool tcp_tls_pending(void);
+/* execute work at the local peer; 0 */
+/* the connection's flow of works memory to memory (tcp_conn_new) */
+void tcp_local_init(struct tcp_conn *tc);
+int tcp_local_post(struct tcp_conn *tc, struct work *w);
+/* the peer posted receives: run work waiting for them */
+void tcp_local_resume(struct tcp_conn *target);
+/* a send waited too long for a receive at the local peer; false if none */
+bool tcp_local_rnr_expired(struct tcp_conn *tc);
+/* the connection ends: stop waiting (the core flushes the work) */
+void tcp_local_forget(struct tcp_conn *tc);
 
 /* ---------------------------------------------------------- tcp_conn.c */
 
@@ -687,67 +648,190 @@ int tcp_conn_watch_remote(struct tcp_conn *tc);
 /* queue our DISCONNECT behind our operations */
 void tcp_conn_send_goodbye(struct tcp_conn *tc);
 
-/* ----------------------------------------------------------- tcp_log.c */
+/* --------------------------------------------------------- tcp_batch.c */
 
 /*
- * tcp_conn_log -- a log line the other end caused, charged to it: to its
- * host's share (remote_log.h), or to its user's when that end is a client
- * of this very rpmad (tenant.h)
+ * tcp_batch.c -- what the frames read on a socket do to a client's own
+ * memory, handed to the client's thread in batches (as_worker.h)
+ *
+ * Frames that land bytes in memory rpmad reaches through the client's
+ * address space add them to the channel's batch; one batch at a time is
+ * with the client's thread, and the frames read meanwhile gather the next.
+ * A payload bigger than TCP_BATCH_SLICE goes through in slices, so that
+ * what rpmad holds of it stays bounded. A frame whose end must wait for
+ * its bytes (a message's receive completion, a read's data) makes reading
+ * stop until they are in; so does any frame that must not overtake the
+ * bytes before it (the role decides which). The role of the channel
+ * (the target's operations, the initiator's answers) says what a batch
+ * that comes back means.
  */
-void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
 
-/* ------------------------------------------------------------ tcp_rx.c */
+#define TCP_BATCH_SLICE (1u << 20)
 
-/*
- * tcp_rx.c -- the receive engine of the software transport, as the files
- * above it see it: the handlers they give the loop, and what resumes it
- */
+struct tcp_batch_role {
+	/*
+	 * a batch is back, with how it went (first of all: it may stop what
+	 * follows, tcp_batch_discard)
+	 */
+	void (*back)(struct tcp_chan *ch, struct as_batch *b,
+			enum as_status status);
+	/* the frame whose end waited for its bytes ends now */
+	void (*end)(struct tcp_chan *ch);
+	/* everything of the batch is done: answers that waited go now */
+	void (*after)(struct tcp_chan *ch);
+};
 
-/* its handlers, for the sockets opened below it (tcp_open_init) */
-extern const struct tcp_engine tcp_rx_engine;
+/* tcp_batch_pending -- whether bytes of frames read are yet to be done */
+bool tcp_batch_pending(const struct tcp_chan *ch);
 
-/* epoll callback of every connection socket */
-void tcp_rx_ready(struct loop_watch *w, uint32_t events);
-/* the timer of a connection's RNR wait (tcp_conn_new) */
-void tcp_rx_rnr_expired(struct loop_timer *t);
-/*
- * send what is queued; a socket that fails ends the connection, one
- * throttled for its unread answers reads again. false when the connection
- * object is gone (not adopted yet, freed)
- */
-bool tcp_rx_flush(struct tcp_chan *ch);
-/*
- * a socket's turns (fairq.h): sending what is queued, reading what
- * arrived, a slice at a time (tcp_chan_init)
- */
-size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
-size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
-/* receives were posted: a message waiting for one lands now */
-void tcp_rx_resume(struct tcp_conn *tc);
-
-/* ------------------------------------------------------ tcp_complete.c */
+/* tcp_batch_busy -- the batch with the client's thread, or NULL */
+struct as_batch *tcp_batch_busy(const struct tcp_chan *ch);
 
 /*
- * tcp_complete.c -- how our operations in flight complete, as the peer's
- * answers (tcp_ops.c) and its messages (tcp_target.c) say it did them
+ * tcp_batch_gathering -- the batch frames add to, or NULL (its first tag
+ * is the first frame not done)
+ */
+struct as_batch *tcp_batch_gathering(const struct tcp_chan *ch);
+
+/*
+ * tcp_batch_for -- the batch the current frame adds to (made for the
+ * registration's client); NULL when out of memory
+ */
+struct as_batch *tcp_batch_for(struct tcp_chan *ch, struct mr *mr);
+
+/*
+ * tcp_batch_sink -- the current frame's payload goes to the client's
+ * memory at addr of mr: its first slice's room in the batch (SINK_BATCH).
+ * 0, or -ENOMEM.
+ */
+int tcp_batch_sink(struct tcp_chan *ch, struct mr *mr, uint64_t addr);
+
+/*
+ * tcp_batch_room -- the slice is full: room for the next (0), or 1 when
+ * the thread is to catch up first (reading stops until it has)
+ */
+int tcp_batch_room(struct tcp_chan *ch);
+
+/* tcp_batch_flush -- what was gathered goes to the thread, when it can */
+void tcp_batch_flush(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_wait -- the current frame waits for every batch before it:
+ * they go, and reading stops until they are back. Returns 1 (as frame
+ * handlers do to wait).
+ */
+int tcp_batch_wait(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_end_waits -- the current frame's payload is in; its end waits
+ * for its bytes (role->end runs then), and nothing is read until then
+ */
+void tcp_batch_end_waits(struct tcp_chan *ch);
+
+/* tcp_batch_discard -- after a failure: what was gathered is dropped */
+void tcp_batch_discard(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_start -- the channel's role and how to read on after a wait
+ * tcp_batch_forget -- the channel goes: its batches are dropped
+ */
+void tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
+		void (*resume)(struct tcp_chan *ch));
+void tcp_batch_forget(struct tcp_chan *ch);
+
+/* ----------------------------------------------------- tcp_handshake.c */
+
+/*
+ * tcp_handshake.c -- the set-up frames of the software transport, as the
+ * receive engine, the file that opens sockets and the operations table
+ * call them
  */
 
-/* w as done by the target (or failed here: its local bytes were not) */
-void tcp_complete(struct tcp_conn *tc, struct work *w);
-/* a work never sent, which failed here, completes once it is the oldest */
-void tcp_complete_unsent(struct tcp_conn *tc);
+/* the core's answer to an incoming request (struct transport_ops) */
+int tcp_adopt(struct conn *conn, struct incoming *inc, char *err,
+		size_t errlen);
+int tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
+		size_t errlen);
+void tcp_reject(struct conn *conn);
+void tcp_incoming_drop(struct incoming *inc, bool reject);
+
 /*
- * everything before `seq` was done by the target: complete it. 0, or
- * -EPROTO when a read is among it (a read is answered by its data only)
+ * tcp_channel_up -- the active side's socket i is connected (and
+ * secured), or failed to be (err, an errno): it says HELLO, and once both
+ * have, the server's application has accept_timeout_ms to answer; a
+ * failure ends the connection
  */
-int tcp_complete_before(struct tcp_conn *tc, uint64_t seq);
+void tcp_channel_up(struct tcp_conn *tc, int i, int err);
 /*
- * a message of the peer's says it had done our operations up to `seq`:
- * complete them (a read waits for its data); 0, or -EPROTO for operations
- * we never handed over
+ * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
+ * when connecting again with an older wire version, as the first attempt
+ * ended: rejected
  */
-int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
+enum rpma_conn_event tcp_connect_outcome(const struct tcp_conn *tc, int err);
+/*
+ * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
+ * channel's connection object was freed (pairing, failure)
+ */
+bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
+		const struct tcp_frame *f, const uint8_t *payload);
+
+/* ---------------------------------------------------------- tcp_open.c */
+
+/*
+ * tcp_open.c -- opening the sockets of the software transport, as its
+ * operations table, the receive engine and the set-up frames name them
+ */
+
+/*
+ * What a new socket is handed to: the receive engine (tcp_rx.c), which
+ * stands above the files that open sockets and reads what they bring,
+ * gives its handlers once, at init (tcp_open_init); every socket and
+ * connection object opened here gets them (tcp_chan_init, tcp_conn_new)
+ */
+struct tcp_engine {
+	loop_fd_fn *ready; /* a socket's events */
+	fairq_run_fn *tx_turn; /* its turns of sending */
+	fairq_run_fn *rx_turn; /* and of reading */
+	loop_timer_fn *rnr_expired; /* a connection's wait for a receive */
+};
+
+/* tcp_open_init -- whose handlers every socket opened from now on gets */
+void tcp_open_init(const struct tcp_engine *engine);
+
+int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
+		char *err, size_t errlen);
+void tcp_unlisten(struct ep *ep);
+int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
+		char *err, size_t errlen);
+
+/*
+ * tcp_connect_older -- the remote closed an active connection's HELLO
+ * unanswered, as an rpmad of an older wire version does: connect again
+ * offering the version before (once). false when that does not apply
+ * (the caller ends the connection as before); true when the connection
+ * is connecting again, or is over.
+ */
+bool tcp_connect_older(struct tcp_conn *tc);
+
+/*
+ * tcp_connect_plain -- the other end did not take TLS (why: how it
+ * failed): with tls = on, connect again without it (once). false when
+ * that does not apply (tls = required, or plain already).
+ */
+bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
+
+/*
+ * tcp_connect_done -- the active side's socket i finished connecting (or
+ * failed): TLS over it first, when this attempt offers it, then HELLO
+ */
+void tcp_connect_done(struct tcp_conn *tc, int i);
+/*
+ * tcp_connect_secured -- the TLS handshake of the active side's socket i
+ * ended (tcp_tls.c): the socket goes on with HELLO, or the connection
+ * falls back to plain TCP (tls = on) or ends rejected; why: the
+ * handshake's failure
+ */
+void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
 
 /* -------------------------------------------------------- tcp_target.c */
 
@@ -810,118 +894,34 @@ int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
 		void (*resume)(struct tcp_chan *ch));
 void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
 
-/* ---------------------------------------------------------- tcp_open.c */
+/* ------------------------------------------------------------ tcp_rx.c */
 
 /*
- * tcp_open.c -- opening the sockets of the software transport, as its
- * operations table, the receive engine and the set-up frames name them
+ * tcp_rx.c -- the receive engine of the software transport, as the files
+ * above it see it: the handlers they give the loop, and what resumes it
  */
 
+/* its handlers, for the sockets opened below it (tcp_open_init) */
+extern const struct tcp_engine tcp_rx_engine;
+
+/* epoll callback of every connection socket */
+void tcp_rx_ready(struct loop_watch *w, uint32_t events);
+/* the timer of a connection's RNR wait (tcp_conn_new) */
+void tcp_rx_rnr_expired(struct loop_timer *t);
 /*
- * What a new socket is handed to: the receive engine (tcp_rx.c), which
- * stands above the files that open sockets and reads what they bring,
- * gives its handlers once, at init (tcp_open_init); every socket and
- * connection object opened here gets them (tcp_chan_init, tcp_conn_new)
+ * send what is queued; a socket that fails ends the connection, one
+ * throttled for its unread answers reads again. false when the connection
+ * object is gone (not adopted yet, freed)
  */
-struct tcp_engine {
-	loop_fd_fn *ready; /* a socket's events */
-	fairq_run_fn *tx_turn; /* its turns of sending */
-	fairq_run_fn *rx_turn; /* and of reading */
-	loop_timer_fn *rnr_expired; /* a connection's wait for a receive */
-};
-
-/* tcp_open_init -- whose handlers every socket opened from now on gets */
-void tcp_open_init(const struct tcp_engine *engine);
-
-int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
-		char *err, size_t errlen);
-void tcp_unlisten(struct ep *ep);
-int tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
-		char *err, size_t errlen);
-
+bool tcp_rx_flush(struct tcp_chan *ch);
 /*
- * tcp_connect_older -- the remote closed an active connection's HELLO
- * unanswered, as an rpmad of an older wire version does: connect again
- * offering the version before (once). false when that does not apply
- * (the caller ends the connection as before); true when the connection
- * is connecting again, or is over.
+ * a socket's turns (fairq.h): sending what is queued, reading what
+ * arrived, a slice at a time (tcp_chan_init)
  */
-bool tcp_connect_older(struct tcp_conn *tc);
-
-/*
- * tcp_connect_plain -- the other end did not take TLS (why: how it
- * failed): with tls = on, connect again without it (once). false when
- * that does not apply (tls = required, or plain already).
- */
-bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
-
-/*
- * tcp_connect_done -- the active side's socket i finished connecting (or
- * failed): TLS over it first, when this attempt offers it, then HELLO
- */
-void tcp_connect_done(struct tcp_conn *tc, int i);
-/*
- * tcp_connect_secured -- the TLS handshake of the active side's socket i
- * ended (tcp_tls.c): the socket goes on with HELLO, or the connection
- * falls back to plain TCP (tls = on) or ends rejected; why: the
- * handshake's failure
- */
-void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
-
-/* --------------------------------------------------------- tcp_local.c */
-
-/*
- * tcp_local.c -- operations between two ends of a connection in this
- * rpmad, memory to memory, as the operations table and the receive
- * engine call them
- */
-
-/* execute work at the local peer; 0 */
-/* the connection's flow of works memory to memory (tcp_conn_new) */
-void tcp_local_init(struct tcp_conn *tc);
-int tcp_local_post(struct tcp_conn *tc, struct work *w);
-/* the peer posted receives: run work waiting for them */
-void tcp_local_resume(struct tcp_conn *target);
-/* a send waited too long for a receive at the local peer; false if none */
-bool tcp_local_rnr_expired(struct tcp_conn *tc);
-/* the connection ends: stop waiting (the core flushes the work) */
-void tcp_local_forget(struct tcp_conn *tc);
-
-/* ----------------------------------------------------- tcp_handshake.c */
-
-/*
- * tcp_handshake.c -- the set-up frames of the software transport, as the
- * receive engine, the file that opens sockets and the operations table
- * call them
- */
-
-/* the core's answer to an incoming request (struct transport_ops) */
-int tcp_adopt(struct conn *conn, struct incoming *inc, char *err,
-		size_t errlen);
-int tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
-		size_t errlen);
-void tcp_reject(struct conn *conn);
-void tcp_incoming_drop(struct incoming *inc, bool reject);
-
-/*
- * tcp_channel_up -- the active side's socket i is connected (and
- * secured), or failed to be (err, an errno): it says HELLO, and once both
- * have, the server's application has accept_timeout_ms to answer; a
- * failure ends the connection
- */
-void tcp_channel_up(struct tcp_conn *tc, int i, int err);
-/*
- * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
- * when connecting again with an older wire version, as the first attempt
- * ended: rejected
- */
-enum rpma_conn_event tcp_connect_outcome(const struct tcp_conn *tc, int err);
-/*
- * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
- * channel's connection object was freed (pairing, failure)
- */
-bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
-		const struct tcp_frame *f, const uint8_t *payload);
+size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
+size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
+/* receives were posted: a message waiting for one lands now */
+void tcp_rx_resume(struct tcp_conn *tc);
 
 /* ----------------------------------------------------- transport_tcp.c */
 
