@@ -5,18 +5,24 @@
  * transport sees rpmad through transport/transport.h alone; the frames
  * it speaks are tcp_wire.h's.
  *
+ * From the top, each file standing on those below it alone (a lower one
+ * calls up only through handlers it is given); the sections of this
+ * header follow them from the bottom up.
+ *
  *   transport_tcp.c  the operations table and the table entry
- *   tcp_open.c       listening, connecting: the sockets
- *   tcp_handshake.c  the set-up frames (HELLO, ACCEPT, REJECT, READY)
- *   tcp_tls.c        TLS 1.3 with pre-shared keys (tcp_psk.c)
- *   tcp_conn.c       the connection object, its endpoint
- *   tcp_chan.c       one socket: what it sends, what it has read
  *   tcp_rx.c         the receive engine
- *   tcp_ops.c        operations, the initiator's side (tcp_target.c:
- *                    the target's)
+ *   tcp_ops.c        operations, the initiator's side
+ *   tcp_target.c     operations, the target's side
+ *   tcp_open.c       listening, connecting, TLS on a new socket
+ *   tcp_handshake.c  the set-up frames (HELLO, ACCEPT, REJECT, READY)
  *   tcp_batch.c      bytes of a client's own memory, in batches
+ *   tcp_conn.c       the connection object, its endpoint
  *   tcp_local.c      both ends in this rpmad: memory to memory
+ *   tcp_complete.c   how our operations complete
+ *   tcp_chan.c       one socket: what it sends, what it has read
+ *   tcp_tls.c        TLS 1.3 on a socket, pre-shared keys (tcp_psk.c)
  *   tcp_liveness.c   whether the remote rpmads are still there
+ *   tcp_log.c        log lines charged to the other end
  */
 
 #ifndef RPMAD_TCP_H
@@ -105,16 +111,9 @@ void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
  *
  * A remote rpmad (its address and the id it gave in the handshake) is
  * alive while anything arrives from it on any socket; each connection to
- * it is a member. Silence, a cut network or a frozen host, is a fact
- * about the remote, not about one connection, so the cost of finding it
- * grows with the remote rpmads, not with the connections: 1000 idle
- * connections to one peer cost one heartbeat. What only one socket
- * suffers (its flow dropped by a middlebox) the kernel finds with
- * keepalives and TCP_USER_TIMEOUT (tcp_chan_setup_socket).
- *
- * This file knows nothing of connections: the members' owner says how to
- * send a heartbeat through one and how to end one (struct
- * tcp_liveness_ops, given with every member).
+ * it is a member (tcp_liveness.c says why). This file knows nothing of
+ * connections: the members' owner says how to send a heartbeat through
+ * one and how to end one (struct tcp_liveness_ops, given with each).
  */
 
 /* a connection's place among its remote's */
@@ -157,13 +156,8 @@ unsigned tcp_remotes_count(void);
 
 /*
  * tcp_tls.c -- TLS 1.3 on the software transport's sockets, mutual, with
- * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them: the handshake by
- * OpenSSL, then the kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX)
- * encrypts and decrypts what the receive engine and the senders move with
- * recv and writev on the socket as before. Where the kernel has no TLS,
- * rpmad relays each socket itself: the engine's end is one end of a
- * socketpair, and the loop moves its bytes through OpenSSL to the TCP
- * socket (slower; logged at start).
+ * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them; the socket goes on
+ * as before under it, encrypted by the kernel or relayed by rpmad.
  *
  * rpmad.conf's tls: off (no TLS; a TLS hello is garbage, as to an older
  * rpmad), on (a connecting rpmad offers TLS with the first key of the
@@ -192,32 +186,18 @@ enum transport_tls tcp_tls_mode(void);
 /* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
 bool tcp_tls_kernel(void);
 
-/*
- * tcp_tls_start -- TLS on the channel's socket (ch->tls), as client or
- * server, its handshake not begun; 0, or -ENOMEM
- */
+/* tcp_tls_start -- TLS on ch's socket (ch->tls), not begun; 0 or -ENOMEM */
 int tcp_tls_start(struct tcp_chan *ch, bool client);
-
 /*
- * tcp_tls_handshake -- the handshake's next step: 1 while it goes on
- * (*wait: the socket's events it waits for), 0 once it is over and the
- * socket is secured (the kernel's TLS, or a relay), or a negative errno
- * when it failed (why says how, for the log)
+ * tcp_tls_handshake -- a step of its handshake: 1 while it goes on
+ * (*wait: the socket's events it waits for), 0 once the socket is secured
+ * (the kernel's TLS, or a relay), a negative errno when it failed (why)
  */
 int tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why,
 		size_t len);
-
-/*
- * tcp_tls_identity -- the identity of the key the handshake was done
- * with: this rpmad's own (client), the one the client's was found by
- * (server)
- */
+/* tcp_tls_identity -- whose key it proved: ours (client), the client's */
 const char *tcp_tls_identity(const struct tcp_chan *ch);
-
-/*
- * tcp_tls_end -- the handshake is over (ok: it secured the socket): its
- * secrets are wiped, and ch->tls goes unless a relay goes on with it
- */
+/* tcp_tls_end -- the handshake is over: ch->tls goes, unless a relay stays */
 void tcp_tls_end(struct tcp_chan *ch, bool ok);
 
 /*
@@ -446,20 +426,15 @@ void tcp_chan_tx_due(struct tcp_chan *ch);
  * tcp_complete.c -- how our operations in flight complete, as the peer's
  * answers (tcp_ops.c) and its messages (tcp_target.c) say it did them
  */
-
-/* w as done by the target (or failed here: its local bytes were not) */
+/* w, as done by the target (or failed here: its local bytes were not) */
 void tcp_complete(struct tcp_conn *tc, struct work *w);
-/* a work never sent, which failed here, completes once it is the oldest */
+/* a work never sent, which failed here, once it is the oldest */
 void tcp_complete_unsent(struct tcp_conn *tc);
-/*
- * everything before `seq` was done by the target: complete it. 0, or
- * -EPROTO when a read is among it (a read is answered by its data only)
- */
+/* all before seq; 0, or -EPROTO for a read among them (its data says) */
 int tcp_complete_before(struct tcp_conn *tc, uint64_t seq);
 /*
- * a message of the peer's says it had done our operations up to `seq`:
- * complete them (a read waits for its data); 0, or -EPROTO for operations
- * we never handed over
+ * what a message of the peer's says it did of ours, up to seq (a read
+ * waits for its data); 0, or -EPROTO for operations never handed over
  */
 int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
 
@@ -471,9 +446,9 @@ int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
  * engine call them
  */
 
-/* execute work at the local peer; 0 */
 /* the connection's flow of works memory to memory (tcp_conn_new) */
 void tcp_local_init(struct tcp_conn *tc);
+/* execute work at the local peer; 0 */
 int tcp_local_post(struct tcp_conn *tc, struct work *w);
 /* the peer posted receives: run work waiting for them */
 void tcp_local_resume(struct tcp_conn *target);
@@ -756,10 +731,9 @@ void tcp_reject(struct conn *conn);
 void tcp_incoming_drop(struct incoming *inc, bool reject);
 
 /*
- * tcp_channel_up -- the active side's socket i is connected (and
- * secured), or failed to be (err, an errno): it says HELLO, and once both
- * have, the server's application has accept_timeout_ms to answer; a
- * failure ends the connection
+ * tcp_channel_up -- the active side's socket i is connected and secured,
+ * or failed to be (err): it says HELLO (once both have, the server has
+ * accept_timeout_ms to answer); a failure ends the connection
  */
 void tcp_channel_up(struct tcp_conn *tc, int i, int err);
 /*
@@ -779,14 +753,10 @@ bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
 
 /*
  * tcp_open.c -- opening the sockets of the software transport, as its
- * operations table, the receive engine and the set-up frames name them
- */
-
-/*
- * What a new socket is handed to: the receive engine (tcp_rx.c), which
- * stands above the files that open sockets and reads what they bring,
- * gives its handlers once, at init (tcp_open_init); every socket and
- * connection object opened here gets them (tcp_chan_init, tcp_conn_new)
+ * operations table and the receive engine name them
+ *
+ * The receive engine, above, gives its handlers once (tcp_open_init), and
+ * every socket opened here gets them (tcp_chan_init, tcp_conn_new).
  */
 struct tcp_engine {
 	loop_fd_fn *ready; /* a socket's events */
@@ -795,7 +765,6 @@ struct tcp_engine {
 	loop_timer_fn *rnr_expired; /* a connection's wait for a receive */
 };
 
-/* tcp_open_init -- whose handlers every socket opened from now on gets */
 void tcp_open_init(const struct tcp_engine *engine);
 
 int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
@@ -820,26 +789,17 @@ bool tcp_connect_older(struct tcp_conn *tc);
  */
 bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
 
-/*
- * tcp_connect_done -- the active side's socket i finished connecting (or
- * failed): TLS over it first, when this attempt offers it, then HELLO
- */
+/* the active side's socket i connected (or failed): TLS first, or HELLO */
 void tcp_connect_done(struct tcp_conn *tc, int i);
 /*
- * tcp_connect_secured -- the TLS handshake of the active side's socket i
- * ended (tcp_tls.c): the socket goes on with HELLO, or the connection
- * falls back to plain TCP (tls = on) or ends rejected; why: the
- * handshake's failure
+ * the TLS handshake of the active side's socket i ended: HELLO, or plain
+ * TCP again (tls = on), or the connection ends rejected (why: its failure)
  */
 void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
 
 /* -------------------------------------------------------- tcp_target.c */
 
-/*
- * tcp_target.c -- the target's side of operations over the software
- * transport's sockets, as the receive engine and the initiator's side
- * call it
- */
+/* tcp_target.c -- the target's side of operations over the sockets */
 
 /*
  * A frame header arrived on the target (or initiator) channel: 0 to take
@@ -877,11 +837,7 @@ bool tcp_target_rnr_expired(struct tcp_conn *tc);
 
 /* ----------------------------------------------------------- tcp_ops.c */
 
-/*
- * tcp_ops.c -- the initiator's side of operations over the software
- * transport's sockets, as the receive engine and the operations table
- * call it
- */
+/* tcp_ops.c -- the initiator's side of operations over the sockets */
 
 int tcp_ops_post(struct tcp_conn *tc, struct work *w);
 /*
@@ -897,11 +853,9 @@ void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
 /* ------------------------------------------------------------ tcp_rx.c */
 
 /*
- * tcp_rx.c -- the receive engine of the software transport, as the files
- * above it see it: the handlers they give the loop, and what resumes it
+ * tcp_rx.c -- the receive engine: the handlers of every socket (given to
+ * tcp_open_init as tcp_rx_engine), and what resumes it
  */
-
-/* its handlers, for the sockets opened below it (tcp_open_init) */
 extern const struct tcp_engine tcp_rx_engine;
 
 /* epoll callback of every connection socket */
@@ -909,17 +863,17 @@ void tcp_rx_ready(struct loop_watch *w, uint32_t events);
 /* the timer of a connection's RNR wait (tcp_conn_new) */
 void tcp_rx_rnr_expired(struct loop_timer *t);
 /*
- * send what is queued; a socket that fails ends the connection, one
- * throttled for its unread answers reads again. false when the connection
- * object is gone (not adopted yet, freed)
- */
-bool tcp_rx_flush(struct tcp_chan *ch);
-/*
  * a socket's turns (fairq.h): sending what is queued, reading what
  * arrived, a slice at a time (tcp_chan_init)
  */
 size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
 size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
+/*
+ * send what is queued; a socket that fails ends the connection, one
+ * throttled for its unread answers reads again. false when the connection
+ * object is gone (not adopted yet, freed)
+ */
+bool tcp_rx_flush(struct tcp_chan *ch);
 /* receives were posted: a message waiting for one lands now */
 void tcp_rx_resume(struct tcp_conn *tc);
 

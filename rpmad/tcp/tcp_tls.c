@@ -4,6 +4,13 @@
  * sockets (tcp.h): OpenSSL's handshake, then the kernel's TLS, or a
  * relay through OpenSSL in the loop where the kernel has none
  *
+ * The kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX) encrypts and
+ * decrypts what the receive engine and the senders move with recv and
+ * writev on the socket as before. Where the kernel has no TLS, rpmad
+ * relays each socket itself: the engine's end is one end of a socketpair,
+ * and the loop moves its bytes through OpenSSL to the TCP socket (slower;
+ * logged at start).
+ *
  * It stands below the sockets' channels (tcp_chan.c) and knows nothing
  * of connections: the file that opens sockets steps a handshake and
  * says what its end means (tcp_open.c).
