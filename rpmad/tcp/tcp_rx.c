@@ -7,7 +7,9 @@
  * is over (answers drained, a receive posted, the RNR time run out)
  *
  * It stands above the handlers and calls them; they only pause a socket,
- * and only this file reads one again.
+ * and only this file reads one again. It stands above the file that opens
+ * sockets too, which hands each new one to the handlers the engine gave
+ * it at init (tcp_rx_engine).
  */
 
 #include <errno.h>

@@ -657,8 +657,8 @@ tcp_tls_fini(void)
 /* ---------------------------------------------------------- handshakes */
 
 /*
- * The handshake is over: the kernel's TLS on the socket, or a relay; the
- * OpenSSL session goes unless a relay needs it. 0, or a negative errno
+ * The handshake is over: the kernel's TLS on the socket, or a relay (the
+ * OpenSSL session then stays for it: tcp_tls_end). 0, or a negative errno
  * with the reason in why.
  */
 static int
