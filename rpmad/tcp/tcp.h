@@ -5,18 +5,24 @@
  * transport sees rpmad through transport/transport.h alone; the frames
  * it speaks are tcp_wire.h's.
  *
+ * From the top, each file standing on those below it alone (a lower one
+ * calls up only through handlers it is given); the sections of this
+ * header follow them from the bottom up.
+ *
  *   transport_tcp.c  the operations table and the table entry
- *   tcp_open.c       listening, connecting: the sockets
- *   tcp_handshake.c  the set-up frames (HELLO, ACCEPT, REJECT, READY)
- *   tcp_tls.c        TLS 1.3 with pre-shared keys (tcp_psk.c)
- *   tcp_conn.c       the connection object, its endpoint
- *   tcp_chan.c       one socket: what it sends, what it has read
  *   tcp_rx.c         the receive engine
- *   tcp_ops.c        operations, the initiator's side (tcp_target.c:
- *                    the target's)
+ *   tcp_ops.c        operations, the initiator's side
+ *   tcp_target.c     operations, the target's side
+ *   tcp_open.c       listening, connecting, TLS on a new socket
+ *   tcp_handshake.c  the set-up frames (HELLO, ACCEPT, REJECT, READY)
  *   tcp_batch.c      bytes of a client's own memory, in batches
+ *   tcp_conn.c       the connection object, its endpoint
  *   tcp_local.c      both ends in this rpmad: memory to memory
+ *   tcp_complete.c   how our operations complete
+ *   tcp_chan.c       one socket: what it sends, what it has read
+ *   tcp_tls.c        TLS 1.3 on a socket, pre-shared keys (tcp_psk.c)
  *   tcp_liveness.c   whether the remote rpmads are still there
+ *   tcp_log.c        log lines charged to the other end
  */
 
 #ifndef RPMAD_TCP_H
@@ -87,6 +93,16 @@ const struct tcp_psk *tcp_psk_find(const struct tcp_psk_table *t,
 /* tcp_psk_free -- forget the keys (their bytes are wiped) */
 void tcp_psk_free(struct tcp_psk_table *t);
 
+/* ----------------------------------------------------------- tcp_log.c */
+
+/*
+ * tcp_conn_log -- a log line the other end caused, charged to it: to its
+ * host's share (remote_log.h), or to its user's when that end is a client
+ * of this very rpmad (tenant.h)
+ */
+void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+
 /* ------------------------------------------------------ tcp_liveness.c */
 
 /*
@@ -95,16 +111,9 @@ void tcp_psk_free(struct tcp_psk_table *t);
  *
  * A remote rpmad (its address and the id it gave in the handshake) is
  * alive while anything arrives from it on any socket; each connection to
- * it is a member. Silence, a cut network or a frozen host, is a fact
- * about the remote, not about one connection, so the cost of finding it
- * grows with the remote rpmads, not with the connections: 1000 idle
- * connections to one peer cost one heartbeat. What only one socket
- * suffers (its flow dropped by a middlebox) the kernel finds with
- * keepalives and TCP_USER_TIMEOUT (tcp_chan_setup_socket).
- *
- * This file knows nothing of connections: the members' owner says how to
- * send a heartbeat through one and how to end one (struct
- * tcp_liveness_ops, given with every member).
+ * it is a member (tcp_liveness.c says why). This file knows nothing of
+ * connections: the members' owner says how to send a heartbeat through
+ * one and how to end one (struct tcp_liveness_ops, given with each).
  */
 
 /* a connection's place among its remote's */
@@ -142,6 +151,73 @@ void tcp_remote_leave(struct tcp_member *m);
 
 /* how many remote rpmads are watched (tests) */
 unsigned tcp_remotes_count(void);
+
+/* ----------------------------------------------------------- tcp_tls.c */
+
+/*
+ * tcp_tls.c -- TLS 1.3 on the software transport's sockets, mutual, with
+ * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them; the socket goes on
+ * as before under it, encrypted by the kernel or relayed by rpmad.
+ *
+ * rpmad.conf's tls: off (no TLS; a TLS hello is garbage, as to an older
+ * rpmad), on (a connecting rpmad offers TLS with the first key of the
+ * file and falls back to plain TCP when the other end does not take it;
+ * an accepting one takes TLS with any key of the file, and plain TCP),
+ * required (TLS with a known key, both ways, or nothing).
+ *
+ * It wraps a socket and knows no connection: tcp_open.c runs a new
+ * socket's handshake in the loop and decides what its end means.
+ */
+
+/*
+ * tcp_tls_setup -- take the tls settings: load the keys, make the
+ * contexts and, once, see whether the kernel has TLS. At start and at
+ * every reload (connections keep what they were made with). 0, or a
+ * negative errno with the reason in err (nothing changed then).
+ */
+int tcp_tls_setup(const struct transport_settings *set, char *err, size_t len);
+
+/* tcp_tls_fini -- at exit: every relay and context goes */
+void tcp_tls_fini(void);
+
+/* tcp_tls_mode -- the tls setting in force */
+enum transport_tls tcp_tls_mode(void);
+
+/* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
+bool tcp_tls_kernel(void);
+
+/* tcp_tls_start -- TLS on ch's socket (ch->tls), not begun; 0 or -ENOMEM */
+int tcp_tls_start(struct tcp_chan *ch, bool client);
+/*
+ * tcp_tls_handshake -- a step of its handshake: 1 while it goes on
+ * (*wait: the socket's events it waits for), 0 once the socket is secured
+ * (the kernel's TLS, or a relay), a negative errno when it failed (why)
+ */
+int tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why,
+		size_t len);
+/* tcp_tls_identity -- whose key it proved: ours (client), the client's */
+const char *tcp_tls_identity(const struct tcp_chan *ch);
+/* tcp_tls_end -- the handshake is over: ch->tls goes, unless a relay stays */
+void tcp_tls_end(struct tcp_chan *ch, bool ok);
+
+/*
+ * tcp_tls_chan_close -- the channel's socket is being closed (abort: with
+ * a reset): a handshake under way ends, a relay sends what it holds and
+ * closes its TCP socket (or resets it)
+ */
+void tcp_tls_chan_close(struct tcp_chan *ch, bool abort);
+
+/*
+ * tcp_tls_net_fd -- the channel's TCP socket (its names, its options):
+ * the relay's when rpmad relays it, else the channel's own
+ */
+int tcp_tls_net_fd(const struct tcp_chan *ch);
+
+/* tcp_tls_move -- the channel's socket moved to ch (tcp_chan_move) */
+void tcp_tls_move(struct tcp_chan *ch);
+
+/* tcp_tls_pending -- whether a relay still has bytes to move */
+bool tcp_tls_pending(void);
 
 /* ---------------------------------------------------------- tcp_chan.c */
 
@@ -344,165 +420,42 @@ void tcp_chan_rx_done(struct tcp_chan *ch, bool more);
 /* the socket is writable again: a sending turn is due */
 void tcp_chan_tx_due(struct tcp_chan *ch);
 
-/* --------------------------------------------------------- tcp_batch.c */
+/* ------------------------------------------------------ tcp_complete.c */
 
 /*
- * tcp_batch.c -- what the frames read on a socket do to a client's own
- * memory, handed to the client's thread in batches (as_worker.h)
- *
- * Frames that land bytes in memory rpmad reaches through the client's
- * address space add them to the channel's batch; one batch at a time is
- * with the client's thread, and the frames read meanwhile gather the next.
- * A payload bigger than TCP_BATCH_SLICE goes through in slices, so that
- * what rpmad holds of it stays bounded. A frame whose end must wait for
- * its bytes (a message's receive completion, a read's data) makes reading
- * stop until they are in; so does any frame that must not overtake the
- * bytes before it (the role decides which). The role of the channel
- * (the target's operations, the initiator's answers) says what a batch
- * that comes back means.
+ * tcp_complete.c -- how our operations in flight complete, as the peer's
+ * answers (tcp_ops.c) and its messages (tcp_target.c) say it did them
  */
+/* w, as done by the target (or failed here: its local bytes were not) */
+void tcp_complete(struct tcp_conn *tc, struct work *w);
+/* a work never sent, which failed here, once it is the oldest */
+void tcp_complete_unsent(struct tcp_conn *tc);
+/* all before seq; 0, or -EPROTO for a read among them (its data says) */
+int tcp_complete_before(struct tcp_conn *tc, uint64_t seq);
+/*
+ * what a message of the peer's says it did of ours, up to seq (a read
+ * waits for its data); 0, or -EPROTO for operations never handed over
+ */
+int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
 
-#define TCP_BATCH_SLICE (1u << 20)
-
-struct tcp_batch_role {
-	/*
-	 * a batch is back, with how it went (first of all: it may stop what
-	 * follows, tcp_batch_discard)
-	 */
-	void (*back)(struct tcp_chan *ch, struct as_batch *b,
-			enum as_status status);
-	/* the frame whose end waited for its bytes ends now */
-	void (*end)(struct tcp_chan *ch);
-	/* everything of the batch is done: answers that waited go now */
-	void (*after)(struct tcp_chan *ch);
-};
-
-/* tcp_batch_pending -- whether bytes of frames read are yet to be done */
-bool tcp_batch_pending(const struct tcp_chan *ch);
-
-/* tcp_batch_busy -- the batch with the client's thread, or NULL */
-struct as_batch *tcp_batch_busy(const struct tcp_chan *ch);
+/* --------------------------------------------------------- tcp_local.c */
 
 /*
- * tcp_batch_gathering -- the batch frames add to, or NULL (its first tag
- * is the first frame not done)
- */
-struct as_batch *tcp_batch_gathering(const struct tcp_chan *ch);
-
-/*
- * tcp_batch_for -- the batch the current frame adds to (made for the
- * registration's client); NULL when out of memory
- */
-struct as_batch *tcp_batch_for(struct tcp_chan *ch, struct mr *mr);
-
-/*
- * tcp_batch_sink -- the current frame's payload goes to the client's
- * memory at addr of mr: its first slice's room in the batch (SINK_BATCH).
- * 0, or -ENOMEM.
- */
-int tcp_batch_sink(struct tcp_chan *ch, struct mr *mr, uint64_t addr);
-
-/*
- * tcp_batch_room -- the slice is full: room for the next (0), or 1 when
- * the thread is to catch up first (reading stops until it has)
- */
-int tcp_batch_room(struct tcp_chan *ch);
-
-/* tcp_batch_flush -- what was gathered goes to the thread, when it can */
-void tcp_batch_flush(struct tcp_chan *ch);
-
-/*
- * tcp_batch_wait -- the current frame waits for every batch before it:
- * they go, and reading stops until they are back. Returns 1 (as frame
- * handlers do to wait).
- */
-int tcp_batch_wait(struct tcp_chan *ch);
-
-/*
- * tcp_batch_end_waits -- the current frame's payload is in; its end waits
- * for its bytes (role->end runs then), and nothing is read until then
- */
-void tcp_batch_end_waits(struct tcp_chan *ch);
-
-/* tcp_batch_discard -- after a failure: what was gathered is dropped */
-void tcp_batch_discard(struct tcp_chan *ch);
-
-/*
- * tcp_batch_start -- the channel's role and how to read on after a wait
- * tcp_batch_forget -- the channel goes: its batches are dropped
- */
-void tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
-		void (*resume)(struct tcp_chan *ch));
-void tcp_batch_forget(struct tcp_chan *ch);
-
-/* ----------------------------------------------------------- tcp_tls.c */
-
-/*
- * tcp_tls.c -- TLS 1.3 on the software transport's sockets, mutual, with
- * pre-shared keys (tcp_psk.c) as NVMe/TCP uses them: the handshake by
- * OpenSSL, then the kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX)
- * encrypts and decrypts what the receive engine and the senders move with
- * recv and writev on the socket as before. Where the kernel has no TLS,
- * rpmad relays each socket itself: the engine's end is one end of a
- * socketpair, and the loop moves its bytes through OpenSSL to the TCP
- * socket (slower; logged at start).
- *
- * rpmad.conf's tls: off (no TLS; a TLS hello is garbage, as to an older
- * rpmad), on (a connecting rpmad offers TLS with the first key of the
- * file and falls back to plain TCP when the other end does not take it;
- * an accepting one takes TLS with any key of the file, and plain TCP),
- * required (TLS with a known key, both ways, or nothing).
+ * tcp_local.c -- operations between two ends of a connection in this
+ * rpmad, memory to memory, as the operations table and the receive
+ * engine call them
  */
 
-/*
- * tcp_tls_setup -- take the tls settings: load the keys, make the
- * contexts and, once, see whether the kernel has TLS. At start and at
- * every reload (connections keep what they were made with). 0, or a
- * negative errno with the reason in err (nothing changed then).
- */
-int tcp_tls_setup(const struct transport_settings *set, char *err, size_t len);
-
-/* tcp_tls_fini -- at exit: every relay and context goes */
-void tcp_tls_fini(void);
-
-/* tcp_tls_mode -- the tls setting in force */
-enum transport_tls tcp_tls_mode(void);
-
-/* tcp_tls_kernel -- whether the kernel encrypts (kTLS), else rpmad does */
-bool tcp_tls_kernel(void);
-
-/*
- * tcp_tls_connect -- the active side's socket i is connected: TLS over
- * it; the handshake's end calls tcp_connect_secured() (tcp_handshake.c)
- */
-void tcp_tls_connect(struct tcp_conn *tc, int i);
-
-/*
- * tcp_tls_incoming -- a socket just accepted: its first byte says TLS or
- * not; a TLS handshake is answered, a plain socket goes on as before
- * (refused with tls = required); the TLS peer's identity is the socket's
- * (tc->tls_identity) before its HELLO is read
- */
-void tcp_tls_incoming(struct tcp_conn *tc);
-
-/*
- * tcp_tls_chan_close -- the channel's socket is being closed (abort: with
- * a reset): a handshake under way ends, a relay sends what it holds and
- * closes its TCP socket (or resets it)
- */
-void tcp_tls_chan_close(struct tcp_chan *ch, bool abort);
-
-/*
- * tcp_tls_net_fd -- the channel's TCP socket (its names, its options):
- * the relay's when rpmad relays it, else the channel's own
- */
-int tcp_tls_net_fd(const struct tcp_chan *ch);
-
-/* tcp_tls_move -- the channel's socket moved to ch (tcp_chan_move) */
-void tcp_tls_move(struct tcp_chan *ch);
-
-/* tcp_tls_pending -- whether a relay still has bytes to move */
-bool tcp_tls_pending(void);
+/* the connection's flow of works memory to memory (tcp_conn_new) */
+void tcp_local_init(struct tcp_conn *tc);
+/* execute work at the local peer; 0 */
+int tcp_local_post(struct tcp_conn *tc, struct work *w);
+/* the peer posted receives: run work waiting for them */
+void tcp_local_resume(struct tcp_conn *target);
+/* a send waited too long for a receive at the local peer; false if none */
+bool tcp_local_rnr_expired(struct tcp_conn *tc);
+/* the connection ends: stop waiting (the core flushes the work) */
+void tcp_local_forget(struct tcp_conn *tc);
 
 /* ---------------------------------------------------------- tcp_conn.c */
 
@@ -663,14 +616,6 @@ void tcp_conn_socket_gone(struct tcp_conn *tc);
 void tcp_conn_violation(struct tcp_conn *tc, const char *what);
 
 /*
- * tcp_conn_log -- a log line the other end caused, charged to it: to its
- * host's share (remote_log.h), or to its user's when that end is a client
- * of this very rpmad (tenant.h)
- */
-void tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
-
-/*
  * the connection is up: watch the other rpmad (tcp_liveness.c) unless it is
  * this one; 0, or -ENOMEM (the caller ends the connection)
  */
@@ -678,96 +623,149 @@ int tcp_conn_watch_remote(struct tcp_conn *tc);
 /* queue our DISCONNECT behind our operations */
 void tcp_conn_send_goodbye(struct tcp_conn *tc);
 
-/* ------------------------------------------------------------ tcp_rx.c */
+/* --------------------------------------------------------- tcp_batch.c */
 
 /*
- * tcp_rx.c -- the receive engine of the software transport, as the files
- * above it see it: the handlers they give the loop, and what resumes it
+ * tcp_batch.c -- what the frames read on a socket do to a client's own
+ * memory, handed to the client's thread in batches (as_worker.h)
+ *
+ * Frames that land bytes in memory rpmad reaches through the client's
+ * address space add them to the channel's batch; one batch at a time is
+ * with the client's thread, and the frames read meanwhile gather the next.
+ * A payload bigger than TCP_BATCH_SLICE goes through in slices, so that
+ * what rpmad holds of it stays bounded. A frame whose end must wait for
+ * its bytes (a message's receive completion, a read's data) makes reading
+ * stop until they are in; so does any frame that must not overtake the
+ * bytes before it (the role decides which). The role of the channel
+ * (the target's operations, the initiator's answers) says what a batch
+ * that comes back means.
  */
 
-/* epoll callback of every connection socket */
-void tcp_rx_ready(struct loop_watch *w, uint32_t events);
-/* the timer of a connection's RNR wait (tcp_conn_new) */
-void tcp_rx_rnr_expired(struct loop_timer *t);
-/*
- * send what is queued; a socket that fails ends the connection, one
- * throttled for its unread answers reads again. false when the connection
- * object is gone (not adopted yet, freed)
- */
-bool tcp_rx_flush(struct tcp_chan *ch);
-/*
- * a socket's turns (fairq.h): sending what is queued, reading what
- * arrived, a slice at a time (tcp_chan_init)
- */
-size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
-size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
-/* receives were posted: a message waiting for one lands now */
-void tcp_rx_resume(struct tcp_conn *tc);
+#define TCP_BATCH_SLICE (1u << 20)
 
-/* ----------------------------------------------------------- tcp_ops.c */
+struct tcp_batch_role {
+	/*
+	 * a batch is back, with how it went (first of all: it may stop what
+	 * follows, tcp_batch_discard)
+	 */
+	void (*back)(struct tcp_chan *ch, struct as_batch *b,
+			enum as_status status);
+	/* the frame whose end waited for its bytes ends now */
+	void (*end)(struct tcp_chan *ch);
+	/* everything of the batch is done: answers that waited go now */
+	void (*after)(struct tcp_chan *ch);
+};
 
-/*
- * tcp_ops.c -- operations over the software transport's sockets: the
- * initiator's side and the target's, as the receive engine and the
- * operations table call them
- */
+/* tcp_batch_pending -- whether bytes of frames read are yet to be done */
+bool tcp_batch_pending(const struct tcp_chan *ch);
 
-int tcp_ops_post(struct tcp_conn *tc, struct work *w);
-/*
- * the connection ends: let go of the registration a payload was landing
- * in (the core flushes the work and the receive in flight)
- */
-void tcp_ops_forget(struct tcp_conn *tc);
+/* tcp_batch_busy -- the batch with the client's thread, or NULL */
+struct as_batch *tcp_batch_busy(const struct tcp_chan *ch);
 
 /*
- * A frame header arrived on the target (or initiator) channel: 0 to take
- * its payload where ch->sink says, 1 to wait (for a receive buffer, or for
- * the client's thread to finish what frames before it need of the
- * client's memory: `resume` reads on after that), a negative errno when
- * the connection ended (-EPROTO: the peer broke the protocol). Its end,
- * once the payload is in.
+ * tcp_batch_gathering -- the batch frames add to, or NULL (its first tag
+ * is the first frame not done)
  */
-int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch,
+struct as_batch *tcp_batch_gathering(const struct tcp_chan *ch);
+
+/*
+ * tcp_batch_for -- the batch the current frame adds to (made for the
+ * registration's client); NULL when out of memory
+ */
+struct as_batch *tcp_batch_for(struct tcp_chan *ch, struct mr *mr);
+
+/*
+ * tcp_batch_sink -- the current frame's payload goes to the client's
+ * memory at addr of mr: its first slice's room in the batch (SINK_BATCH).
+ * 0, or -ENOMEM.
+ */
+int tcp_batch_sink(struct tcp_chan *ch, struct mr *mr, uint64_t addr);
+
+/*
+ * tcp_batch_room -- the slice is full: room for the next (0), or 1 when
+ * the thread is to catch up first (reading stops until it has)
+ */
+int tcp_batch_room(struct tcp_chan *ch);
+
+/* tcp_batch_flush -- what was gathered goes to the thread, when it can */
+void tcp_batch_flush(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_wait -- the current frame waits for every batch before it:
+ * they go, and reading stops until they are back. Returns 1 (as frame
+ * handlers do to wait).
+ */
+int tcp_batch_wait(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_end_waits -- the current frame's payload is in; its end waits
+ * for its bytes (role->end runs then), and nothing is read until then
+ */
+void tcp_batch_end_waits(struct tcp_chan *ch);
+
+/* tcp_batch_discard -- after a failure: what was gathered is dropped */
+void tcp_batch_discard(struct tcp_chan *ch);
+
+/*
+ * tcp_batch_start -- the channel's role and how to read on after a wait
+ * tcp_batch_forget -- the channel goes: its batches are dropped
+ */
+void tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
 		void (*resume)(struct tcp_chan *ch));
-void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
+void tcp_batch_forget(struct tcp_chan *ch);
+
+/* ----------------------------------------------------- tcp_handshake.c */
 
 /*
- * The persistent flush the current frame asks for: its DAX part at most
- * *budget bytes at a time (taken off *budget), its page-cache part in the
- * thread of offload.h while the channel is paused (`resume` reads it on
- * once that is over). True once all is done (or refused), false while
- * more is left for the next turn or the thread.
+ * tcp_handshake.c -- the set-up frames of the software transport, as the
+ * receive engine, the file that opens sockets and the operations table
+ * call them
  */
-bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
-		size_t *budget, void (*resume)(struct tcp_chan *ch));
-int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
-		void (*resume)(struct tcp_chan *ch));
-void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
+
+/* the core's answer to an incoming request (struct transport_ops) */
+int tcp_adopt(struct conn *conn, struct incoming *inc, char *err,
+		size_t errlen);
+int tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
+		size_t errlen);
+void tcp_reject(struct conn *conn);
+void tcp_incoming_drop(struct incoming *inc, bool reject);
+
 /*
- * a message of the peer's says it had done our operations up to `seq`:
- * complete them (a read waits for its data); 0, or -EPROTO for operations
- * we never handed over
+ * tcp_channel_up -- the active side's socket i is connected and secured,
+ * or failed to be (err): it says HELLO (once both have, the server has
+ * accept_timeout_ms to answer); a failure ends the connection
  */
-int tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq);
-/* after a batch of frames: send the ACK that is due */
-void tcp_target_ack(struct tcp_conn *tc);
+void tcp_channel_up(struct tcp_conn *tc, int i, int err);
 /*
- * the last of the peer's operations whose effects are all in memory: what
- * an ACK, or a message riding along, may acknowledge
+ * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
+ * when connecting again with an older wire version, as the first attempt
+ * ended: rejected
  */
-uint64_t tcp_target_done_upto(const struct tcp_conn *tc);
+enum rpma_conn_event tcp_connect_outcome(const struct tcp_conn *tc, int err);
 /*
- * the message waiting for a receive buffer waited too long: refuse it;
- * false when none waits
+ * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
+ * channel's connection object was freed (pairing, failure)
  */
-bool tcp_target_rnr_expired(struct tcp_conn *tc);
+bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
+		const struct tcp_frame *f, const uint8_t *payload);
 
 /* ---------------------------------------------------------- tcp_open.c */
 
 /*
  * tcp_open.c -- opening the sockets of the software transport, as its
- * operations table names them
+ * operations table and the receive engine name them
+ *
+ * The receive engine, above, gives its handlers once (tcp_open_init), and
+ * every socket opened here gets them (tcp_chan_init, tcp_conn_new).
  */
+struct tcp_engine {
+	loop_fd_fn *ready; /* a socket's events */
+	fairq_run_fn *tx_turn; /* its turns of sending */
+	fairq_run_fn *rx_turn; /* and of reading */
+	loop_timer_fn *rnr_expired; /* a connection's wait for a receive */
+};
+
+void tcp_open_init(const struct tcp_engine *engine);
 
 int tcp_listen(struct ep *ep, const struct sockaddr_storage *ss, socklen_t len,
 		char *err, size_t errlen);
@@ -791,61 +789,93 @@ bool tcp_connect_older(struct tcp_conn *tc);
  */
 bool tcp_connect_plain(struct tcp_conn *tc, const char *why);
 
-/* --------------------------------------------------------- tcp_local.c */
-
-/*
- * tcp_local.c -- operations between two ends of a connection in this
- * rpmad, memory to memory, as the operations table and the receive
- * engine call them
- */
-
-/* execute work at the local peer; 0 */
-/* the connection's flow of works memory to memory (tcp_conn_new) */
-void tcp_local_init(struct tcp_conn *tc);
-int tcp_local_post(struct tcp_conn *tc, struct work *w);
-/* the peer posted receives: run work waiting for them */
-void tcp_local_resume(struct tcp_conn *target);
-/* a send waited too long for a receive at the local peer; false if none */
-bool tcp_local_rnr_expired(struct tcp_conn *tc);
-/* the connection ends: stop waiting (the core flushes the work) */
-void tcp_local_forget(struct tcp_conn *tc);
-
-/* ----------------------------------------------------- tcp_handshake.c */
-
-/*
- * tcp_handshake.c -- the set-up frames of the software transport, as the
- * receive engine, the file that opens sockets and the operations table
- * call them
- */
-
-/* the core's answer to an incoming request (struct transport_ops) */
-int tcp_adopt(struct conn *conn, struct incoming *inc, char *err,
-		size_t errlen);
-int tcp_accept(struct conn *conn, const void *pdata, uint8_t len, char *err,
-		size_t errlen);
-void tcp_reject(struct conn *conn);
-void tcp_incoming_drop(struct incoming *inc, bool reject);
-
-/* the active side's socket i finished connecting (or failed) */
+/* the active side's socket i connected (or failed): TLS first, or HELLO */
 void tcp_connect_done(struct tcp_conn *tc, int i);
 /*
- * the TLS handshake of the active side's socket i ended (tcp_tls.c): the
- * socket goes on with HELLO, or the connection falls back to plain TCP
- * (tls = on) or ends rejected; why: the handshake's failure
+ * the TLS handshake of the active side's socket i ended: HELLO, or plain
+ * TCP again (tls = on), or the connection ends rejected (why: its failure)
  */
 void tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why);
+
+/* -------------------------------------------------------- tcp_target.c */
+
+/* tcp_target.c -- the target's side of operations over the sockets */
+
 /*
- * tcp_connect_outcome -- how a failed connect (errno) ends the connection;
- * when connecting again with an older wire version, as the first attempt
- * ended: rejected
+ * A frame header arrived on the target (or initiator) channel: 0 to take
+ * its payload where ch->sink says, 1 to wait (for a receive buffer, or for
+ * the client's thread to finish what frames before it need of the
+ * client's memory: `resume` reads on after that), a negative errno when
+ * the connection ended (-EPROTO: the peer broke the protocol). Its end,
+ * once the payload is in.
  */
-enum rpma_conn_event tcp_connect_outcome(const struct tcp_conn *tc, int err);
+int tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch,
+		void (*resume)(struct tcp_chan *ch));
+void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
+
 /*
- * a set-up frame (HELLO, ACCEPT, REJECT, READY) arrived; false when the
- * channel's connection object was freed (pairing, failure)
+ * The persistent flush the current frame asks for: its DAX part at most
+ * *budget bytes at a time (taken off *budget), its page-cache part in the
+ * thread of offload.h while the channel is paused (`resume` reads it on
+ * once that is over). True once all is done (or refused), false while
+ * more is left for the next turn or the thread.
  */
-bool tcp_setup_frame(struct tcp_conn *tc, struct tcp_chan *ch,
-		const struct tcp_frame *f, const uint8_t *payload);
+bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
+		size_t *budget, void (*resume)(struct tcp_chan *ch));
+/* after a batch of frames: send the ACK that is due */
+void tcp_target_ack(struct tcp_conn *tc);
+/*
+ * the last of the peer's operations whose effects are all in memory: what
+ * an ACK, or a message riding along, may acknowledge
+ */
+uint64_t tcp_target_done_upto(const struct tcp_conn *tc);
+/*
+ * the message waiting for a receive buffer waited too long: refuse it;
+ * false when none waits
+ */
+bool tcp_target_rnr_expired(struct tcp_conn *tc);
+
+/* ----------------------------------------------------------- tcp_ops.c */
+
+/* tcp_ops.c -- the initiator's side of operations over the sockets */
+
+int tcp_ops_post(struct tcp_conn *tc, struct work *w);
+/*
+ * the connection ends: let go of the registration a payload was landing
+ * in (the core flushes the work and the receive in flight)
+ */
+void tcp_ops_forget(struct tcp_conn *tc);
+/* an answer's header arrived, its end: as tcp_target_begin() and _end() */
+int tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
+		void (*resume)(struct tcp_chan *ch));
+void tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch);
+
+/* ------------------------------------------------------------ tcp_rx.c */
+
+/*
+ * tcp_rx.c -- the receive engine: the handlers of every socket (given to
+ * tcp_open_init as tcp_rx_engine), and what resumes it
+ */
+extern const struct tcp_engine tcp_rx_engine;
+
+/* epoll callback of every connection socket */
+void tcp_rx_ready(struct loop_watch *w, uint32_t events);
+/* the timer of a connection's RNR wait (tcp_conn_new) */
+void tcp_rx_rnr_expired(struct loop_timer *t);
+/*
+ * a socket's turns (fairq.h): sending what is queued, reading what
+ * arrived, a slice at a time (tcp_chan_init)
+ */
+size_t tcp_rx_tx_turn(struct fairq_flow *f, size_t budget, bool *more);
+size_t tcp_rx_rx_turn(struct fairq_flow *f, size_t budget, bool *more);
+/*
+ * send what is queued; a socket that fails ends the connection, one
+ * throttled for its unread answers reads again. false when the connection
+ * object is gone (not adopted yet, freed)
+ */
+bool tcp_rx_flush(struct tcp_chan *ch);
+/* receives were posted: a message waiting for one lands now */
+void tcp_rx_resume(struct tcp_conn *tc);
 
 /* ----------------------------------------------------- transport_tcp.c */
 

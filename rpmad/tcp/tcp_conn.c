@@ -12,9 +12,7 @@
  */
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -177,26 +175,6 @@ tcp_conn_socket_gone(struct tcp_conn *tc)
 	tc->remote_gone = true;
 	tcp_chan_close(&tc->chan[0], false);
 	tcp_chan_close(&tc->chan[1], false);
-}
-
-void
-tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
-{
-	if (level > log_max_level)
-		return;
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	struct origin o;
-	if (tc->local_peer && tc->local_peer->conn)
-		origin_of_user(conn_uid(tc->local_peer->conn), &o);
-	else
-		origin_of_addr(&tc->remote, &o);
-	char who[ORIGIN_NAME_MAX];
-	origin_name(&o, who, sizeof(who));
-	tcp_env->log_origin(&o, level, "%s (from %s)", text, who);
 }
 
 void

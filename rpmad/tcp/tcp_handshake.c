@@ -286,9 +286,8 @@ send_hello(struct tcp_conn *tc, int i)
 	return 0;
 }
 
-/* Socket i of an active connection is connected (and secured): HELLO. */
-static void
-channel_up(struct tcp_conn *tc, int i, int err)
+void
+tcp_channel_up(struct tcp_conn *tc, int i, int err)
 {
 	if (err == 0 && send_hello(tc, i))
 		err = ENOMEM;
@@ -317,43 +316,6 @@ channel_up(struct tcp_conn *tc, int i, int err)
 		if (tcp_chan_local_addr(&tc->chan[0], &local, &llen) == 0)
 			conn_set_names(tc->conn, &local, NULL);
 	}
-}
-
-void
-tcp_connect_done(struct tcp_conn *tc, int i)
-{
-	int err = 0;
-	socklen_t len = sizeof(err);
-	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
-		err = errno;
-	if (err == 0 && tc->tls_attempt) {
-		/* TLS first; its end goes on in tcp_connect_secured() */
-		tcp_tls_connect(tc, i);
-		return;
-	}
-	channel_up(tc, i, err);
-}
-
-void
-tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
-{
-	if (ok) {
-		channel_up(tc, i, 0);
-		return;
-	}
-	/* tls = on: an rpmad without TLS (or without our key) gets plain */
-	if (tcp_connect_plain(tc, why))
-		return;
-	conn_log(tc->conn, LOG_NOTICE,
-			"tcp: connection qp %u: %s refused "
-			"TLS with this rpmad's key: %s%s",
-			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
-			tcp_tls_mode() == TRANSPORT_TLS_REQUIRED ?
-					" (tls = required)" :
-					"");
-	tcp_chan_close(&tc->chan[0], true);
-	tcp_chan_close(&tc->chan[1], true);
-	tcp_conn_over(tc, RPMA_CONN_REJECTED);
 }
 
 /* --------------------------------------------------------- set-up frames */

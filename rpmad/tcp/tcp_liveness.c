@@ -8,6 +8,13 @@
  * connections -- so a silence is known within the timeout; otherwise it
  * gets a heartbeat every quarter, through the first member that can send
  * one. The other end does the same, so either side hears at least that.
+ *
+ * Silence, a cut network or a frozen host, is a fact about the remote,
+ * not about one connection, so the cost of finding it grows with the
+ * remote rpmads, not with the connections: 1000 idle connections to one
+ * peer cost one heartbeat. What only one socket suffers (its flow dropped
+ * by a middlebox) the kernel finds with keepalives and TCP_USER_TIMEOUT
+ * (tcp_chan_setup_socket).
  */
 
 #include <netdb.h>

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
  * tcp_open.c -- opening the sockets of a connection over TCP: listening
- * and accepting them (passive), connecting both (active), and how long
- * each may take (pairing, connecting); the set-up frames that follow are
- * tcp_handshake.c's
+ * and accepting them (passive), connecting both (active), TLS on each one
+ * connected where the attempt offers it, connecting again (without TLS,
+ * or with an older wire version), and how long each may take (pairing,
+ * connecting); the set-up frames that follow are tcp_handshake.c's
  *
- * A socket is handed to the receive engine here, which is why this file
- * stands above it and the set-up frames below it.
+ * The receive engine stands above this file: it reads the sockets opened
+ * here and calls down to go on with them (a socket connected, a HELLO
+ * closed unanswered). This file reaches the engine only through the
+ * handlers it gave once at init, which every new socket gets, as the loop
+ * calls them. The set-up frames stand below.
  */
 
 #include <errno.h>
@@ -27,6 +31,129 @@
  * flood of them from elsewhere.
  */
 #define PAIRING_MAX 64
+
+/* the receive engine's handlers (tcp_open_init) */
+static const struct tcp_engine *engine;
+
+void
+tcp_open_init(const struct tcp_engine *e)
+{
+	engine = e;
+}
+
+/* ------------------------------------------------- TLS on a new socket */
+
+/*
+ * tcp_tls.c makes a socket's TLS; here a new socket's handshake runs in
+ * the loop, holding the socket's events until it ends, and its end tells
+ * the connection how to go on. The active side is TLS's client.
+ */
+
+/* the first byte of a TLS record that carries a handshake */
+#define TLS_HANDSHAKE_RECORD 0x16
+
+/* The handshake ended: the channel goes on, or is given up. */
+static void
+tls_done(struct tcp_chan *ch, bool ok, const char *why)
+{
+	struct tcp_conn *tc = ch->tc;
+	int i = ch == &tc->chan[0] ? 0 : 1;
+	if (ok) {
+		(void) snprintf(tc->tls_identity, sizeof(tc->tls_identity),
+				"%s", tcp_tls_identity(ch));
+		tc->tls = true;
+	}
+	tcp_tls_end(ch, ok);
+	ch->watch.fn = engine->ready;
+	if (!tc->passive) {
+		tcp_connect_secured(tc, i, ok, why);
+		return;
+	}
+	if (!ok) {
+		tcp_conn_log(tc, LOG_NOTICE,
+				"tcp: %s:%s: a TLS handshake failed: %s",
+				ep_addr(tc->tep->ep), ep_port(tc->tep->ep),
+				why);
+		tcp_conn_socket_gone(tc);
+		return;
+	}
+	tcp_chan_pause(ch, false);
+}
+
+static void
+tls_step(struct loop_watch *w, uint32_t events)
+{
+	(void) events;
+	struct tcp_chan *ch = w->arg;
+	uint32_t wait;
+	char why[512] = "";
+	int r = tcp_tls_handshake(ch, &wait, why, sizeof(why));
+	if (r > 0) {
+		tcp_chan_set_events(ch, wait);
+		return;
+	}
+	tls_done(ch, r == 0, why);
+}
+
+/* A handshake on the channel's socket, as client or server. */
+static void
+tls_start(struct tcp_chan *ch, bool client)
+{
+	if (tcp_tls_start(ch, client)) {
+		/* as a failed handshake: the caller's way of giving up */
+		if (client)
+			tcp_connect_secured(ch->tc,
+					ch == &ch->tc->chan[0] ? 0 : 1, false,
+					"out of memory");
+		else
+			tcp_conn_socket_gone(ch->tc);
+		return;
+	}
+	ch->watch.fn = tls_step;
+	tls_step(&ch->watch, 0);
+}
+
+/* The first byte of an accepted socket: a TLS record, or rpmad's HELLO. */
+static void
+sniff(struct loop_watch *w, uint32_t events)
+{
+	struct tcp_chan *ch = w->arg;
+	struct tcp_conn *tc = ch->tc;
+	uint8_t b;
+	ssize_t n = recv(ch->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	bool again = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+	if (n < 0 && again)
+		return;
+	if (n == 1 && b == TLS_HANDSHAKE_RECORD) {
+		tls_start(ch, false);
+		return;
+	}
+	if (n == 1 && tcp_tls_mode() == TRANSPORT_TLS_REQUIRED) {
+		tcp_conn_log(tc, LOG_NOTICE,
+				"tcp: %s:%s: a connection without TLS refused "
+				"(tls = required)",
+				ep_addr(tc->tep->ep), ep_port(tc->tep->ep));
+		tcp_conn_socket_gone(tc);
+		return;
+	}
+	/* plain, or the end: the engine reads it as before */
+	ch->watch.fn = engine->ready;
+	engine->ready(w, events);
+}
+
+/*
+ * A socket just accepted: its first byte says TLS or not; a TLS handshake
+ * is answered, a plain socket goes on as before (refused with tls =
+ * required); the TLS peer's identity is the socket's (tc->tls_identity)
+ * before its HELLO is read.
+ */
+static void
+tls_incoming(struct tcp_conn *tc)
+{
+	if (tcp_tls_mode() == TRANSPORT_TLS_OFF)
+		return;
+	tc->chan[0].watch.fn = sniff;
+}
 
 /* ------------------------------------------------------------ passive */
 
@@ -119,7 +246,7 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		backoff_reset(&tep->pause);
 		if (tep->n_unpaired >= PAIRING_MAX)
 			drop_oldest_unpaired(tep);
-		struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+		struct tcp_conn *tc = tcp_conn_new(engine->rnr_expired);
 		if (tc == NULL) {
 			(void) close(fd);
 			continue;
@@ -129,10 +256,10 @@ listener_ready(struct loop_watch *w, uint32_t events)
 		tc->state = TC_PAIRING;
 		tc->tep = tep;
 		tc->remote = remote;
-		tcp_chan_init(&tc->chan[0], tc, fd, tcp_rx_ready,
-				tcp_rx_tx_turn, tcp_rx_rx_turn);
+		tcp_chan_init(&tc->chan[0], tc, fd, engine->ready,
+				engine->tx_turn, engine->rx_turn);
 		/* TLS or not: its first byte says (tls = on, required) */
-		tcp_tls_incoming(tc);
+		tls_incoming(tc);
 		tcp_chan_pause(&tc->chan[0], false);
 		tc->pair_next = tep->unpaired;
 		tep->unpaired = tc;
@@ -251,8 +378,8 @@ start_connects(struct tcp_conn *tc, char *err, size_t errlen)
 			return -e;
 		}
 		(void) tcp_chan_setup_socket(fd);
-		tcp_chan_init(&tc->chan[i], tc, fd, tcp_rx_ready,
-				tcp_rx_tx_turn, tcp_rx_rx_turn);
+		tcp_chan_init(&tc->chan[i], tc, fd, engine->ready,
+				engine->tx_turn, engine->rx_turn);
 		if (connect(fd, (const struct sockaddr *)remote, remote_len) &&
 				errno != EINPROGRESS) {
 			/* refused at once (loopback): the event says so */
@@ -285,7 +412,7 @@ int
 tcp_connect(struct conn *conn, const void *pdata, uint8_t pdata_len,
 		char *err, size_t errlen)
 {
-	struct tcp_conn *tc = tcp_conn_new(tcp_rx_rnr_expired);
+	struct tcp_conn *tc = tcp_conn_new(engine->rnr_expired);
 	if (tc == NULL) {
 		(void) snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -364,4 +491,41 @@ tcp_connect_older(struct tcp_conn *tc)
 		tcp_conn_over(tc, RPMA_CONN_REJECTED);
 	}
 	return true;
+}
+
+void
+tcp_connect_done(struct tcp_conn *tc, int i)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+	if (getsockopt(tc->chan[i].fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		err = errno;
+	if (err == 0 && tc->tls_attempt) {
+		/* TLS first; its end goes on in tcp_connect_secured() */
+		tls_start(&tc->chan[i], true);
+		return;
+	}
+	tcp_channel_up(tc, i, err);
+}
+
+void
+tcp_connect_secured(struct tcp_conn *tc, int i, bool ok, const char *why)
+{
+	if (ok) {
+		tcp_channel_up(tc, i, 0);
+		return;
+	}
+	/* tls = on: an rpmad without TLS (or without our key) gets plain */
+	if (tcp_connect_plain(tc, why))
+		return;
+	conn_log(tc->conn, LOG_NOTICE,
+			"tcp: connection qp %u: %s refused "
+			"TLS with this rpmad's key: %s%s",
+			conn_qp_num(tc->conn), conn_remote_name(tc->conn), why,
+			tcp_tls_mode() == TRANSPORT_TLS_REQUIRED ?
+					" (tls = required)" :
+					"");
+	tcp_chan_close(&tc->chan[0], true);
+	tcp_chan_close(&tc->chan[1], true);
+	tcp_conn_over(tc, RPMA_CONN_REJECTED);
 }

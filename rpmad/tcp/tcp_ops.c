@@ -11,7 +11,10 @@
  * that cannot be read or written fail their work with
  * IBV_WC_LOC_PROT_ERR, as a NIC's local protection error does.
  *
- * The receive engine (tcp_rx.c) hands this file each answer.
+ * The receive engine (tcp_rx.c) hands this file each answer; how the
+ * works then complete is tcp_complete.c's, below both sides, because a
+ * message of the peer's (tcp_target.c) acknowledges them too. This side
+ * stands on the target's: a message of ours carries what the target did.
  */
 
 #include <errno.h>
@@ -21,48 +24,6 @@
 #include "tcp/tcp.h"
 
 /* ------------------------------------------------------------ initiator */
-
-/*
- * A work whose local bytes could not be read or written: it completes
- * with IBV_WC_LOC_PROT_ERR in its turn, and the queue pair fails.
- */
-static void
-fail_oldest(struct tcp_conn *tc, struct work *w)
-{
-	tc->ini_failed_seq = 0;
-	tc->ini_failed_unsent = false;
-	conn_work_done(tc->conn, w, IBV_WC_LOC_PROT_ERR);
-	conn_work_flush(tc->conn);
-	conn_qp_error(tc->conn);
-}
-
-/* The status work w completes with when its target did it. */
-static enum ibv_wc_status
-done_status(struct tcp_conn *tc, const struct work *w)
-{
-	return w->tp_seq == tc->ini_failed_seq ? IBV_WC_LOC_PROT_ERR :
-		IBV_WC_SUCCESS;
-}
-
-/* Completes w as done by the target (or failed here: see fail_oldest). */
-static void
-complete(struct tcp_conn *tc, struct work *w)
-{
-	if (done_status(tc, w) != IBV_WC_SUCCESS) {
-		fail_oldest(tc, w);
-		return;
-	}
-	conn_work_done(tc->conn, w, IBV_WC_SUCCESS);
-}
-
-/* A work never sent, which failed here, completes once it is the oldest. */
-static void
-complete_unsent(struct tcp_conn *tc)
-{
-	struct work *w = conn_work_oldest(tc->conn);
-	if (w && tc->ini_failed_unsent && w->tp_seq == tc->ini_failed_seq)
-		fail_oldest(tc, w);
-}
 
 /*
  * A payload of ours in the client's own memory could not be read: its
@@ -84,7 +45,7 @@ payload_lost(struct tcp_chan *ch, struct tx_item *it, bool unsent)
 	tc->ini_failed_unsent = unsent;
 	if (unsent) {
 		tcp_chan_drop(ch, it, true);
-		complete_unsent(tc);
+		tcp_complete_unsent(tc);
 	}
 }
 
@@ -143,23 +104,6 @@ tcp_ops_post(struct tcp_conn *tc, struct work *w)
 	return 0;
 }
 
-/*
- * Everything before `seq` was done by the target: complete it. 0, or
- * -EPROTO when a read is among it (a read is answered by its data only).
- */
-static int
-complete_before(struct tcp_conn *tc, uint64_t seq)
-{
-	struct work *w;
-	while ((w = conn_work_oldest(tc->conn)) != NULL && w->tp_seq < seq) {
-		if (w->opcode == QP_OP_READ)
-			return -EPROTO;
-		complete(tc, w);
-	}
-	complete_unsent(tc);
-	return 0;
-}
-
 /* The statuses a target may report; anything else is a remote error. */
 static enum ibv_wc_status
 nak_status(uint32_t v)
@@ -173,19 +117,6 @@ nak_status(uint32_t v)
 	default:
 		return IBV_WC_REM_OP_ERR;
 	}
-}
-
-int
-tcp_initiator_done_by_peer(struct tcp_conn *tc, uint64_t seq)
-{
-	if (seq > conn_work_last_seq(tc->conn))
-		return -EPROTO;
-	struct work *w;
-	while ((w = conn_work_oldest(tc->conn)) != NULL && w->tp_seq <= seq &&
-			w->opcode != QP_OP_READ)
-		complete(tc, w);
-	complete_unsent(tc);
-	return 0;
 }
 
 /* Read data for the client's own memory: back from its thread. */
@@ -221,7 +152,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
 {
 	const struct tcp_frame *f = &ch->cur;
 	if (f->seq > conn_work_last_seq(tc->conn) ||
-			complete_before(tc, f->seq)) {
+			tcp_complete_before(tc, f->seq)) {
 		tcp_conn_violation(tc, "answer out of sequence");
 		return -EPROTO;
 	}
@@ -230,7 +161,7 @@ tcp_initiator_begin(struct tcp_conn *tc, struct tcp_chan *ch,
 
 	switch (f->type) {
 	case TF_ACK:
-		if (complete_before(tc, f->seq + 1)) {
+		if (tcp_complete_before(tc, f->seq + 1)) {
 			tcp_conn_violation(tc, "read acknowledged without data");
 			return -EPROTO;
 		}
@@ -294,7 +225,7 @@ tcp_initiator_end(struct tcp_conn *tc, struct tcp_chan *ch)
 	}
 	struct work *w = conn_work_oldest(tc->conn);
 	if (w && w->tp_seq == ch->cur.seq)
-		complete(tc, w);
+		tcp_complete(tc, w);
 }
 
 void

@@ -7,7 +7,9 @@
  * is over (answers drained, a receive posted, the RNR time run out)
  *
  * It stands above the handlers and calls them; they only pause a socket,
- * and only this file reads one again.
+ * and only this file reads one again. It stands above the file that opens
+ * sockets too, which hands each new one to the handlers the engine gave
+ * it at init (tcp_rx_engine).
  */
 
 #include <errno.h>
@@ -430,3 +432,10 @@ tcp_rx_rnr_expired(struct loop_timer *t)
 	tcp_chan_pause(ch, false);
 	rx_kick(ch);
 }
+
+const struct tcp_engine tcp_rx_engine = {
+	.ready = tcp_rx_ready,
+	.tx_turn = tcp_rx_tx_turn,
+	.rx_turn = tcp_rx_rx_turn,
+	.rnr_expired = tcp_rx_rnr_expired,
+};

@@ -3,6 +3,17 @@
  * tcp_tls.c -- TLS 1.3 with pre-shared keys on the software transport's
  * sockets (tcp.h): OpenSSL's handshake, then the kernel's TLS, or a
  * relay through OpenSSL in the loop where the kernel has none
+ *
+ * The kernel's TLS (kTLS: TCP_ULP "tls", TLS_TX, TLS_RX) encrypts and
+ * decrypts what the receive engine and the senders move with recv and
+ * writev on the socket as before. Where the kernel has no TLS, rpmad
+ * relays each socket itself: the engine's end is one end of a socketpair,
+ * and the loop moves its bytes through OpenSSL to the TCP socket (slower;
+ * logged at start).
+ *
+ * It stands below the sockets' channels (tcp_chan.c) and knows nothing
+ * of connections: the file that opens sockets steps a handshake and
+ * says what its end means (tcp_open.c).
  */
 
 #include <errno.h>
@@ -36,8 +47,6 @@
 #define RELAY_BUF 16384
 /* records a relay moves each way per wake-up, before others get a turn */
 #define RELAY_BURST 16
-/* the first byte of a TLS record that carries a handshake */
-#define TLS_HANDSHAKE_RECORD 0x16
 
 /* What a socket's TLS needs, from its handshake to its end. */
 struct tcp_tls {
@@ -647,11 +656,9 @@ tcp_tls_fini(void)
 
 /* ---------------------------------------------------------- handshakes */
 
-static void handshake_step(struct loop_watch *w, uint32_t events);
-
 /*
- * The handshake is over: the kernel's TLS on the socket, or a relay; the
- * OpenSSL session goes unless a relay needs it. 0, or a negative errno
+ * The handshake is over: the kernel's TLS on the socket, or a relay (the
+ * OpenSSL session then stays for it: tcp_tls_end). 0, or a negative errno
  * with the reason in why.
  */
 static int
@@ -693,78 +700,8 @@ secure(struct tcp_chan *ch, struct tcp_tls *t, char *why, size_t len)
 	return ret;
 }
 
-/* The handshake ended: the channel goes on, or is given up. */
-static void
-handshake_done(struct tcp_chan *ch, bool ok, const char *why)
-{
-	struct tcp_tls *t = ch->tls;
-	struct tcp_conn *tc = ch->tc;
-	int i = ch == &tc->chan[0] ? 0 : 1;
-	bool client = t->client;
-	if (ok) {
-		(void) snprintf(tc->tls_identity, sizeof(tc->tls_identity),
-				"%s", client ? keys.keys[0].identity :
-				t->identity);
-		tc->tls = true;
-	}
-	explicit_bzero(t->secret, sizeof(t->secret));
-	if (!ok || !t->relay) {
-		/* nothing more of OpenSSL: the kernel has the keys */
-		ch->tls = NULL;
-		SSL_free(t->ssl);
-		explicit_bzero(t, sizeof(*t));
-		free(t);
-	}
-	ch->watch.fn = tcp_rx_ready;
-	if (client) {
-		tcp_connect_secured(tc, i, ok, why);
-		return;
-	}
-	if (!ok) {
-		tcp_conn_log(tc, LOG_NOTICE, "tcp: %s:%s: a TLS handshake "
-				"failed: %s", ep_addr(tc->tep->ep),
-				ep_port(tc->tep->ep), why);
-		tcp_conn_socket_gone(tc);
-		return;
-	}
-	tcp_chan_pause(ch, false);
-}
-
-static void
-handshake_step(struct loop_watch *w, uint32_t events)
-{
-	(void) events;
-	struct tcp_chan *ch = w->arg;
-	struct tcp_tls *t = ch->tls;
-	int r = SSL_do_handshake(t->ssl);
-	if (r == 1) {
-		char why[128] = "";
-		int ret = secure(ch, t, why, sizeof(why));
-		handshake_done(ch, ret == 0, why);
-		return;
-	}
-	int e = SSL_get_error(t->ssl, r);
-	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-		tcp_chan_set_events(ch, EPOLLRDHUP | (e == SSL_ERROR_WANT_READ ?
-				EPOLLIN : EPOLLOUT));
-		return;
-	}
-	char why[512];
-	if (!t->client && t->unknown[0]) {
-		ERR_clear_error();
-		(void) snprintf(why, sizeof(why), "no key of identity '%s' in "
-				"tls_psk_file", t->unknown);
-	} else if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
-		(void) snprintf(why, sizeof(why), "the other end %s",
-				errno ? strerror(errno) : "closed the socket");
-	else
-		ssl_reasons(why, sizeof(why));
-	handshake_done(ch, false, why);
-}
-
-/* A handshake on the channel's socket, as client or server. */
-static void
-handshake_start(struct tcp_chan *ch, bool client)
+int
+tcp_tls_start(struct tcp_chan *ch, bool client)
 {
 	SSL_CTX *ctx = client ? client_ctx : server_ctx;
 	struct tcp_tls *t = calloc(1, sizeof(*t));
@@ -774,13 +711,7 @@ handshake_start(struct tcp_chan *ch, bool client)
 		SSL_free(ssl);
 		free(t);
 		ERR_clear_error();
-		/* as a failed handshake: the caller's way of giving up */
-		if (client)
-			tcp_connect_secured(ch->tc, ch == &ch->tc->chan[0] ?
-					0 : 1, false, "out of memory");
-		else
-			tcp_conn_socket_gone(ch->tc);
-		return;
+		return -ENOMEM;
 	}
 	t->ch = ch;
 	t->ssl = ssl;
@@ -791,47 +722,51 @@ handshake_start(struct tcp_chan *ch, bool client)
 		SSL_set_connect_state(ssl);
 	else
 		SSL_set_accept_state(ssl);
-	ch->watch.fn = handshake_step;
-	handshake_step(&ch->watch, 0);
+	return 0;
+}
+
+int
+tcp_tls_handshake(struct tcp_chan *ch, uint32_t *wait, char *why, size_t len)
+{
+	struct tcp_tls *t = ch->tls;
+	int r = SSL_do_handshake(t->ssl);
+	if (r == 1)
+		return secure(ch, t, why, len);
+	int e = SSL_get_error(t->ssl, r);
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		*wait = EPOLLRDHUP |
+				(e == SSL_ERROR_WANT_READ ? EPOLLIN : EPOLLOUT);
+		return 1;
+	}
+	if (!t->client && t->unknown[0]) {
+		ERR_clear_error();
+		(void) snprintf(why, len,
+				"no key of identity '%s' in tls_psk_file",
+				t->unknown);
+	} else if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
+		(void) snprintf(why, len, "the other end %s",
+				errno ? strerror(errno) : "closed the socket");
+	else
+		ssl_reasons(why, len);
+	return -EPROTO;
+}
+
+const char *
+tcp_tls_identity(const struct tcp_chan *ch)
+{
+	return ch->tls->client ? keys.keys[0].identity : ch->tls->identity;
 }
 
 void
-tcp_tls_connect(struct tcp_conn *tc, int i)
+tcp_tls_end(struct tcp_chan *ch, bool ok)
 {
-	handshake_start(&tc->chan[i], true);
-}
-
-/* The first byte of an accepted socket: a TLS record, or rpmad's HELLO. */
-static void
-sniff(struct loop_watch *w, uint32_t events)
-{
-	struct tcp_chan *ch = w->arg;
-	struct tcp_conn *tc = ch->tc;
-	uint8_t b;
-	ssize_t n = recv(ch->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-			errno == EINTR))
-		return;
-	if (n == 1 && b == TLS_HANDSHAKE_RECORD) {
-		handshake_start(ch, false);
-		return;
+	struct tcp_tls *t = ch->tls;
+	explicit_bzero(t->secret, sizeof(t->secret));
+	if (!ok || !t->relay) {
+		/* nothing more of OpenSSL: the kernel has the keys */
+		ch->tls = NULL;
+		SSL_free(t->ssl);
+		explicit_bzero(t, sizeof(*t));
+		free(t);
 	}
-	if (n == 1 && mode == TRANSPORT_TLS_REQUIRED) {
-		tcp_conn_log(tc, LOG_NOTICE, "tcp: %s:%s: a connection without "
-				"TLS refused (tls = required)",
-				ep_addr(tc->tep->ep), ep_port(tc->tep->ep));
-		tcp_conn_socket_gone(tc);
-		return;
-	}
-	/* plain, or the end: the engine reads it as before */
-	ch->watch.fn = tcp_rx_ready;
-	tcp_rx_ready(w, events);
-}
-
-void
-tcp_tls_incoming(struct tcp_conn *tc)
-{
-	if (mode == TRANSPORT_TLS_OFF)
-		return;
-	tc->chan[0].watch.fn = sniff;
 }

@@ -128,6 +128,8 @@ transport_tcp_init(const struct transport_env *env)
 {
 	tcp_env = env;
 	tcp_liveness_init(env);
+	/* the sockets that open from now on go to the receive engine */
+	tcp_open_init(&tcp_rx_engine);
 	software_device = device_add(SOFTWARE_DEVICE_NAME, &transport_tcp,
 			false, NULL);
 	if (software_device == NULL)

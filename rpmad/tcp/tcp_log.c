@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: BSD-3-Clause
+/*
+ * tcp_log.c -- log lines the other end of a connection caused, charged to
+ * it (tcp.h)
+ *
+ * It needs only the connection's fields and rpmad's log, nothing of the
+ * transport's files, so that every one of them may log so: the socket
+ * whose send failed as well as the connection that ends.
+ */
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "tcp/tcp.h"
+
+void
+tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
+{
+	if (level > log_max_level)
+		return;
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	struct origin o;
+	if (tc->local_peer && tc->local_peer->conn)
+		origin_of_user(conn_uid(tc->local_peer->conn), &o);
+	else
+		origin_of_addr(&tc->remote, &o);
+	char who[ORIGIN_NAME_MAX];
+	origin_name(&o, who, sizeof(who));
+	tcp_env->log_origin(&o, level, "%s (from %s)", text, who);
+}
