@@ -82,7 +82,8 @@ static struct {
 	 */
 	pthread_mutex_t start;
 	/* the session whose start failed: rpmad lands all of its accesses
-	 * itself (a later area would meet ranges its thread never had) */
+	 * itself (a later area would meet ranges its thread never had);
+	 * 0 is none, as sessions count from 1 (broker.c) */
 	uint64_t failed_generation;
 	unsigned failed_epoch;
 } lk = {
