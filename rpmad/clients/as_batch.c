@@ -231,6 +231,13 @@ as_batch_submit(struct as_batch *b, as_done_fn *done, void *arg)
 	worker_submit(b);
 }
 
+bool
+as_batch_can_follow(const struct as_batch *b, const struct as_batch *prev)
+{
+	return b->as == prev->as && b->all_landed &&
+			prev->exec == AS_EXEC_LANDING && landing_would_take(b);
+}
+
 /* what a cancelled batch's end does */
 static void
 free_when_done(struct as_batch *b, enum as_status status, void *arg)

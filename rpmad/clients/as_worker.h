@@ -97,6 +97,14 @@ bool as_batch_first_lost(const struct as_batch *b, uint64_t *tag);
 void as_batch_submit(struct as_batch *b, as_done_fn *done, void *arg);
 
 /*
+ * as_batch_can_follow -- whether b, submitted now, would be done after
+ * prev (submitted before and not back yet) and never beside it: both go
+ * to the client's landing area, which does its batches in order. Only
+ * such a batch may be submitted while prev is out.
+ */
+bool as_batch_can_follow(const struct as_batch *b, const struct as_batch *prev);
+
+/*
  * as_batch_cancel -- whoever waited for a submitted batch goes away: it is
  * freed when it is over, and no done() of the caller's runs
  */

@@ -52,6 +52,8 @@ struct landing {
 	uint32_t posted;		/* rpmad's own count of posts */
 	uint32_t oldest;		/* the oldest slot not yet free again */
 	struct as_batch *batch[LANDING_SLOTS];	/* who is in each slot */
+	/* taken back, for rpmad's thread once the older ones are done */
+	bool revoked[LANDING_SLOTS];
 	uint64_t posted_ns[LANDING_SLOTS];
 	uint64_t chunk_used[LANDING_CHUNKS / 64];
 	struct landing *prev, *next;	/* areas with slots in use */
@@ -131,6 +133,7 @@ slot_clear(struct landing *l, uint32_t index)
 {
 	struct as_batch *b = l->batch[index % LANDING_SLOTS];
 	l->batch[index % LANDING_SLOTS] = NULL;
+	l->revoked[index % LANDING_SLOTS] = false;
 	return b;
 }
 
@@ -156,14 +159,25 @@ to_worker(struct landing *l, uint32_t index)
 	worker_submit(b);
 }
 
-/* Takes back every batch still posted: rpmad's thread does them. */
+/*
+ * Takes back every batch still posted: rpmad's thread does them once the
+ * client's has done the ones it took (reap_area, from the loop's
+ * poller). Newest first, up to one it took: it takes in order, so what is
+ * taken back is all after what it has, and a channel's batches land in
+ * the order they were posted.
+ */
 static void
 revoke_all(struct landing *l)
 {
-	for (uint32_t i = l->oldest; i != l->posted; i++)
-		if (l->batch[i % LANDING_SLOTS] && take_back(l, i))
-			to_worker(l, i);
-	reclaim(l);
+	for (uint32_t i = l->posted; i != l->oldest; i--) {
+		uint32_t index = i - 1;
+		if (l->batch[index % LANDING_SLOTS] == NULL ||
+				l->revoked[index % LANDING_SLOTS])
+			continue;
+		if (!take_back(l, index))
+			break;
+		l->revoked[index % LANDING_SLOTS] = true;
+	}
 }
 
 /*
@@ -194,21 +208,33 @@ done(struct landing *l, uint32_t index)
 }
 
 /*
- * Batches done in one area; how many. A batch's end may let go of the
- * last of its address space, and the area with it: held until the end.
+ * Batches done in one area, and those taken back that may go to rpmad's
+ * thread (none before them is still the client's); how many. A batch's
+ * end may let go of the last of its address space, and the area with it:
+ * held until the end.
  */
 static int
 reap_area(struct landing *l)
 {
 	struct addrspace *as = addrspace_get(l->as);
 	int n = 0;
+	bool older_out = false; /* an older batch is the client's still */
 	for (uint32_t i = l->oldest; i != l->posted; i++) {
 		if (l->batch[i % LANDING_SLOTS] == NULL)
 			continue;
+		if (l->revoked[i % LANDING_SLOTS]) {
+			if (older_out)
+				continue;
+			to_worker(l, i);
+			n++;
+			continue;
+		}
 		uint32_t st = atomic_load_explicit(&slot_of(l, i)->state,
 				memory_order_acquire);
-		if (st != LANDING_DONE)
+		if (st != LANDING_DONE) {
+			older_out = true;
 			continue;
+		}
 		done(l, i);
 		n++;
 	}
@@ -338,14 +364,27 @@ wake_client(struct landing *l)
 			NULL, 0);
 }
 
+/* Whether the area takes b now. */
+static bool
+takes(const struct landing *l, const struct as_batch *b)
+{
+	return l && l->open && loop_now_ns() >= l->snubbed_until &&
+			b->njobs <= LANDING_SLOT_JOBS &&
+			l->posted - l->oldest < LANDING_SLOTS;
+}
+
+bool
+landing_would_take(const struct as_batch *b)
+{
+	return takes(area_of(b->as), b);
+}
+
 int
 landing_submit(struct as_batch *b)
 {
 	struct landing *l = area_of(b->as);
 	uint64_t now = loop_now_ns();
-	if (l == NULL || !l->open || now < l->snubbed_until ||
-			b->njobs > LANDING_SLOT_JOBS ||
-			l->posted - l->oldest >= LANDING_SLOTS)
+	if (!takes(l, b))
 		return -EAGAIN;
 	uint32_t index = l->posted;
 	struct landing_slot *s = slot_of(l, index);
@@ -388,7 +427,7 @@ landing_abandon(struct as_batch *b)
 	struct landing *l = area_of(b->as);
 	if (l == NULL || l->batch[b->slot % LANDING_SLOTS] != b)
 		return false;
-	if (take_back(l, b->slot)) {
+	if (l->revoked[b->slot % LANDING_SLOTS] || take_back(l, b->slot)) {
 		(void) slot_clear(l, b->slot);
 		reclaim(l);
 		return true;

@@ -53,6 +53,7 @@ void landing_end(struct addrspace *as);
  * Batches (as_worker_impl.h), handed to the area when it can take them:
  * landing_submit -- post it to the client's thread (0), or -EAGAIN: the
  *   area cannot take it now (rpmad's thread does it instead)
+ * landing_would_take -- whether landing_submit would post it now
  * landing_abandon, landing_keeps, landing_reap -- as the worker's
  * landing_bytes -- a run of at least n bytes of the area (*got: how many),
  *   or NULL (none open, or full: the heap's then)
@@ -63,6 +64,7 @@ void landing_end(struct addrspace *as);
  * The area is freed with the address space (it hangs on it: addrspace.h).
  */
 int landing_submit(struct as_batch *b);
+bool landing_would_take(const struct as_batch *b);
 bool landing_abandon(struct as_batch *b);
 bool landing_keeps(struct as_batch *b);
 void landing_reap(void);

@@ -281,6 +281,20 @@ enum rx_sink {
 	SINK_DISCARD, /* nowhere: an operation the target refused */
 };
 
+/*
+ * batches of a channel with the client's thread at once: while it lands
+ * one, rpmad reads on and posts the next, so that a stream of writes does
+ * not go in lock-step between the two
+ */
+#define TCP_BATCHES_OUT 4u
+
+/* A batch with the client's thread, and how it came back. */
+struct tcp_batch_out {
+	struct as_batch *b;
+	bool back;
+	enum as_status status;
+};
+
 struct tcp_chan {
 	int fd;
 	struct loop_watch watch;
@@ -315,11 +329,13 @@ struct tcp_chan {
 	bool paused; /* waiting for a receive buffer (RNR) */
 	/*
 	 * what frames read here do to a client's own memory (tcp_batch.c):
-	 * the batch they add to, the one with the client's thread, the
-	 * current frame's end waiting for its bytes, reading stopped for
-	 * them; the channel's role and how to read on
+	 * the batch they add to, the ones with the client's thread (oldest
+	 * first), the current frame's end waiting for its bytes, reading
+	 * stopped for them; the channel's role and how to read on
 	 */
-	struct as_batch *rx_batch, *rx_busy;
+	struct as_batch *rx_batch;
+	struct tcp_batch_out rx_out[TCP_BATCHES_OUT];
+	unsigned rx_out_first, rx_out_n;
 	bool rx_deferred, rx_end_pending, rx_nomem, batch_paused;
 	const struct tcp_batch_role *rx_role;
 	void (*rx_resume)(struct tcp_chan *ch);
@@ -630,8 +646,11 @@ void tcp_conn_send_goodbye(struct tcp_conn *tc);
  * memory, handed to the client's thread in batches (as_worker.h)
  *
  * Frames that land bytes in memory rpmad reaches through the client's
- * address space add them to the channel's batch; one batch at a time is
- * with the client's thread, and the frames read meanwhile gather the next.
+ * address space add them to the channel's batch. Batches go to the
+ * client's thread as they are gathered, up to TCP_BATCHES_OUT at once when
+ * each can follow the one before into the client's landing area (which
+ * lands them in order); otherwise one at a time, and the frames read
+ * meanwhile gather the next. They come back in the order they went.
  * A payload bigger than TCP_BATCH_SLICE goes through in slices, so that
  * what rpmad holds of it stays bounded. A frame whose end must wait for
  * its bytes (a message's receive completion, a read's data) makes reading
@@ -659,7 +678,7 @@ struct tcp_batch_role {
 /* tcp_batch_pending -- whether bytes of frames read are yet to be done */
 bool tcp_batch_pending(const struct tcp_chan *ch);
 
-/* tcp_batch_busy -- the batch with the client's thread, or NULL */
+/* tcp_batch_busy -- the oldest batch with the client's thread, or NULL */
 struct as_batch *tcp_batch_busy(const struct tcp_chan *ch);
 
 /*
@@ -703,7 +722,11 @@ int tcp_batch_wait(struct tcp_chan *ch);
  */
 void tcp_batch_end_waits(struct tcp_chan *ch);
 
-/* tcp_batch_discard -- after a failure: what was gathered is dropped */
+/*
+ * tcp_batch_discard -- after a failure: what was gathered is dropped, and
+ * the batches out after the one that failed are forgotten (what they did
+ * is not reported: the frames in them are refused)
+ */
 void tcp_batch_discard(struct tcp_chan *ch);
 
 /*

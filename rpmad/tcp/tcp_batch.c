@@ -10,17 +10,24 @@
 
 #include "tcp/tcp.h"
 
+/* the i-th batch out, from the oldest */
+static struct tcp_batch_out *
+out_at(struct tcp_chan *ch, unsigned i)
+{
+	return &ch->rx_out[(ch->rx_out_first + i) % TCP_BATCHES_OUT];
+}
+
 bool
 tcp_batch_pending(const struct tcp_chan *ch)
 {
-	return ch->rx_busy ||
-		(ch->rx_batch && as_batch_size(ch->rx_batch) > 0);
+	return ch->rx_out_n > 0 ||
+			(ch->rx_batch && as_batch_size(ch->rx_batch) > 0);
 }
 
 struct as_batch *
 tcp_batch_busy(const struct tcp_chan *ch)
 {
-	return ch->rx_busy;
+	return ch->rx_out_n ? ch->rx_out[ch->rx_out_first].b : NULL;
 }
 
 struct as_batch *
@@ -77,15 +84,30 @@ filling(const struct tcp_chan *ch)
 		ch->got < ch->batch_end;
 }
 
+/*
+ * Whether the gathered batch may go now: the first always; the next ones
+ * only where they land after the ones before (as_batch_can_follow).
+ */
+static bool
+may_go(struct tcp_chan *ch)
+{
+	if (ch->rx_out_n == 0)
+		return true;
+	return ch->rx_out_n < TCP_BATCHES_OUT &&
+			as_batch_can_follow(ch->rx_batch,
+					out_at(ch, ch->rx_out_n - 1)->b);
+}
+
 void
 tcp_batch_flush(struct tcp_chan *ch)
 {
-	if (ch->rx_busy || filling(ch) || ch->rx_batch == NULL ||
-			as_batch_size(ch->rx_batch) == 0)
+	if (filling(ch) || ch->rx_batch == NULL ||
+			as_batch_size(ch->rx_batch) == 0 || !may_go(ch))
 		return;
-	ch->rx_busy = ch->rx_batch;
+	struct tcp_batch_out *o = out_at(ch, ch->rx_out_n++);
+	*o = (struct tcp_batch_out){ .b = ch->rx_batch };
 	ch->rx_batch = NULL;
-	as_batch_submit(ch->rx_busy, done, ch);
+	as_batch_submit(o->b, done, ch);
 }
 
 /* Reading stops until the batches are back (done() reads on). */
@@ -99,12 +121,12 @@ stop_reading(struct tcp_chan *ch)
 int
 tcp_batch_room(struct tcp_chan *ch)
 {
-	/* the slice filled goes to the thread once the one before is back */
-	if (ch->rx_busy) {
+	/* the slice filled goes to the thread, or once one is back */
+	tcp_batch_flush(ch);
+	if (tcp_batch_gathering(ch)) {
 		stop_reading(ch);
 		return 1;
 	}
-	tcp_batch_flush(ch);
 	if (slice(ch) == 0)
 		return 0;
 	/* rpmad cannot hold the bytes: the role refuses the frame at its end */
@@ -129,29 +151,60 @@ tcp_batch_end_waits(struct tcp_chan *ch)
 	tcp_batch_flush(ch);
 }
 
+/* Lets go of the batches out: the thread frees what it is still in. */
+static void
+forget_out(struct tcp_chan *ch)
+{
+	for (unsigned i = 0; i < ch->rx_out_n; i++) {
+		struct tcp_batch_out *o = out_at(ch, i);
+		if (o->back)
+			as_batch_free(o->b);
+		else
+			as_batch_cancel(o->b);
+		o->b = NULL;
+	}
+	ch->rx_out_first = ch->rx_out_n = 0;
+}
+
 void
 tcp_batch_discard(struct tcp_chan *ch)
 {
 	as_batch_free(ch->rx_batch);
 	ch->rx_batch = NULL;
+	forget_out(ch);
 	if (ch->in_frame && ch->sink == SINK_BATCH)
 		ch->sink = SINK_DISCARD;
 }
 
 /*
- * A batch is back: the role hears how it went; the next goes; a frame
- * whose end waited ends once all its bytes are in; answers that waited
- * go; and reading goes on.
+ * A batch is back. In the order they went: the role hears how each went
+ * (a failure forgets those after it); the next goes; a frame whose end
+ * waited ends once all its bytes are in; answers that waited go; and
+ * reading goes on.
  */
 static void
 done(struct as_batch *b, enum as_status status, void *arg)
 {
 	struct tcp_chan *ch = arg;
-	ch->rx_busy = NULL;
-	ch->rx_role->back(ch, b, status);
-	as_batch_free(b);
+	unsigned i = 0;
+	while (i < ch->rx_out_n && out_at(ch, i)->b != b)
+		i++;
+	if (i == ch->rx_out_n)
+		return; /* forgotten: cancelled batches never come */
+	out_at(ch, i)->back = true;
+	out_at(ch, i)->status = status;
+	if (i > 0)
+		return; /* it waits for the ones before it */
+	while (ch->rx_out_n && out_at(ch, 0)->back) {
+		struct tcp_batch_out o = *out_at(ch, 0);
+		out_at(ch, 0)->b = NULL;
+		ch->rx_out_first = (ch->rx_out_first + 1) % TCP_BATCHES_OUT;
+		ch->rx_out_n--;
+		ch->rx_role->back(ch, o.b, o.status);
+		as_batch_free(o.b);
+	}
 	tcp_batch_flush(ch);
-	if (ch->rx_end_pending && !ch->rx_busy) {
+	if (ch->rx_end_pending && ch->rx_out_n == 0) {
 		ch->rx_end_pending = false;
 		ch->rx_role->end(ch);
 	}
@@ -175,10 +228,9 @@ tcp_batch_start(struct tcp_chan *ch, const struct tcp_batch_role *role,
 void
 tcp_batch_forget(struct tcp_chan *ch)
 {
-	if (ch->rx_busy)
-		as_batch_cancel(ch->rx_busy);
+	forget_out(ch);
 	as_batch_free(ch->rx_batch);
-	ch->rx_busy = ch->rx_batch = NULL;
+	ch->rx_batch = NULL;
 	ch->rx_end_pending = ch->rx_deferred = ch->rx_nomem = false;
 	ch->batch_paused = false;
 }

@@ -7,8 +7,9 @@
  * memory is registered; a server that is stopped still has its memory
  * written (rpmad's thread takes over); a landing thread stuck on a page
  * that never comes fails that write after memory_timeout_ms and nothing
- * else; a server that scribbles over its own landing area harms only
- * itself; a child of fork() has none of it and lands its own.
+ * else; writes posted behind a stuck one land after it; a server that
+ * scribbles over its own landing area harms only itself; a child of
+ * fork() has none of it and lands its own.
  */
 
 #include <check.h>
@@ -464,6 +465,105 @@ START_TEST(test_stuck_page)
 }
 END_TEST
 
+/* ------------------------------- 3b. in order behind a stuck copy */
+
+#define HELD_OFF (1u << 20)
+
+/*
+ * A write's copy waits on a page the server's userfaultfd holds; the next
+ * write, to the page after it, is posted behind it and taken back by
+ * rpmad when the landing thread does not take it in time. It lands after
+ * the first write all the same: the page both wrote ends with the second
+ * one's bytes, as on a NIC, which writes in order.
+ */
+static int
+order_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0) {
+		IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "skip", 4), 0);
+		return 0;
+	}
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_anon(LEN, 0x33);
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
+	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
+
+	uint8_t *held = buf + HELD_OFF;
+	struct uffdio_api api = { .api = UFFD_API };
+	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	IT_EQ(madvise(held, it_page(), MADV_DONTNEED), 0);
+	struct uffdio_register reg = { .range = { (uintptr_t) held, it_page() },
+		.mode = UFFDIO_REGISTER_MODE_MISSING };
+	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	it_send_desc(IT_CLIENT, mr, NULL);
+
+	/* both posted: the second is taken back after 50 ms; then the page */
+	(void) it_expect(TAG_WRITTEN, NULL, 0);
+	(void) usleep(300 * 1000);
+	struct uffdio_zeropage zp = { .range = { (uintptr_t) held,
+						      it_page() } };
+	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
+	(void) it_expect(TAG_CHECKED, NULL, 0);
+	IT_EQ(it_check(held, 4096, 61), -1);
+	IT_EQ(it_check(held + 4096, 4096, 62), -1);
+	(void) close(uffd);
+	it_await_close(&conn);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	IT_EQ(munmap(buf, LEN), 0);
+	return 0;
+}
+
+static int
+order_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	char go[8];
+	IT_ASSERT(it_expect(TAG_STUCK, go, sizeof(go)) > 0);
+	if (memcmp(go, "skip", 4) == 0)
+		return 0; /* no userfaultfd that holds kernel faults */
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *src = it_alloc(LEN);
+	struct rpma_mr_local *ms =
+			IT_REG(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC);
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	struct it_desc desc;
+	it_expect_desc(&desc);
+	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct ibv_wc wc;
+
+	/* the held page and the one after it: the copy waits at the first */
+	it_fill(src, 8192, 61);
+	IT_OK(rpma_write(conn, rmr, HELD_OFF, ms, 0, 8192,
+			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
+	(void) usleep(100 * 1000);
+	/* the page after it, posted while the first is still in the copy */
+	it_fill(src + 65536, 4096, 62);
+	IT_OK(rpma_write(conn, rmr, HELD_OFF + 4096, ms, 65536, 4096,
+			RPMA_F_COMPLETION_ALWAYS, (void *) 2));
+	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
+	it_wc_ok(conn, cq, 1, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_WRITE, &wc);
+	IT_EQ(it_tell(IT_SERVER, TAG_CHECKED, NULL, 0), 0);
+	it_client_end(&conn, &rmr, &ms, &peer, src);
+	return 0;
+}
+
+START_TEST(test_order_behind_stuck)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	it_pair_test(2, order_server, order_client, NULL);
+}
+END_TEST
+
 /* -------------------------------------- 4. an area scribbled over */
 
 struct scribbler {
@@ -595,6 +695,7 @@ suite(void)
 		TH_TEST(test_switched_off),
 		TH_LOOP(test_stopped_server, 0, 2),
 		TH_TEST(test_stuck_page),
+		TH_TEST(test_order_behind_stuck),
 		TH_TEST(test_scribbled_area),
 		TH_TEST(test_fork),
 		TH_TEST(test_registered_at_once),
