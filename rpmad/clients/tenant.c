@@ -635,26 +635,19 @@ static void vlog_tenant(struct tenant *t, pid_t pid, int level,
 void
 tenant_log(struct client *who, int level, const char *fmt, ...)
 {
-	if (level > log_max_level)
-		return;
-	char text[1024];
+	char text[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	bool logged = log_text(text, sizeof(text), level, fmt, ap);
 	va_end(ap);
-	vlog_tenant(who->tenant, who->pid, level, text);
+	if (logged)
+		vlog_tenant(who->tenant, who->pid, level, text);
 }
 
-void
-tenant_log_origin(const struct origin *o, int level, const char *fmt, ...)
+/* A line an origin caused: its user's share, or its host's. */
+static void
+charge_origin(const struct origin *o, int level, const char *text)
 {
-	if (level > log_max_level)
-		return;
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	if (o->kind != ORIGIN_USER) {
 		remote_log_origin(o, level, "%s", text);
 		return;
@@ -663,6 +656,30 @@ tenant_log_origin(const struct origin *o, int level, const char *fmt, ...)
 	struct tenant *t;
 	HASH_FIND(hh, tenants, &uid, sizeof(uid), t);
 	vlog_tenant(t, 0, level, text);
+}
+
+void
+tenant_log_origin(const struct origin *o, int level, const char *fmt, ...)
+{
+	char text[LOG_LINE_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	bool logged = log_text(text, sizeof(text), level, fmt, ap);
+	va_end(ap);
+	if (logged)
+		charge_origin(o, level, text);
+}
+
+void
+tenant_vlog_from(const struct origin *o, int level, const char *fmt, va_list ap)
+{
+	char text[LOG_LINE_MAX], who[ORIGIN_NAME_MAX];
+	if (!log_text(text, sizeof(text), level, fmt, ap))
+		return;
+	origin_name(o, who, sizeof(who));
+	size_t n = strlen(text);
+	(void) snprintf(text + n, sizeof(text) - n, " (from %s)", who);
+	charge_origin(o, level, text);
 }
 
 /* One line of a tenant's share (t NULL: no share; pid 0: not a client's). */

@@ -12,6 +12,7 @@
 #ifndef RPMAD_TENANT_H
 #define RPMAD_TENANT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -146,5 +147,13 @@ void tenant_log(struct client *c, int level, const char *fmt, ...)
  */
 void tenant_log_origin(const struct origin *o, int level, const char *fmt,
 		...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * tenant_vlog_from -- the same, with "(from <origin>)" at the end of the
+ * line: what a connection's other end caused (objects/conn.c, the
+ * transports through their transport_env)
+ */
+void tenant_vlog_from(const struct origin *o, int level, const char *fmt,
+		va_list ap) __attribute__((format(printf, 3, 0)));
 
 #endif /* RPMAD_TENANT_H */

@@ -200,17 +200,30 @@ journal_send(int level, const char *text)
 	return sd_journal_sendv(iov, (int)n);
 }
 
+bool
+log_text(char *text, size_t size, int level, const char *fmt, va_list ap)
+{
+	if (level > log_max_level)
+		return false;
+	(void) vsnprintf(text, size, fmt, ap);
+	return true;
+}
+
 void
 log_msg(int level, const char *fmt, ...)
 {
-	if (level > log_max_level)
-		return;
-
-	char text[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	log_vmsg(level, fmt, ap);
 	va_end(ap);
+}
+
+void
+log_vmsg(int level, const char *fmt, va_list ap)
+{
+	char text[LOG_LINE_MAX];
+	if (!log_text(text, sizeof(text), level, fmt, ap))
+		return;
 
 	if (journal) {
 		if (journal_send(level, text) == 0)

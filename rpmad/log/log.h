@@ -6,6 +6,9 @@
 #ifndef RPMAD_LOG_H
 #define RPMAD_LOG_H
 
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <syslog.h>
 
@@ -45,6 +48,19 @@ void log_subject_pop(void);
 
 void log_msg(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * log_vmsg -- log_msg with its arguments in a va_list
+ * log_text -- what a line of `level` says, into text (at most size bytes);
+ *   false, and nothing formatted, when lines of that level are not logged
+ */
+void log_vmsg(int level, const char *fmt, va_list ap)
+		__attribute__((format(printf, 2, 0)));
+bool log_text(char *text, size_t size, int level, const char *fmt, va_list ap)
+		__attribute__((format(printf, 4, 0)));
+
+/* the longest line rpmad logs, its end included */
+#define LOG_LINE_MAX 1024
 
 #define log_err(...)     log_msg(LOG_ERR, __VA_ARGS__)
 #define log_warning(...) log_msg(LOG_WARNING, __VA_ARGS__)

@@ -52,24 +52,18 @@ conn_owner(const struct conn *conn)
 void
 conn_log(const struct conn *conn, int level, const char *fmt, ...)
 {
-	if (level > log_max_level)
-		return;
-	char text[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
+	/*
+	 * an active one's lines are its own client's doing, as many as its
+	 * connections: not limited, so that its user's share stays for its
+	 * refusals
+	 */
+	if (conn->passive)
+		tenant_vlog_from(&conn->origin, level, fmt, ap);
+	else
+		log_vmsg(level, fmt, ap);
 	va_end(ap);
-	if (!conn->passive) {
-		/*
-		 * its own client's doing, as many as its connections: not
-		 * limited, so that its user's share stays for its refusals
-		 */
-		log_msg(level, "%s", text);
-		return;
-	}
-	char who[ORIGIN_NAME_MAX];
-	origin_name(&conn->origin, who, sizeof(who));
-	tenant_log_origin(&conn->origin, level, "%s (from %s)", text, who);
 }
 
 /* ------------------------------------------------------------- its facts */

@@ -189,19 +189,14 @@ conn_new(struct call *call, struct peer *peer, const struct conn_cfg *cfg)
 	if (ret) {
 		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);
-		free(conn);
-		return NULL;
+		goto fail_conn;
 	}
 	conn->works = calloc(conn->qp.layout.sq_entries, sizeof(*conn->works));
 	conn->inflight.recvs = calloc(conn->qp.layout.rq_entries,
 			sizeof(*conn->inflight.recvs));
 	if (conn->works == NULL || conn->inflight.recvs == NULL) {
 		call_fail(call, RPMA_E_NOMEM, ENOMEM, "connection");
-		free(conn->works);
-		free(conn->inflight.recvs);
-		qp_destroy(&conn->qp);
-		free(conn);
-		return NULL;
+		goto fail_qp;
 	}
 	if (conn->qp.staging) {
 		conn->staging = mr_staging_new(peer, &call->client->owner,
@@ -210,11 +205,7 @@ conn_new(struct call *call, struct peer *peer, const struct conn_cfg *cfg)
 		conn->qp.staging = NULL; /* the registration's now */
 		if (conn->staging == NULL) {
 			call_fail(call, RPMA_E_NOMEM, ENOMEM, "staging");
-			free(conn->works);
-			free(conn->inflight.recvs);
-			qp_destroy(&conn->qp);
-			free(conn);
-			return NULL;
+			goto fail_qp;
 		}
 	}
 	conn->qp.doorbell_watch.fd = conn->qp.doorbell_fd;
@@ -222,22 +213,11 @@ conn_new(struct call *call, struct peer *peer, const struct conn_cfg *cfg)
 	conn->qp.doorbell_watch.arg = conn;
 	if (loop_add(rpmad.loop, &conn->qp.doorbell_watch, EPOLLIN)) {
 		call_fail(call, RPMA_E_PROVIDER, 0, "cannot watch a doorbell");
-		mr_staging_end(conn->staging);
-		free(conn->works);
-		free(conn->inflight.recvs);
-		qp_destroy(&conn->qp);
-		free(conn);
-		return NULL;
+		goto fail_staging;
 	}
-
 	if (srq && srq_attach(srq, conn)) {
 		call_fail(call, RPMA_E_NOMEM, ENOMEM, "connection");
-		loop_del(rpmad.loop, &conn->qp.doorbell_watch);
-		free(conn->works);
-		free(conn->inflight.recvs);
-		qp_destroy(&conn->qp);
-		free(conn);
-		return NULL;
+		goto fail_watch;
 	}
 	conn->srq = srq;
 	if (srq) {
@@ -257,6 +237,18 @@ conn_new(struct call *call, struct peer *peer, const struct conn_cfg *cfg)
 	conn_activate(conn);
 	peer->users++;
 	return conn;
+
+fail_watch:
+	loop_del(rpmad.loop, &conn->qp.doorbell_watch);
+fail_staging:
+	mr_staging_end(conn->staging);
+fail_qp:
+	free(conn->works);
+	free(conn->inflight.recvs);
+	qp_destroy(&conn->qp);
+fail_conn:
+	free(conn);
+	return NULL;
 }
 
 void

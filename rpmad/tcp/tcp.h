@@ -23,6 +23,7 @@
  *   tcp_tls.c        TLS 1.3 on a socket, pre-shared keys (tcp_psk.c)
  *   tcp_liveness.c   whether the remote rpmads are still there
  *   tcp_log.c        log lines charged to the other end
+ *   tcp_env.c        what rpmad gave the transport at init
  */
 
 #ifndef RPMAD_TCP_H
@@ -43,6 +44,11 @@ struct tcp_ep;
 struct tcp_remote;
 struct tcp_tls;
 struct tx_item;
+
+/* ----------------------------------------------------------- tcp_env.c */
+
+/* what rpmad gave the transport at init (transport.h) */
+extern const struct transport_env *tcp_env;
 
 /* ----------------------------------------------------------- tcp_psk.c */
 
@@ -909,9 +915,6 @@ void tcp_rx_resume(struct tcp_conn *tc);
 
 extern const struct transport_ops transport_tcp;
 extern const struct transport_entry transport_tcp_entry;
-
-/* what rpmad gave the transport at init (transport.h) */
-extern const struct transport_env *tcp_env;
 
 /* transport_tcp_init -- make the software device and start; 0 or -ENOMEM */
 int transport_tcp_init(const struct transport_env *env);

@@ -18,17 +18,13 @@ tcp_conn_log(const struct tcp_conn *tc, int level, const char *fmt, ...)
 {
 	if (level > log_max_level)
 		return;
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	(void) vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	struct origin o;
 	if (tc->local_peer && tc->local_peer->conn)
 		origin_of_user(conn_uid(tc->local_peer->conn), &o);
 	else
 		origin_of_addr(&tc->remote, &o);
-	char who[ORIGIN_NAME_MAX];
-	origin_name(&o, who, sizeof(who));
-	tcp_env->log_origin(&o, level, "%s (from %s)", text, who);
+	va_list ap;
+	va_start(ap, fmt);
+	tcp_env->vlog_from(&o, level, fmt, ap);
+	va_end(ap);
 }

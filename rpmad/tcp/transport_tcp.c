@@ -118,8 +118,6 @@ const struct transport_ops transport_tcp = {
 
 /* ------------------------------------------------------- the transport */
 
-const struct transport_env *tcp_env;
-
 /* rpmad's own device: every address no other transport serves */
 static struct device *software_device;
 

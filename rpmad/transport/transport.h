@@ -30,6 +30,7 @@
 #ifndef RPMAD_TRANSPORT_H
 #define RPMAD_TRANSPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,13 +87,14 @@ struct transport_settings {
  * What rpmad gives a transport at init, instead of its own state: the
  * loop everything runs on, the settings (the same struct, updated in
  * place at a reload), and how to charge a log line to whoever caused it
- * (a local user's share, or a remote host's: clients/tenant.h).
+ * (a local user's share, or a remote host's: clients/tenant.h's
+ * tenant_vlog_from).
  */
 struct transport_env {
 	struct loop *loop;
 	struct transport_settings set;
-	void (*log_origin)(const struct origin *o, int level, const char *fmt,
-			...) __attribute__((format(printf, 3, 4)));
+	void (*vlog_from)(const struct origin *o, int level, const char *fmt,
+			va_list ap) __attribute__((format(printf, 3, 0)));
 };
 
 /* ---------------------------------------- the data handed over */

@@ -21,7 +21,7 @@
 static bool running[TRANSPORTS_MAX];
 
 /* what every transport is given, from its start to its end */
-static struct transport_env env = { .log_origin = tenant_log_origin };
+static struct transport_env env = { .vlog_from = tenant_vlog_from };
 
 static bool
 chosen(const struct transport_entry *e, const char *choice)
