@@ -644,10 +644,27 @@ tenant_log(struct client *who, int level, const char *fmt, ...)
 		vlog_tenant(who->tenant, who->pid, level, text);
 }
 
-/* A line an origin caused: its user's share, or its host's. */
+/*
+ * A line an origin caused, "(from <origin>)" after it when `from`: to its
+ * user's share, or its host's.
+ */
+static void vlog_origin(const struct origin *o, int level, bool from,
+		const char *fmt, va_list ap)
+		__attribute__((format(printf, 4, 0)));
+
 static void
-charge_origin(const struct origin *o, int level, const char *text)
+vlog_origin(const struct origin *o, int level, bool from, const char *fmt,
+		va_list ap)
 {
+	char text[LOG_LINE_MAX];
+	if (!log_text(text, sizeof(text), level, fmt, ap))
+		return;
+	if (from) {
+		char who[ORIGIN_NAME_MAX];
+		origin_name(o, who, sizeof(who));
+		size_t n = strlen(text);
+		(void) snprintf(text + n, sizeof(text) - n, " (from %s)", who);
+	}
 	if (o->kind != ORIGIN_USER) {
 		remote_log_origin(o, level, "%s", text);
 		return;
@@ -661,25 +678,16 @@ charge_origin(const struct origin *o, int level, const char *text)
 void
 tenant_log_origin(const struct origin *o, int level, const char *fmt, ...)
 {
-	char text[LOG_LINE_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	bool logged = log_text(text, sizeof(text), level, fmt, ap);
+	vlog_origin(o, level, false, fmt, ap);
 	va_end(ap);
-	if (logged)
-		charge_origin(o, level, text);
 }
 
 void
 tenant_vlog_from(const struct origin *o, int level, const char *fmt, va_list ap)
 {
-	char text[LOG_LINE_MAX], who[ORIGIN_NAME_MAX];
-	if (!log_text(text, sizeof(text), level, fmt, ap))
-		return;
-	origin_name(o, who, sizeof(who));
-	size_t n = strlen(text);
-	(void) snprintf(text + n, sizeof(text) - n, " (from %s)", who);
-	charge_origin(o, level, text);
+	vlog_origin(o, level, true, fmt, ap);
 }
 
 /* One line of a tenant's share (t NULL: no share; pid 0: not a client's). */

@@ -352,6 +352,78 @@ drop(struct rpma_conn **conn)
 }
 
 /*
+ * A server whose own userfaultfd will hold a page of its memory (kernel
+ * faults wait only on a full userfaultfd: root's): the userfaultfd, or -1
+ * after telling the client to skip; its peer, memory and registration.
+ */
+static int
+held_server_start(struct rpma_peer **peer, uint8_t **buf,
+		struct rpma_mr_local **mr)
+{
+	int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0) {
+		IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "skip", 4), 0);
+		return -1;
+	}
+	*peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	*buf = it_anon(LEN, 0x33);
+	*mr = IT_REG(*peer, *buf, LEN, RW);
+	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
+	return uffd;
+}
+
+/* The page at `held` goes, and only the userfaultfd could bring it. */
+static void
+hold_page(int uffd, uint8_t *held)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	IT_EQ(madvise(held, it_page(), MADV_DONTNEED), 0);
+	struct uffdio_register reg = { .range = { (uintptr_t) held, it_page() },
+		.mode = UFFDIO_REGISTER_MODE_MISSING };
+	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+}
+
+/* The page comes: a copy stuck on it goes on. */
+static void
+bring_page(int uffd, uint8_t *held)
+{
+	struct uffdio_zeropage zp = { .range = { (uintptr_t) held,
+						      it_page() } };
+	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
+}
+
+/* Such a server's end, its connections closed: nothing left of it. */
+static void
+held_server_end(int uffd, struct rpma_ep **ep, struct rpma_mr_local **mr,
+		struct rpma_peer **peer, uint8_t *buf)
+{
+	(void) close(uffd);
+	IT_OK(rpma_mr_dereg(mr));
+	IT_ASSERT(thread_gone(5000));
+	IT_OK(rpma_ep_shutdown(ep));
+	IT_OK(rpma_peer_delete(peer));
+	IT_EQ(munmap(buf, LEN), 0);
+}
+
+/*
+ * Its client: NULL when the server has no such userfaultfd, else a peer
+ * with `src` registered as the source of writes.
+ */
+static struct rpma_peer *
+held_client_start(uint8_t **src, struct rpma_mr_local **ms)
+{
+	char go[8];
+	IT_ASSERT(it_expect(TAG_STUCK, go, sizeof(go)) > 0);
+	if (memcmp(go, "skip", 4) == 0)
+		return NULL;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	*src = it_alloc(LEN);
+	*ms = IT_REG(peer, *src, LEN, RPMA_MR_USAGE_WRITE_SRC);
+	return peer;
+}
+
+/*
  * The server's own userfaultfd holds a page of its registration, and the
  * landing thread's copy into it waits for good: that write fails after
  * memory_timeout_ms (IBV_WC_REM_OP_ERR), writes into the rest of the
@@ -362,48 +434,32 @@ static int
 stuck_server(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	/* kernel faults wait only on a full userfaultfd: root's */
-	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0) {
-		IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "skip", 4), 0);
+	struct rpma_peer *peer;
+	uint8_t *buf;
+	struct rpma_mr_local *mr;
+	int uffd = held_server_start(&peer, &buf, &mr);
+	if (uffd < 0)
 		return 0;
-	}
-	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	uint8_t *buf = it_anon(LEN, 0x33);
-	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
-	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
 	struct rpma_conn *one = it_accept_next(ep, NULL, NULL);
 	struct rpma_conn *two = it_accept_next(ep, NULL, NULL);
 
-	/* the last page goes, and only the userfaultfd could bring it */
+	/* the last page */
 	uint8_t *held = buf + LEN - it_page();
-	struct uffdio_api api = { .api = UFFD_API };
-	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
-	IT_EQ(madvise(held, it_page(), MADV_DONTNEED), 0);
-	struct uffdio_register reg = { .range = { (uintptr_t) held, it_page() },
-		.mode = UFFDIO_REGISTER_MODE_MISSING };
-	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	hold_page(uffd, held);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	(void) it_expect(TAG_FAILED, NULL, 0);
 	IT_EQ(it_check(buf + 4096, 8192, 42), -1);
-	/* the page comes: the stuck copy ends, the thread goes on */
-	struct uffdio_zeropage zp = { .range = { (uintptr_t) held,
-						      it_page() } };
-	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
+	/* the stuck copy ends, the thread goes on */
+	bring_page(uffd, held);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
 	IT_EQ(it_check(buf + 65536, 4096, 43), -1);
-	(void) close(uffd);
 
 	drop(&one);
 	it_await_close(&two);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_ASSERT(thread_gone(5000));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	IT_EQ(munmap(buf, LEN), 0);
+	held_server_end(uffd, &ep, &mr, &peer, buf);
 	return 0;
 }
 
@@ -411,15 +467,11 @@ static int
 stuck_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	char go[8];
-	IT_ASSERT(it_expect(TAG_STUCK, go, sizeof(go)) > 0);
-	if (memcmp(go, "skip", 4) == 0)
+	uint8_t *src;
+	struct rpma_mr_local *ms;
+	struct rpma_peer *peer = held_client_start(&src, &ms);
+	if (peer == NULL)
 		return 0;	/* no userfaultfd that holds kernel faults */
-	struct rpma_peer *peer = it_peer(IT_ADDR,
-			RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	uint8_t *src = it_alloc(LEN);
-	struct rpma_mr_local *ms =
-			IT_REG(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *one = it_connect(peer, env, NULL, NULL);
 	struct rpma_conn *two = it_connect_to(peer, env->port, NULL, NULL);
 	struct it_desc desc;
@@ -480,42 +532,28 @@ static int
 order_server(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	int uffd = (int) syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (uffd < 0) {
-		IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "skip", 4), 0);
+	struct rpma_peer *peer;
+	uint8_t *buf;
+	struct rpma_mr_local *mr;
+	int uffd = held_server_start(&peer, &buf, &mr);
+	if (uffd < 0)
 		return 0;
-	}
-	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-	uint8_t *buf = it_anon(LEN, 0x33);
-	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
-	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
 	struct rpma_ep *ep = it_listen(peer, env);
 	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
 
 	uint8_t *held = buf + HELD_OFF;
-	struct uffdio_api api = { .api = UFFD_API };
-	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
-	IT_EQ(madvise(held, it_page(), MADV_DONTNEED), 0);
-	struct uffdio_register reg = { .range = { (uintptr_t) held, it_page() },
-		.mode = UFFDIO_REGISTER_MODE_MISSING };
-	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	hold_page(uffd, held);
 	it_send_desc(IT_CLIENT, mr, NULL);
 
 	/* both posted: the second is taken back after 50 ms; then the page */
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
 	(void) usleep(300 * 1000);
-	struct uffdio_zeropage zp = { .range = { (uintptr_t) held,
-						      it_page() } };
-	IT_EQ(ioctl(uffd, UFFDIO_ZEROPAGE, &zp), 0);
+	bring_page(uffd, held);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
 	IT_EQ(it_check(held, 4096, 61), -1);
 	IT_EQ(it_check(held + 4096, 4096, 62), -1);
-	(void) close(uffd);
 	it_await_close(&conn);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	IT_EQ(munmap(buf, LEN), 0);
+	held_server_end(uffd, &ep, &mr, &peer, buf);
 	return 0;
 }
 
@@ -523,14 +561,11 @@ static int
 order_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	char go[8];
-	IT_ASSERT(it_expect(TAG_STUCK, go, sizeof(go)) > 0);
-	if (memcmp(go, "skip", 4) == 0)
+	uint8_t *src;
+	struct rpma_mr_local *ms;
+	struct rpma_peer *peer = held_client_start(&src, &ms);
+	if (peer == NULL)
 		return 0; /* no userfaultfd that holds kernel faults */
-	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
-	uint8_t *src = it_alloc(LEN);
-	struct rpma_mr_local *ms =
-			IT_REG(peer, src, LEN, RPMA_MR_USAGE_WRITE_SRC);
 	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
 	struct it_desc desc;
 	it_expect_desc(&desc);
