@@ -248,6 +248,17 @@ free_when_done(struct as_batch *b, enum as_status status, void *arg)
 }
 
 void
+as_batch_withdraw(struct as_batch *b)
+{
+	if (b->exec == AS_EXEC_LANDING && landing_withdraw(b)) {
+		pending_del(b);
+		as_batch_destroy(b);
+		return;
+	}
+	as_batch_cancel(b);
+}
+
+void
 as_batch_cancel(struct as_batch *b)
 {
 	b->done = free_when_done;

@@ -111,6 +111,13 @@ bool as_batch_can_follow(const struct as_batch *b, const struct as_batch *prev);
 void as_batch_cancel(struct as_batch *b);
 
 /*
+ * as_batch_withdraw -- the same, and what of it was not started never
+ * happens: a batch still waiting in the client's landing area is taken
+ * back and freed now, one already started runs to its end
+ */
+void as_batch_withdraw(struct as_batch *b);
+
+/*
  * as_batch_free -- in done(), or a batch never submitted. A batch that
  * ended AS_STALLED is freed by its thread when it comes back.
  */

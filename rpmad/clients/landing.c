@@ -422,16 +422,26 @@ landing_keeps(struct as_batch *b)
 }
 
 bool
-landing_abandon(struct as_batch *b)
+landing_withdraw(struct as_batch *b)
 {
 	struct landing *l = area_of(b->as);
 	if (l == NULL || l->batch[b->slot % LANDING_SLOTS] != b)
 		return false;
-	if (l->revoked[b->slot % LANDING_SLOTS] || take_back(l, b->slot)) {
-		(void) slot_clear(l, b->slot);
-		reclaim(l);
+	if (!l->revoked[b->slot % LANDING_SLOTS] && !take_back(l, b->slot))
+		return false;
+	(void) slot_clear(l, b->slot);
+	reclaim(l);
+	return true;
+}
+
+bool
+landing_abandon(struct as_batch *b)
+{
+	if (landing_withdraw(b))
 		return true;
-	}
+	struct landing *l = area_of(b->as);
+	if (l == NULL || l->batch[b->slot % LANDING_SLOTS] != b)
+		return false;
 	/* taken, and not done: its bytes stay until the thread is back */
 	b->abandoned = true;
 	l->snubbed_until = loop_now_ns() + SNUB_NS;

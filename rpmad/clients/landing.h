@@ -54,6 +54,8 @@ void landing_end(struct addrspace *as);
  * landing_submit -- post it to the client's thread (0), or -EAGAIN: the
  *   area cannot take it now (rpmad's thread does it instead)
  * landing_would_take -- whether landing_submit would post it now
+ * landing_withdraw -- takes it back if the client's thread has not taken
+ *   it (true: it never runs, and is the caller's again)
  * landing_abandon, landing_keeps, landing_reap -- as the worker's
  * landing_bytes -- a run of at least n bytes of the area (*got: how many),
  *   or NULL (none open, or full: the heap's then)
@@ -65,6 +67,7 @@ void landing_end(struct addrspace *as);
  */
 int landing_submit(struct as_batch *b);
 bool landing_would_take(const struct as_batch *b);
+bool landing_withdraw(struct as_batch *b);
 bool landing_abandon(struct as_batch *b);
 bool landing_keeps(struct as_batch *b);
 void landing_reap(void);

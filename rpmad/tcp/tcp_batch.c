@@ -151,16 +151,20 @@ tcp_batch_end_waits(struct tcp_chan *ch)
 	tcp_batch_flush(ch);
 }
 
-/* Lets go of the batches out: the thread frees what it is still in. */
+/*
+ * Lets go of the batches out: those the client's thread has not taken
+ * never run (their frames are refused: no byte of them may land), and it
+ * frees what it is still in.
+ */
 static void
 forget_out(struct tcp_chan *ch)
 {
-	for (unsigned i = 0; i < ch->rx_out_n; i++) {
+	for (unsigned i = ch->rx_out_n; i-- > 0;) {
 		struct tcp_batch_out *o = out_at(ch, i);
 		if (o->back)
 			as_batch_free(o->b);
 		else
-			as_batch_cancel(o->b);
+			as_batch_withdraw(o->b);
 		o->b = NULL;
 	}
 	ch->rx_out_first = ch->rx_out_n = 0;

@@ -7,7 +7,8 @@
  * memory is registered; a server that is stopped still has its memory
  * written (rpmad's thread takes over); a landing thread stuck on a page
  * that never comes fails that write after memory_timeout_ms and nothing
- * else; writes posted behind a stuck one land after it; a server that
+ * else; writes posted behind a stuck one land after it, and never after
+ * one that failed; a server that
  * scribbles over its own landing area harms only itself; a child of
  * fork() has none of it and lands its own.
  */
@@ -521,6 +522,50 @@ END_TEST
 
 #define HELD_OFF (1u << 20)
 
+/* A server of one connection whose page at HELD_OFF its userfaultfd holds. */
+struct held_one {
+	int uffd;
+	struct rpma_peer *peer;
+	uint8_t *buf, *held;
+	struct rpma_mr_local *mr;
+	struct rpma_ep *ep;
+	struct rpma_conn *conn;
+};
+
+/*
+ * Its client: two writes of src on conn, `first` bytes at HELD_OFF (seed
+ * `seed`), then, pause_ms later, a page at HELD_OFF + second (seed + 1),
+ * with completions 1 and 2.
+ */
+static void
+two_writes(struct rpma_conn *conn, struct rpma_mr_remote *rmr,
+		struct rpma_mr_local *ms, uint8_t *src, size_t first,
+		unsigned pause_ms, size_t second, uint32_t seed)
+{
+	it_fill(src, first, seed);
+	IT_OK(rpma_write(conn, rmr, HELD_OFF, ms, 0, first,
+			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
+	(void) usleep(pause_ms * 1000);
+	it_fill(src + 65536, 4096, seed + 1);
+	IT_OK(rpma_write(conn, rmr, HELD_OFF + second, ms, 65536, 4096,
+			RPMA_F_COMPLETION_ALWAYS, (void *) 2));
+}
+
+/* Its start, up to the descriptor sent; false: skipped (no userfaultfd). */
+static bool
+held_one_start(const struct it_env *env, struct held_one *h)
+{
+	h->uffd = held_server_start(&h->peer, &h->buf, &h->mr);
+	if (h->uffd < 0)
+		return false;
+	h->ep = it_listen(h->peer, env);
+	h->conn = it_accept_next(h->ep, NULL, NULL);
+	h->held = h->buf + HELD_OFF;
+	hold_page(h->uffd, h->held);
+	it_send_desc(IT_CLIENT, h->mr, NULL);
+	return true;
+}
+
 /*
  * A write's copy waits on a page the server's userfaultfd holds; the next
  * write, to the page after it, is posted behind it and taken back by
@@ -532,28 +577,18 @@ static int
 order_server(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	struct rpma_peer *peer;
-	uint8_t *buf;
-	struct rpma_mr_local *mr;
-	int uffd = held_server_start(&peer, &buf, &mr);
-	if (uffd < 0)
+	struct held_one h;
+	if (!held_one_start(env, &h))
 		return 0;
-	struct rpma_ep *ep = it_listen(peer, env);
-	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
-
-	uint8_t *held = buf + HELD_OFF;
-	hold_page(uffd, held);
-	it_send_desc(IT_CLIENT, mr, NULL);
-
 	/* both posted: the second is taken back after 50 ms; then the page */
 	(void) it_expect(TAG_WRITTEN, NULL, 0);
 	(void) usleep(300 * 1000);
-	bring_page(uffd, held);
+	bring_page(h.uffd, h.held);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
-	IT_EQ(it_check(held, 4096, 61), -1);
-	IT_EQ(it_check(held + 4096, 4096, 62), -1);
-	it_await_close(&conn);
-	held_server_end(uffd, &ep, &mr, &peer, buf);
+	IT_EQ(it_check(h.held, 4096, 61), -1);
+	IT_EQ(it_check(h.held + 4096, 4096, 62), -1);
+	it_await_close(&h.conn);
+	held_server_end(h.uffd, &h.ep, &h.mr, &h.peer, h.buf);
 	return 0;
 }
 
@@ -566,23 +601,16 @@ order_client(const struct it_env *env, void *arg)
 	struct rpma_peer *peer = held_client_start(&src, &ms);
 	if (peer == NULL)
 		return 0; /* no userfaultfd that holds kernel faults */
-	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
-	struct it_desc desc;
-	it_expect_desc(&desc);
-	struct rpma_mr_remote *rmr = it_desc_mr(&desc);
-	struct rpma_cq *cq = NULL;
-	IT_OK(rpma_conn_get_cq(conn, &cq));
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
 	struct ibv_wc wc;
 
-	/* the held page and the one after it: the copy waits at the first */
-	it_fill(src, 8192, 61);
-	IT_OK(rpma_write(conn, rmr, HELD_OFF, ms, 0, 8192,
-			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
-	(void) usleep(100 * 1000);
-	/* the page after it, posted while the first is still in the copy */
-	it_fill(src + 65536, 4096, 62);
-	IT_OK(rpma_write(conn, rmr, HELD_OFF + 4096, ms, 65536, 4096,
-			RPMA_F_COMPLETION_ALWAYS, (void *) 2));
+	/*
+	 * the held page and the one after it (the copy waits at the first),
+	 * then the page after it, posted while the first is in the copy
+	 */
+	two_writes(conn, rmr, ms, src, 8192, 100, 4096, 61);
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 	it_wc_ok(conn, cq, 1, IBV_WC_RDMA_WRITE, &wc);
 	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_WRITE, &wc);
@@ -596,6 +624,75 @@ START_TEST(test_order_behind_stuck)
 	if (!it_transport_is("tcp"))
 		return;
 	it_pair_test(2, order_server, order_client, NULL);
+}
+END_TEST
+
+/* ----------------------- 3c. nothing lands behind a failed write */
+
+/*
+ * The first write waits on a held page until memory_timeout_ms (1 s)
+ * fails it; the second, to another page, was posted 600 ms after it and
+ * is refused with it (flushed). When the page comes afterwards, the
+ * first write's copy ends, but the second never lands: as on a NIC,
+ * which executes nothing after an operation it refused.
+ */
+static int
+refused_server(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct held_one h;
+	if (!held_one_start(env, &h))
+		return 0;
+	/* both ended: the page comes, the stuck copy goes on */
+	(void) it_expect(TAG_FAILED, NULL, 0);
+	bring_page(h.uffd, h.held);
+	(void) usleep(300 * 1000);
+	/* the page after the held one as it was: nothing of the second */
+	uint8_t *after = h.held + 65536;
+	for (size_t i = 0; i < 4096; i++)
+		IT_ASSERT_MSG(after[i] == 0x33, "byte %zu: %#x", i, after[i]);
+	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
+	drop(&h.conn);
+	held_server_end(h.uffd, &h.ep, &h.mr, &h.peer, h.buf);
+	return 0;
+}
+
+static int
+refused_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	uint8_t *src;
+	struct rpma_mr_local *ms;
+	struct rpma_peer *peer = held_client_start(&src, &ms);
+	if (peer == NULL)
+		return 0; /* no userfaultfd that holds kernel faults */
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
+	struct ibv_wc wc;
+
+	two_writes(conn, rmr, ms, src, 4096, 600, 65536, 71);
+	IT_EQ(it_get_wc(cq, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(wc.wr_id, 1);
+	IT_EQ(wc.status, IBV_WC_REM_OP_ERR);
+	IT_EQ(it_get_wc(cq, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(wc.wr_id, 2);
+	IT_ASSERT(wc.status != IBV_WC_SUCCESS);
+	IT_EQ(it_tell(IT_SERVER, TAG_FAILED, NULL, 0), 0);
+	(void) it_expect(TAG_CHECKED, NULL, 0);
+	drop(&conn);
+	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&ms),
+			rpma_peer_delete(&peer));
+	free(src);
+	return 0;
+}
+
+START_TEST(test_nothing_after_refused)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	it_pair_test_cfg(2, "memory_timeout_ms = 1000\n", refused_server,
+			refused_client, NULL);
 }
 END_TEST
 
@@ -731,6 +828,7 @@ suite(void)
 		TH_LOOP(test_stopped_server, 0, 2),
 		TH_TEST(test_stuck_page),
 		TH_TEST(test_order_behind_stuck),
+		TH_TEST(test_nothing_after_refused),
 		TH_TEST(test_scribbled_area),
 		TH_TEST(test_fork),
 		TH_TEST(test_registered_at_once),
