@@ -364,11 +364,11 @@ wake_client(struct landing *l)
 			NULL, 0);
 }
 
-/* Whether the area takes b now. */
+/* Whether the area takes b at `now`. */
 static bool
-takes(const struct landing *l, const struct as_batch *b)
+takes(const struct landing *l, const struct as_batch *b, uint64_t now)
 {
-	return l && l->open && loop_now_ns() >= l->snubbed_until &&
+	return l && l->open && now >= l->snubbed_until &&
 			b->njobs <= LANDING_SLOT_JOBS &&
 			l->posted - l->oldest < LANDING_SLOTS;
 }
@@ -376,7 +376,7 @@ takes(const struct landing *l, const struct as_batch *b)
 bool
 landing_would_take(const struct as_batch *b)
 {
-	return takes(area_of(b->as), b);
+	return takes(area_of(b->as), b, loop_now_ns());
 }
 
 int
@@ -384,7 +384,7 @@ landing_submit(struct as_batch *b)
 {
 	struct landing *l = area_of(b->as);
 	uint64_t now = loop_now_ns();
-	if (!takes(l, b))
+	if (!takes(l, b, now))
 		return -EAGAIN;
 	uint32_t index = l->posted;
 	struct landing_slot *s = slot_of(l, index);

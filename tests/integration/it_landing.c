@@ -532,23 +532,37 @@ struct held_one {
 	struct rpma_conn *conn;
 };
 
+/* Its client: one connection to it, the source of its writes registered. */
+struct held_writer {
+	struct rpma_peer *peer;
+	uint8_t *src;
+	struct rpma_mr_local *ms;
+	struct rpma_mr_remote *rmr;
+	struct rpma_cq *cq;
+	struct rpma_conn *conn;
+};
+
 /*
- * Its client: two writes of src on conn, `first` bytes at HELD_OFF (seed
- * `seed`), then, pause_ms later, a page at HELD_OFF + second (seed + 1),
- * with completions 1 and 2.
+ * The client's two writes: `first` bytes at HELD_OFF (seed `seed`), then,
+ * pause_ms later, a page at HELD_OFF + second (seed + 1), with completions
+ * 1 and 2. false: skipped (the server has no such userfaultfd).
  */
-static void
-two_writes(struct rpma_conn *conn, struct rpma_mr_remote *rmr,
-		struct rpma_mr_local *ms, uint8_t *src, size_t first,
+static bool
+held_writes(const struct it_env *env, struct held_writer *w, size_t first,
 		unsigned pause_ms, size_t second, uint32_t seed)
 {
-	it_fill(src, first, seed);
-	IT_OK(rpma_write(conn, rmr, HELD_OFF, ms, 0, first,
+	w->peer = held_client_start(&w->src, &w->ms);
+	if (w->peer == NULL)
+		return false;
+	w->conn = it_connect_mr(w->peer, env, &w->rmr, &w->cq);
+	it_fill(w->src, first, seed);
+	IT_OK(rpma_write(w->conn, w->rmr, HELD_OFF, w->ms, 0, first,
 			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
 	(void) usleep(pause_ms * 1000);
-	it_fill(src + 65536, 4096, seed + 1);
-	IT_OK(rpma_write(conn, rmr, HELD_OFF + second, ms, 65536, 4096,
+	it_fill(w->src + 65536, 4096, seed + 1);
+	IT_OK(rpma_write(w->conn, w->rmr, HELD_OFF + second, w->ms, 65536, 4096,
 			RPMA_F_COMPLETION_ALWAYS, (void *) 2));
+	return true;
 }
 
 /* Its start, up to the descriptor sent; false: skipped (no userfaultfd). */
@@ -596,26 +610,19 @@ static int
 order_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	uint8_t *src;
-	struct rpma_mr_local *ms;
-	struct rpma_peer *peer = held_client_start(&src, &ms);
-	if (peer == NULL)
-		return 0; /* no userfaultfd that holds kernel faults */
-	struct rpma_mr_remote *rmr;
-	struct rpma_cq *cq;
-	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
-	struct ibv_wc wc;
-
+	struct held_writer w;
 	/*
 	 * the held page and the one after it (the copy waits at the first),
 	 * then the page after it, posted while the first is in the copy
 	 */
-	two_writes(conn, rmr, ms, src, 8192, 100, 4096, 61);
+	if (!held_writes(env, &w, 8192, 100, 4096, 61))
+		return 0; /* no userfaultfd that holds kernel faults */
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
-	it_wc_ok(conn, cq, 1, IBV_WC_RDMA_WRITE, &wc);
-	it_wc_ok(conn, cq, 2, IBV_WC_RDMA_WRITE, &wc);
+	struct ibv_wc wc;
+	it_wc_ok(w.conn, w.cq, 1, IBV_WC_RDMA_WRITE, &wc);
+	it_wc_ok(w.conn, w.cq, 2, IBV_WC_RDMA_WRITE, &wc);
 	IT_EQ(it_tell(IT_SERVER, TAG_CHECKED, NULL, 0), 0);
-	it_client_end(&conn, &rmr, &ms, &peer, src);
+	it_client_end(&w.conn, &w.rmr, &w.ms, &w.peer, w.src);
 	return 0;
 }
 
@@ -661,29 +668,22 @@ static int
 refused_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	uint8_t *src;
-	struct rpma_mr_local *ms;
-	struct rpma_peer *peer = held_client_start(&src, &ms);
-	if (peer == NULL)
+	struct held_writer w;
+	if (!held_writes(env, &w, 4096, 600, 65536, 71))
 		return 0; /* no userfaultfd that holds kernel faults */
-	struct rpma_mr_remote *rmr;
-	struct rpma_cq *cq;
-	struct rpma_conn *conn = it_connect_mr(peer, env, &rmr, &cq);
 	struct ibv_wc wc;
-
-	two_writes(conn, rmr, ms, src, 4096, 600, 65536, 71);
-	IT_EQ(it_get_wc(cq, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
 	IT_EQ(wc.wr_id, 1);
 	IT_EQ(wc.status, IBV_WC_REM_OP_ERR);
-	IT_EQ(it_get_wc(cq, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
 	IT_EQ(wc.wr_id, 2);
 	IT_ASSERT(wc.status != IBV_WC_SUCCESS);
 	IT_EQ(it_tell(IT_SERVER, TAG_FAILED, NULL, 0), 0);
 	(void) it_expect(TAG_CHECKED, NULL, 0);
-	drop(&conn);
-	IT_OKS(rpma_mr_remote_delete(&rmr), rpma_mr_dereg(&ms),
-			rpma_peer_delete(&peer));
-	free(src);
+	drop(&w.conn);
+	IT_OKS(rpma_mr_remote_delete(&w.rmr), rpma_mr_dereg(&w.ms),
+			rpma_peer_delete(&w.peer));
+	free(w.src);
 	return 0;
 }
 
