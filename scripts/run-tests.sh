@@ -24,6 +24,20 @@ fi
 
 [ -x configure ] || autoreconf -fi
 
+# after a failed make check: the suite's log, then, last (where a short
+# tail of CI's output still shows it), which tests failed and Check's
+# lines for the failed checks
+show_failures() {
+	local log
+	for log in "$@"; do
+		[ -f "$log" ] || continue
+		cat "$log"
+		echo "== failed in $log:"
+		grep -E '^(FAIL|ERROR|XPASS):' "$log" || true
+		grep -E ':[FE]:' "$log" | cut -c1-300 | tail -n 20 || true
+	done
+}
+
 # librpmaclient talks to an rpmad of root only, unless built to trust
 # another user: the tests' rpmads run as whoever runs the tests
 user_opt=()
@@ -33,7 +47,7 @@ echo "== build (-Werror) and make check"
 rm -rf _build && mkdir _build
 (cd _build && ../configure --enable-werror --prefix="$top/_inst" "${user_opt[@]}" >/dev/null &&
 	make -j"$jobs" && make -j"$jobs" check && make install >/dev/null) || {
-	cat _build/test-suite.log 2>/dev/null || true; exit 1; }
+	show_failures _build/test-suite.log; exit 1; }
 
 echo "== conformance: upstream example programs across two rpmads"
 if [ -x ../shared/conformance/run.sh ]; then
@@ -74,11 +88,15 @@ echo "== make check under AddressSanitizer and UndefinedBehaviorSanitizer"
 rm -rf _build-asan && mkdir _build-asan
 (cd _build-asan && ../configure --enable-werror --enable-sanitizers "${user_opt[@]}" >/dev/null &&
 	make -j"$jobs" && make -j"$jobs" check) || {
-	cat _build-asan/test-suite.log 2>/dev/null || true; exit 1; }
+	show_failures _build-asan/test-suite.log; exit 1; }
 
 echo "== fuzz targets (clang, ${FUZZ_SECONDS:=20} s each, from the seed corpus)"
 FUZZ_OUT="$top/_fuzz-findings" tests/fuzz/run-fuzzers.sh "$FUZZ_SECONDS"
 
 echo "== make distcheck"
-(cd _build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror >/dev/null)
+# (its build is deep inside _build, and removed only once it passed)
+(cd _build && make -j"$jobs" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror \
+	>distcheck.log 2>&1) || {
+	tail -n 40 _build/distcheck.log
+	show_failures _build/*/_build/sub/test-suite.log; exit 1; }
 echo "== all tests passed"
