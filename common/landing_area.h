@@ -69,7 +69,8 @@ struct landing_job {
 struct landing_slot {
 	_Atomic uint32_t state;
 	uint32_t njobs;
-	uint64_t reserved;
+	/* the batch's stream: nothing after a lost job (stream_halt.h) */
+	uint64_t stream;
 	struct landing_job jobs[LANDING_SLOT_JOBS];
 };
 

@@ -29,6 +29,7 @@
 #include "landing_area.h"
 #include "log_internal.h"
 #include "qp_ring.h"
+#include "stream_halt.h"
 
 /*
  * how long the thread looks for the next batch before it sleeps: under a
@@ -68,6 +69,8 @@ struct landing {
 	/* under lk.lock: the registrations it may copy into and out of */
 	struct range *ranges;
 	unsigned nranges, cap;
+	/* the thread's: streams that lost bytes, of which nothing more moves */
+	struct stream_halt halted;
 	struct landing *next;
 };
 
@@ -218,7 +221,11 @@ move_run(struct landing *l, const struct landing_job *jobs, unsigned first,
 	return got == (ssize_t)total ? k : 0;
 }
 
-/* A batch: each job checked, then moved; its `lost` flags say how. */
+/*
+ * A batch: each job checked, then moved; its `lost` flags say how. In a
+ * stream, nothing moves after a lost job (stream_halt.h): those after it
+ * are lost too.
+ */
 static void
 run(struct landing *l, struct landing_slot *s)
 {
@@ -229,20 +236,27 @@ run(struct landing *l, struct landing_slot *s)
 	uint8_t bad[LANDING_SLOT_JOBS];
 	unsigned nbad = 0;
 	/* what rpmad posted, read once */
+	uint64_t stream = s->stream;
 	memcpy(jobs, s->jobs, n * sizeof(jobs[0]));
 	for (unsigned i = 0; i < n; i++) {
 		bad[i] = !job_valid(l, &jobs[i]);
 		nbad += bad[i];
 	}
+	bool halted = stream_halted(&l->halted, stream);
 	for (unsigned i = 0; i < n; ) {
-		unsigned took = nbad ? 0 : move_run(l, jobs, i, n);
+		unsigned took = nbad || halted ? 0 : move_run(l, jobs, i, n);
 		if (took) {
 			for (unsigned k = i; k < i + took; k++)
 				s->jobs[k].lost = 0;
 			i += took;
 			continue;
 		}
-		s->jobs[i].lost = bad[i] || move_one(l, &jobs[i]) != 0;
+		s->jobs[i].lost =
+				halted || bad[i] || move_one(l, &jobs[i]) != 0;
+		if (s->jobs[i].lost && stream && !halted) {
+			stream_halt(&l->halted, stream);
+			halted = true;
+		}
 		i++;
 	}
 }

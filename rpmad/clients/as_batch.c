@@ -39,6 +39,19 @@ as_batch_new(struct addrspace *as)
 	return b;
 }
 
+uint64_t
+as_stream_new(void)
+{
+	static uint64_t last;
+	return ++last;
+}
+
+void
+as_batch_set_stream(struct as_batch *b, uint64_t stream)
+{
+	b->stream = stream;
+}
+
 /* A chunk of at least n bytes: of the landing area if it has room. */
 static struct as_chunk *
 chunk_new(struct as_batch *b, size_t n)

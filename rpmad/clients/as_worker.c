@@ -25,6 +25,7 @@
 #include "core/daemon.h"
 #include "log/log.h"
 #include "loop/loop.h"
+#include "stream_halt.h"
 
 /* how long a thread without work waits for more before it ends */
 #define IDLE_NS (2000u * 1000000u)
@@ -58,6 +59,8 @@ struct as_worker {
 	struct as_batch *head, *tail;	/* to do, oldest first */
 	struct as_batch *current;	/* being done by the thread */
 	bool running;			/* a thread exists */
+	/* the thread's: streams that lost bytes, of which nothing more moves */
+	struct stream_halt halted;
 	struct as_thread *thread;	/* ... this one */
 	bool stopping;			/* the address space is gone */
 	unsigned refs;			/* the address space's, the thread's */
@@ -88,38 +91,67 @@ static struct {
 /* --------------------------------------------------------- the thread */
 
 /*
- * Does the batch's work in order; consecutive writes whose bytes follow
- * each other in the batch and in the client's memory go as one (and, when
- * that one lost bytes, again one by one, to tell which lost them).
+ * The writes from b->jobs[*i] on whose bytes follow each other in the
+ * batch and in the client's memory, as one call (and, when that one lost
+ * bytes, again one by one, to tell which lost them; in a stream, up to
+ * the first that did): the bytes lost. *i goes past what was done.
+ */
+static uint64_t
+write_run(struct as_worker *w, struct as_batch *b, unsigned *i)
+{
+	const struct as_job *j = &b->jobs[*i];
+	unsigned first = *i, end = first + 1;
+	size_t len = j->len;
+	while (end < b->njobs && b->jobs[end].kind == AS_JOB_WRITE &&
+			b->jobs[end].addr == j->addr + len &&
+			b->jobs[end].data == j->data + len)
+		len += b->jobs[end++].len;
+	*i = end;
+	if (addrspace_pwrite(w->mem_fd, j->addr, j->data, len) == 0)
+		return 0;
+	uint64_t lost = 0;
+	for (unsigned k = first; k < end; k++) {
+		struct as_job *x = &b->jobs[k];
+		size_t n = addrspace_pwrite(w->mem_fd, x->addr, x->data,
+				x->len);
+		x->lost = n > 0;
+		lost += n;
+		if (x->lost && b->stream) {
+			*i = k + 1;
+			break;
+		}
+	}
+	return lost;
+}
+
+/*
+ * Does the batch's work in order. In a stream, nothing moves after a job
+ * that lost bytes (stream_halt.h): the rest are lost too.
  */
 static void
 run_batch(struct as_worker *w, struct as_batch *b)
 {
 	uint64_t lost = 0;
-	for (unsigned i = 0; i < b->njobs; ) {
-		struct as_job *j = &b->jobs[i++];
+	bool halted = stream_halted(&w->halted, b->stream);
+	unsigned i = 0;
+	while (i < b->njobs && !halted) {
+		struct as_job *j = &b->jobs[i];
 		if (j->kind == AS_JOB_READ) {
 			size_t n = addrspace_pread(w->mem_fd, j->addr, j->data,
 					j->len);
 			j->lost = n > 0;
 			lost += n;
-			continue;
+			i++;
+		} else {
+			lost += write_run(w, b, &i);
 		}
-		unsigned first = i - 1;
-		size_t len = j->len;
-		while (i < b->njobs && b->jobs[i].kind == AS_JOB_WRITE &&
-				b->jobs[i].addr == j->addr + len &&
-				b->jobs[i].data == j->data + len)
-			len += b->jobs[i++].len;
-		if (addrspace_pwrite(w->mem_fd, j->addr, j->data, len) == 0)
-			continue;
-		for (unsigned k = first; k < i; k++) {
-			struct as_job *x = &b->jobs[k];
-			size_t n = addrspace_pwrite(w->mem_fd, x->addr,
-					x->data, x->len);
-			x->lost = n > 0;
-			lost += n;
-		}
+		halted = b->stream && b->jobs[i - 1].lost;
+	}
+	if (halted)
+		stream_halt(&w->halted, b->stream);
+	for (; i < b->njobs; i++) {
+		b->jobs[i].lost = true;
+		lost += b->jobs[i].len;
 	}
 	b->lost = lost;
 }

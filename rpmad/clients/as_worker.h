@@ -54,6 +54,17 @@ typedef void as_done_fn(struct as_batch *b, enum as_status status,
 struct as_batch *as_batch_new(struct addrspace *as);
 
 /*
+ * as_stream_new -- a stream never named before (never 0);
+ * as_batch_set_stream -- b is one of a stream: once a read or write of
+ * the stream loses bytes, nothing after it in the stream moves (its reads
+ * and writes are lost too), as a NIC executes nothing after an operation
+ * it refused (common/stream_halt.h). Without one, a batch's reads and
+ * writes stand alone.
+ */
+uint64_t as_stream_new(void);
+void as_batch_set_stream(struct as_batch *b, uint64_t stream);
+
+/*
  * Each read or write carries a `tag` of the caller's (say, the frame it is
  * part of): as_batch_first_lost tells which one lost bytes first.
  *

@@ -49,6 +49,7 @@ struct as_batch {
 	struct as_chunk *chunks;	/* the newest first */
 	bool all_landed;	/* every byte in the landing area */
 	size_t size;
+	uint64_t stream; /* as_batch_set_stream; 0: none */
 	uint64_t lost;
 	enum as_status status;	/* set when it never reached a thread */
 	as_done_fn *done;

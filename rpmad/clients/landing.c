@@ -399,6 +399,7 @@ landing_submit(struct as_batch *b)
 		};
 	}
 	s->njobs = b->njobs;
+	s->stream = b->stream;
 	atomic_store_explicit(&s->state, LANDING_POSTED, memory_order_release);
 	l->batch[index % LANDING_SLOTS] = b;
 	l->posted_ns[index % LANDING_SLOTS] = now;

@@ -337,9 +337,12 @@ struct tcp_chan {
 	 * what frames read here do to a client's own memory (tcp_batch.c):
 	 * the batch they add to, the ones with the client's thread (oldest
 	 * first), the current frame's end waiting for its bytes, reading
-	 * stopped for them; the channel's role and how to read on
+	 * stopped for them; the channel's role and how to read on. Its
+	 * batches are a stream (as_batch_set_stream), a new one after each
+	 * failure.
 	 */
 	struct as_batch *rx_batch;
+	uint64_t rx_stream;
 	struct tcp_batch_out rx_out[TCP_BATCHES_OUT];
 	unsigned rx_out_first, rx_out_n;
 	bool rx_deferred, rx_end_pending, rx_nomem, batch_paused;

@@ -40,8 +40,14 @@ tcp_batch_gathering(const struct tcp_chan *ch)
 struct as_batch *
 tcp_batch_for(struct tcp_chan *ch, struct mr *mr)
 {
+	if (ch->rx_batch)
+		return ch->rx_batch;
+	ch->rx_batch = as_batch_new(mr_addrspace(mr));
 	if (ch->rx_batch == NULL)
-		ch->rx_batch = as_batch_new(mr_addrspace(mr));
+		return NULL;
+	if (ch->rx_stream == 0)
+		ch->rx_stream = as_stream_new();
+	as_batch_set_stream(ch->rx_batch, ch->rx_stream);
 	return ch->rx_batch;
 }
 
@@ -176,6 +182,7 @@ tcp_batch_discard(struct tcp_chan *ch)
 	as_batch_free(ch->rx_batch);
 	ch->rx_batch = NULL;
 	forget_out(ch);
+	ch->rx_stream = 0; /* what comes after the failure is not halted */
 	if (ch->in_frame && ch->sink == SINK_BATCH)
 		ch->sink = SINK_DISCARD;
 }
@@ -235,6 +242,7 @@ tcp_batch_forget(struct tcp_chan *ch)
 	forget_out(ch);
 	as_batch_free(ch->rx_batch);
 	ch->rx_batch = NULL;
+	ch->rx_stream = 0;
 	ch->rx_end_pending = ch->rx_deferred = ch->rx_nomem = false;
 	ch->batch_paused = false;
 }

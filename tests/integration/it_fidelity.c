@@ -18,13 +18,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/memfd.h>
-#include <linux/userfaultfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "itest.h"
@@ -65,20 +62,8 @@ uffd_wp_server(struct it_remote *r)
 	IT_EQ(remote_write(mr, 0, it_page(), 5), IBV_WC_SUCCESS);
 	IT_EQ(it_check(buf, it_page(), 5), -1);
 
-	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK |
-			UFFD_USER_MODE_ONLY);
-	IT_ASSERT_MSG(uffd >= 0, "userfaultfd: %s", strerror(errno));
-	struct uffdio_api api = { .api = UFFD_API,
-			.features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
-	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
 	uint8_t *wp = buf + 4 * it_page();
-	struct uffdio_register reg = { .range = { (uintptr_t) wp, it_page() },
-		.mode = UFFDIO_REGISTER_MODE_WP };
-	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
-	struct uffdio_writeprotect prot = { .range = { (uintptr_t) wp,
-							    it_page() },
-		.mode = UFFDIO_WRITEPROTECT_MODE_WP };
-	IT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &prot), 0);
+	int uffd = it_write_protect(wp, it_page());
 
 	/* the protected page: an error, and its bytes are as they were */
 	IT_EQ(remote_write(mr, 4 * it_page(), it_page(), 6),

@@ -8,7 +8,7 @@
  * written (rpmad's thread takes over); a landing thread stuck on a page
  * that never comes fails that write after memory_timeout_ms and nothing
  * else; writes posted behind a stuck one land after it, and never after
- * one that failed; a server that
+ * one that failed, whether at its deadline or at once; a server that
  * scribbles over its own landing area harms only itself; a child of
  * fork() has none of it and lands its own.
  */
@@ -540,12 +540,15 @@ struct held_writer {
 	struct rpma_mr_remote *rmr;
 	struct rpma_cq *cq;
 	struct rpma_conn *conn;
+	/* the second write was posted (one after a failure may be refused) */
+	bool second;
 };
 
 /*
  * The client's two writes: `first` bytes at HELD_OFF (seed `seed`), then,
  * pause_ms later, a page at HELD_OFF + second (seed + 1), with completions
- * 1 and 2. false: skipped (the server has no such userfaultfd).
+ * 1 and 2 (w->second: whether the second was posted: the connection may
+ * have failed already). false: skipped (the server has no userfaultfd).
  */
 static bool
 held_writes(const struct it_env *env, struct held_writer *w, size_t first,
@@ -559,9 +562,11 @@ held_writes(const struct it_env *env, struct held_writer *w, size_t first,
 	IT_OK(rpma_write(w->conn, w->rmr, HELD_OFF, w->ms, 0, first,
 			RPMA_F_COMPLETION_ALWAYS, (void *) 1));
 	(void) usleep(pause_ms * 1000);
-	it_fill(w->src + 65536, 4096, seed + 1);
-	IT_OK(rpma_write(w->conn, w->rmr, HELD_OFF + second, w->ms, 65536, 4096,
-			RPMA_F_COMPLETION_ALWAYS, (void *) 2));
+	/* its source after the first one's, which may still be read */
+	it_fill(w->src + first, 4096, seed + 1);
+	w->second = rpma_write(w->conn, w->rmr, HELD_OFF + second, w->ms, first,
+				    4096, RPMA_F_COMPLETION_ALWAYS,
+				    (void *) 2) == 0;
 	return true;
 }
 
@@ -617,6 +622,7 @@ order_client(const struct it_env *env, void *arg)
 	 */
 	if (!held_writes(env, &w, 8192, 100, 4096, 61))
 		return 0; /* no userfaultfd that holds kernel faults */
+	IT_ASSERT(w.second);
 	IT_EQ(it_tell(IT_SERVER, TAG_WRITTEN, NULL, 0), 0);
 	struct ibv_wc wc;
 	it_wc_ok(w.conn, w.cq, 1, IBV_WC_RDMA_WRITE, &wc);
@@ -636,6 +642,44 @@ END_TEST
 
 /* ----------------------- 3c. nothing lands behind a failed write */
 
+/* Nothing of the second write is in its page, `at`. */
+static void
+second_never_landed(const uint8_t *at)
+{
+	for (size_t i = 0; i < 4096; i++)
+		IT_ASSERT_MSG(at[i] == 0x33, "byte %zu: %#x", i, at[i]);
+}
+
+/*
+ * A client whose first write, of `first` bytes, fails with `status`, the
+ * second (to `second`) posted pause_ms after it: that one fails too (or
+ * is not even posted), and the server finds none of its bytes.
+ */
+static int
+refused_writes(const struct it_env *env, size_t first, unsigned pause_ms,
+		size_t second, uint32_t seed, enum ibv_wc_status status)
+{
+	struct held_writer w;
+	if (!held_writes(env, &w, first, pause_ms, second, seed))
+		return 0; /* no userfaultfd that holds kernel faults */
+	struct ibv_wc wc;
+	IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
+	IT_EQ(wc.wr_id, 1);
+	IT_EQ(wc.status, status);
+	if (w.second) {
+		IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
+		IT_EQ(wc.wr_id, 2);
+		IT_ASSERT(wc.status != IBV_WC_SUCCESS);
+	}
+	IT_EQ(it_tell(IT_SERVER, TAG_FAILED, NULL, 0), 0);
+	(void) it_expect(TAG_CHECKED, NULL, 0);
+	drop(&w.conn);
+	IT_OKS(rpma_mr_remote_delete(&w.rmr), rpma_mr_dereg(&w.ms),
+			rpma_peer_delete(&w.peer));
+	free(w.src);
+	return 0;
+}
+
 /*
  * The first write waits on a held page until memory_timeout_ms (1 s)
  * fails it; the second, to another page, was posted 600 ms after it and
@@ -654,10 +698,7 @@ refused_server(const struct it_env *env, void *arg)
 	(void) it_expect(TAG_FAILED, NULL, 0);
 	bring_page(h.uffd, h.held);
 	(void) usleep(300 * 1000);
-	/* the page after the held one as it was: nothing of the second */
-	uint8_t *after = h.held + 65536;
-	for (size_t i = 0; i < 4096; i++)
-		IT_ASSERT_MSG(after[i] == 0x33, "byte %zu: %#x", i, after[i]);
+	second_never_landed(h.held + 65536);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 	drop(&h.conn);
 	held_server_end(h.uffd, &h.ep, &h.mr, &h.peer, h.buf);
@@ -668,23 +709,7 @@ static int
 refused_client(const struct it_env *env, void *arg)
 {
 	(void) arg;
-	struct held_writer w;
-	if (!held_writes(env, &w, 4096, 600, 65536, 71))
-		return 0; /* no userfaultfd that holds kernel faults */
-	struct ibv_wc wc;
-	IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
-	IT_EQ(wc.wr_id, 1);
-	IT_EQ(wc.status, IBV_WC_REM_OP_ERR);
-	IT_EQ(it_get_wc(w.cq, &wc, 4 * IT_WAIT_MS), 0);
-	IT_EQ(wc.wr_id, 2);
-	IT_ASSERT(wc.status != IBV_WC_SUCCESS);
-	IT_EQ(it_tell(IT_SERVER, TAG_FAILED, NULL, 0), 0);
-	(void) it_expect(TAG_CHECKED, NULL, 0);
-	drop(&w.conn);
-	IT_OKS(rpma_mr_remote_delete(&w.rmr), rpma_mr_dereg(&w.ms),
-			rpma_peer_delete(&w.peer));
-	free(w.src);
-	return 0;
+	return refused_writes(env, 4096, 600, 65536, 71, IBV_WC_REM_OP_ERR);
 }
 
 START_TEST(test_nothing_after_refused)
@@ -693,6 +718,61 @@ START_TEST(test_nothing_after_refused)
 		return;
 	it_pair_test_cfg(2, "memory_timeout_ms = 1000\n", refused_server,
 			refused_client, NULL);
+}
+END_TEST
+
+/*
+ * The first write, PROTECTED_LEN bytes, ends in a page the server
+ * write-protected with its own userfaultfd: its copy fails there, at once
+ * (IBV_WC_REM_ACCESS_ERR). The second, to a page that is there, is
+ * posted right behind it and lands in the same batch or the next one
+ * while the first is being copied, before rpmad has heard of the
+ * failure. Neither the client's thread nor rpmad's (arg: the server's
+ * landing switched off) moves it.
+ */
+#define PROTECTED_LEN (256u << 10)
+static int
+protected_server(const struct it_env *env, void *arg)
+{
+	if (arg)
+		IT_EQ(setenv("RPMA_LANDING", "0", 1), 0);
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_anon(LEN, 0x33);
+	struct rpma_mr_local *mr = IT_REG(peer, buf, LEN, RW);
+	int uffd = it_write_protect(buf + HELD_OFF + PROTECTED_LEN - it_page(),
+			it_page());
+	IT_EQ(it_tell(IT_CLIENT, TAG_STUCK, "go", 2), 0);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
+	it_send_desc(IT_CLIENT, mr, NULL);
+
+	(void) it_expect(TAG_FAILED, NULL, 0);
+	second_never_landed(buf + HELD_OFF + 2 * PROTECTED_LEN);
+	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
+	drop(&conn);
+	(void) close(uffd);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_ep_shutdown(&ep));
+	IT_OK(rpma_peer_delete(&peer));
+	IT_EQ(munmap(buf, LEN), 0);
+	return 0;
+}
+
+static int
+protected_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	return refused_writes(env, PROTECTED_LEN, 0, 2 * PROTECTED_LEN, 81,
+			IBV_WC_REM_ACCESS_ERR);
+}
+
+START_TEST(test_nothing_after_lost)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	/* one rpmad or two; the client's thread or rpmad's */
+	it_pair_test(_i % 2 + 1, protected_server, protected_client,
+			(void *) (uintptr_t) (_i / 2));
 }
 END_TEST
 
@@ -829,6 +909,7 @@ suite(void)
 		TH_TEST(test_stuck_page),
 		TH_TEST(test_order_behind_stuck),
 		TH_TEST(test_nothing_after_refused),
+		TH_LOOP(test_nothing_after_lost, 0, 4),
 		TH_TEST(test_scribbled_area),
 		TH_TEST(test_fork),
 		TH_TEST(test_registered_at_once),

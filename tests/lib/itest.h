@@ -443,6 +443,13 @@ void *it_alloc(size_t size);
  */
 uint8_t *it_anon(size_t len, int byte);
 
+/*
+ * it_write_protect -- [p, p + len) write-protected by a userfaultfd of the
+ * process's own, as a dirty-page tracker does: the kernel's copies into
+ * it fail (EFAULT); the userfaultfd, to close (fails the role)
+ */
+int it_write_protect(void *p, size_t len);
+
 /* The descriptors one side sends the other (IT_TAG_DESC). */
 struct it_desc {
 	uint8_t mr[32];

@@ -6,11 +6,16 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "itest.h"
 
@@ -246,6 +251,25 @@ it_anon(size_t len, int byte)
 	IT_ASSERT_MSG(p != MAP_FAILED, "no mapping of %zu bytes", len);
 	memset(p, byte, len);
 	return p;
+}
+
+int
+it_write_protect(void *p, size_t len)
+{
+	int uffd = (int) syscall(SYS_userfaultfd,
+			O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+	IT_ASSERT_MSG(uffd >= 0, "userfaultfd: %s", strerror(errno));
+	struct uffdio_api api = { .api = UFFD_API,
+		.features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_API, &api), 0);
+	struct uffdio_range range = { (uintptr_t) p, len };
+	struct uffdio_register reg = { .range = range,
+		.mode = UFFDIO_REGISTER_MODE_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	struct uffdio_writeprotect prot = { .range = range,
+		.mode = UFFDIO_WRITEPROTECT_MODE_WP };
+	IT_EQ(ioctl(uffd, UFFDIO_WRITEPROTECT, &prot), 0);
+	return uffd;
 }
 
 void
