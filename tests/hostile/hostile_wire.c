@@ -64,6 +64,7 @@ enum {
 	TAG_DESCS = 100,	/* S -> parent: its two descriptors */
 	TAG_NEXT,		/* parent -> S: int what */
 	TAG_RECV_POSTED,	/* S -> parent */
+	TAG_ESTABLISHED, /* S -> parent: its accept completed */
 	TAG_S_DONE,
 	TAG_C_NEXT,		/* parent -> C: int lie */
 	TAG_C_READY,		/* C -> parent: its descriptor, posted */
@@ -117,6 +118,7 @@ server(const struct it_env *env, void *arg)
 			continue;
 		}
 		struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
+		IT_EQ(it_tell(IT_PARENT, TAG_ESTABLISHED, NULL, 0), 0);
 		if (next == NEXT_CONN_RECV || next == NEXT_CONN_RECV_FLUSHED) {
 			IT_OK(rpma_recv(conn, rmr, S_RECV_OFF, S_RECV_LEN,
 					(void *)0x5e));
@@ -192,6 +194,13 @@ liar_connect(struct liar *l, int next)
 	ck_assert_int_eq(f.type, TF_ACCEPT);
 	struct tcp_frame ready = { .type = TF_READY };
 	wire_send_frame(l->p, &ready, NULL, 0);
+	/*
+	 * the two sockets are not ordered: a lie on the secondary, or its
+	 * end, could reach rpmad before the READY and S would see its
+	 * connection lost instead of established
+	 */
+	ck_assert_msg(it_group_hear(l->g, TAG_ESTABLISHED, 1) == 0, "%s",
+			it_report());
 	l->seq = 1;
 }
 
@@ -747,6 +756,8 @@ START_TEST(test_liar_active)
 	ck_assert_int_eq(f.type, TF_ACCEPT);
 	struct tcp_frame ready = { .type = TF_READY };
 	wire_send_frame(twin, &ready, NULL, 0);
+	ck_assert_msg(it_group_hear(&g, TAG_ESTABLISHED, 1) == 0, "%s",
+			it_report());
 	(void) close(twin);
 	(void) close(twin_s);
 
