@@ -29,6 +29,7 @@
 #include "landing_area.h"
 #include "log_internal.h"
 #include "qp_ring.h"
+#include "range_set.h"
 #include "stream_halt.h"
 
 /*
@@ -43,10 +44,6 @@
 #define STACK_SIZE (64u << 10)
 /* how long a stop waits for it before leaving it to end by itself */
 #define STOP_WAIT_MS 200
-
-struct range {
-	uint64_t start, end;
-};
 
 /*
  * One session's landing: its area, its thread, and the registrations it
@@ -67,8 +64,7 @@ struct landing {
 	_Atomic bool stop;
 	unsigned refs;		/* under lk.lock */
 	/* under lk.lock: the registrations it may copy into and out of */
-	struct range *ranges;
-	unsigned nranges, cap;
+	struct range_set *ranges;
 	/* the thread's: streams that lost bytes, of which nothing more moves */
 	struct stream_halt halted;
 	struct landing *next;
@@ -111,7 +107,7 @@ landing_destroy(struct landing *l)
 		(void) close(l->area_fd);
 	if (l->done_fd >= 0)
 		(void) close(l->done_fd);
-	free(l->ranges);
+	range_set_delete(l->ranges);
 	free(l);
 }
 
@@ -119,12 +115,8 @@ landing_destroy(struct landing *l)
 static bool
 registered(struct landing *l, uint64_t addr, uint64_t len)
 {
-	bool yes = false;
 	(void) pthread_mutex_lock(&lk.lock);
-	for (unsigned i = 0; i < l->nranges && !yes; i++)
-		yes = addr >= l->ranges[i].start &&
-			addr <= l->ranges[i].end &&
-			len <= l->ranges[i].end - addr;
+	bool yes = l->ranges && range_set_covers(l->ranges, addr, len);
 	(void) pthread_mutex_unlock(&lk.lock);
 	return yes;
 }
@@ -467,17 +459,10 @@ find_locked(uint64_t generation)
 static int
 add_range_locked(struct landing *l, const void *ptr, size_t size)
 {
-	if (l->nranges == l->cap) {
-		unsigned cap = l->cap ? l->cap * 2 : 8;
-		struct range *r = realloc(l->ranges, cap * sizeof(*r));
-		if (r == NULL)
-			return -1;
-		l->ranges = r;
-		l->cap = cap;
-	}
+	if (l->ranges == NULL && (l->ranges = range_set_new()) == NULL)
+		return -1;
 	uint64_t start = (uint64_t)(uintptr_t)ptr;
-	l->ranges[l->nranges++] = (struct range){ start, start + size };
-	return 0;
+	return range_set_add(l->ranges, start, start + size);
 }
 
 /* A new landing for the session, its area open and its thread running. */
@@ -565,14 +550,9 @@ landing_remove(uint64_t generation, const void *ptr, size_t size)
 	struct landing *l = find_locked(generation);
 	bool last = false;
 	if (l) {
-		for (unsigned i = 0; i < l->nranges; i++) {
-			if (l->ranges[i].start != start ||
-					l->ranges[i].end != start + size)
-				continue;
-			l->ranges[i] = l->ranges[--l->nranges];
-			break;
-		}
-		last = l->nranges == 0;
+		if (l->ranges)
+			(void) range_set_remove(l->ranges, start, start + size);
+		last = l->ranges == NULL || range_set_empty(l->ranges);
 		if (last) {
 			struct landing **p = &lk.all;
 			while (*p != l)
