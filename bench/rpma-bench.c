@@ -27,13 +27,16 @@
  *                   [--port N] [--rpmad-nice DELTA]
  *                   [--idle N] [--idle-conns N] [--idle-regs N]
  *                   [--scale-regs N] [--scale-conns N]
- *                   [--scale-sessions N] [--tls]
+ *                   [--scale-sessions N] [--server-regs N] [--tls]
  * LIST: comma-separated of block, busy1, busy2, busy4 (default: all);
  * TEXT: only the measurements whose name holds it ("ping-pong");
  * DELTA: added to the daemons' niceness (negative: needs CAP_SYS_NICE);
  * --idle N, --idle-conns N, --idle-regs N: then everything again beside
  * another process's crowd at each daemon: N connection requests that never
  * connect, N idle connections, N registrations ("two +idle", "one +idle").
+ * --server-regs N: every server registers N pages of its own first, then
+ * its buffer (the landing thread checks each access against all of a
+ * process's registrations).
  * Needs an rpmad binary (--rpmad, $RPMAD_BIN, or rpmad in PATH); it starts
  * its own daemons on temporary sockets, without the per-user limits;
  * $RPMA_BENCH_CONF adds lines of rpmad.conf(5) of one's own to theirs, and
@@ -115,6 +118,7 @@ static struct {
 	 * requests, idle connections, registrations */
 	int idle, idle_conns, idle_regs;
 	unsigned scale_regs, scale_conns, scale_sessions;
+	unsigned server_regs; /* pages each server registers first */
 	bool no_weights;	/* an rpmad without the weight setting */
 	/*
 	 * the clients and servers not dumpable: the library cannot hand
@@ -221,6 +225,29 @@ alloc_buf(void)
 	return p;
 }
 
+/*
+ * --server-regs: as many pages of the server's own registered first, one
+ * registration each, kept until it exits.
+ */
+static void
+register_pages(struct rpma_peer *peer, unsigned n)
+{
+	if (n == 0)
+		return;
+	size_t ps = (size_t) sysconf(_SC_PAGESIZE);
+	uint8_t *pages = mmap(NULL, n * ps, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (pages == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct rpma_mr_local *mr;
+		CHECK(rpma_mr_reg(peer, pages + i * ps, ps,
+				RPMA_MR_USAGE_WRITE_DST, &mr));
+	}
+}
+
 /* A new file of FILE_SIZE on the disk, shared: its pages are written back. */
 static void *
 file_buf(void)
@@ -289,6 +316,7 @@ serve(const char *port, enum server_mode mode, int ready_fd)
 	CHECK(rpma_utils_get_ibv_context(ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL,
 			&dev));
 	CHECK(rpma_peer_new(dev, &peer));
+	register_pages(peer, opt.server_regs);
 	CHECK(rpma_mr_reg(peer, buf, mode == SERVE_FILE ? FILE_SIZE : BUF_SIZE,
 			0xff, &mr));
 	CHECK(rpma_peer_cfg_new(&pcfg));
@@ -1612,6 +1640,7 @@ main(int argc, char *argv[])
 		{ "scale-regs", required_argument, NULL, 'R' },
 		{ "scale-conns", required_argument, NULL, 'C' },
 		{ "scale-sessions", required_argument, NULL, 'S' },
+		{ "server-regs", required_argument, NULL, 'g' },
 		{ "no-weights", no_argument, NULL, 'W' },
 		{ "moved", no_argument, NULL, 'M' },
 		{ "tls", no_argument, NULL, 'T' },
@@ -1619,8 +1648,8 @@ main(int argc, char *argv[])
 	};
 	opt.rpmad = getenv("RPMAD_BIN") ? getenv("RPMAD_BIN") : "rpmad";
 	int ch;
-	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:WMT",
-			longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "r:s:m:o:w:p:n:i:I:G:R:C:S:g:WMT",
+				longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'r':
 			opt.rpmad = optarg;
@@ -1665,6 +1694,9 @@ main(int argc, char *argv[])
 		case 'S':
 			opt.scale_sessions = (unsigned)atoi(optarg);
 			break;
+		case 'g':
+			opt.server_regs = (unsigned) atoi(optarg);
+			break;
 		case 'W':
 			opt.no_weights = true;
 			break;
@@ -1675,13 +1707,15 @@ main(int argc, char *argv[])
 			opt.tls = true;
 			break;
 		default:
-			(void) fprintf(stderr, "usage: rpma-bench [--rpmad PATH] "
+			(void) fprintf(stderr,
+					"usage: rpma-bench [--rpmad PATH] "
 					"[--seconds S] [--modes block,busy1,"
 					"busy2,busy4] [--only two|one|fair|floor|"
 					"scale] [--rows TEXT] [--port N] [--rpmad-nice DELTA] "
 					"[--idle N] [--idle-conns N] "
 					"[--idle-regs N] [--scale-regs N] "
 					"[--scale-conns N] [--scale-sessions N] "
+					"[--server-regs N] "
 					"[--no-weights] [--moved] [--tls]\n");
 			return 2;
 		}
