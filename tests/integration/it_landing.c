@@ -750,11 +750,7 @@ protected_server(const struct it_env *env, void *arg)
 	second_never_landed(buf + HELD_OFF + 2 * PROTECTED_LEN);
 	IT_EQ(it_tell(IT_CLIENT, TAG_CHECKED, NULL, 0), 0);
 	drop(&conn);
-	(void) close(uffd);
-	IT_OK(rpma_mr_dereg(&mr));
-	IT_OK(rpma_ep_shutdown(&ep));
-	IT_OK(rpma_peer_delete(&peer));
-	IT_EQ(munmap(buf, LEN), 0);
+	held_server_end(uffd, &ep, &mr, &peer, buf);
 	return 0;
 }
 
