@@ -3,9 +3,16 @@
  * qp_region.c -- computing and checking the layout of a queue pair region
  */
 
+#include <stddef.h>
 #include <string.h>
 
 #include "qp_region.h"
+
+/* a field added to the header later must not move those after it */
+_Static_assert(offsetof(struct qp_region_header, rq_filled) +
+						sizeof(uint64_t) <=
+				offsetof(struct qp_region_header, cq_armed),
+		"rq_filled shares the daemon's cache line");
 
 #define PAGE_ALIGN(x) (((x) + 4095u) & ~(uint64_t)4095u)
 #define LINE_ALIGN(x) (((x) + QP_CACHELINE - 1) & ~(uint64_t)(QP_CACHELINE - 1))

@@ -164,6 +164,18 @@ struct qp_region_header {
 	 */
 	_Atomic uint32_t contended;
 
+	/*
+	 * daemon: how far a message has filled the receive it lands in, as
+	 * (RQ index << 32) | bytes, stored after each piece is in the
+	 * receive's buffer (the last piece included). A library spinning on
+	 * its CQ copies a staged receive's bytes out while the rest is still
+	 * on its way, and only the rest when the completion comes
+	 * (librpmaclient/staging.c): a destination's contents are defined
+	 * only once the completion is seen, so copying early changes nothing
+	 * the application may rely on. 0 from a daemon that never sets it.
+	 */
+	_Atomic uint64_t rq_filled;
+
 	/* client: "notify me through the CQ fd on the next completion" */
 	_Alignas(QP_CACHELINE) _Atomic uint32_t cq_armed;
 	_Atomic uint32_t rcq_armed;

@@ -138,6 +138,36 @@ wait_spin_ns(void)
 }
 
 /*
+ * While the application waits, the receive a large message is filling is
+ * copied out of the staging as far as rpmad has filled it (qp_region.h,
+ * rq_filled): the copy overlaps the message's arrival, and its completion
+ * has only the last piece left to copy. Only the queue that collects the
+ * connection's receive completions does it (its lock is held).
+ */
+static void
+copy_ahead(struct rpma_cq *cq)
+{
+	struct qp *qp = cq->qp;
+	if (cq != (qp->has_rcq ? &qp->rcq : &qp->cq) || qp->srq_qp ||
+			qp->rq_stage.size == 0)
+		return;
+	uint64_t f = atomic_load_explicit(&qp->hdr->rq_filled,
+			memory_order_acquire);
+	uint32_t index = (uint32_t) (f >> 32), filled = (uint32_t) f;
+	if (filled == 0)
+		return;
+	uint32_t done = atomic_load_explicit(&qp->rq_done,
+			memory_order_relaxed);
+	/* the entry and its staging are published with the ring's tail */
+	uint32_t posted = atomic_load_explicit(&qp->rq.idx->tail,
+			memory_order_acquire);
+	/* a receive posted and not collected; else stale (or made up) */
+	if (index - done >= posted - done)
+		return;
+	staging_copy_ahead(&qp->rq_stage, index, filled);
+}
+
+/*
  * While rpmad's poller is awake an answer is on its way: look for it a
  * little while, yielding the CPU (there may be fewer cores than busy
  * processes), before paying for a sleep and a wake-up. Not when rpmad
@@ -158,6 +188,11 @@ spin_for_work(struct rpma_cq *cq)
 	while (!atomic_load_explicit(&hdr->need_wakeup, memory_order_relaxed)) {
 		if (cq_has_work(cq))
 			return 1;
+		/* unless a thread collects meanwhile */
+		if (pthread_mutex_trylock(&cq->lock) == 0) {
+			copy_ahead(cq);
+			pthread_mutex_unlock(&cq->lock);
+		}
 		if (now_fine_ns() >= end)
 			break;
 		(void) sched_yield();
@@ -471,6 +506,7 @@ rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc,
 		while (got < num_entries && flushed_left(cq) > 0)
 			cqe_to_wc(qp, &list[(*pos)++], &wc[got++]);
 	} else if (got == 0) {
+		copy_ahead(cq);
 		check_dead = liveness_check_due(cq);
 		yield = stalled_poll(cq);
 	} else {

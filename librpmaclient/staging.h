@@ -33,6 +33,7 @@ struct stage_slot {
 	uint32_t len;		/* taken (rounded up); 0: nothing staged */
 	uint32_t data_len;	/* the work's own length */
 	void *copy_to;		/* read / receive: where the data goes */
+	uint32_t copied; /* the collector's: copied out ahead */
 };
 
 /* One side (sends or receives) of a queue pair's staging. */
@@ -85,7 +86,15 @@ bool staging_take(struct stage_ring *r, uint32_t index, uint32_t retired,
  * them to where they go. Called by the collector before the entry is
  * retired; nothing for entries that staged nothing or copy nothing.
  */
-void staging_deliver(const struct stage_ring *r, uint32_t index,
-		uint32_t byte_len);
+void staging_deliver(struct stage_ring *r, uint32_t index, uint32_t byte_len);
+
+/*
+ * staging_copy_ahead -- the first `filled` bytes of the entry `index`'s
+ * data are in (rpmad said so; the completion has not come): copy what is
+ * new of them to where they go, so that its completion has only the rest
+ * to copy. Called by the collector, for an entry it knows was posted and
+ * not yet retired.
+ */
+void staging_copy_ahead(struct stage_ring *r, uint32_t index, uint32_t filled);
 
 #endif /* RPMACLIENT_STAGING_H */

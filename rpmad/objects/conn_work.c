@@ -563,6 +563,8 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 	memset(rs, 0, sizeof(*rs));
 	rs->tp_seq = seq;
 	*rsp = rs;
+	rs->rq_index = conn_recv_qp(conn)->rq_head - 1;
+	rs->shared = conn->srq_qp != NULL;
 	rs->wr_id = rqe.wr_id;
 	rs->length = rqe.length;
 	rs->addr = rqe.laddr;
@@ -575,6 +577,16 @@ conn_take_recv(struct conn *conn, uint32_t len, struct recv_slot **rsp)
 		return refused_recv_due(conn);
 	}
 	return 0;
+}
+
+void
+conn_recv_filled(struct conn *conn, const struct recv_slot *rs, uint32_t bytes)
+{
+	if (rs->shared)
+		return;
+	atomic_store_explicit(&conn->qp.hdr->rq_filled,
+			(uint64_t) rs->rq_index << 32 | bytes,
+			memory_order_release);
 }
 
 void

@@ -854,6 +854,13 @@ void tcp_target_end(struct tcp_conn *tc, struct tcp_chan *ch);
  */
 bool tcp_target_persist(struct tcp_conn *tc, struct tcp_chan *ch,
 		size_t *budget, void (*resume)(struct tcp_chan *ch));
+/*
+ * Part of the current frame's payload is in: for a message landing in a
+ * receive's buffer, the client may copy that much out already
+ * (conn_recv_filled), for messages of TCP_FILLED_MIN bytes or more.
+ */
+#define TCP_FILLED_MIN (32u << 10)
+void tcp_target_filled(struct tcp_conn *tc, struct tcp_chan *ch);
 /* after a batch of frames: send the ACK that is due */
 void tcp_target_ack(struct tcp_conn *tc);
 /*

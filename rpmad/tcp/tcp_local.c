@@ -339,6 +339,10 @@ move_slice(struct tcp_conn *tc, struct conn *target, struct work *w,
 	if (*status != IBV_WC_SUCCESS)
 		return 0;
 	tc->local_done += n;
+	bool message = w->opcode == QP_OP_SEND || w->opcode == QP_OP_SEND_IMM;
+	if (tc->local_rs && message && w->length >= TCP_FILLED_MIN)
+		conn_recv_filled(target, tc->local_rs,
+				(uint32_t) tc->local_done);
 	/* a thread's slice may be more than the turn: charged all the same */
 	if (n > *budget)
 		tc->local_overdraft += n - *budget;

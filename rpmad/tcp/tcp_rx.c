@@ -268,8 +268,10 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 			ch->rpos += take;
 			continue;
 		}
-		if (*budget == 0)
+		if (*budget == 0) {
+			tcp_target_filled(ch->tc, ch);
 			return 0;
+		}
 		long n;
 		if (want > *budget)
 			want = *budget;	/* a slice of a big payload at a time */
@@ -303,8 +305,10 @@ rx_payload(struct tcp_chan *ch, size_t *budget)
 		} else {
 			n = tcp_chan_fill(ch);
 		}
-		if (n == -EAGAIN || n == -EWOULDBLOCK)
+		if (n == -EAGAIN || n == -EWOULDBLOCK) {
+			tcp_target_filled(ch->tc, ch);
 			return 0;
+		}
 		if (n <= 0) {
 			socket_ended(ch->tc, n);
 			return n < 0 ? (int)n : -ECONNRESET;

@@ -422,6 +422,19 @@ tcp_target_begin(struct tcp_conn *tc, struct tcp_chan *ch,
 	return 0;
 }
 
+void
+tcp_target_filled(struct tcp_conn *tc, struct tcp_chan *ch)
+{
+	/* a small message is in before anyone could copy part of it */
+	if (ch != tc->tgt || ch->cur.type != TF_SEND || ch->sink != SINK_MEM ||
+			ch->cur_payload < TCP_FILLED_MIN || tc->conn == NULL ||
+			tc->tgt_error)
+		return;
+	struct recv_slot *rs = conn_recv_oldest(tc->conn);
+	if (rs)
+		conn_recv_filled(tc->conn, rs, ch->got);
+}
+
 /* The thread wrote the page cache back: the frame goes on. */
 static void
 persisted(void *arg, int result)

@@ -129,6 +129,8 @@ struct recv_slot {
 	uint32_t length;
 	struct mr *mr; /* referenced until conn_recv_done() */
 	uint64_t tp_seq; /* its number once handed over, as a work's */
+	uint32_t rq_index; /* its entry's index in the connection's RQ */
+	bool shared; /* from a shared RQ: rq_index means nothing */
 };
 
 /* A connection request that arrived and waits for the application. */
@@ -579,6 +581,14 @@ struct recv_slot *conn_recv_oldest(const struct conn *conn);
 
 /* conn_recvs_in_flight -- how many receives are in flight */
 uint32_t conn_recvs_in_flight(const struct conn *conn);
+
+/*
+ * conn_recv_filled -- the first `bytes` of a message are in the receive's
+ * buffer: the client may copy them out of its staging before the
+ * completion (common/qp_region.h, rq_filled)
+ */
+void conn_recv_filled(struct conn *conn, const struct recv_slot *rs,
+		uint32_t bytes);
 
 /*
  * conn_recv_done -- complete a receive: the oldest in flight, or the one

@@ -761,13 +761,135 @@ START_TEST(test_send_completes_before_its_answer)
 }
 END_TEST
 
+/*
+ * Large messages into a private receive buffer, one after another: the
+ * library copies a message out of its staging while the rest arrives
+ * (common/qp_region.h, rq_filled) and the rest at the completion. Each
+ * message has its own bytes and length, and lands at an odd offset of a
+ * receive longer than it: the buffer must hold exactly the message, and
+ * nothing after it may change, whatever was copied early. More rounds
+ * than the RQ has slots, so that receive indices come round again.
+ */
+#define BIG_MSG (1u << 20)
+#define BIG_BUF (BIG_MSG + 8192)
+#define BIG_OFF 100
+#define BIG_ROUNDS 20
+
+struct big_opts {
+	bool spin;
+};
+
+static uint32_t
+big_len(int round)
+{
+	return BIG_MSG - (uint32_t) round * 4099u;
+}
+
+static int
+big_server(const struct it_env *env, void *arg)
+{
+	const struct big_opts *o = arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	uint8_t *buf = it_alloc(BIG_BUF);
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BIG_BUF, RPMA_MR_USAGE_RECV);
+	struct rpma_ep *ep = it_listen(peer, env);
+	struct rpma_conn *conn = it_accept_next(ep, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	unsigned early = 0;
+	for (int r = 0; r < BIG_ROUNDS; r++) {
+		uint32_t len = big_len(r);
+		it_fill(buf, BIG_BUF, 1000u + (uint32_t) r);
+		IT_OK(rpma_recv(conn, mr, BIG_OFF, BIG_BUF - BIG_OFF,
+				(void *) 0x5002));
+		IT_EQ(it_tell(IT_CLIENT, IT_TAG_GO, NULL, 0), 0);
+		uint8_t before = buf[BIG_OFF];
+		bool seen = false;
+		struct ibv_wc wc;
+		uint64_t end = it_now_ms() + IT_WAIT_MS;
+		int ret;
+		while ((ret = rpma_cq_get_wc(cq, 1, &wc, NULL)) ==
+						RPMA_E_NO_COMPLETION &&
+				it_now_ms() < end) {
+			seen = seen || buf[BIG_OFF] != before;
+			if (!o->spin) {
+				ret = rpma_cq_wait(cq);
+				IT_ASSERT(ret == 0 ||
+						ret == RPMA_E_NO_COMPLETION);
+			}
+		}
+		IT_ASSERT_MSG(ret == 0, "round %d: no completion: %s", r,
+				rpma_err_2str(ret));
+		early += seen;
+		IT_EQ(wc.status, IBV_WC_SUCCESS);
+		IT_EQ(wc.wr_id, 0x5002);
+		IT_EQ(wc.byte_len, len);
+		long bad = it_check(buf + BIG_OFF, len, (uint32_t) r + 1);
+		IT_ASSERT_MSG(bad == -1, "round %d: byte %ld of the message", r,
+				bad);
+		/* before and after the message: as filled */
+		uint8_t *expect = it_alloc(BIG_BUF);
+		it_fill(expect, BIG_BUF, 1000u + (uint32_t) r);
+		IT_EQ(memcmp(buf, expect, BIG_OFF), 0);
+		IT_ASSERT_MSG(memcmp(buf + BIG_OFF + len,
+					      expect + BIG_OFF + len,
+					      BIG_BUF - BIG_OFF - len) == 0,
+				"round %d: bytes after the message changed", r);
+		free(expect);
+	}
+	(void) fprintf(stderr,
+			"big messages (%s): %u of %d had bytes in "
+			"the buffer before their completion\n",
+			o->spin ? "spinning" : "rpma_cq_wait", early,
+			BIG_ROUNDS);
+	it_server_end(&conn, &mr, &ep, &peer, buf);
+	return 0;
+}
+
+static int
+big_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	uint8_t *buf = it_alloc(BIG_MSG);
+	struct rpma_mr_local *mr =
+			IT_REG(peer, buf, BIG_MSG, RPMA_MR_USAGE_SEND);
+	struct rpma_conn *conn = it_connect(peer, env, NULL, NULL);
+	struct rpma_cq *cq = NULL;
+	IT_OK(rpma_conn_get_cq(conn, &cq));
+	for (int r = 0; r < BIG_ROUNDS; r++) {
+		uint32_t len = big_len(r);
+		it_fill(buf, len, (uint32_t) r + 1);
+		(void) it_expect(IT_TAG_GO, NULL, 0);
+		IT_OK(rpma_send(conn, mr, 0, len, RPMA_F_COMPLETION_ALWAYS,
+				(void *) 0x5001));
+		struct ibv_wc wc;
+		it_wc_ok(conn, cq, 0x5001, IBV_WC_SEND, &wc);
+	}
+	it_close(&conn);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_OK(rpma_peer_delete(&peer));
+	free(buf);
+	return 0;
+}
+
+/* _i: bit 0 one rpmad (else two), bit 1 spinning (else rpma_cq_wait) */
+START_TEST(test_large_messages)
+{
+	struct big_opts o = { .spin = _i & 2 };
+	it_pair_test(_i & 1 ? 1 : 2, big_server, big_client, &o);
+}
+END_TEST
+
 int
 main(void)
 {
 	const struct th_test tc_ops[] = { TH_LOOP(test_rma, 0, 2),
 		TH_TEST(test_atomic_write_is_one_store),
 		TH_TEST(test_flush_persistent), TH_LOOP(test_messages, 0, 3),
-		TH_LOOP(test_send_completes_before_its_answer, 0, 4), TH_END };
+		TH_LOOP(test_send_completes_before_its_answer, 0, 4),
+		TH_LOOP(test_large_messages, 0, 4), TH_END };
 	const struct th_tcase tcases[] = {
 		{ "ops", .steps = tc_ops, .create = it_tcase_create },
 	};
