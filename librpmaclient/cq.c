@@ -164,7 +164,7 @@ copy_ahead(struct rpma_cq *cq)
 	/* a receive posted and not collected; else stale (or made up) */
 	if (index - done >= posted - done)
 		return;
-	staging_copy_ahead(&qp->rq_stage, index, filled);
+	staging_deliver(&qp->rq_stage, index, filled);
 }
 
 /*

@@ -155,19 +155,6 @@ staging_take(struct stage_ring *r, uint32_t index, uint32_t retired,
 	return true;
 }
 
-/* Copies the entry's data out up to `upto` (clamped to its length). */
-static void
-copy_out(struct stage_ring *r, struct stage_slot *s, uint32_t upto)
-{
-	/* rpmad says how much came; never more than the entry could hold */
-	uint32_t n = upto < s->data_len ? upto : s->data_len;
-	if (n > s->copied) {
-		memcpy((uint8_t *) s->copy_to + s->copied,
-				r->base + s->off + s->copied, n - s->copied);
-		s->copied = n;
-	}
-}
-
 void
 staging_deliver(struct stage_ring *r, uint32_t index, uint32_t byte_len)
 {
@@ -176,16 +163,11 @@ staging_deliver(struct stage_ring *r, uint32_t index, uint32_t byte_len)
 	struct stage_slot *s = &r->slots[index & r->mask];
 	if (s->len == 0 || s->copy_to == NULL)
 		return;
-	copy_out(r, s, byte_len);
-}
-
-void
-staging_copy_ahead(struct stage_ring *r, uint32_t index, uint32_t filled)
-{
-	if (r->size == 0)
-		return;
-	struct stage_slot *s = &r->slots[index & r->mask];
-	if (s->len == 0 || s->copy_to == NULL)
-		return;
-	copy_out(r, s, filled);
+	/* rpmad says how much came; never more than the entry could hold */
+	uint32_t n = byte_len < s->data_len ? byte_len : s->data_len;
+	if (n > s->copied) {
+		memcpy((uint8_t *) s->copy_to + s->copied,
+				r->base + s->off + s->copied, n - s->copied);
+		s->copied = n;
+	}
 }

@@ -81,20 +81,14 @@ bool staging_take(struct stage_ring *r, uint32_t index, uint32_t retired,
 		const struct stage_req *req, uint32_t *lkey, uint64_t *laddr);
 
 /*
- * staging_deliver -- the entry `index` completed successfully with
- * `byte_len` bytes of data (a read's length, a receive's byte_len): copy
- * them to where they go. Called by the collector before the entry is
- * retired; nothing for entries that staged nothing or copy nothing.
+ * staging_deliver -- the first `byte_len` bytes of the entry `index`'s
+ * data are in (a read's length, a receive's byte_len): copy what is new
+ * of them to where they go. The collector calls it when the entry
+ * completed successfully, before it is retired, and may call it earlier
+ * with part of a receive's bytes (rpmad said they are in:
+ * qp_region.h, rq_filled), so that the completion has only the rest to
+ * copy. Nothing for entries that staged nothing or copy nothing.
  */
 void staging_deliver(struct stage_ring *r, uint32_t index, uint32_t byte_len);
-
-/*
- * staging_copy_ahead -- the first `filled` bytes of the entry `index`'s
- * data are in (rpmad said so; the completion has not come): copy what is
- * new of them to where they go, so that its completion has only the rest
- * to copy. Called by the collector, for an entry it knows was posted and
- * not yet retired.
- */
-void staging_copy_ahead(struct stage_ring *r, uint32_t index, uint32_t filled);
 
 #endif /* RPMACLIENT_STAGING_H */

@@ -67,13 +67,13 @@ all(const uint8_t *p, size_t n, uint8_t v)
 START_TEST(ahead_then_the_rest)
 {
 	uint8_t *st = take_recv(0, 0, 0, LEN);
-	memset(st, 0xa1, LEN);	/* what rpmad put in */
-	staging_copy_ahead(&ring, 0, 30000);
+	memset(st, 0xa1, LEN); /* what rpmad put in */
+	staging_deliver(&ring, 0, 30000);
 	ck_assert(all(app, 30000, 0xa1));
 	ck_assert(all(app + 30000, LEN - 30000, 0xee));
 	/* an older, smaller count moves nothing back or again */
 	memset(st, 0xb2, 30000);
-	staging_copy_ahead(&ring, 0, 20000);
+	staging_deliver(&ring, 0, 20000);
 	ck_assert(all(app, 30000, 0xa1));
 	/* the completion copies only what was not copied yet */
 	staging_deliver(&ring, 0, LEN);
@@ -86,8 +86,8 @@ END_TEST
 START_TEST(never_past_the_receive)
 {
 	uint8_t *st = take_recv(0, 0, 64, 5000);
-	memset(st, 0xc3, 8192);	/* more than the receive is */
-	staging_copy_ahead(&ring, 0, UINT32_MAX);
+	memset(st, 0xc3, 8192); /* more than the receive is */
+	staging_deliver(&ring, 0, UINT32_MAX);
 	ck_assert(all(app, 64, 0xee));
 	ck_assert(all(app + 64, 5000, 0xc3));
 	ck_assert(all(app + 64 + 5000, 4096, 0xee));
@@ -101,15 +101,15 @@ START_TEST(a_slot_taken_again_starts_anew)
 {
 	for (uint32_t i = 0; i < ENTRIES; i++) {
 		uint8_t *st = take_recv(i, i, 0, LEN);
-		memset(st, (int)(0x10 + i), LEN);
-		staging_copy_ahead(&ring, i, LEN);
+		memset(st, (int) (0x10 + i), LEN);
 		staging_deliver(&ring, i, LEN);
-		ck_assert(all(app, LEN, (uint8_t)(0x10 + i)));
+		staging_deliver(&ring, i, LEN);
+		ck_assert(all(app, LEN, (uint8_t) (0x10 + i)));
 	}
 	/* slot 0 again, for a new receive: nothing of it is copied yet */
 	uint8_t *st = take_recv(ENTRIES, ENTRIES, 0, LEN);
 	memset(st, 0x77, LEN);
-	staging_copy_ahead(&ring, ENTRIES, 4096);
+	staging_deliver(&ring, ENTRIES, 4096);
 	ck_assert(all(app, 4096, 0x77));
 	ck_assert(all(app + 4096, LEN - 4096, 0x10 + ENTRIES - 1));
 	staging_deliver(&ring, ENTRIES, LEN);
@@ -127,12 +127,12 @@ START_TEST(nothing_for_what_staged_nothing)
 	uint64_t laddr;
 	ck_assert(staging_take(&ring, 0, 0, &req, &lkey, &laddr));
 	ck_assert(all(base + (laddr - 0x1000), sizeof(src), 0x55));
-	staging_copy_ahead(&ring, 0, sizeof(src));
+	staging_deliver(&ring, 0, sizeof(src));
 	staging_deliver(&ring, 0, sizeof(src));
 	/* a receive too big for the ring names the application's memory */
 	struct stage_req big = { .dst = app, .len = SIZE };
 	ck_assert(!staging_take(&ring, 1, 1, &big, &lkey, &laddr));
-	staging_copy_ahead(&ring, 1, SIZE);
+	staging_deliver(&ring, 1, SIZE);
 	staging_deliver(&ring, 1, SIZE);
 	ck_assert(all(app, SIZE, 0xee));
 }
@@ -146,7 +146,6 @@ main(void)
 		TH_TEST(a_slot_taken_again_starts_anew),
 		TH_TEST(nothing_for_what_staged_nothing), TH_END };
 	const struct th_tcase tcases[] = { { "ring", .steps = tc_ring,
-		.setup = setup, .teardown = teardown } };
-	return check_run(th_suite("staging", tcases, TH_N(tcases)),
-			CK_NORMAL);
+			.setup = setup, .teardown = teardown } };
+	return check_run(th_suite("staging", tcases, TH_N(tcases)), CK_NORMAL);
 }
