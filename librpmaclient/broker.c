@@ -49,6 +49,7 @@ static struct {
 	int timeout_ms;		/* of this session's replies */
 	_Atomic uint64_t generation;
 	bool addrspace;		/* rpmad has this process's address space */
+	bool maps_shared; /* rpmad maps shared memory (memshare.h) */
 	/* the session rpmad itself ended (closed or reset), if any */
 	bool ended_by_rpmad;
 } broker = {
@@ -262,7 +263,9 @@ connect_locked(void)
 		disconnect_locked();
 		return RPMA_E_PROVIDER;
 	}
+	bool maps_shared = false;
 	if (reply.resp->body_case == RPMAD__RESPONSE__BODY_HELLO) {
+		maps_shared = reply.resp->hello->maps_shared_memory;
 		uint32_t ms = reply.resp->hello->reply_timeout_ms;
 		if (ms)
 			broker.timeout_ms = ms < REPLY_TIMEOUT_MIN_MS ?
@@ -276,6 +279,7 @@ connect_locked(void)
 	}
 
 	broker.addrspace = addrspace;
+	broker.maps_shared = maps_shared;
 	broker.ended_by_rpmad = false;
 	atomic_fetch_add(&broker.generation, 1);
 	return 0;
@@ -539,14 +543,27 @@ broker_late_event_forget(uint64_t generation, uint64_t conn_id)
 	pthread_mutex_unlock(&broker.lock);
 }
 
+/* Whether the session of `generation` is the current one and says *flag. */
+static bool
+session_says(uint64_t generation, const bool *flag)
+{
+	pthread_mutex_lock(&broker.lock);
+	bool says = broker.sock >= 0 && *flag &&
+			generation == atomic_load(&broker.generation);
+	pthread_mutex_unlock(&broker.lock);
+	return says;
+}
+
 bool
 broker_addrspace(uint64_t generation)
 {
-	pthread_mutex_lock(&broker.lock);
-	bool as = broker.sock >= 0 && broker.addrspace &&
-		generation == atomic_load(&broker.generation);
-	pthread_mutex_unlock(&broker.lock);
-	return as;
+	return session_says(generation, &broker.addrspace);
+}
+
+bool
+broker_maps_shared(uint64_t generation)
+{
+	return session_says(generation, &broker.maps_shared);
 }
 
 void
@@ -561,6 +578,7 @@ broker_atfork_child(void)
 		(void) close(broker.sock);
 	broker.sock = -1;
 	broker.addrspace = false;
+	broker.maps_shared = false;
 	broker.ended_by_rpmad = false;
 	late_reset();
 	atomic_fetch_add(&broker.generation, 1);

@@ -90,6 +90,12 @@ void broker_late_event_forget(uint64_t generation, uint64_t conn_id);
  */
 bool broker_addrspace(uint64_t generation);
 
+/*
+ * broker_maps_shared -- whether rpmad of the session of `generation` maps
+ * shared memory of no storage passed by descriptor (memshare.h)
+ */
+bool broker_maps_shared(uint64_t generation);
+
 /* broker_atfork_child -- the fork handler: the child has no session */
 void broker_atfork_child(void);
 

@@ -196,21 +196,29 @@ open_mapped_file(const struct maps_entry *e)
 	return fd;
 }
 
+/* Where a file's pages live, for the software transport's choice. */
+enum file_medium {
+	MEDIUM_STORAGE, /* a file system on a device, or DAX */
+	MEDIUM_SHMEM, /* tmpfs or hugetlbfs: rpmad may guard it */
+	MEDIUM_RAMFS, /* memory no userfaultfd takes */
+};
+
 /*
- * Whether the file lives in memory only: nothing to persist. A device
- * (DAX) is its own medium, though its node lives on devtmpfs, whose
- * statfs says tmpfs.
+ * A device (DAX) is its own medium, though its node lives on devtmpfs,
+ * whose statfs says tmpfs.
  */
-static bool
-in_memory_only(int fd)
+static enum file_medium
+medium_of(int fd)
 {
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
-		return false;
+		return MEDIUM_STORAGE;
 	struct statfs sfs;
-	return fstatfs(fd, &sfs) == 0 && (sfs.f_type == TMPFS_MAGIC ||
-			sfs.f_type == HUGETLBFS_MAGIC ||
-			sfs.f_type == RAMFS_MAGIC);
+	if (fstatfs(fd, &sfs))
+		return MEDIUM_STORAGE;
+	if (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC)
+		return MEDIUM_SHMEM;
+	return sfs.f_type == RAMFS_MAGIC ? MEDIUM_RAMFS : MEDIUM_STORAGE;
 }
 
 /*
@@ -289,15 +297,23 @@ move_refusal(const struct maps_entry *e, uintptr_t start, uintptr_t end)
 	return NULL;
 }
 
-/* A piece of the span for rpmad's software transport. */
+/*
+ * A piece of the span for rpmad's software transport. Shared files on
+ * storage come by descriptor (rpmad persists them), and so does shared
+ * memory where rpmad guards its holes (`shared_by_fd`): rpmad then
+ * reaches it through its own mapping, as a NIC through pinned pages.
+ */
 static int
 plan_process_piece(struct memshare_plan *plan, const struct maps_entry *e,
-		uintptr_t from, uintptr_t to)
+		uintptr_t from, uintptr_t to, bool shared_by_fd)
 {
-	/* shared files on storage come by descriptor: rpmad persists them */
 	if (e->shared && !vamem_holds(e)) {
 		int fd = open_mapped_file(e);
-		if (fd >= 0 && !in_memory_only(fd))
+		enum file_medium m = fd >= 0 ? medium_of(fd) : MEDIUM_RAMFS;
+		if (fd >= 0 &&
+				(m == MEDIUM_STORAGE ||
+						(m == MEDIUM_SHMEM &&
+								shared_by_fd)))
 			return plan_add(plan, MEMSHARE_FILE, fd, true,
 					e->offset + (from - e->start),
 					to - from);
@@ -431,8 +447,8 @@ check_span(const struct maps_entry *e, int count, uintptr_t start,
 }
 
 int
-memshare_prepare(void *ptr, size_t size, int usage, bool rdma,
-		bool addrspace, struct memshare_plan *plan)
+memshare_prepare(void *ptr, size_t size, int usage,
+		const struct memshare_reach *reach, struct memshare_plan *plan)
 {
 	uintptr_t ps = page_size();
 	uintptr_t addr = (uintptr_t)ptr;
@@ -470,14 +486,15 @@ memshare_prepare(void *ptr, size_t size, int usage, bool rdma,
 	for (int i = 0; i < count; i++)
 		plan->private_only &= !e[i].shared && !e[i].inode;
 
-	bool in_process = addrspace && !rdma;
+	bool in_process = reach->addrspace && !reach->rdma;
 	if (!in_process)
 		vamem_lock();
 	for (int i = 0; i < count && ret == 0; i++) {
 		uintptr_t from = e[i].start > start ? e[i].start : start;
 		uintptr_t to = e[i].end < end ? e[i].end : end;
-		ret = in_process ? plan_process_piece(plan, &e[i], from, to) :
-			plan_mapped_piece(plan, &e[i], from, to);
+		ret = in_process ? plan_process_piece(plan, &e[i], from, to,
+						   reach->shared_by_fd) :
+				   plan_mapped_piece(plan, &e[i], from, to);
 	}
 	if (!in_process)
 		vamem_unlock();

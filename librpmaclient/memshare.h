@@ -66,15 +66,25 @@ struct memshare_plan {
 	bool private_only;
 };
 
+/* How rpmad reaches a registration's memory. */
+struct memshare_reach {
+	bool rdma; /* it is for an RDMA device */
+	bool addrspace; /* rpmad has this process's address space */
+	/*
+	 * rpmad maps shared memory of no storage (tmpfs, hugetlbfs) it gets
+	 * by descriptor, guarded against the holes the process punches
+	 */
+	bool shared_by_fd;
+};
+
 /*
  * memshare_prepare -- describe (and for RDMA devices, share) the pages
- * covering [ptr, ptr + size) for a registration of `usage`: `rdma` when
- * it is for an RDMA device, `addrspace` when rpmad has this process's
- * address space. On failure the reason is logged, an RPMA_E_* code is
+ * covering [ptr, ptr + size) for a registration of `usage`, reached as
+ * `reach` says. On failure the reason is logged, an RPMA_E_* code is
  * returned and nothing has changed.
  */
-int memshare_prepare(void *ptr, size_t size, int usage, bool rdma,
-		bool addrspace, struct memshare_plan *plan);
+int memshare_prepare(void *ptr, size_t size, int usage,
+		const struct memshare_reach *reach, struct memshare_plan *plan);
 
 /*
  * memshare_done -- release the plan's own descriptors; unless the

@@ -53,8 +53,12 @@ rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
 		return RPMA_E_NOMEM;
 
 	struct memshare_plan plan;
-	int ret = memshare_prepare(ptr, size, usage, peer->rdma,
-			broker_addrspace(peer->generation), &plan);
+	struct memshare_reach reach = {
+		.rdma = peer->rdma,
+		.addrspace = broker_addrspace(peer->generation),
+		.shared_by_fd = broker_maps_shared(peer->generation),
+	};
+	int ret = memshare_prepare(ptr, size, usage, &reach, &plan);
 	if (ret)
 		goto err_free;
 	if (plan.nheld) {

@@ -40,6 +40,7 @@
 #include "log/rlog.h"
 #include "objects/conn.h"
 #include "objects/device.h"
+#include "objects/mr_holes.h"
 #include "transport/transports.h"
 
 struct daemon_state rpmad;
@@ -735,6 +736,8 @@ main(int argc, char *argv[])
 	if (fstype_init())
 		log_warning("cannot read /proc/self/mountinfo: clients' files "
 				"will be refused until it can be read");
+	/* the userfaultfd that guards mappings of clients' shared memory */
+	(void) mr_holes_available();
 	fdreserve_fill();
 	/* the socket and its directory are rpmad's own files */
 	fsident_root();

@@ -31,6 +31,7 @@
 #include "librpma.h"
 #include "log/log.h"
 #include "loop/loop.h"
+#include "objects/mr_holes.h"
 
 /* Requests handled per wake-up of one session before others get a turn. */
 #define REQUESTS_PER_TURN 16
@@ -724,6 +725,7 @@ session_handle_hello(struct req_ctx *rc)
 	rc->hello.version = RPMAD__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT;
 	rc->hello.daemon_version = PACKAGE_VERSION;
 	rc->hello.reply_timeout_ms = rpmad.cfg.reply_timeout_ms;
+	rc->hello.maps_shared_memory = mr_holes_available();
 	rc->resp.body_case = RPMAD__RESPONSE__BODY_HELLO;
 	rc->resp.hello = &rc->hello;
 }

@@ -357,7 +357,8 @@ mr_reg(struct call *call, struct peer *peer, const struct mr_reg_args *m,
 		goto err;
 
 	char err[256];
-	int ret = mr_map_segments(mr, err, sizeof(err));
+	int ret = mr_map_segments(mr, peer->dev->tp->mr_register == NULL, err,
+			sizeof(err));
 	if (ret) {
 		call_fail(call, ret == -ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER,
 				0, "%s", err);

@@ -28,6 +28,7 @@
 #include "log/log.h"
 #include "mr_usage.h"
 #include "objects/mr.h"
+#include "objects/mr_holes.h"
 #include "objects/mr_segments.h"
 #include "objects/mr_view.h"
 #include "transport/transport.h"
@@ -356,11 +357,46 @@ reserve_span(struct mr *mr, const uint64_t *aligns, char *err, size_t errlen)
 }
 
 /*
+ * Whether rpmad's mapping of the segment's file must be guarded against
+ * its holes (mr_holes.h): shared memory of no storage, which rpmad's own
+ * accesses would otherwise fill in on its account. A DAX device's node
+ * is on devtmpfs, but it is no such file.
+ */
+static bool
+needs_hole_guard(const struct mr_segment *seg)
+{
+	struct stat st;
+	struct statfs fs;
+	return seg->kind == MR_SEG_FILE && fstat(seg->fd, &st) == 0 &&
+			S_ISREG(st.st_mode) && fstatfs(seg->fd, &fs) == 0 &&
+			(fs.f_type == TMPFS_MAGIC ||
+					fs.f_type == HUGETLBFS_MAGIC);
+}
+
+/* Guards the whole mapping map_file_segment made of seg at `at`. */
+static int
+guard_file_segment(const struct mr_segment *seg, uint64_t align, uint8_t *at,
+		char *err, size_t errlen)
+{
+	uint64_t lead = lead_of(seg, align);
+	int ret = mr_holes_guard(at - lead,
+			lead + seg->length + trail_of(seg, align));
+	if (ret)
+		(void) snprintf(err, errlen,
+				"cannot guard the mapping of "
+				"shared memory: %s",
+				strerror(-ret));
+	return ret;
+}
+
+/*
  * Maps the segments passed by descriptor into one reserved span, each at
- * its place; the places of the others stay inaccessible.
+ * its place; the places of the others stay inaccessible. `moves_bytes`:
+ * rpmad itself reads and writes them (the software transport), so shared
+ * memory's holes are guarded.
  */
 int
-mr_map_segments(struct mr *mr, char *err, size_t errlen)
+mr_map_segments(struct mr *mr, bool moves_bytes, char *err, size_t errlen)
 {
 	bool any_mapped = false;
 	for (unsigned i = 0; i < mr->nsegs; i++)
@@ -403,6 +439,9 @@ mr_map_segments(struct mr *mr, char *err, size_t errlen)
 		if (seg->kind == MR_SEG_FILE) {
 			ret = map_file_segment(seg, srcs[i], aligns[i], at,
 					prot, err, errlen);
+			if (ret == 0 && moves_bytes && needs_hole_guard(seg))
+				ret = guard_file_segment(seg, aligns[i], at,
+						err, errlen);
 		} else if (mmap(at, seg->length, prot, MAP_SHARED | MAP_FIXED,
 					   seg->fd,
 					   (off_t) seg->offset) == MAP_FAILED) {

@@ -25,9 +25,11 @@ int mr_take_segments(struct call *call, const struct mr_reg_args *m,
 /*
  * mr_map_segments -- maps the segments passed by descriptor into one
  * reserved span, each at its place; the places of the others stay
- * inaccessible. 0, or a negative errno with the reason in err.
+ * inaccessible; `moves_bytes` when rpmad itself reads and writes them
+ * (the software transport: shared memory's holes are then guarded,
+ * mr_holes.h). 0, or a negative errno with the reason in err.
  */
-int mr_map_segments(struct mr *mr, char *err, size_t errlen);
+int mr_map_segments(struct mr *mr, bool moves_bytes, char *err, size_t errlen);
 
 /*
  * mr_open_write_fds -- the write descriptors of mr.h for the page-cache

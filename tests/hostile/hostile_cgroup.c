@@ -8,8 +8,11 @@
  * its private memory, and in a second round 40 MiB of a memfd of its
  * own, hands the pages back to the kernel (MADV_DONTNEED, MADV_REMOVE)
  * and has C, on rpmad B, write into them again and again: 1 GiB in all.
- * Every page those writes fill in is S's, charged to S's cgroup (which
- * reclaims its own), and rpmad's cgroup does not grow with them.
+ * Every page those writes fill in of the private memory is S's, charged
+ * to S's cgroup (which reclaims its own). The memfd rpmad maps itself,
+ * guarded against holes (rpmad/objects/mr_holes.h): writes into the pages
+ * S gave back land nowhere, as a NIC's land in the pages it pinned, until
+ * S faults them in again. rpmad's cgroup grows with neither.
  *
  * It needs a memory cgroup controller it can make groups in (cgroup v2's
  * memory.peak, Linux 5.19, or v1's memory.max_usage_in_bytes); without
@@ -149,6 +152,17 @@ tenant(const struct it_env *env, void *arg)
 			/* the pages go back to the kernel; C fills them again */
 			IT_EQ(madvise(p, BUF, kind == 0 ? MADV_DONTNEED :
 					MADV_REMOVE), 0);
+			it_remote_write(mr, 0, BUF, 7);
+		}
+		if (kind == 1) {
+			/* nothing filled the holes: the tenant reads zeros */
+			for (size_t i = 0; i < BUF; i += 4096)
+				IT_ASSERT_MSG(p[i] == 0,
+						"byte %zu of a "
+						"hole is %u",
+						i, p[i]);
+			/* its own pages again, which a write then reaches */
+			memset(p, 0, BUF);
 			it_remote_write(mr, 0, BUF, 7);
 		}
 		/* and they are what the tenant sees */
