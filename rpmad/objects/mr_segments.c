@@ -404,10 +404,16 @@ mr_map_segments(struct mr *mr, bool moves_bytes, char *err, size_t errlen)
 	if (!any_mapped)
 		return 0;
 
-	/* one segment of a memfd: a mapping shared with its neighbours */
-	if (mr->nsegs == 1 && mr->segs[0].kind == MR_SEG_MEMFD) {
-		mr->base = mr_view_get(mr->segs[0].fd, mr->segs[0].offset,
-				mr->segs[0].length, mr->writable, &mr->view);
+	/*
+	 * one segment of a memfd or of a tmpfs file: a mapping shared with
+	 * its neighbours (hugetlbfs files map whole huge pages: their own)
+	 */
+	const struct mr_segment *one = &mr->segs[0];
+	bool guard = moves_bytes && needs_hole_guard(one);
+	bool shared_pool = guard && huge_page_of(one->fd) == 0;
+	if (mr->nsegs == 1 && (one->kind == MR_SEG_MEMFD || shared_pool)) {
+		mr->base = mr_view_get(one->fd, one->offset, one->length,
+				mr->writable, guard, &mr->view);
 		if (mr->base)
 			return 0;
 	}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "objects/mr_holes.h"
 #include "objects/mr_view.h"
 
 struct view_key {
@@ -25,6 +26,7 @@ struct mr_view {
 	uint8_t *base;		/* the window's first byte */
 	uint64_t len;		/* mapped: the window, or up to the file's end */
 	bool writable;
+	bool guarded; /* against holes (mr_holes.h) */
 	unsigned refs;
 	UT_hash_handle hh;
 };
@@ -32,7 +34,7 @@ struct mr_view {
 static struct mr_view *views;
 
 uint8_t *
-mr_view_get(int fd, uint64_t offset, uint64_t len, bool writable,
+mr_view_get(int fd, uint64_t offset, uint64_t len, bool writable, bool guarded,
 		struct mr_view **view)
 {
 	uint64_t window = offset / MR_VIEW_WINDOW;
@@ -53,14 +55,19 @@ mr_view_get(int fd, uint64_t offset, uint64_t len, bool writable,
 	HASH_FIND(hh, views, &key, sizeof(key), v);
 	if (v != NULL) {
 		if (offset + len > wstart + v->len ||
-				(writable && !v->writable))
+				(writable && !v->writable) ||
+				(guarded && !v->guarded))
 			return NULL;
 		v->refs++;
 		*view = v;
 		return v->base + (offset - wstart);
 	}
 
-	/* the file is sealed against shrinking: its end stays where it is */
+	/*
+	 * The library's memfds are sealed against shrinking: their end stays
+	 * where it is. Another file cut short under the view loses pages as
+	 * a mapping of its own would (mr_io.h).
+	 */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t size = (uint64_t)st.st_size & ~(page - 1);
 	if (size <= wstart || offset + len > size)
@@ -80,10 +87,16 @@ mr_view_get(int fd, uint64_t offset, uint64_t len, bool writable,
 		free(v);
 		return NULL;
 	}
+	if (guarded && mr_holes_guard(p, maplen)) {
+		(void) munmap(p, maplen);
+		free(v);
+		return NULL;
+	}
 	v->key = key;
 	v->base = p;
 	v->len = maplen;
 	v->writable = rw;
+	v->guarded = guarded;
 	v->refs = 1;
 	HASH_ADD(hh, views, key, sizeof(v->key), v);
 	*view = v;

@@ -352,14 +352,88 @@ START_TEST(test_file_registration_unmapped)
 }
 END_TEST
 
+/* ------------------------------------ shared memory, piece by piece */
+
+#define SHM_REGS 2000
+
+/*
+ * A pool of shared memory (a memfd) registered a page at a time: rpmad
+ * maps it itself (it is passed by descriptor), once per 64 MiB window
+ * for all the registrations in it, not once each (vm.max_map_count caps
+ * rpmad's mappings at 65,530 by default).
+ */
+static int
+shm_regs_client(const struct it_env *env, void *arg)
+{
+	(void) arg;
+	pid_t daemon = env->d[0].pid;
+	const size_t ps = (size_t) sysconf(_SC_PAGESIZE);
+	int fd = memfd_create("it_cleanup", MFD_CLOEXEC);
+	IT_ASSERT(fd >= 0 && ftruncate(fd, (off_t) (2 * SHM_REGS * ps)) == 0);
+	uint8_t *pool = mmap(NULL, 2 * SHM_REGS * ps, PROT_READ | PROT_WRITE,
+			MAP_SHARED, fd, 0);
+	IT_ASSERT(pool != MAP_FAILED);
+	struct rpma_peer *peer = it_peer(IT_ADDR, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_mr_local **mrs = calloc(SHM_REGS, sizeof(*mrs));
+	IT_ASSERT(mrs != NULL);
+	int before = it_proc_maps(daemon, IT_MAPS_SHARED);
+	/* every other page: no two registrations touch */
+	for (size_t i = 0; i < SHM_REGS; i++)
+		mrs[i] = IT_REG(peer, pool + 2 * i * ps, ps,
+				RPMA_MR_USAGE_WRITE_DST);
+	int during = it_proc_maps(daemon, IT_MAPS_SHARED);
+	IT_ASSERT_MSG(during > before && during - before <= 4,
+			"rpmad has %d shared mappings with %d registrations "
+			"of one memfd, %d before",
+			during, SHM_REGS, before);
+	for (size_t i = 0; i < SHM_REGS; i++)
+		IT_OK(rpma_mr_dereg(&mrs[i]));
+	free(mrs);
+	IT_OK(rpma_peer_delete(&peer));
+	IT_EQ(munmap(pool, 2 * SHM_REGS * ps), 0);
+	IT_EQ(close(fd), 0);
+	return 0;
+}
+
+START_TEST(test_shm_registrations_share_a_mapping)
+{
+	if (!it_transport_is("tcp"))
+		return; /* an RDMA device's registrations pin their own */
+	struct it_env env;
+	ck_assert_int_eq(it_env_start(&env, 1), 0);
+	pid_t daemon = env.d[0].pid;
+	int before = it_proc_maps(daemon, IT_MAPS_SHARED);
+	struct it_group g;
+	it_group_init(&g);
+	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
+					 shm_regs_client, NULL),
+			0);
+	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
+	int after = it_proc_maps(daemon, IT_MAPS_SHARED);
+	uint64_t end = it_now_ms() + RELEASE_MS;
+	while (after != before && it_now_ms() < end) {
+		it_sleep_ms(10);
+		after = it_proc_maps(daemon, IT_MAPS_SHARED);
+	}
+	ck_assert_msg(after == before,
+			"rpmad has %d shared mappings after "
+			"the registrations went, %d before",
+			after, before);
+	ck_assert_int_eq(it_env_stop(&env), 0);
+}
+END_TEST
+
 int
 main(void)
 {
 	struct th_test tc_cleanup[] = { TH_LOOP(test_client_vanishes, 0,
 							VICTIM_ENDS),
-		TH_TEST(test_file_registration_unmapped), TH_END };
-	if (IT_ASAN) /* the sanitizer's allocator maps as it likes */
-		tc_cleanup[1] = (struct th_test) TH_END;
+		TH_TEST(test_file_registration_unmapped),
+		TH_TEST(test_shm_registrations_share_a_mapping), TH_END };
+	if (IT_ASAN) { /* the sanitizer's allocator maps as it likes */
+		tc_cleanup[1] = tc_cleanup[2];
+		tc_cleanup[2] = (struct th_test) TH_END;
+	}
 	const struct th_tcase tcases[] = {
 		{ "cleanup", .steps = tc_cleanup, .create = it_tcase_create },
 	};
