@@ -328,27 +328,41 @@ file_mr_client(const struct it_env *env, void *arg)
  * space as it was (a libpmem2 vm reservation used to leave its alignment
  * slack behind).
  */
-START_TEST(test_file_registration_unmapped)
+/*
+ * Runs `client` against one rpmad: rpmad's map entries of a kind before
+ * (*before), and after it ended, once they are back to that or
+ * RELEASE_MS passed.
+ */
+static int
+maps_around(enum it_maps kind, it_fn *client, int *before)
 {
 	struct it_env env;
 	ck_assert_int_eq(it_env_start(&env, 1), 0);
 	pid_t daemon = env.d[0].pid;
-	int before = it_proc_maps(daemon, IT_MAPS_ALL);
+	*before = it_proc_maps(daemon, kind);
 	struct it_group g;
 	it_group_init(&g);
-	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
-			file_mr_client, NULL), 0);
+	int spawned = it_group_spawn(&g, IT_CLIENT, &env, env.cli, client,
+			NULL);
+	ck_assert_int_eq(spawned, 0);
 	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	int after = it_proc_maps(daemon, IT_MAPS_ALL);
+	int after = it_proc_maps(daemon, kind);
 	uint64_t end = it_now_ms() + RELEASE_MS;
-	while (after != before && it_now_ms() < end) {
+	while (after != *before && it_now_ms() < end) {
 		it_sleep_ms(10);
-		after = it_proc_maps(daemon, IT_MAPS_ALL);
+		after = it_proc_maps(daemon, kind);
 	}
+	ck_assert_int_eq(it_env_stop(&env), 0);
+	return after;
+}
+
+START_TEST(test_file_registration_unmapped)
+{
+	int before;
+	int after = maps_around(IT_MAPS_ALL, file_mr_client, &before);
 	ck_assert_msg(after == before, "rpmad has %d map entries after %d "
 			"file registrations came and went, %d before", after,
 			FILE_ROUNDS, before);
-	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
 
@@ -399,27 +413,12 @@ START_TEST(test_shm_registrations_share_a_mapping)
 {
 	if (!it_transport_is("tcp"))
 		return; /* an RDMA device's registrations pin their own */
-	struct it_env env;
-	ck_assert_int_eq(it_env_start(&env, 1), 0);
-	pid_t daemon = env.d[0].pid;
-	int before = it_proc_maps(daemon, IT_MAPS_SHARED);
-	struct it_group g;
-	it_group_init(&g);
-	ck_assert_int_eq(it_group_spawn(&g, IT_CLIENT, &env, env.cli,
-					 shm_regs_client, NULL),
-			0);
-	ck_assert_msg(it_group_join(&g, IT_ROLE_MS) == 0, "%s", it_report());
-	int after = it_proc_maps(daemon, IT_MAPS_SHARED);
-	uint64_t end = it_now_ms() + RELEASE_MS;
-	while (after != before && it_now_ms() < end) {
-		it_sleep_ms(10);
-		after = it_proc_maps(daemon, IT_MAPS_SHARED);
-	}
+	int before;
+	int after = maps_around(IT_MAPS_SHARED, shm_regs_client, &before);
 	ck_assert_msg(after == before,
 			"rpmad has %d shared mappings after "
 			"the registrations went, %d before",
 			after, before);
-	ck_assert_int_eq(it_env_stop(&env), 0);
 }
 END_TEST
 
