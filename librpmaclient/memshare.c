@@ -297,6 +297,13 @@ move_refusal(const struct maps_entry *e, uintptr_t start, uintptr_t end)
 	return NULL;
 }
 
+/* Whether a shared mapping of a file on `m` goes by descriptor. */
+static bool
+passed_by_fd(enum file_medium m, bool shared_by_fd)
+{
+	return m == MEDIUM_STORAGE || (m == MEDIUM_SHMEM && shared_by_fd);
+}
+
 /*
  * A piece of the span for rpmad's software transport. Shared files on
  * storage come by descriptor (rpmad persists them), and so does shared
@@ -309,11 +316,7 @@ plan_process_piece(struct memshare_plan *plan, const struct maps_entry *e,
 {
 	if (e->shared && !vamem_holds(e)) {
 		int fd = open_mapped_file(e);
-		enum file_medium m = fd >= 0 ? medium_of(fd) : MEDIUM_RAMFS;
-		if (fd >= 0 &&
-				(m == MEDIUM_STORAGE ||
-						(m == MEDIUM_SHMEM &&
-								shared_by_fd)))
+		if (fd >= 0 && passed_by_fd(medium_of(fd), shared_by_fd))
 			return plan_add(plan, MEMSHARE_FILE, fd, true,
 					e->offset + (from - e->start),
 					to - from);
