@@ -11,8 +11,10 @@
 #       [-c ENGINE:JOBS:DEPTH]... NAME=PREFIX[,VAR=VALUE...]...
 #
 # PREFIX is an installed build (PREFIX/sbin/rpmad, PREFIX/lib); VAR=VALUE
-# go into both fio processes' environment (RPMA_LANDING=0, RPMA_STAGING=0:
-# the library's switches, librpmaclient(7)). Cases default to apm:1:16 and
+# go into fio-librpma.sh's environment and so both fio processes'
+# (RPMA_LANDING=0, RPMA_STAGING=0: the library's switches,
+# librpmaclient(7); SERVER_MEM=shm, CLIENT_IOMEM=mmapshared: where the
+# memory is, fio-librpma.sh). Cases default to apm:1:16 and
 # apm:2:16. Example, a baseline against this tree's build with and without
 # the landing thread:
 #

@@ -12,6 +12,11 @@
 # (docs/benchmarks.md, "fio's librpma engines"); LIBDIR holds
 # librpmaclient.so.1. Without arguments it runs the four cases of that
 # table. Prints one line per case: IOPS and mean completion latency.
+#
+# SERVER_MEM=shm puts the server's memory in a file in /dev/shm instead
+# of fio's "malloc" (shared memory, which rpmad maps itself; fio's libpmem
+# is told to take it as pmem); CLIENT_IOMEM=TYPE gives the client's I/O
+# buffers fio's --iomem=TYPE (mmapshared: shared memory, nothing staged).
 set -euo pipefail
 
 FIO=${FIO:?set FIO to a fio built with the librpma engines}
@@ -26,6 +31,7 @@ fi
 PORT=${PORT:-7420}
 
 work=$(mktemp -d /tmp/fio-librpma.XXXXXX)
+shm_file=
 # fio lays out a file named as the server's "malloc" workspace: here
 cd "$work"
 pids=()
@@ -33,8 +39,20 @@ cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$work"
+	[ -z "$shm_file" ] || rm -f "$shm_file"
 }
 trap cleanup EXIT
+
+case ${SERVER_MEM:-malloc} in
+malloc) ;;
+shm)
+	shm_file=/dev/shm/fio-librpma.$$
+	truncate -s 100MiB "$shm_file"
+	# fio maps a server file with libpmem, which takes only pmem unless
+	export PMEM_IS_PMEM_FORCE=1
+	;;
+*) echo "SERVER_MEM is malloc or shm" >&2; exit 2 ;;
+esac
 
 for d in A B; do
 	"$RPMAD_BIN" --foreground --socket "$work/$d.sock" --transport tcp \
@@ -53,7 +71,7 @@ run_case() {
 	local srv=(--name=server --ioengine=librpma_${eng}_server
 		--create_serialize=0 --kb_base=1000 --serverip=127.0.0.1
 		--port=$port --thread --direct_write_to_pmem=0 --numjobs=$jobs
-		--size=100MiB --filename=malloc)
+		--size=100MiB --filename=${shm_file:-malloc})
 	# the GPSPM server answers each flush request; it spins, as fio's
 	# example job does
 	[ "$eng" = gpspm ] && srv+=(--busy_wait_polling=1 --iodepth=$depth)
@@ -68,7 +86,8 @@ run_case() {
 		--thread --numjobs=$jobs --group_reporting=1 --sync=0 \
 		--iodepth=$depth --iodepth_batch_submit=1 --rw=write \
 		--blocksize=4KiB --time_based --runtime=${secs}s \
-		--ramp_time=2s > "$work/client.out" 2>&1 || rc=$?
+		--ramp_time=2s ${CLIENT_IOMEM:+--iomem=$CLIENT_IOMEM} \
+		> "$work/client.out" 2>&1 || rc=$?
 	wait "$server" 2>/dev/null || true
 	if [ $rc != 0 ]; then
 		echo "fio $eng jobs=$jobs depth=$depth: failed ($rc)"
