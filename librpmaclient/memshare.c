@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +16,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fs_medium.h"
 #include "librpma.h"
 #include "log_internal.h"
 #include "memshare.h"
@@ -196,31 +195,6 @@ open_mapped_file(const struct maps_entry *e)
 	return fd;
 }
 
-/* Where a file's pages live, for the software transport's choice. */
-enum file_medium {
-	MEDIUM_STORAGE, /* a file system on a device, or DAX */
-	MEDIUM_SHMEM, /* tmpfs or hugetlbfs: rpmad may guard it */
-	MEDIUM_RAMFS, /* memory no userfaultfd takes */
-};
-
-/*
- * A device (DAX) is its own medium, though its node lives on devtmpfs,
- * whose statfs says tmpfs.
- */
-static enum file_medium
-medium_of(int fd)
-{
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode))
-		return MEDIUM_STORAGE;
-	struct statfs sfs;
-	if (fstatfs(fd, &sfs))
-		return MEDIUM_STORAGE;
-	if (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC)
-		return MEDIUM_SHMEM;
-	return sfs.f_type == RAMFS_MAGIC ? MEDIUM_RAMFS : MEDIUM_STORAGE;
-}
-
 /*
  * Whether [start, end) overlaps the calling thread's own stack: pages
  * under the caller's own frames cannot be moved. A thread's stack does not
@@ -299,9 +273,9 @@ move_refusal(const struct maps_entry *e, uintptr_t start, uintptr_t end)
 
 /* Whether a shared mapping of a file on `m` goes by descriptor. */
 static bool
-passed_by_fd(enum file_medium m, bool shared_by_fd)
+passed_by_fd(enum fs_medium m, bool shared_by_fd)
 {
-	return m == MEDIUM_STORAGE || (m == MEDIUM_SHMEM && shared_by_fd);
+	return m == FS_MEDIUM_STORAGE || (m == FS_MEDIUM_SHMEM && shared_by_fd);
 }
 
 /*
@@ -316,7 +290,7 @@ plan_process_piece(struct memshare_plan *plan, const struct maps_entry *e,
 {
 	if (e->shared && !vamem_holds(e)) {
 		int fd = open_mapped_file(e);
-		if (fd >= 0 && passed_by_fd(medium_of(fd), shared_by_fd))
+		if (fd >= 0 && passed_by_fd(fs_medium_of(fd), shared_by_fd))
 			return plan_add(plan, MEMSHARE_FILE, fd, true,
 					e->offset + (from - e->start),
 					to - from);

@@ -23,6 +23,7 @@
 #include "clients/client.h"
 #include "clients/tenant.h"
 #include "fs/fsident.h"
+#include "fs_medium.h"
 #include "fs/fstype.h"
 #include "librpma.h"
 #include "log/log.h"
@@ -359,18 +360,14 @@ reserve_span(struct mr *mr, const uint64_t *aligns, char *err, size_t errlen)
 /*
  * Whether rpmad's mapping of the segment's file must be guarded against
  * its holes (mr_holes.h): shared memory of no storage, which rpmad's own
- * accesses would otherwise fill in on its account. A DAX device's node
- * is on devtmpfs, but it is no such file.
+ * accesses would otherwise fill in on its account (the library passes it
+ * by the same judgement, fs_medium.h).
  */
 static bool
 needs_hole_guard(const struct mr_segment *seg)
 {
-	struct stat st;
-	struct statfs fs;
-	return seg->kind == MR_SEG_FILE && fstat(seg->fd, &st) == 0 &&
-			S_ISREG(st.st_mode) && fstatfs(seg->fd, &fs) == 0 &&
-			(fs.f_type == TMPFS_MAGIC ||
-					fs.f_type == HUGETLBFS_MAGIC);
+	return seg->kind == MR_SEG_FILE &&
+			fs_medium_of(seg->fd) == FS_MEDIUM_SHMEM;
 }
 
 /* Guards the whole mapping map_file_segment made of seg at `at`. */
