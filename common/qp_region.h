@@ -166,8 +166,10 @@ struct qp_region_header {
 
 	/*
 	 * daemon: how far a message has filled the receive it lands in, as
-	 * (RQ index << 32) | bytes, stored after each piece is in the
-	 * receive's buffer (the last piece included). A library spinning on
+	 * (RQ index << 32) | bytes, stored once a piece is in the receive's
+	 * buffer (over TCP when the socket has no more for now, so not
+	 * always for the last piece: the completion copies whatever the
+	 * library has not). A library spinning on
 	 * its CQ copies a staged receive's bytes out while the rest is still
 	 * on its way, and only the rest when the completion comes
 	 * (librpmaclient/staging.c): a destination's contents are defined
