@@ -51,14 +51,19 @@ bench_daemon_start(const char *rpmad, const char *sock, int nice_delta)
 	char config[128];
 	config_path(sock, config, sizeof(config));
 	FILE *cf = fopen(config, "w");
-	/* RPMA_BENCH_CONF: lines of rpmad.conf of one's own, after ours */
+	/*
+	 * RPMA_BENCH_CONF: lines of rpmad.conf of one's own, after our
+	 * global ones and before our user sections, where a global key
+	 * (poll_spin_us) would be refused
+	 */
 	const char *extra = getenv("RPMA_BENCH_CONF");
 	if (cf == NULL || fputs(no_limits, cf) < 0 ||
-			(bench_conf_global && fputs(bench_conf_global,
-				cf) < 0) ||
-			(bench_conf_sections && fputs(bench_conf_sections,
-				cf) < 0) ||
-			(extra && fprintf(cf, "%s\n", extra) < 0) || fclose(cf)) {
+			(bench_conf_global &&
+					fputs(bench_conf_global, cf) < 0) ||
+			(extra && fprintf(cf, "%s\n", extra) < 0) ||
+			(bench_conf_sections &&
+					fputs(bench_conf_sections, cf) < 0) ||
+			fclose(cf)) {
 		(void) fprintf(stderr, "rpma-bench: cannot write %s\n", config);
 		return -1;
 	}

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 /*
- * it_fidelity.c -- a remote write never completes as a success unless its
- * bytes landed, and huge pages register and stay huge (issue 32, items 1
- * and 2, on the software transport's address-space path)
+ * it_fidelity.c -- remote access where the application changed its
+ * registered memory behaves as on a NIC, and huge pages register and stay
+ * huge (issue 32, items 1 and 2, on the software transport)
  *
  * S registers its memory and asks C (it_remote_helper, on the other
  * rpmad or the same) to write or read it. A NIC writes the pages it
- * pinned whatever the application did to them since; rpmad reaches them
- * through the application's address space, so where the application has
- * made them unwritable (its own userfaultfd write-protection, a shared
- * mapping made read-only, memory unmapped) the write fails
- * (IBV_WC_REM_ACCESS_ERR at the initiator), and S finds its memory as it
- * left it.
+ * pinned whatever the application did to them since. rpmad reaches
+ * private memory through the application's address space: where the
+ * application made it unwritable (its own userfaultfd write-protection,
+ * memory unmapped) the write fails (IBV_WC_REM_ACCESS_ERR at the
+ * initiator), never a success for bytes that did not land, and S finds
+ * its memory as it left it. Shared memory rpmad maps itself, as a NIC
+ * pins pages: made read-only, the write lands; cut short, it completes
+ * into no page, as a NIC's into pages the file no longer has.
  */
 
 #include <check.h>
@@ -136,6 +138,51 @@ START_TEST(test_shared_made_unwritable)
 }
 END_TEST
 
+/*
+ * A memfd shrunk under its registration, then grown back: a NIC keeps
+ * the pages it pinned, so a write into the part cut off completes into
+ * pages nobody sees. rpmad's mapping has no page there (the kernel
+ * raises SIGBUS, which rpmad's guard takes): the write completes without
+ * landing, rpmad serves on, the rest of the registration works, and the
+ * part grown back reads zeros, as it would natively.
+ */
+static void
+shared_shrunk_server(struct it_remote *r)
+{
+	int fd = memfd_create("it_fidelity", MFD_CLOEXEC);
+	IT_ASSERT(fd >= 0 && ftruncate(fd, LEN) == 0);
+	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			0);
+	IT_ASSERT(buf != MAP_FAILED);
+	memset(buf, 0x33, LEN);
+	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
+	IT_EQ(remote_write(mr, 0, LEN, 9), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, LEN, 9), -1);
+
+	IT_EQ(ftruncate(fd, LEN / 2), 0);
+	IT_EQ(remote_write(mr, LEN / 2, LEN / 2, 10), IBV_WC_SUCCESS);
+	IT_EQ(it_remote_do(IT_OP_READ, mr, LEN / 2, it_page(), 10).status,
+			IBV_WC_SUCCESS);
+	IT_EQ(remote_write(mr, 0, it_page(), 11), IBV_WC_SUCCESS);
+	IT_EQ(it_check(buf, it_page(), 11), -1);
+
+	IT_EQ(ftruncate(fd, LEN), 0);
+	for (size_t i = LEN / 2; i < LEN; i++)
+		IT_ASSERT_MSG(buf[i] == 0, "byte %zu grown back is %u", i,
+				buf[i]);
+	IT_OK(rpma_mr_dereg(&mr));
+	IT_EQ(munmap(buf, LEN), 0);
+	(void) close(fd);
+}
+
+START_TEST(test_shared_shrunk)
+{
+	if (!it_transport_is("tcp"))
+		return;
+	run(shared_shrunk_server, _i + 1);
+}
+END_TEST
+
 /* Unmapped while registered: there is no page to land in, so an error. */
 static void
 unmapped_server(struct it_remote *r)
@@ -255,6 +302,7 @@ main(void)
 	const struct th_test tc_fidelity[] = {
 		TH_LOOP(test_userfaultfd_write_protected, 0, 2),
 		TH_LOOP(test_shared_made_unwritable, 0, 4),
+		TH_LOOP(test_shared_shrunk, 0, 2),
 		TH_LOOP(test_unmapped_while_registered, 0, 2),
 		TH_LOOP(test_huge_pages, 0, 2), TH_END
 	};
