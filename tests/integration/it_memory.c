@@ -1063,6 +1063,43 @@ shared_refused_here(enum shared_kind k, const void *arg)
 		(k == SH_ANON || k == SH_SYSV || k == SH_UNLINKED_CLOSED);
 }
 
+/*
+ * A child of fork() shares the registered pages, as it would natively (a
+ * NIC reads and writes the same pages): C reads what the child stored,
+ * and the child sees what C writes after it (third and fourth pages of
+ * the registration at p).
+ */
+static void
+shared_with_child(struct rpma_mr_local *mr, uint8_t *p, uint32_t seed)
+{
+	int go[2], done[2];
+	IT_EQ(pipe(go), 0);
+	IT_EQ(pipe(done), 0);
+	pid_t pid = fork();
+	IT_ASSERT(pid >= 0);
+	if (pid == 0) {
+		char c = 0;
+		it_fill(p + 8192, 4096, seed);
+		/* stored: C may read; then wait for C's write */
+		if (write(done[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(it_check(p + 12288, 4096, seed + 1) == -1 ? 0 : 1);
+	}
+	char c = 0;
+	IT_EQ(read(done[0], &c, 1), 1);
+	IT_EQ(it_remote_read(mr, 8192, 4096, seed), -1);
+	it_remote_write(mr, 12288, 4096, seed + 1);
+	IT_EQ(write(go[1], &c, 1), 1);
+	int status = 0;
+	IT_EQ(waitpid(pid, &status, 0), pid);
+	IT_ASSERT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			"the child saw no write of C's: status %d", status);
+	for (int i = 0; i < 2; i++) {
+		(void) close(go[i]);
+		(void) close(done[i]);
+	}
+}
+
 static void
 shared_kinds(struct it_remote *r, const char *dir, const void *arg)
 {
@@ -1085,6 +1122,7 @@ shared_kinds(struct it_remote *r, const char *dir, const void *arg)
 					-1);
 			it_fill(p + 100, 4096, 200 + (uint32_t)k);
 			IT_EQ(it_remote_read(mr, 0, 4096, 200 + (uint32_t)k), -1);
+			shared_with_child(mr, p + 100, 300 + (uint32_t) k);
 			IT_OK(rpma_mr_dereg(&mr));
 			IT_EQ(it_check(p + 100, 4096, 200 + (uint32_t)k), -1);
 		}
