@@ -86,6 +86,25 @@ START_TEST(test_userfaultfd_write_protected)
 END_TEST
 
 /*
+ * A memfd of LEN bytes mapped shared and registered, which C has written
+ * all over with seed's pattern: the registration, the memfd and the
+ * mapping.
+ */
+static struct rpma_mr_local *
+memfd_written(struct it_remote *r, uint32_t seed, int *fd, uint8_t **buf)
+{
+	*fd = memfd_create("it_fidelity", MFD_CLOEXEC);
+	IT_ASSERT(*fd >= 0 && ftruncate(*fd, LEN) == 0);
+	*buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	IT_ASSERT(*buf != MAP_FAILED);
+	memset(*buf, 0x22, LEN);
+	struct rpma_mr_local *mr = IT_REG(r->peer, *buf, LEN, RW);
+	IT_EQ(remote_write(mr, 0, LEN, seed), IBV_WC_SUCCESS);
+	IT_EQ(it_check(*buf, LEN, seed), -1);
+	return mr;
+}
+
+/*
  * Shared memory (a memfd) made read-only (or inaccessible) after it was
  * registered: rpmad reaches it through its own mapping of the memfd, as a
  * NIC through the pages it pinned, so a write still lands (the
@@ -95,15 +114,9 @@ static void
 shared_prot_server(struct it_remote *r)
 {
 	int prot = *(const int *) r->arg;
-	int fd = memfd_create("it_fidelity", MFD_CLOEXEC);
-	IT_ASSERT(fd >= 0 && ftruncate(fd, LEN) == 0);
-	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(buf != MAP_FAILED);
-	memset(buf, 0x22, LEN);
-	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
-	IT_EQ(remote_write(mr, 0, LEN, 7), IBV_WC_SUCCESS);
-	IT_EQ(it_check(buf, LEN, 7), -1);
+	int fd;
+	uint8_t *buf;
+	struct rpma_mr_local *mr = memfd_written(r, 7, &fd, &buf);
 
 	IT_EQ(mprotect(buf, LEN, prot), 0);
 	if (prot & PROT_READ) {
@@ -149,15 +162,9 @@ END_TEST
 static void
 shared_shrunk_server(struct it_remote *r)
 {
-	int fd = memfd_create("it_fidelity", MFD_CLOEXEC);
-	IT_ASSERT(fd >= 0 && ftruncate(fd, LEN) == 0);
-	uint8_t *buf = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			0);
-	IT_ASSERT(buf != MAP_FAILED);
-	memset(buf, 0x33, LEN);
-	struct rpma_mr_local *mr = IT_REG(r->peer, buf, LEN, RW);
-	IT_EQ(remote_write(mr, 0, LEN, 9), IBV_WC_SUCCESS);
-	IT_EQ(it_check(buf, LEN, 9), -1);
+	int fd;
+	uint8_t *buf;
+	struct rpma_mr_local *mr = memfd_written(r, 9, &fd, &buf);
 
 	IT_EQ(ftruncate(fd, LEN / 2), 0);
 	IT_EQ(remote_write(mr, LEN / 2, LEN / 2, 10), IBV_WC_SUCCESS);
