@@ -41,9 +41,11 @@
  * its own daemons on temporary sockets, without the per-user limits;
  * $RPMA_BENCH_CONF adds lines of rpmad.conf(5) of one's own to theirs, and
  * $RPMA_BENCH_RPMAD_LOG names a file for their log. --moved makes the
- * clients and servers non-dumpable: the library then moves registered
- * private pages into its memfd (the RDMA devices' way) instead of handing
- * rpmad the address space, to compare the two. --tls: the 4 KiB
+ * clients and servers non-dumpable and, when the bench runs as root,
+ * another user's (root opens its /proc/self/mem whatever its dumpable
+ * flag says): the library then moves registered private pages into its
+ * memfd (the RDMA devices' way) instead of handing rpmad the address
+ * space, to compare the two. --tls: the 4 KiB
  * QD16 writes and the 1 MiB ping-pong across two rpmads again, between
  * two rpmads with tls = required (rpmad.conf(5); the keys made for the
  * run), beside the same rows without TLS ("two +tls"); the kernel's TLS
@@ -83,6 +85,7 @@
 #define MAX_SAMPLES	(1u << 20)
 #define ADDR		"127.0.0.1"
 #define MAX_PROCS	4
+#define MOVED_UID 61004 /* --moved's measuring processes, under root */
 /* where the echo server receives and sends from (1 MiB messages fit) */
 #define ECHO_RECV_OFF	0
 #define ECHO_SEND_OFF	(2 * MIB)
@@ -900,6 +903,30 @@ read_all(int fd, void *buf, size_t len)
 }
 
 /*
+ * Makes this process one whose /proc/self/mem the library cannot open:
+ * not dumpable and, under root, another user (the file belongs to root).
+ */
+static void
+take_moved_path(void)
+{
+	if (geteuid() == 0 && (setgid(MOVED_UID) || setuid(MOVED_UID))) {
+		perror("rpma-bench: setuid");
+		_exit(1);
+	}
+	if (prctl(PR_SET_DUMPABLE, 0)) {
+		perror("rpma-bench: prctl");
+		_exit(1);
+	}
+	int fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		(void) fprintf(stderr,
+				"rpma-bench: --moved: /proc/self/mem "
+				"still opens\n");
+		_exit(1);
+	}
+}
+
+/*
  * One measurement in `m->procs` child processes at once, each with its
  * own server and connection: librpmaclient keeps one rpmad session per
  * process, so a client must start fresh to talk to the daemon this setup
@@ -924,7 +951,7 @@ run_rpma(const char *setup, struct daemon *ds, struct daemon *dc,
 		(void) close(go[1]);
 		opt.wait = m->wait;	/* the server forked next inherits it */
 		if (opt.moved)	/* before the first call; the server's too */
-			(void) prctl(PR_SET_DUMPABLE, 0);
+			take_moved_path();
 		echo_size = b->size;
 		opt.port += 97 * i;
 		struct client c;
