@@ -33,6 +33,14 @@ static struct backlogged {
 	uint64_t ns;
 } backlog[2];
 static unsigned n_held;		/* fairq_hold's not yet released */
+/*
+ * The two owners whose flows last had a turn, and when: of any owner, at
+ * least one of them is another (alone())
+ */
+static struct served {
+	const void *owner;
+	uint64_t ns;
+} served[2];
 
 static uint32_t
 valid_weight(uint32_t weight)
@@ -238,10 +246,13 @@ fairq_rpmad(void)
 
 void
 fairq_flow_init(struct fairq_flow *f, fairq_run_fn *run, void *arg,
-		struct fairq_tenant *t)
+		const void *owner, struct fairq_tenant *t)
 {
-	*f = (struct fairq_flow){ .run = run, .arg = arg,
-			.tenant = t ? t : &rpmad_tenant, .slice = FAIRQ_SLICE };
+	*f = (struct fairq_flow){ .run = run,
+		.arg = arg,
+		.owner = owner,
+		.tenant = t ? t : &rpmad_tenant,
+		.slice = FAIRQ_SLICE };
 }
 
 void
@@ -332,7 +343,43 @@ resize_slice(struct fairq_flow *f, size_t cost, uint64_t took_ns)
 		f->slice *= 2;
 }
 
-/* The turns of one tenant within its credit. */
+/* its entry, else an empty one, else the older says it had a turn now */
+static void
+note_served(const void *owner, uint64_t now)
+{
+	unsigned i = 0;
+	if (served[0].owner == owner)
+		i = 0;
+	else if (served[1].owner == owner || served[1].owner == NULL)
+		i = 1;
+	else if (served[0].owner != NULL && served[1].ns < served[0].ns)
+		i = 1;
+	served[i] = (struct served){ owner, now };
+}
+
+/* Whether f's turn keeps nobody waiting (FAIRQ_SOLO_FACTOR), f dequeued. */
+static bool
+alone(const struct fairq_flow *f, uint64_t now)
+{
+	const struct fairq_tenant *t = f->tenant;
+	if (n_active != 1 || n_held > 0 || t->cap.rate)
+		return false;
+	for (const struct fairq_flow *g = t->flows; g; g = g->next)
+		if (g->owner != f->owner)
+			return false;
+	for (unsigned i = 0; i < 2; i++)
+		if (served[i].owner != NULL && served[i].owner != f->owner &&
+				now - served[i].ns < FAIRQ_ALONE_NS)
+			return false;
+	return true;
+}
+
+/*
+ * The turns of one tenant within its credit. A turn alone does the work
+ * of FAIRQ_SOLO_FACTOR slices, is charged and resized as the average
+ * slice of it, and ends its tenant's round: the loop's pass between two
+ * such turns is where another owner's work is first seen.
+ */
 static int
 serve(struct fairq_tenant *t)
 {
@@ -344,18 +391,24 @@ serve(struct fairq_tenant *t)
 		f->queued = false;
 		bool more = false;
 		uint64_t start = loop_now_ns();
+		const void *owner = f->owner;
+		size_t scale = alone(f, start) ? FAIRQ_SOLO_FACTOR : 1;
 		size_t slice = f->slice;
-		size_t cost = f->run(f, slice, &more);
-		uint64_t took = loop_now_ns() - start;
+		size_t cost = f->run(f, slice * scale, &more);
+		uint64_t now = loop_now_ns(), took = now - start;
 		/* f may be gone unless it has more: only then touched again */
-		size_t charge = turn_charge(cost, slice, took);
+		note_served(owner, now);
+		size_t charge = turn_charge(cost / scale, slice, took / scale);
 		t->deficit -= charge ? (int64_t)charge : 1;
+		/* after a turn alone the loop looks around */
+		if (scale > 1 && t->deficit > 0)
+			t->deficit = 0;
 		if (t->cap.rate)
 			t->cap.tokens -= (int64_t)cost;
 		t->use.slices++;
 		turns++;
 		if (more) {
-			resize_slice(f, cost, took);
+			resize_slice(f, cost / scale, took / scale);
 			if (!f->queued) {
 				f->queued = true;
 				DL_APPEND(t->flows, f);

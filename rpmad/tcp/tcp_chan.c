@@ -64,8 +64,8 @@ tcp_chan_init(struct tcp_chan *ch, struct tcp_conn *tc, int fd,
 	ch->heard = NULL;
 	ch->tls = NULL;
 	ch->rx_queued = false;
-	fairq_flow_init(&ch->tx_flow, tx_turn, ch, NULL);
-	fairq_flow_init(&ch->rx_flow, rx_turn, ch, NULL);
+	fairq_flow_init(&ch->tx_flow, tx_turn, ch, tc, NULL);
+	fairq_flow_init(&ch->rx_flow, rx_turn, ch, tc, NULL);
 }
 
 void

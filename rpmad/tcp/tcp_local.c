@@ -525,7 +525,7 @@ local_turn(struct fairq_flow *f, size_t budget, bool *more)
 void
 tcp_local_init(struct tcp_conn *tc)
 {
-	fairq_flow_init(&tc->local_flow, local_turn, tc, NULL);
+	fairq_flow_init(&tc->local_flow, local_turn, tc, tc, NULL);
 }
 
 int

@@ -117,7 +117,7 @@ job_init(struct job *j, char name, size_t left, struct fairq_tenant *t)
 	memset(j, 0, sizeof(*j));
 	j->name = name;
 	j->left = left;
-	fairq_flow_init(&j->flow, job_turn, j, t);
+	fairq_flow_init(&j->flow, job_turn, j, j, t);
 }
 
 static void
@@ -396,10 +396,15 @@ START_TEST(test_slow_turns)
 	ck_assert_uint_eq(fast.turns - fast_from, 2);
 	ck_assert_uint_eq(slow.turns - from, 5);
 	fairq_cancel(&slow.flow);
-	/* and the slices halve down to FAIRQ_SLICE_MIN, not below */
+	/*
+	 * and the slices halve down to FAIRQ_SLICE_MIN, not below (alone by
+	 * then, on this clock: its turns take that many)
+	 */
 	for (int i = 0; i < 200; i++)
 		(void) fairq_round();
-	ck_assert_uint_eq(fast.last_budget, FAIRQ_SLICE_MIN);
+	ck_assert_uint_eq(fast.flow.slice, FAIRQ_SLICE_MIN);
+	ck_assert_uint_eq(fast.last_budget,
+			FAIRQ_SOLO_FACTOR * FAIRQ_SLICE_MIN);
 	fairq_cancel(&fast.flow);
 
 	/* long turns of few bytes (a wait, say): fewer would not help */
@@ -624,6 +629,114 @@ START_TEST(test_contended)
 }
 END_TEST
 
+/*
+ * A flow alone on the data path takes FAIRQ_SOLO_FACTOR slices a turn;
+ * any other owner's work, queued or within FAIRQ_ALONE_NS, another
+ * tenant's, a cap or a hold puts it back to plain slices.
+ */
+START_TEST(test_alone)
+{
+	const size_t solo = FAIRQ_SOLO_FACTOR * FAIRQ_SLICE;
+	struct fairq_tenant t1, t2;
+	fairq_tenant_init(&t1, 0);
+	fairq_tenant_init(&t2, 0);
+	fake_now += 2 * (uint64_t) FAIRQ_ALONE_NS;
+
+	/* alone: the whole message a turn, charged as one slice of it */
+	struct job a, a2;
+	job_init(&a, 'a', 2 * solo, &t1);
+	fairq_wake(&a.flow);
+	ck_assert_int_eq(fairq_round(), 1);
+	ck_assert_uint_eq(a.budgets[0], solo);
+	ck_assert_uint_eq(a.moved, solo);
+	ck_assert_uint_eq(t1.use.bytes, solo);
+	/* a flow of the same owner (its connection's other way) too */
+	job_init(&a2, 'c', solo, &t1);
+	a2.flow.owner = &a;
+	fairq_wake(&a2.flow);
+	run_all();
+	ck_assert_uint_eq(a.turns, 2);
+	ck_assert_uint_eq(a2.budgets[0], solo);
+
+	/* another owner's flow queued: plain slices for both */
+	struct job b, d;
+	job_init(&b, 'b', 2 * FAIRQ_SLICE, &t1);
+	job_init(&d, 'd', 2 * FAIRQ_SLICE, &t1);
+	fairq_wake(&b.flow);
+	fairq_wake(&d.flow);
+	run_all();
+	ck_assert_uint_eq(b.budgets[0], FAIRQ_SLICE);
+	ck_assert_uint_eq(d.budgets[0], FAIRQ_SLICE);
+	/* b had its turns within FAIRQ_ALONE_NS: d still plain */
+	d.left = 2 * FAIRQ_SLICE;
+	fake_now += FAIRQ_ALONE_NS - 1;
+	fairq_wake(&d.flow);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, FAIRQ_SLICE);
+	run_all();
+	/* and alone once it is longer ago */
+	fake_now += FAIRQ_ALONE_NS;
+	d.left = solo;
+	fairq_wake(&d.flow);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, solo);
+	ck_assert(!fairq_busy());
+
+	/* another tenant with work: plain */
+	fake_now += FAIRQ_ALONE_NS;
+	struct job e;
+	job_init(&e, 'e', SIZE_MAX, &t2);
+	d.left = SIZE_MAX;
+	fairq_wake(&e.flow);
+	fairq_wake(&d.flow);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, FAIRQ_SLICE);
+	ck_assert_uint_eq(e.last_budget, FAIRQ_SLICE);
+	fairq_cancel(&e.flow);
+	fairq_cancel(&d.flow);
+
+	/* a hold of rpmad's thread, or a cap: plain */
+	fake_now += FAIRQ_ALONE_NS;
+	fairq_hold();
+	fairq_wake(&d.flow);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, FAIRQ_SLICE);
+	fairq_release();
+	fake_now += FAIRQ_CONTENDED_NS;
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, solo);
+	fairq_tenant_set_rate(&t1, 1000u * FAIRQ_SLICE);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, FAIRQ_SLICE);
+	fairq_tenant_set_rate(&t1, 0);
+
+	/*
+	 * slow for its bytes (a turn alone longer than FAIRQ_SOLO_FACTOR
+	 * long slices): its slice halves, and so does its turn alone
+	 */
+	d.ns_per_kib = 4 * FAIRQ_SLICE_NS / (FAIRQ_SLICE / 1024);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, solo);
+	(void) fairq_round();
+	ck_assert_uint_eq(d.last_budget, solo / 2);
+	fairq_cancel(&d.flow);
+
+	/* a turn alone ends its round: small turns go one a round */
+	struct job w;
+	job_init(&w, 'w', SIZE_MAX, &t1);
+	w.most_per_turn = 1024;
+	fake_now += FAIRQ_ALONE_NS;
+	fairq_wake(&w.flow);
+	ck_assert_int_eq(fairq_round(), 1);
+	ck_assert_int_eq(fairq_round(), 1);
+	ck_assert_uint_eq(w.turns, 2);
+	ck_assert_uint_eq(w.last_budget, solo);
+	fairq_cancel(&w.flow);
+	fairq_tenant_fini(&t1);
+	fairq_tenant_fini(&t2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -631,7 +744,7 @@ main(void)
 		test_flows_of_a_tenant_alternate, test_weights,
 		test_no_credit_while_idle, test_joiner_first,
 		test_joining_cannot_starve, test_slow_turns, test_bandwidth_cap,
-		test_gone_cancelled_moved, test_contended, NULL };
+		test_gone_cancelled_moved, test_contended, test_alone, NULL };
 	const struct th_tcase tcases[] = {
 		{ "arbiter", .tests = tc_arbiter, .setup = setup },
 	};
