@@ -59,6 +59,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <librpma.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -909,7 +910,9 @@ read_all(int fd, void *buf, size_t len)
 static void
 take_moved_path(void)
 {
-	if (geteuid() == 0 && (setgid(MOVED_UID) || setuid(MOVED_UID))) {
+	if (geteuid() == 0 &&
+			(setgroups(0, NULL) || setgid(MOVED_UID) ||
+					setuid(MOVED_UID))) {
 		perror("rpma-bench: setuid");
 		_exit(1);
 	}
