@@ -28,19 +28,46 @@ static struct fairq_tenant rpmad_tenant = { .weight = FAIRQ_WEIGHT_DEFAULT };
  * The two tenants last seen with more work than their turn, and when: of
  * any tenant, at least one of them is another (fairq_contended)
  */
-static struct backlogged {
-	const struct fairq_tenant *t;
+static struct recent {
+	const void *who;
 	uint64_t ns;
 } backlog[2];
 static unsigned n_held;		/* fairq_hold's not yet released */
+/* The two owners (connections) whose flows last had a turn (alone()). */
+static struct recent served[2];
+
+/* who was seen now: in its entry, else an empty one, else the older */
+static void
+recent_note(struct recent r[2], const void *who, uint64_t now)
+{
+	unsigned i = 0;
+	if (r[0].who == who)
+		i = 0;
+	else if (r[1].who == who || r[1].who == NULL)
+		i = 1;
+	else if (r[0].who != NULL && r[1].ns < r[0].ns)
+		i = 1;
+	r[i] = (struct recent){ who, now };
+}
+
 /*
- * The two owners whose flows last had a turn, and when: of any owner, at
- * least one of them is another (alone())
+ * Whether someone other than who was seen within window_ns: kept so, the
+ * two entries hold another whenever anyone else was seen since who
  */
-static struct served {
-	const void *owner;
-	uint64_t ns;
-} served[2];
+static bool
+recent_other(const struct recent r[2], const void *who, uint64_t window_ns)
+{
+	uint64_t now = 0; /* read only when another was seen */
+	for (unsigned i = 0; i < 2; i++) {
+		if (r[i].who == NULL || r[i].who == who)
+			continue;
+		if (now == 0)
+			now = loop_now_ns();
+		if (now - r[i].ns < window_ns)
+			return true;
+	}
+	return false;
+}
 
 static uint32_t
 valid_weight(uint32_t weight)
@@ -234,8 +261,8 @@ fairq_tenant_fini(struct fairq_tenant *t)
 		fairq_cancel(t->flows);
 	active_leave(t);
 	for (unsigned i = 0; i < 2; i++)
-		if (backlog[i].t == t)
-			backlog[i] = (struct backlogged){ 0 };
+		if (backlog[i].who == t)
+			backlog[i] = (struct recent){ 0 };
 }
 
 struct fairq_tenant *
@@ -343,23 +370,9 @@ resize_slice(struct fairq_flow *f, size_t cost, uint64_t took_ns)
 		f->slice *= 2;
 }
 
-/* its entry, else an empty one, else the older says it had a turn now */
-static void
-note_served(const void *owner, uint64_t now)
-{
-	unsigned i = 0;
-	if (served[0].owner == owner)
-		i = 0;
-	else if (served[1].owner == owner || served[1].owner == NULL)
-		i = 1;
-	else if (served[0].owner != NULL && served[1].ns < served[0].ns)
-		i = 1;
-	served[i] = (struct served){ owner, now };
-}
-
 /* Whether f's turn keeps nobody waiting (FAIRQ_SOLO_FACTOR), f dequeued. */
 static bool
-alone(const struct fairq_flow *f, uint64_t now)
+alone(const struct fairq_flow *f)
 {
 	const struct fairq_tenant *t = f->tenant;
 	if (n_active != 1 || n_held > 0 || t->cap.rate)
@@ -367,11 +380,7 @@ alone(const struct fairq_flow *f, uint64_t now)
 	for (const struct fairq_flow *g = t->flows; g; g = g->next)
 		if (g->owner != f->owner)
 			return false;
-	for (unsigned i = 0; i < 2; i++)
-		if (served[i].owner != NULL && served[i].owner != f->owner &&
-				now - served[i].ns < FAIRQ_ALONE_NS)
-			return false;
-	return true;
+	return !recent_other(served, f->owner, FAIRQ_ALONE_NS);
 }
 
 /*
@@ -392,12 +401,12 @@ serve(struct fairq_tenant *t)
 		bool more = false;
 		uint64_t start = loop_now_ns();
 		const void *owner = f->owner;
-		size_t scale = alone(f, start) ? FAIRQ_SOLO_FACTOR : 1;
+		size_t scale = alone(f) ? FAIRQ_SOLO_FACTOR : 1;
 		size_t slice = f->slice;
 		size_t cost = f->run(f, slice * scale, &more);
 		uint64_t now = loop_now_ns(), took = now - start;
 		/* f may be gone unless it has more: only then touched again */
-		note_served(owner, now);
+		recent_note(served, owner, now);
 		size_t charge = turn_charge(cost / scale, slice, took / scale);
 		t->deficit -= charge ? (int64_t)charge : 1;
 		/* after a turn alone the loop looks around */
@@ -418,13 +427,11 @@ serve(struct fairq_tenant *t)
 	return turns;
 }
 
-/* t's turn ended with work left: it replaces its own or the older entry */
+/* t's turn ended with work left */
 static void
 note_backlog(const struct fairq_tenant *t)
 {
-	unsigned i = backlog[0].t == t ? 0 : backlog[1].t == t ? 1 :
-		backlog[0].ns <= backlog[1].ns ? 0 : 1;
-	backlog[i] = (struct backlogged){ t, loop_now_ns() };
+	recent_note(backlog, t, loop_now_ns());
 }
 
 void
@@ -445,18 +452,7 @@ fairq_release(void)
 bool
 fairq_contended(const struct fairq_tenant *t)
 {
-	if (n_held > 0)
-		return true;
-	uint64_t now = 0;	/* read only when another tenant was seen */
-	for (unsigned i = 0; i < 2; i++) {
-		if (backlog[i].t == NULL || backlog[i].t == t)
-			continue;
-		if (now == 0)
-			now = loop_now_ns();
-		if (now - backlog[i].ns < FAIRQ_CONTENDED_NS)
-			return true;
-	}
-	return false;
+	return n_held > 0 || recent_other(backlog, t, FAIRQ_CONTENDED_NS);
 }
 
 /* One round: each tenant on the list its credit and its turns. */
