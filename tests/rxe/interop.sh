@@ -86,7 +86,15 @@ run_case "native client -> drop-in server" drop-in:native_server "$W/A.sock" nat
 run_case "drop-in client -> native server" native_server /nonexistent drop-in:native_client "$W/B.sock" 7605 persistent || r=1
 
 # srq_case NAME SERVER SERVER_SOCKET CLIENT CLIENT_SOCKET PORT: upstream's
-# example 13, a shared RQ serving three clients at once
+# example 13, a shared RQ serving three clients at once. Its server answers
+# from the send slot of the receive slot the message came in (one each per
+# client) and reposts that receive at once, with the answer's send
+# unsignaled: a fourth message coming into the slot before the device has
+# sent the answer rewrites it, and a client gets another client's value
+# (seen once in the VM: sent 6, got 4, the answer to seed 1's 3). Each
+# client waits 50 ms between its rounds, the example's own <sleep>: of any
+# four messages in a row one client sent two, so a slot comes back 50 ms
+# after its last use at the soonest.
 srq_case() {
 	local name=$1 srv=$2 ssock=$3 cli=$4 csock=$5 port=$6 seed rc=0 cpids=()
 	# shellcheck disable=SC2046
@@ -98,7 +106,7 @@ srq_case() {
 	done
 	for seed in 1 5 10; do
 		# shellcheck disable=SC2046
-		RPMAD_SOCKET=$csock timeout 80 $(prog "$cli") "$ADDR" "$port" $seed 3 \
+		RPMAD_SOCKET=$csock timeout 80 $(prog "$cli") "$ADDR" "$port" $seed 3 50000 \
 			> "$W/$name.client.$seed" 2>&1 &
 		cpids+=($!)
 	done
