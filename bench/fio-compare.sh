@@ -5,7 +5,8 @@
 # several installed builds side by side: the runs alternate between them,
 # round after round, so that what else the host does falls on all alike;
 # prints each run's IOPS, then each build's median and its ratio to the
-# first build's.
+# first build's, and each other build's ratios to the first within each
+# round with their median (what to read on a noisy host).
 #
 #   FIO=path/to/fio bench/fio-compare.sh [-r ROUNDS] [-s SECONDS] \
 #       [-c ENGINE:JOBS:DEPTH]... NAME=PREFIX[,VAR=VALUE...]...
@@ -31,11 +32,11 @@ while getopts r:s:c: o; do
 	r) rounds=$OPTARG ;;
 	s) secs=$OPTARG ;;
 	c) cases+=("$OPTARG") ;;
-	*) sed -n '5,20p' "$0" >&2; exit 2 ;;
+	*) sed -n '4,23p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { sed -n '5,20p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '4,23p' "$0" >&2; exit 2; }
 [ ${#cases[@]} -gt 0 ] || cases=(apm:1:16 apm:2:16)
 
 names=()
@@ -77,13 +78,14 @@ median() {
 
 for c in "${cases[@]}"; do
 	IFS=: read -r eng jobs depth <<< "$c"
-	declare -A got=()
+	declare -A got=() at=()
 	for ((r = 1; r <= rounds; r++)); do
 		for name in "${names[@]}"; do
 			iops=$(run_one "$name" "$eng" "$jobs" "$depth")
 			printf 'fio %s %s job(s) QD%s round %d %-16s %s\n' \
 				"$eng" "$jobs" "$depth" "$r" "$name" "$iops"
 			[ "$iops" = failed ] || got[$name]+="$iops "
+			at[$name:$r]=$iops
 		done
 	done
 	first=""
@@ -99,5 +101,21 @@ for c in "${cases[@]}"; do
 			"$eng" "$jobs" "$depth" "$name" "$m" "$ratio" \
 			"${names[0]}"
 	done
-	unset got
+	# The host's noise moves every build of a round alike: the ratios
+	# within each round, and their median, say more than the medians'.
+	for name in "${names[@]:1}"; do
+		ratios=""
+		for ((r = 1; r <= rounds; r++)); do
+			a=${at[$name:$r]} b=${at[${names[0]}:$r]}
+			[ "$a" = failed ] || [ "$b" = failed ] || [ "$b" = 0 ] ||
+				ratios+="$(awk -v a="$a" -v b="$b" \
+					'BEGIN { printf "%.2f", a / b }') "
+		done
+		[ -n "$ratios" ] || continue
+		printf '== fio %s %s job(s) QD%s %-16s per round %s: median %sx %s\n' \
+			"$eng" "$jobs" "$depth" "$name" "${ratios% }" \
+			"$(tr ' ' '\n' <<< "$ratios" | { grep . || true; } | median)" \
+			"${names[0]}"
+	done
+	unset got at
 done
