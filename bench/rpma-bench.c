@@ -903,6 +903,16 @@ read_all(int fd, void *buf, size_t len)
 	}
 }
 
+/* Becomes user uid (its group too, no supplementary groups), or exits. */
+static void
+become_user(uid_t uid)
+{
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+		perror("rpma-bench: setuid");
+		_exit(1);
+	}
+}
+
 /*
  * Makes this process one whose /proc/self/mem the library cannot open:
  * not dumpable and, under root, another user (the file belongs to root).
@@ -910,12 +920,8 @@ read_all(int fd, void *buf, size_t len)
 static void
 take_moved_path(void)
 {
-	if (geteuid() == 0 &&
-			(setgroups(0, NULL) || setgid(MOVED_UID) ||
-					setuid(MOVED_UID))) {
-		perror("rpma-bench: setuid");
-		_exit(1);
-	}
+	if (geteuid() == 0)
+		become_user(MOVED_UID);
 	if (prctl(PR_SET_DUMPABLE, 0)) {
 		perror("rpma-bench: prctl");
 		_exit(1);
@@ -1282,10 +1288,12 @@ nb_spawn(const struct nb_proc *p, int i, struct daemon *ds,
 	 * take the moved-pages path (librpmaclient(7)): dumpable again, as a
 	 * process its user starts is
 	 */
-	if (p->uid && (setgid(p->uid) || setuid(p->uid) ||
-			prctl(PR_SET_DUMPABLE, 1))) {
-		perror("rpma-bench: setuid");
-		_exit(1);
+	if (p->uid) {
+		become_user(p->uid);
+		if (prctl(PR_SET_DUMPABLE, 1)) {
+			perror("rpma-bench: prctl");
+			_exit(1);
+		}
 	}
 	(void) fcntl(stop[0], F_SETFL, O_NONBLOCK);
 	char byte = 1;
