@@ -32,7 +32,6 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -419,9 +418,8 @@ idle_session(const char *sock)
 static void
 crowd_proc(const char *sock, int cmd, int ack, unsigned max)
 {
-	if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) ||
-			setuid(65534)))
-		_exit(1);
+	if (geteuid() == 0)
+		bench_become_user(65534);
 	int *fds = calloc(max, sizeof(*fds));
 	if (fds == NULL)
 		_exit(1);

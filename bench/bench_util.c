@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 
@@ -189,4 +191,13 @@ bench_conn_one(struct rpma_peer *peer, struct rpma_conn_cfg *cfg,
 		_exit(1);
 	}
 	return conn;
+}
+
+void
+bench_become_user(uid_t uid)
+{
+	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
+		perror("rpma-bench: setuid");
+		_exit(1);
+	}
 }

@@ -46,6 +46,12 @@ extern const char *bench_conf_global;
 /* bench_daemon_stop -- SIGTERM, wait, remove its socket and configuration */
 void bench_daemon_stop(pid_t pid, const char *sock);
 
+/*
+ * bench_become_user -- become user `uid` (its group too, no supplementary
+ * groups), or exit
+ */
+void bench_become_user(uid_t uid);
+
 /* bench_peer -- a peer for BENCH_ADDR (type: an rpma_util_ibv_context_type) */
 struct rpma_peer *bench_peer(int type);
 

@@ -59,7 +59,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <grp.h>
 #include <librpma.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -903,16 +902,6 @@ read_all(int fd, void *buf, size_t len)
 	}
 }
 
-/* Becomes user uid (its group too, no supplementary groups), or exits. */
-static void
-become_user(uid_t uid)
-{
-	if (setgroups(0, NULL) || setgid(uid) || setuid(uid)) {
-		perror("rpma-bench: setuid");
-		_exit(1);
-	}
-}
-
 /*
  * Makes this process one whose /proc/self/mem the library cannot open:
  * not dumpable and, under root, another user (the file belongs to root).
@@ -921,7 +910,7 @@ static void
 take_moved_path(void)
 {
 	if (geteuid() == 0)
-		become_user(MOVED_UID);
+		bench_become_user(MOVED_UID);
 	if (prctl(PR_SET_DUMPABLE, 0)) {
 		perror("rpma-bench: prctl");
 		_exit(1);
@@ -1289,7 +1278,7 @@ nb_spawn(const struct nb_proc *p, int i, struct daemon *ds,
 	 * process its user starts is
 	 */
 	if (p->uid) {
-		become_user(p->uid);
+		bench_become_user(p->uid);
 		if (prctl(PR_SET_DUMPABLE, 1)) {
 			perror("rpma-bench: prctl");
 			_exit(1);
